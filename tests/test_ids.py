@@ -1,0 +1,54 @@
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vouch import ids
+from vouch.errors import InvalidId
+from vouch.kinds import KINDS, claim, source
+
+
+def test_slug_ids_are_content_addressed() -> None:
+    a = claim.new(text="Deploys  need a green CI run", evidence=["a" * 64])
+    b = claim.new(text="Deploys need a green CI run", evidence=["b" * 64])
+    assert a["id"] == b["id"]
+    assert a["id"].startswith("deploys-need-a-green-ci-run-")
+    c = claim.new(text="Deploys need a red CI run", evidence=["a" * 64])
+    assert c["id"] != a["id"]
+
+
+def test_source_id_is_sha256_of_bytes() -> None:
+    meta = source.new(b"hello\n", locator="x")
+    assert meta["id"] == ids.sha256_hex(b"hello\n")
+    assert meta["hash"] == "sha256:" + meta["id"]
+
+
+@pytest.mark.parametrize("bad", [
+    "../etc/passwd", "a/b-12345678", "..", "", "x" * 300, "claims/../../x-12345678",
+    "UPPER-12345678", "a\\b-12345678", "abc-1234567g", None, 42,
+])
+def test_bad_ids_are_refused(bad) -> None:
+    with pytest.raises(InvalidId):
+        ids.check_id(bad)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_paths_never_escape(kind) -> None:
+    k = KINDS[kind]
+    with pytest.raises(InvalidId):
+        (source.path_for if kind == "source" else k.path_for)("../../../../etc/passwd")
+
+
+@given(st.text(max_size=200))
+def test_slugify_is_always_a_safe_path_component(text: str) -> None:
+    slug = ids.slugify(text)
+    assert slug and "/" not in slug and ".." not in slug and len(slug) <= ids.SLUG_MAX
+    assert ids.is_object_id(ids.object_id(text, {"t": text}))
+
+
+@given(st.text(max_size=100))
+def test_check_id_accepts_only_safe_strings(text: str) -> None:
+    try:
+        ids.check_id(text)
+    except InvalidId:
+        return
+    assert "/" not in text and ".." not in text and "\\" not in text

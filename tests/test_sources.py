@@ -1,0 +1,91 @@
+from pathlib import Path
+
+from conftest import git
+
+from vouch import ops
+from vouch.callctx import CallContext
+from vouch.ids import sha256_hex
+from vouch.kb import KB
+from vouch.kinds import source
+
+
+def test_source_add_prints_id_and_commits(kb: KB, run_cli) -> None:
+    doc = kb.root / "notes.md"
+    doc.write_text("# Notes\n\nbody\n")
+    res = run_cli("source", "add", str(doc), "--tags", "a,b", "--title", "My notes", cwd=kb.root)
+    assert res.code == 0, res.err
+    sid = res.out.strip()
+    assert sid == sha256_hex(doc.read_bytes())
+    meta = kb.read(source.KIND, sid)
+    assert meta["title"] == "My notes" and meta["tags"] == ["a", "b"]
+    assert meta["locator"] == "notes.md"
+    assert (kb.dir / source.content_path_for(sid)).read_bytes() == doc.read_bytes()
+    assert git(kb.root, "status", "--porcelain", ".vouch") == ""
+    assert "source.register" in (kb.dir / "audit.log.jsonl").read_text()
+
+
+def test_readding_identical_bytes_is_idempotent(kb: KB, run_cli) -> None:
+    doc = kb.root / "a.txt"
+    doc.write_text("same\n")
+    first = run_cli("source", "add", str(doc), "--json", cwd=kb.root).json()
+    head = git(kb.root, "rev-parse", "HEAD")
+    second = run_cli("source", "add", str(doc), "--json", cwd=kb.root).json()
+    assert first == {"id": first["id"], "deduplicated": False}
+    assert second == {"id": first["id"], "deduplicated": True}
+    assert git(kb.root, "rev-parse", "HEAD") == head
+
+
+def test_source_from_stdin(kb: KB, run_cli) -> None:
+    res = run_cli("source", "add", "-", "--title", "piped", cwd=kb.root, input="from a pipe\n")
+    assert res.code == 0, res.err
+    assert kb.read(source.KIND, res.out.strip())["locator"] == "stdin"
+
+
+def test_recursive_add_is_one_commit(kb: KB, run_cli, tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.md").write_text("a\n")
+    (folder / "sub" / "b.txt").write_text("b\n")
+    (folder / ".hidden").write_text("h\n")
+    before = int(git(kb.root, "rev-list", "--count", "HEAD"))
+    res = run_cli("source", "add", str(folder), "--recursive", cwd=kb.root)
+    assert res.code == 0, res.err
+    assert len(res.out.split()) == 2
+    assert int(git(kb.root, "rev-list", "--count", "HEAD")) == before + 1
+    assert kb.count(source.KIND) == 2
+
+
+def test_directory_without_recursive_is_a_clear_error(kb: KB, run_cli, tmp_path: Path) -> None:
+    res = run_cli("source", "add", str(tmp_path), cwd=kb.root)
+    assert res.code == 1 and "--recursive" in res.err
+
+
+def test_missing_file_changes_nothing(kb: KB, run_cli) -> None:
+    head = git(kb.root, "rev-parse", "HEAD")
+    res = run_cli("source", "add", "nope.txt", cwd=kb.root)
+    assert res.code == 1 and "E101" in res.err
+    assert git(kb.root, "rev-parse", "HEAD") == head
+
+
+def test_register_source_methods_behave_the_same(kb: KB) -> None:
+    ctx = CallContext(kb_path=str(kb.root))
+    a = ops.invoke(ctx, "kb.register_source", {"content": "hello\n", "locator": "chat:1"})
+    assert a == {"id": sha256_hex(b"hello\n"), "deduplicated": False}
+    (kb.root / "hello.txt").write_text("hello\n")
+    b = ops.invoke(ctx, "kb.register_source_from_path", {"path": "hello.txt"})
+    assert b == {"id": a["id"], "deduplicated": True}
+    (kb.root / "other.txt").write_text("other\n")
+    c = ops.invoke(ctx, "kb.register_source_from_path", {"path": str(kb.root / "other.txt")})
+    assert c["deduplicated"] is False
+
+
+def test_source_add_leaves_the_users_index_alone(kb: KB, run_cli) -> None:
+    (kb.root / "wip.txt").write_text("work in progress\n")
+    git(kb.root, "add", "wip.txt")
+    (kb.root / "README.md").write_text("changed\n")
+    doc = kb.root / "doc.txt"
+    doc.write_text("doc\n")
+    run_cli("source", "add", str(doc), cwd=kb.root)
+    assert "wip.txt" not in git(kb.root, "show", "--stat", "HEAD")
+    status = git(kb.root, "status", "--porcelain")
+    assert "A  wip.txt" in status and " M README.md" in status and ".vouch" not in status

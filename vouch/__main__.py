@@ -1,0 +1,3 @@
+from vouch.cli import run
+
+raise SystemExit(run())

@@ -1,0 +1,15 @@
+"""Who is acting: `--as`, then VOUCH_AGENT, then config.yaml `agent`, then git user.name."""
+
+from __future__ import annotations
+
+import os
+
+from vouch import git
+from vouch.kb import KB
+
+
+def resolve_actor(kb: KB, explicit: str | None = None) -> str:
+    for candidate in (explicit, os.environ.get("VOUCH_AGENT"), kb.config.get("agent")):
+        if isinstance(candidate, str) and candidate.strip():
+            return candidate.strip()
+    return git.config_value(kb.root, "user.name") or "unknown"

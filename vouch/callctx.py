@@ -1,0 +1,31 @@
+"""What every kb.* handler receives: the knowledge base, who is acting, and warm state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vouch.kb import KB
+
+
+@dataclass
+class CallContext:
+    kb_path: str | None = None  # --kb / VOUCH_KB; None walks up from `start`
+    start: Path | None = None
+    actor_override: str | None = None  # --as on the CLI; never a request parameter
+    trusted: bool = True  # may `approver` override the actor? (servers: --trusted-host)
+    transport: str = "cli"
+    warm: dict[str, Any] = field(default_factory=dict)  # long-lived caches (index, model)
+    _kb: KB | None = None
+
+    @property
+    def kb(self) -> KB:
+        if self._kb is None:
+            self._kb = KB.open(self.start, self.kb_path)
+        return self._kb
+
+    def actor(self) -> str:
+        from vouch.actor import resolve_actor
+
+        return resolve_actor(self.kb, self.actor_override)

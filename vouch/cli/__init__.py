@@ -1,0 +1,72 @@
+"""The `vouch` command line: parse, call one registry method, format.
+
+`main(argv)` is the single place where exceptions become exit statuses: 0 success,
+1 user error, 2 system error. No traceback reaches a user unless VOUCH_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+
+import click
+
+from vouch import __version__
+from vouch.cli.options import chosen_format
+from vouch.errors import SystemFailure, UsageError, VouchError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="vouch")
+def cli() -> None:
+    """vouch — a git-native knowledge repository for teams and their agents."""
+
+
+def _load_commands() -> None:
+    from vouch.cli import core, demo, sources  # noqa: F401 - they register commands
+
+
+def _report(err: VouchError, fmt: str) -> int:
+    if fmt == "json":
+        click.echo(json.dumps(err.to_json(), ensure_ascii=False))
+    click.echo(f"error[{err.code}]: {err}", err=True)
+    return err.exit_code
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    _load_commands()
+    try:
+        result = cli.main(args=args, prog_name="vouch", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 1
+    except click.exceptions.UsageError as exc:
+        hint = f"see `{exc.ctx.command_path} --help`" if exc.ctx else "see `vouch --help`"
+        return _report(UsageError(exc.format_message(), hint=hint), chosen_format(args))
+    except click.exceptions.ClickException as exc:
+        return _report(UsageError(exc.format_message()), chosen_format(args))
+    except VouchError as exc:
+        if os.environ.get("VOUCH_DEBUG"):
+            traceback.print_exc()
+        return _report(exc, chosen_format(args))
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        return 1
+    except Exception as exc:  # the one place a bug becomes an exit status, not a traceback
+        if os.environ.get("VOUCH_DEBUG"):
+            traceback.print_exc()
+        wrapped = SystemFailure(f"internal error: {type(exc).__name__}: {exc}",
+                                hint="set VOUCH_DEBUG=1 for the traceback")
+        return _report(wrapped, chosen_format(args))
+    return result if isinstance(result, int) else 0
+
+
+def run() -> int:
+    return main()

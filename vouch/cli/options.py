@@ -1,0 +1,81 @@
+"""Options every command shares, defined once: --kb, --as, --format/--json."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from vouch.callctx import CallContext
+
+FORMATS = ("human", "json")
+_chosen: dict[str, str] = {}
+
+
+def chosen_format(argv: list[str]) -> str:
+    """The output format of this invocation, even when option parsing failed."""
+    if "format" in _chosen:
+        return _chosen["format"]
+    for i, arg in enumerate(argv):
+        if arg == "--json" or arg == "--format=json":
+            return "json"
+        if arg == "--format" and i + 1 < len(argv) and argv[i + 1] == "json":
+            return "json"
+    return "human"
+
+
+class Output:
+    def __init__(self, fmt: str):
+        self.format = fmt
+
+    @property
+    def json(self) -> bool:
+        return self.format == "json"
+
+    def emit(self, data: Any, human: Callable[[Any], str] | None = None) -> None:
+        if self.json or human is None:
+            click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        else:
+            text = human(data)
+            if text:
+                click.echo(text)
+
+    def info(self, message: str) -> None:
+        """Narration for people: stderr, so stdout stays scriptable."""
+        click.echo(message, err=True)
+
+
+def kb_command(default_format: str = "human", writes_actor: bool = True) -> Callable[..., Any]:
+    """Add --kb, --as, --format and --json to a command; pass it (ctx, out, ...)."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @click.option("--kb", "kb_path", metavar="PATH", envvar="VOUCH_KB",
+                      help="Knowledge base (a repo or its .vouch/); default: walk up from here.")
+        @click.option("--as", "actor", metavar="NAME", help="Act as NAME (else VOUCH_AGENT, "
+                      "config agent, git user.name).", hidden=not writes_actor)
+        @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+                      help=f"Output format (default {default_format}).")
+        @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+        @functools.wraps(fn)
+        def wrapper(kb_path: str | None, actor: str | None, fmt: str | None, as_json: bool,
+                    **kwargs: Any) -> Any:
+            chosen = "json" if as_json else (fmt or default_format)
+            _chosen["format"] = chosen
+            ctx = CallContext(kb_path=kb_path, actor_override=actor, transport="cli")
+            return fn(ctx, Output(chosen), **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def split_csv(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def stdin_bytes() -> bytes:
+    return sys.stdin.buffer.read()

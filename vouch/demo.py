@@ -1,0 +1,45 @@
+"""The demo: a small knowledge base in a temporary git repo, built from the bundled examples.
+
+Yields narration lines (the core never prints); `vouch demo` echoes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+
+from vouch import git, ops
+from vouch.callctx import CallContext
+from vouch.initkb import init_kb
+
+AUTHOR = "demo-agent"
+
+
+def example_files() -> list[Path]:
+    root = resources.files("vouch").joinpath("examples", "sources")
+    return sorted(Path(str(p)) for p in root.iterdir() if p.is_file())
+
+
+def run_demo(repo: Path) -> Iterator[str]:
+    repo.mkdir(parents=True)
+    git.run(["init", "-q"], repo)
+    git.run(["config", "user.name", "Demo Reviewer"], repo)
+    git.run(["config", "user.email", "reviewer@example.invalid"], repo)
+    result = init_kb(repo, AUTHOR)
+    yield f"1. vouch init → {result.root} (committed: {', '.join(result.files)})"
+
+    agent = CallContext(kb_path=str(repo), actor_override=AUTHOR)
+    yield "2. vouch source add — the agent registers the example documents:"
+    for path in example_files():
+        reg = ops.invoke(agent, "kb.register_source", {
+            "content": path.read_text(encoding="utf-8"), "locator": f"examples/{path.name}",
+            "title": path.name,
+        })
+        yield f"   {path.name:<28} → {reg['id'][:16]}…"
+
+    status = ops.invoke(agent, "kb.status")
+    counts = ", ".join(f"{v} {k}" for k, v in status["counts"].items() if v)
+    yield f"3. vouch status → {counts}; {status['pending']} pending"
+    log = git.run(["log", "--oneline"], repo).strip().splitlines()
+    yield f"4. git log → {len(log)} commits, newest: {log[0]}"

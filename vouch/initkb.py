@@ -1,0 +1,68 @@
+"""`vouch init`: create the `.vouch/` skeleton inside a git work tree and commit it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from vouch import git, writer
+from vouch.audit import LOG_NAME
+from vouch.config import CONFIG_NAME, template_text
+from vouch.kb import KB, VOUCH_DIR
+from vouch.lock import write_lock
+
+GITATTRIBUTES = (
+    f"# git's union merge driver lets two branches append to the log\n{LOG_NAME} merge=union\n"
+)
+
+
+@dataclass(frozen=True)
+class InitResult:
+    root: Path
+    created: bool
+    git_initialised: bool
+    files: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {"root": str(self.root), "created": self.created,
+                "git_initialised": self.git_initialised, "files": list(self.files)}
+
+
+def skeleton() -> dict[str, bytes]:
+    return {
+        CONFIG_NAME: template_text(CONFIG_NAME).encode(),
+        ".gitignore": template_text("gitignore").encode(),
+        ".gitattributes": GITATTRIBUTES.encode(),
+    }
+
+
+def init_kb(path: Path, actor: str | None = None) -> InitResult:
+    """Create and commit the skeleton; a second run changes nothing and says so."""
+    path = path.resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    git_initialised = False
+    if git.toplevel(path) is None:
+        git.init_repo(path)
+        git_initialised = True
+    vouch_dir = path / VOUCH_DIR
+    vouch_dir.mkdir(exist_ok=True)
+    kb = KB(vouch_dir)
+    with write_lock(vouch_dir):
+        repo = kb.repo
+        head = repo.resolve("HEAD")
+        missing: dict[str, bytes] = {}
+        for name, payload in skeleton().items():
+            on_disk = vouch_dir / name
+            committed = head is not None and repo.tree_entry("HEAD", kb.rel(name))
+            if not on_disk.exists():
+                missing[name] = payload
+            elif not committed:
+                missing[name] = on_disk.read_bytes()  # keep what a person already wrote
+        if not missing:
+            return InitResult(vouch_dir, False, git_initialised, ())
+        from vouch.actor import resolve_actor
+
+        who = resolve_actor(kb, actor)
+        writer.commit_direct(kb, missing, subject="vouch: initialise knowledge base",
+                             event="kb.init", actor=who, object_ids=[], check_dirty=False)
+        return InitResult(vouch_dir, True, git_initialised, tuple(sorted(missing)))

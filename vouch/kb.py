@@ -1,0 +1,190 @@
+"""The knowledge base on disk: finding it, reading its objects, counting them.
+
+`KB` is the handle every operation receives. It reads files only; writing goes through
+`writer` (direct commits) or `gate` (proposals).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from vouch import audit, git
+from vouch.config import Config
+from vouch.errors import CorruptFile, NoKnowledgeBase
+from vouch.kinds import Kind, Obj, source
+
+VOUCH_DIR = ".vouch"
+PROPOSAL_PREFIX = "refs/heads/vouch/proposal/"
+STATUS_KINDS = ("claims", "pages", "sources", "entities", "relations", "evidence")
+
+
+def find_root(start: Path | None = None, explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The `.vouch/` directory: from `--kb`/`VOUCH_KB`, else walking up from `start`."""
+    explicit = explicit or os.environ.get("VOUCH_KB") or None
+    if explicit:
+        path = Path(explicit).expanduser().resolve()
+        for candidate in (path, path / VOUCH_DIR):
+            if candidate.name == VOUCH_DIR and (candidate / "config.yaml").is_file():
+                return candidate
+        raise NoKnowledgeBase(
+            f"no vouch knowledge base at {path}",
+            hint="run `vouch init` there, or fix --kb/VOUCH_KB",
+        )
+    here = (start or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        candidate = directory / VOUCH_DIR
+        if (candidate / "config.yaml").is_file():
+            return candidate
+    raise NoKnowledgeBase(
+        f"no vouch knowledge base in {here} or any parent directory",
+        hint="run `vouch init`, or point --kb / VOUCH_KB at one",
+    )
+
+
+@dataclass
+class KB:
+    dir: Path  # the .vouch directory
+
+    @classmethod
+    def open(cls, start: Path | None = None, explicit: str | None = None) -> KB:
+        return cls(find_root(start, explicit))
+
+    @cached_property
+    def root(self) -> Path:
+        """The top of the git work tree that holds `.vouch/` (usually its parent)."""
+        top = git.toplevel(self.dir.parent)
+        if top is None:
+            raise NoKnowledgeBase(
+                f"{self.dir} is not inside a git work tree", hint="run `git init` in its parent"
+            )
+        return top.resolve()
+
+    @cached_property
+    def config(self) -> Config:
+        return Config.load(self.dir)
+
+    @cached_property
+    def repo(self) -> git.Repo:
+        return git.Repo(self.root)
+
+    def rel(self, inner: str) -> str:
+        """A `.vouch/`-relative path as a repository path (what git sees)."""
+        return (self.dir / inner).relative_to(self.root).as_posix()
+
+    # -- reading objects ------------------------------------------------------------
+    def path_of(self, kind: Kind, object_id: str) -> Path:
+        return self.dir / _path_for(kind, object_id)
+
+    def read(self, kind: Kind, object_id: str) -> Obj | None:
+        """The object, or None when no such file exists. Broken files raise CorruptFile."""
+        path = self.path_of(kind, object_id)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CorruptFile(f"cannot read {path}: {exc}") from exc
+        return kind.load(text, where=str(path.relative_to(self.dir.parent)))
+
+    def exists(self, kind: Kind, object_id: str) -> bool:
+        return self.path_of(kind, object_id).is_file()
+
+    def ids(self, kind: Kind) -> list[str]:
+        """Every id of a kind, sorted; found by listing directories, not reading files."""
+        base = self.dir / kind.directory
+        found: list[str] = []
+        try:
+            shards = list(os.scandir(base))
+        except FileNotFoundError:
+            return []
+        for shard_entry in shards:
+            if not shard_entry.is_dir() or len(shard_entry.name) != 2:
+                continue
+            for entry in os.scandir(shard_entry.path):
+                if kind.name == "source":
+                    if entry.is_dir() and len(entry.name) == 64:
+                        found.append(entry.name)
+                elif entry.name.endswith(kind.ext) and not entry.name.startswith("."):
+                    found.append(entry.name[: -len(kind.ext)])
+        found.sort()
+        return found
+
+    def count(self, kind: Kind) -> int:
+        return len(self.ids(kind))
+
+    def iter_objects(self, kind: Kind) -> Iterator[Obj]:
+        for object_id in self.ids(kind):
+            obj = self.read(kind, object_id)
+            if obj is not None:
+                yield obj
+
+    def list(self, kind: Kind, *, limit: int | None = 50, offset: int = 0,
+             filter: Mapping[str, Any] | None = None) -> list[Obj]:
+        """Objects sorted by id. Without a filter only the requested page is read."""
+        all_ids = self.ids(kind)
+        if not filter:
+            page = all_ids[offset : None if limit is None else offset + limit]
+            return [o for o in (self.read(kind, i) for i in page) if o is not None]
+        out: list[Obj] = []
+        skipped = 0
+        for obj in self.iter_objects(kind):
+            if not matches(obj, filter):
+                continue
+            if skipped < offset:
+                skipped += 1
+                continue
+            out.append(obj)
+            if limit is not None and len(out) >= limit:
+                break
+        return out
+
+    def source_content(self, source_id: str) -> bytes | None:
+        try:
+            return (self.dir / source.content_path_for(source_id)).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    # -- status ----------------------------------------------------------------------
+    def pending_count(self) -> int:
+        return len(self.repo.for_each_ref(PROPOSAL_PREFIX, ["refname"]))
+
+    def status(self) -> dict[str, Any]:
+        from vouch.kinds import BY_PLURAL
+
+        last = audit.last_event(self.dir)
+        return {
+            "root": str(self.dir),
+            "counts": {name: self.count(BY_PLURAL[name]) for name in STATUS_KINDS},
+            "pending": self.pending_count(),
+            "last_audit_at": last.get("created_at") if last else None,
+        }
+
+
+def _path_for(kind: Kind, object_id: str) -> str:
+    return source.path_for(object_id) if kind.name == "source" else kind.path_for(object_id)
+
+
+def path_for(kind: Kind, object_id: str) -> str:
+    """Path of an object's main file relative to `.vouch/` (meta.yaml for sources)."""
+    return _path_for(kind, object_id)
+
+
+def matches(obj: Mapping[str, Any], filter: Mapping[str, Any]) -> bool:
+    """Field equality; for list fields, every wanted value must be present (AND)."""
+    for key, wanted in filter.items():
+        have = obj.get(key)
+        if isinstance(have, list):
+            want = wanted if isinstance(wanted, list) else [wanted]
+            if not all(w in have for w in want):
+                return False
+        elif isinstance(wanted, list):
+            if have not in wanted:
+                return False
+        elif have != wanted:
+            return False
+    return True

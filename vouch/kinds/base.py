@@ -1,0 +1,279 @@
+"""The shared machinery of object kinds: field schemas, validation, paths, files.
+
+A kind is a value: its fields, its directory, its file format, and how its identity is
+derived. Each kind module builds one `Kind` and exposes the same small surface
+(`SCHEMA`, `path_for`, `load`, `dump`, `chunks`, `new`). Kinds know nothing of git or
+the index: they are files and schemas.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from vouch import ids, yamlio
+from vouch.errors import CorruptFile, InvalidId, ValidationFailed
+
+Obj = dict[str, Any]
+
+SCOPES = ("private", "project", "team", "public")
+
+
+_JSON_TYPES: dict[str, dict[str, Any]] = {
+    "str": {"type": "string"},
+    "text": {"type": "string"},
+    "time": {"type": "string", "format": "date-time"},
+    "float": {"type": "number"},
+    "int": {"type": "integer"},
+    "bool": {"type": "boolean"},
+    "list": {"type": "array", "items": {"type": "string"}},
+    "map": {"type": "object"},
+}
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: str  # str | text | float | int | bool | list | map | time
+    required: bool = False
+    enum: tuple[str, ...] | None = None
+    default: Any = None
+    ids: bool = False  # value (or each list item) must be a vouch id
+    min: float | None = None
+    max: float | None = None
+
+    def json_schema(self) -> dict[str, Any]:
+        base = dict(_JSON_TYPES[self.type])
+        if self.enum:
+            base["enum"] = list(self.enum)
+        if self.min is not None:
+            base["minimum"] = self.min
+        if self.max is not None:
+            base["maximum"] = self.max
+        return base
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One searchable piece of an object, as the index stores it."""
+
+    kind: str
+    object_id: str
+    text: str
+    chunk_index: int = 0
+    total_chunks: int = 1
+    section: str = ""
+    page: int | None = None
+    title: str = ""
+    type: str = ""
+    status: str = ""
+    tags: tuple[str, ...] = ()
+    start_line: int | None = None
+    end_line: int | None = None
+    heading_level: int | None = None
+
+
+def _default(f: Field) -> Any:
+    if f.default is not None:
+        return f.default
+    return [] if f.type == "list" else {} if f.type == "map" else None
+
+
+def _check_value(f: Field, value: Any) -> list[str]:
+    name = f.name
+    if f.type in ("str", "text", "time"):
+        if isinstance(value, datetime | date) and f.type == "time":
+            return []
+        if not isinstance(value, str):
+            return [f"{name} must be a string"]
+        if f.required and f.type != "time" and not value.strip():
+            return [f"{name} must not be empty"]
+        if f.enum and value not in f.enum:
+            return [f"{name} {value!r} is not one of: {', '.join(f.enum)}"]
+        if f.ids and value and not _valid_id(value):
+            return [f"{name} {value!r} is not a vouch id"]
+        return []
+    if f.type in ("float", "int"):
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if f.type == "int":
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        if not ok or (isinstance(value, float) and not math.isfinite(value)):
+            return [f"{name} must be a {'number' if f.type == 'float' else 'whole number'}"]
+        if (f.min is not None and value < f.min) or (f.max is not None and value > f.max):
+            return [f"{name} {value} is out of range {f.min}..{f.max}"]
+        return []
+    if f.type == "bool":
+        return [] if isinstance(value, bool) else [f"{name} must be true or false"]
+    if f.type == "list":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return [f"{name} must be a list of strings"]
+        if f.required and not value:
+            return [f"{name} must not be empty"]
+        errors = []
+        for v in value:
+            if f.enum and v not in f.enum:
+                errors.append(f"{name} item {v!r} is not one of: {', '.join(f.enum)}")
+            if f.ids and not _valid_id(v):
+                errors.append(f"{name} item {v!r} is not a vouch id")
+        return errors
+    if f.type == "map":
+        return [] if isinstance(value, dict) else [f"{name} must be a mapping"]
+    raise AssertionError(f"unknown field type {f.type}")
+
+
+def _valid_id(value: str) -> bool:
+    try:
+        ids.check_id(value)
+    except InvalidId:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str  # claim
+    plural: str  # claims
+    fields: tuple[Field, ...]
+    label_field: str  # the field the slug is made from
+    identity: Callable[[Obj], object]  # the canonical creation content
+    ext: str = ".yaml"
+    body_field: str | None = None  # markdown kinds keep this field as the body
+    title_of: Callable[[Obj], str] = field(default=lambda o: "")
+    type_field: str | None = "type"
+
+    @property
+    def directory(self) -> str:
+        return self.plural
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    # -- paths ------------------------------------------------------------------
+    def path_for(self, object_id: str) -> str:
+        """Path of the object's file relative to `.vouch/`."""
+        ids.check_id(object_id, f"{self.name} id")
+        return f"{self.directory}/{ids.shard(object_id)}/{object_id}{self.ext}"
+
+    def id_from_path(self, rel: str) -> str:
+        name = rel.rsplit("/", 1)[-1]
+        return name[: -len(self.ext)] if name.endswith(self.ext) else name
+
+    # -- identity & construction -------------------------------------------------
+    def make_id(self, data: Mapping[str, Any]) -> str:
+        label = str(data.get(self.label_field) or "")
+        return ids.object_id(label, {"kind": self.name, **_as_identity(self.identity(dict(data)))},
+                             fallback=self.name)
+
+    def new(self, **values: Any) -> Obj:
+        """A complete, validated object with defaults, timestamps and its id."""
+        data = {k: v for k, v in values.items() if v is not None}
+        now = ids.now_iso()
+        for name in ("created_at", "updated_at"):
+            if name in self.field_names and name not in data:
+                data[name] = now
+        data["id"] = self.make_id(data)
+        obj = self.normalize(data)
+        self.validate_or_raise(obj)
+        return obj
+
+    # -- validation ----------------------------------------------------------------
+    def normalize(self, data: Mapping[str, Any]) -> Obj:
+        """Fill defaults and put keys in schema order (unknown keys kept last)."""
+        out: Obj = {}
+        for f in self.fields:
+            value = data.get(f.name)
+            if value is None:
+                value = _default(f)
+            if isinstance(value, datetime):
+                value = value.strftime("%Y-%m-%dT%H:%M:%SZ")
+            if value is None and not f.required:
+                continue
+            out[f.name] = value
+        for k, v in data.items():
+            if k not in out and k not in self.field_names:
+                out[k] = v
+        return out
+
+    def validate(self, data: Mapping[str, Any]) -> list[str]:
+        errors: list[str] = []
+        known = set(self.field_names)
+        for k in data:
+            if k not in known:
+                errors.append(f"unknown field {k!r} for a {self.name}")
+        for f in self.fields:
+            value = data.get(f.name)
+            if value is None:
+                if f.required:
+                    errors.append(f"{f.name} is required")
+                continue
+            errors.extend(_check_value(f, value))
+        return errors
+
+    def validate_or_raise(self, data: Mapping[str, Any]) -> None:
+        errors = self.validate(data)
+        if errors:
+            raise ValidationFailed(errors, what=self.name)
+
+    # -- files -----------------------------------------------------------------------
+    def dump(self, obj: Mapping[str, Any]) -> str:
+        obj = self.normalize(obj)
+        self.validate_or_raise(obj)
+        if self.body_field is not None:
+            meta = {k: v for k, v in obj.items() if k != self.body_field}
+            return yamlio.dump_markdown(meta, str(obj.get(self.body_field) or ""))
+        return yamlio.dump_yaml(obj)
+
+    def load(self, text: str, *, where: str = "") -> Obj:
+        where = where or f"{self.name} file"
+        if self.body_field is not None:
+            meta, body = yamlio.load_markdown(text, where=where)
+            data = {**meta, self.body_field: body}
+        else:
+            data = yamlio.load_yaml(text, where=where)
+        errors = self.validate(data)
+        if errors:
+            raise CorruptFile(f"{where} is not a valid {self.name}: " + "; ".join(errors))
+        return self.normalize(data)
+
+    def edit(self, text: str, changes: Mapping[str, Any], *, where: str = "") -> str:
+        """Change some fields of a file vouch or a person wrote, keeping its comments."""
+        where = where or f"{self.name} file"
+        current = self.load(text, where=where)
+        merged = {**current, **{k: v for k, v in changes.items()}}
+        merged = {k: v for k, v in merged.items() if v is not None}
+        self.validate_or_raise(merged)
+        if self.body_field is not None:
+            body = changes.get(self.body_field)
+            meta_changes = {k: v for k, v in changes.items() if k != self.body_field}
+            new = yamlio.edit_markdown(text, meta_changes, where=where)
+            if body is not None:
+                head = new[: new.index("\n---", 3) + 4]
+                new = head + (f"\n\n{body.strip(chr(10))}\n" if body.strip() else "\n")
+            return new
+        return yamlio.edit_yaml(text, changes, where=where)
+
+    def chunk(self, obj: Mapping[str, Any], text: str, **extra: Any) -> Chunk:
+        tags = tuple(obj.get("tags") or ())
+        return Chunk(
+            kind=self.name,
+            object_id=str(obj["id"]),
+            text=text,
+            title=self.title_of(dict(obj)),
+            type=str(obj.get(self.type_field) or "") if self.type_field else "",
+            status=str(obj.get("status") or ""),
+            tags=tags,
+            **extra,
+        )
+
+
+def _as_identity(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def collapse(text: str) -> str:
+    """Whitespace-normalised text, so identity ignores reflowing."""
+    return " ".join(text.split())

@@ -1,0 +1,234 @@
+"""The registry: every kb.* method declared once — name, parameters, handler, scope.
+
+The CLI, the JSONL and MCP servers and `kb.capabilities` are generated from this table.
+A method that is not built yet is simply absent. Handlers are named as
+`module:function` and imported on first call, so that loading the registry is cheap for
+a cold CLI process.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from vouch import __version__
+from vouch.callctx import CallContext
+from vouch.errors import UsageError
+from vouch.kinds import source as source_kind
+
+SCOPES = ("read", "intake", "propose", "decide", "lifecycle", "session", "maintenance")
+TRANSPORTS = ("cli",)
+SPEC = "vouch kb-methods (spec/kb-methods.md)"
+
+
+class MissingParam(UsageError):
+    """A required parameter is absent or null (JSONL: missing_param)."""
+
+
+class InvalidParams(UsageError):
+    """A parameter has the wrong type or an unknown name (JSONL: invalid_request)."""
+
+
+class MethodNotFound(UsageError):
+    """No such method (JSONL: method_not_found)."""
+
+
+def _string_list() -> dict[str, Any]:
+    return {"type": "array", "items": {"type": "string"}}
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    schema: dict[str, Any]
+    required: bool = False
+    default: Any = None
+    description: str = ""
+
+    def property_schema(self) -> dict[str, Any]:
+        out = dict(self.schema)
+        if self.description:
+            out["description"] = self.description
+        if self.default is not None:
+            out["default"] = self.default
+        return out
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    scope: str
+    summary: str
+    handler: str  # "module:function", called as function(ctx, **params)
+    params: tuple[Param, ...] = ()
+    writes: bool = False
+    _resolved: list[Callable[..., Any]] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def tool_name(self) -> str:
+        return self.name.replace(".", "_")
+
+    def input_schema(self) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {p.name: p.property_schema() for p in self.params},
+            "required": [p.name for p in self.params if p.required],
+            "additionalProperties": False,
+        }
+
+    def bind(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Check names and types, fill defaults; raise MissingParam / InvalidParams."""
+        raw = dict(raw or {})
+        if not isinstance(raw, dict):
+            raise InvalidParams(f"{self.name}: params must be an object")
+        known = {p.name for p in self.params}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise InvalidParams(
+                f"{self.name}: unknown parameter(s) {', '.join(unknown)}",
+                hint="known: " + (", ".join(sorted(known)) or "none"),
+            )
+        bound: dict[str, Any] = {}
+        for p in self.params:
+            value = raw.get(p.name)
+            if value is None:
+                if p.required:
+                    raise MissingParam(f"{self.name}: missing required parameter {p.name!r}")
+                if p.default is not None:
+                    bound[p.name] = p.default
+                continue
+            problem = type_problem(value, p.schema)
+            if problem:
+                raise InvalidParams(f"{self.name}: parameter {p.name!r} {problem}")
+            bound[p.name] = value
+        return bound
+
+    def function(self) -> Callable[..., Any]:
+        if not self._resolved:
+            module, _, attr = self.handler.partition(":")
+            self._resolved.append(getattr(importlib.import_module(module), attr))
+        return self._resolved[0]
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "scope": self.scope, "summary": self.summary,
+                "params": self.input_schema()}
+
+
+def type_problem(value: Any, schema: Mapping[str, Any]) -> str | None:
+    kind = schema.get("type")
+    checks: dict[str, Callable[[Any], bool]] = {
+        "string": lambda v: isinstance(v, str),
+        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        "boolean": lambda v: isinstance(v, bool),
+        "object": lambda v: isinstance(v, dict),
+        "array": lambda v: isinstance(v, list),
+    }
+    if kind in checks and not checks[kind](value):
+        return f"must be {'an' if kind in ('integer', 'object', 'array') else 'a'} {kind}"
+    if kind == "array" and "items" in schema:
+        for item in value:
+            problem = type_problem(item, schema["items"])
+            if problem:
+                return f"items {problem}"
+    if "enum" in schema and value not in schema["enum"]:
+        return f"must be one of: {', '.join(map(str, schema['enum']))}"
+    if kind in ("integer", "number"):
+        if "minimum" in schema and value < schema["minimum"]:
+            return f"must be >= {schema['minimum']}"
+        if "maximum" in schema and value > schema["maximum"]:
+            return f"must be <= {schema['maximum']}"
+    return None
+
+
+REGISTRY: dict[str, Method] = {}
+
+
+def register(method: Method) -> Method:
+    if method.name in REGISTRY:
+        raise AssertionError(f"{method.name} registered twice")
+    if method.scope not in SCOPES:
+        raise AssertionError(f"{method.name}: unknown scope {method.scope}")
+    REGISTRY[method.name] = method
+    return method
+
+
+def get(name: str) -> Method:
+    method = REGISTRY.get(name)
+    if method is None:
+        raise MethodNotFound(f"unknown method {name!r}", hint="`vouch capabilities` lists them")
+    return method
+
+
+def invoke(ctx: CallContext, name: str, params: Mapping[str, Any] | None = None) -> Any:
+    """Validate `params` against the method's schema and run its handler."""
+    method = get(name)
+    return method.function()(ctx, **method.bind(params))
+
+
+def capabilities(ctx: CallContext) -> dict[str, Any]:
+    retrieval: dict[str, Any] = {}
+    if "kb.search" in REGISTRY:
+        from vouch.index.capabilities import describe
+
+        retrieval = describe(ctx)
+    return {
+        "name": "vouch",
+        "version": __version__,
+        "spec": SPEC,
+        "methods": [m.describe() for m in REGISTRY.values()],
+        "retrieval": retrieval,
+        "review_gated": True,
+        "transports": list(TRANSPORTS),
+    }
+
+
+# -- declarations ------------------------------------------------------------------------
+_ID = Param("id", {"type": "string"}, required=True, description="object id")
+_LIST = (
+    Param("limit", {"type": "integer", "minimum": 0}, default=50),
+    Param("offset", {"type": "integer", "minimum": 0}, default=0),
+    Param("filter", {"type": "object"},
+          description="field equality; for list fields (tags) every value must be present"),
+)
+
+register(Method("kb.capabilities", "read",
+                "What this server offers: methods, retrieval, transports.",
+                "vouch.ops:capabilities"))
+register(Method("kb.status", "read", "Counts of knowledge, pending proposals, last audit time.",
+                "vouch.reads:status"))
+for _kind in ("page", "claim", "entity", "relation"):
+    register(Method(f"kb.read_{_kind}", "read", f"Read one {_kind} by id (null when absent).",
+                    f"vouch.reads:read_{_kind}", (_ID,)))
+for _plural in ("pages", "claims", "entities", "relations", "sources"):
+    register(Method(f"kb.list_{_plural}", "read", f"List {_plural}, sorted by id.",
+                    f"vouch.reads:list_{_plural}", _LIST))
+
+_SOURCE_TYPE = {"type": "string", "enum": list(source_kind.TYPES)}
+register(Method(
+    "kb.register_source", "intake", "Store text as a content-addressed source (not gated).",
+    "vouch.reads:register_source",
+    (
+        Param("content", {"type": "string"}, required=True, description="UTF-8 text content"),
+        Param("type", _SOURCE_TYPE, default="file"),
+        Param("locator", {"type": "string"}, required=True,
+              description="where the content came from: path, URL, message id"),
+        Param("title", {"type": "string"}),
+        Param("media_type", {"type": "string"}),
+        Param("tags", _string_list()),
+    ),
+    writes=True,
+))
+register(Method(
+    "kb.register_source_from_path", "intake", "Store a file as a content-addressed source.",
+    "vouch.reads:register_source_from_path",
+    (
+        Param("path", {"type": "string"}, required=True, description="absolute or repo-relative"),
+        Param("type", _SOURCE_TYPE),
+        Param("title", {"type": "string"}),
+        Param("tags", _string_list()),
+    ),
+    writes=True,
+))

@@ -1,0 +1,73 @@
+"""Handlers for the read and intake methods: thin adapters from CallContext to the core."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vouch import sources
+from vouch.callctx import CallContext
+from vouch.ids import check_id
+from vouch.kinds import KINDS, Obj, kind_named
+
+
+def status(ctx: CallContext) -> dict[str, Any]:
+    return ctx.kb.status()
+
+
+def read(ctx: CallContext, kind: str, id: str) -> Obj | None:
+    check_id(id)
+    return ctx.kb.read(KINDS[kind], id)
+
+
+def read_page(ctx: CallContext, id: str) -> Obj | None:
+    return read(ctx, "page", id)
+
+
+def read_claim(ctx: CallContext, id: str) -> Obj | None:
+    return read(ctx, "claim", id)
+
+
+def read_entity(ctx: CallContext, id: str) -> Obj | None:
+    return read(ctx, "entity", id)
+
+
+def read_relation(ctx: CallContext, id: str) -> Obj | None:
+    return read(ctx, "relation", id)
+
+
+def list_kind(ctx: CallContext, kind: str, limit: int = 50, offset: int = 0,
+              filter: dict[str, Any] | None = None) -> list[Obj]:
+    return ctx.kb.list(kind_named(kind), limit=limit, offset=offset, filter=filter)
+
+
+def list_pages(ctx: CallContext, **kw: Any) -> list[Obj]:
+    return list_kind(ctx, "pages", **kw)
+
+
+def list_claims(ctx: CallContext, **kw: Any) -> list[Obj]:
+    return list_kind(ctx, "claims", **kw)
+
+
+def list_entities(ctx: CallContext, **kw: Any) -> list[Obj]:
+    return list_kind(ctx, "entities", **kw)
+
+
+def list_relations(ctx: CallContext, **kw: Any) -> list[Obj]:
+    return list_kind(ctx, "relations", **kw)
+
+
+def list_sources(ctx: CallContext, **kw: Any) -> list[Obj]:
+    return list_kind(ctx, "sources", **kw)
+
+
+def register_source(ctx: CallContext, content: str, locator: str, type: str = "file",
+                    title: str | None = None, media_type: str | None = None,
+                    tags: list[str] | None = None) -> dict[str, Any]:
+    return sources.register_source(ctx.kb, ctx.actor(), content, locator, type, title,
+                                   media_type, tags)
+
+
+def register_source_from_path(ctx: CallContext, path: str, type: str | None = None,
+                              title: str | None = None,
+                              tags: list[str] | None = None) -> dict[str, Any]:
+    return sources.register_source_from_path(ctx.kb, ctx.actor(), path, type, title, tags)
