@@ -3,6 +3,15 @@
 `audit.log.jsonl` is tracked by git with the union merge driver, so two branches that
 each append merge without conflict. Appending reads only the last line (a seek from the
 end), never the whole log.
+
+Segments keep the cost of a commit flat. Every commit stores the whole active log as one
+git blob (hash + zlib of every byte), so a single ever-growing file would make each
+append O(log size). Once the active log reaches SEGMENT_BYTES, the next append in a
+commit closes it: its bytes move unchanged to `audit/<seq>-<sha16>.jsonl`
+(a content-addressed name, so two branches that close the same log agree) and the active
+log restarts. Verification treats all files together as a hash DAG: every event's hash
+matches its body and every `prev_hash` names an event that exists somewhere — which is
+exactly what git's union merge of two branches' appends preserves.
 """
 
 from __future__ import annotations
@@ -17,6 +26,8 @@ from typing import Any
 from vouch import ids
 
 LOG_NAME = "audit.log.jsonl"
+SEGMENT_DIR = "audit"
+SEGMENT_BYTES = 256 * 1024
 
 
 def event_hash(event: dict[str, Any]) -> str:
@@ -107,3 +118,155 @@ def read_events(vouch_dir: Path) -> Iterator[dict[str, Any]]:
                 continue
             if isinstance(record, dict):
                 yield record
+
+
+# -- appending inside a commit (no work tree) ----------------------------------------------
+def parse_line(line: bytes | str) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def last_in(content: bytes) -> dict[str, Any] | None:
+    """The last event of a log held in memory."""
+    stripped = content.rstrip(b"\n")
+    if not stripped:
+        return None
+    return parse_line(stripped.rsplit(b"\n", 1)[-1])
+
+
+def segment_name(content: bytes, seq: int) -> str:
+    """`audit/<seq>-<sha16>.jsonl`: sorts in closing order and names its own bytes.
+
+    `seq` is one more than the highest sequence number already in the tree, so two
+    branches that close the same log at the same point pick the same name (and a merge
+    sees one file), while events of one second still sort correctly.
+    """
+    return f"{SEGMENT_DIR}/{seq:06d}-{ids.sha256_hex(content)[:16]}.jsonl"
+
+
+def next_seq(names: Iterable[str]) -> int:
+    """The sequence number for the next closed segment, given the existing file names."""
+    seqs = [int(n.split("-", 1)[0]) for n in names if n.split("-", 1)[0].isdigit()]
+    return max(seqs, default=0) + 1
+
+
+def append_events(content: bytes, specs: Iterable[tuple[str, str, list[str], dict[str, Any]]],
+                  *, verbatim: Iterable[str] = (), seq: int = 1
+                  ) -> tuple[bytes, dict[str, bytes], list[dict[str, Any]]]:
+    """Append events to an active log's bytes.
+
+    `verbatim` lines (events recorded elsewhere, e.g. in a proposal commit) go first, then
+    one new event per (event, actor, object_ids, data), each chained to the one before.
+    Returns the new active log, segment files to add ({path: bytes}), and the new events.
+    `seq` names a segment closed now (see `segment_name`).
+    """
+    segments: dict[str, bytes] = {}
+    if len(content) >= SEGMENT_BYTES:
+        segments[segment_name(content, seq)] = content
+        previous = last_in(content)
+        content = b""
+    else:
+        previous = last_in(content)
+    if content and not content.endswith(b"\n"):
+        content += b"\n"
+    out = bytearray(content)
+    for line in verbatim:
+        out += line.rstrip("\n").encode() + b"\n"
+        previous = parse_line(line) or previous
+    made = []
+    for event, actor, object_ids, data in specs:
+        prev = str(previous.get("hash", "")) if previous else ""
+        record = make_event(event, actor, object_ids, data, prev)
+        out += to_line(record).encode()
+        made.append(record)
+        previous = record
+    return bytes(out), segments, made
+
+
+# -- reading everything ------------------------------------------------------------------
+def log_files(vouch_dir: Path) -> list[Path]:
+    """Closed segments in name (time) order, then the active log."""
+    seg_dir = vouch_dir / SEGMENT_DIR
+    try:
+        segments = sorted(p for p in seg_dir.iterdir() if p.suffix == ".jsonl")
+    except FileNotFoundError:
+        segments = []
+    active = vouch_dir / LOG_NAME
+    return [*segments, active] if active.exists() else segments
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    return [r for r in (parse_line(x) for x in data.split(b"\n") if x.strip()) if r]
+
+
+def matches(record: dict[str, Any], event: str | None, actor: str | None) -> bool:
+    """`event` matches itself and its dotted children (`proposal` matches proposal.approve)."""
+    if event:
+        name = str(record.get("event", ""))
+        if name != event and not name.startswith(event.rstrip(".") + "."):
+            return False
+    return not actor or record.get("actor") == actor
+
+
+def query(vouch_dir: Path, tail: int | None = None, event: str | None = None,
+          actor: str | None = None) -> list[dict[str, Any]]:
+    """Matching events, oldest first; with `tail`, only the newest `tail` of them.
+
+    A tail reads files newest-first and stops once it has enough, so `--tail 20` costs
+    the same on a log of any length.
+    """
+    found: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for path in reversed(log_files(vouch_dir)):
+        batch = [r for r in _records(path) if matches(r, event, actor)]
+        for record in reversed(batch):
+            key = str(record.get("hash"))
+            if key in seen:  # the same event can sit in two segments after a merge
+                continue
+            seen.add(key)
+            found.append(record)
+        if tail is not None and len(found) >= tail:
+            break
+    found.reverse()
+    return found[-tail:] if tail is not None and tail > 0 else ([] if tail == 0 else found)
+
+
+def verify(vouch_dir: Path) -> dict[str, Any]:
+    """Check every event's hash and that every prev_hash names an existing event."""
+    issues: list[dict[str, Any]] = []
+    hashes: set[str] = set()
+    links: list[tuple[str, int, str]] = []
+    files = log_files(vouch_dir)
+    for path in files:
+        rel = path.relative_to(vouch_dir).as_posix()
+        data = path.read_bytes()
+        if rel != LOG_NAME and not path.name.endswith(f"-{ids.sha256_hex(data)[:16]}.jsonl"):
+            issues.append({"file": rel, "line": None,
+                           "detail": "closed segment was modified (name no longer matches)"})
+        for lineno, raw in enumerate(data.split(b"\n"), 1):
+            if not raw.strip():
+                continue
+            record = parse_line(raw)
+            if record is None:
+                issues.append({"file": rel, "line": lineno, "detail": "not a JSON object"})
+                continue
+            if record.get("hash") != event_hash(record):
+                issues.append({"file": rel, "line": lineno,
+                               "detail": f"hash mismatch for event {record.get('id')}"})
+                continue
+            hashes.add(str(record["hash"]))
+            prev = str(record.get("prev_hash") or "")
+            if prev:
+                links.append((rel, lineno, prev))
+    for rel, lineno, prev in links:
+        if prev not in hashes:
+            issues.append({"file": rel, "line": lineno,
+                           "detail": f"prev_hash {prev[:12]}… names no event in the log"})
+    return {"ok": not issues, "events": len(hashes), "files": len(files), "issues": issues}

@@ -43,3 +43,12 @@ def run_demo(repo: Path) -> Iterator[str]:
     yield f"3. vouch status → {counts}; {status['pending']} pending"
     log = git.run(["log", "--oneline"], repo).strip().splitlines()
     yield f"4. git log → {len(log)} commits, newest: {log[0]}"
+
+    # -- search (issue 5): the demo ends by finding what the knowledge base knows ----------
+    question = "how do I undo a bad release"
+    hits = ops.invoke(agent, "kb.search", {"query": question, "limit": 3})
+    yield f'Finally, vouch search "{question}" → {len(hits)} hits, best first:'
+    for hit in hits:
+        where = hit["source"]["title"] + (f" §{hit['source']['section']}"
+                                          if hit["source"]["section"] else "")
+        yield f"   [{hit['score']:.3f}] {hit['kind']} {where}"

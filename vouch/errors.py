@@ -85,6 +85,12 @@ class LockTimeout(VouchError):
     code = "E106"
 
 
+class EmbeddingDisabled(VouchError):
+    """A vector request while `embedding.enabled: false` (lexical-only)."""
+
+    code = "E107"
+
+
 class StaleCursor(VouchError):
     code = "stale_cursor"
 

@@ -7,13 +7,24 @@ that is not on a hot path. Every failure becomes a `GitFailure` (exit 2) or a us
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 import subprocess
+import threading
+import time
+import weakref
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vouch.errors import GitFailure, UsageError
+
+if TYPE_CHECKING:
+    from vouch import gitindex
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _BASE_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
@@ -100,6 +111,7 @@ class Repo:
 
     def __init__(self, root: Path):
         self.root = root
+        self._index_snapshot: gitindex.Index | None = None
 
     def git(self, *args: str, input: bytes | str | None = None,
             env: Mapping[str, str] | None = None, check: bool = True) -> str:
@@ -114,9 +126,30 @@ class Repo:
                              hint="check out a branch before changing knowledge")
         return out
 
+    def current_branch(self) -> str | None:
+        """`refs/heads/<name>` checked out here, or None when HEAD is detached.
+
+        Read from the HEAD file itself (no process); anything unexpected asks git.
+        """
+        try:
+            text = self.store.head_file.read_text(encoding="utf-8").strip()
+        except OSError:
+            text = ""
+        if text.startswith("ref: refs/heads/"):
+            return text[5:]
+        if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text):
+            return None
+        return self.git("symbolic-ref", "-q", "HEAD", check=False).strip() or None
+
     def resolve(self, rev: str) -> str | None:
         out = self.git("rev-parse", "-q", "--verify", f"{rev}^{{commit}}", check=False).strip()
         return out or None
+
+    def peek(self, ref: str) -> str | None:
+        """The commit a full ref name points at, read through the long-lived cat-file
+        (git re-reads refs per request, so this is as fresh as rev-parse, minus a fork)."""
+        found = self.store.info(ref)
+        return found[0] if found and found[1] == "commit" else None
 
     def resolve_tree(self, rev: str) -> str | None:
         out = self.git("rev-parse", "-q", "--verify", f"{rev}^{{tree}}", check=False).strip()
@@ -136,6 +169,12 @@ class Repo:
         out = self.git("for-each-ref", f"--format={fmt}", pattern)
         return [line.split("\0") for line in out.splitlines() if line]
 
+    def ref_records(self, patterns: Iterable[str], fields: Iterable[str]) -> list[list[str]]:
+        """Like for_each_ref, but fields may hold newlines (e.g. `contents`)."""
+        fmt = "%00".join(f"%({f})" for f in fields) + "%01"
+        out = self.git("for-each-ref", f"--format={fmt}", *patterns)
+        return [rec.lstrip("\n").split("\0") for rec in out.split("\x01") if rec.strip("\n")]
+
     # -- objects --------------------------------------------------------------------
     def hash_blob(self, data: bytes) -> str:
         return run_bytes(["hash-object", "-w", "--stdin"], self.root, input=data).decode().strip()
@@ -147,24 +186,27 @@ class Repo:
         out = self.git("hash-object", "-w", "--stdin-paths", "--no-filters", input=listing)
         return out.split()
 
+    @cached_property
+    def store(self) -> ObjectStore:
+        return ObjectStore(self.root)
+
     def ls_tree(self, tree: str) -> list[tuple[str, str, str, str]]:
-        """Entries of one tree object: (mode, type, sha, name)."""
-        out = run_bytes(["ls-tree", "-z", tree], self.root)
-        rows = []
-        for entry in out.split(b"\0"):
-            if not entry:
-                continue
-            meta, name = entry.split(b"\t", 1)
-            mode, typ, sha = meta.decode().split(" ")
-            rows.append((mode, typ, sha, name.decode()))
-        return rows
+        """Entries of one tree object: (mode, type, sha, name), parsed in-process."""
+        cache = self.store._trees
+        rows = cache.get(tree)
+        if rows is None:
+            found = self.store.read(tree)
+            if found is None or found[0] != "tree":
+                raise GitFailure(f"{tree} is not a tree object")
+            rows = parse_tree(found[1], 20 if self.store.sha1 else 32)
+            if len(cache) > 4096:  # trees are immutable; the bound only caps memory
+                cache.clear()
+            if len(tree) in (40, 64):  # a name like HEAD^{tree} moves: never cache it
+                cache[tree] = rows
+        return list(rows)
 
     def mktree(self, entries: Iterable[tuple[str, str, str, str]]) -> str:
-        body = b"".join(
-            f"{mode} {typ} {sha}\t".encode() + name.encode() + b"\0"
-            for mode, typ, sha, name in entries
-        )
-        return run_bytes(["mktree", "-z"], self.root, input=body).decode().strip()
+        return self.store.write("tree", format_tree(entries))
 
     def edit_tree(self, base_tree: str | None, changes: Mapping[str, str | None]) -> str:
         """A new tree: `base_tree` with each path set to a blob sha, or removed (None).
@@ -215,7 +257,14 @@ class Repo:
 
     # -- the user's index and work tree -------------------------------------------------
     def stage_entries(self, entries: Mapping[str, str | None]) -> None:
-        """Make the user's index hold exactly these blobs at these paths (None removes)."""
+        """Make the user's index hold exactly these blobs at these paths (None removes).
+
+        The work-tree file at each path must already hold exactly its blob: the index
+        records its stat data, so git sees it clean without re-hashing. Plain indexes are
+        patched in-process (`gitindex`); anything else goes through `git update-index`.
+        """
+        if self.store.sha1 and self._stage_fast(entries):
+            return
         lines = []
         for path, blob in entries.items():
             if blob is None:
@@ -224,7 +273,335 @@ class Repo:
                 lines.append(f"100644 {blob}\t{path}")
         self.git("update-index", "--index-info", input="\n".join(lines) + "\n")
 
+    def _stage_fast(self, entries: Mapping[str, str | None]) -> bool:
+        from vouch import gitindex
+
+        stats: dict[str, tuple[str, os.stat_result] | None] = {}
+        for path, blob in entries.items():
+            if blob is None:
+                stats[path] = None
+                continue
+            try:
+                st = os.lstat(self.root / path)
+            except FileNotFoundError:
+                return False
+            if not stat.S_ISREG(st.st_mode):
+                return False
+            stats[path] = (blob, st)
+        snapshot, self._index_snapshot = self._index_snapshot, None
+        return gitindex.update(self.store.index, stats, snapshot)
+
+    def index_dirty(self, paths: Iterable[str], committed: Mapping[str, str | None]
+                    ) -> list[str] | None:
+        """Of `paths`, those whose index or work-tree state differs from `committed`
+        (path -> blob in the branch tip, None when absent): staged, unstaged or untracked
+        work. None when the index needs git itself to answer (see `gitindex`)."""
+        from vouch import gitindex
+
+        index = gitindex.read(self.store.index) if self.store.sha1 else None
+        if index is None:
+            return None
+        self._index_snapshot = index  # stage_entries may reuse it
+        dirty = []
+        try:
+            for path, entry in index.entries(paths).items():
+                tip = committed.get(path)
+                if (entry.sha if entry else None) != tip:
+                    dirty.append(path)  # staged change (or an untracked-but-added file)
+                    continue
+                try:
+                    st = os.lstat(self.root / path)
+                except FileNotFoundError:
+                    if entry is not None:
+                        dirty.append(path)  # deleted in the work tree
+                    continue
+                if entry is None:
+                    dirty.append(path)  # an untracked file in the way
+                elif not _stat_matches(entry, st) and _file_blob(self.root / path) != entry.sha:
+                    dirty.append(path)
+        except gitindex.Unsupported:
+            return None
+        return dirty
+
     def identity(self) -> Identity:
         name = config_value(self.root, "user.name") or "vouch"
         email = config_value(self.root, "user.email") or "vouch@localhost"
         return Identity(name, email)
+
+    @cached_property
+    def cached_identity(self) -> Identity:
+        return self.identity()
+
+    # -- the review gate's plumbing -----------------------------------------------------
+    def read_blob(self, sha: str) -> bytes:
+        found = self.store.read(sha)
+        if found is None or found[0] != "blob":
+            raise GitFailure(f"{sha} is not a blob")
+        return found[1]
+
+    def blob_at(self, tree: str, path: str) -> str | None:
+        """The blob sha at `path` inside `tree` (a tree or commit sha), walking in-process."""
+        sha = self.store.peel_tree(tree)
+        for part in path.split("/"):
+            if sha is None:
+                return None
+            entry = next((e for e in self.ls_tree(sha) if e[3] == part), None)
+            sha = entry[2] if entry else None
+        return sha
+
+    def write_blob(self, data: bytes) -> str:
+        return self.store.write("blob", data)
+
+    def write_commit(self, tree: str, parents: list[str], message: str,
+                     identity: Identity | None = None) -> str:
+        """A commit object written in-process (same bytes `git commit-tree` would write)."""
+        who = identity or self.cached_identity
+        stamp = f"{int(time.time())} +0000"
+        lines = [f"tree {tree}", *(f"parent {p}" for p in parents),
+                 f"author {who.name} <{who.email}> {stamp}",
+                 f"committer {who.name} <{who.email}> {stamp}", "", message]
+        body = "\n".join(lines)
+        return self.store.write("commit", body.encode() if body.endswith("\n")
+                                else (body + "\n").encode())
+
+    def commit_message(self, commit: str) -> str:
+        found = self.store.read(commit)
+        if found is None or found[0] != "commit":
+            raise GitFailure(f"{commit} is not a commit")
+        return found[1].split(b"\n\n", 1)[-1].decode("utf-8", "replace")
+
+    def commit_parents(self, commit: str) -> list[str]:
+        found = self.store.read(commit)
+        if found is None or found[0] != "commit":
+            raise GitFailure(f"{commit} is not a commit")
+        head = found[1].split(b"\n\n", 1)[0].decode()
+        return [line[7:] for line in head.splitlines() if line.startswith("parent ")]
+
+    def merge_tree(self, ours: str, theirs: str) -> tuple[str, list[str]]:
+        """Merge two commits without a work tree: (tree, conflicted paths)."""
+        proc = run_bytes(["merge-tree", "--write-tree", "--name-only", "--no-messages",
+                          "-z", ours, theirs], self.root, check=False)
+        parts = proc.split(b"\0")
+        tree = parts[0].decode().strip()
+        if len(tree) not in (40, 64):
+            raise GitFailure(f"git merge-tree failed for {ours[:12]} and {theirs[:12]}")
+        conflicted = sorted({p.decode() for p in parts[1:] if p})
+        return tree, conflicted
+
+    def update_refs(self, updates: Iterable[tuple[str, str | None, str | None]],
+                    message: str = "vouch") -> None:
+        """Several ref changes in one git transaction: all happen or none do.
+
+        Each update is (ref, new, old): new None deletes, old None means "must not exist".
+        """
+        zero = "0" * 40
+        lines = []
+        for ref, new, old in updates:
+            if new is None:
+                lines.append(f"delete {ref} {old or ''}".rstrip())
+            else:
+                lines.append(f"update {ref} {new} {old or zero}")
+        self.git("update-ref", "-m", message, "--stdin", input="\n".join(lines) + "\n")
+
+    def diff_trees(self, old: str, new: str) -> dict[str, str | None]:
+        """Paths that differ between two trees: path -> new blob sha (None: deleted)."""
+        out = run_bytes(["diff-tree", "-r", "-z", "--no-renames", old, new], self.root)
+        parts = out.split(b"\0")
+        changes: dict[str, str | None] = {}
+        for meta, path in zip(parts[0::2], parts[1::2], strict=False):
+            if not meta.startswith(b":"):
+                continue
+            fields = meta[1:].decode().split(" ")
+            changes[path.decode()] = None if fields[4] == "D" else fields[3]
+        return changes
+
+    def tree_changes(self, old: str | None, new: str, prefix: str = "") -> dict[str, str | None]:
+        """Like diff_trees, in-process: only subtrees whose ids differ are opened."""
+        before = {e[3]: e for e in self.ls_tree(old)} if old else {}
+        after = {e[3]: e for e in self.ls_tree(new)}
+        changes: dict[str, str | None] = {}
+        for name in before.keys() | after.keys():
+            a, b = before.get(name), after.get(name)
+            if a is not None and b is not None and a[2] == b[2] and a[0] == b[0]:
+                continue
+            path = f"{prefix}{name}"
+            if a is not None and a[1] == "tree":
+                if b is not None and b[1] == "tree":
+                    changes.update(self.tree_changes(a[2], b[2], path + "/"))
+                    continue
+                changes.update(self._removed(a[2], path + "/"))
+            if b is not None and b[1] == "tree":
+                changes.update(self.tree_changes(None, b[2], path + "/"))
+            elif b is not None:
+                changes[path] = b[2]
+            elif a is not None and a[1] != "tree":
+                changes[path] = None
+        return changes
+
+    def _removed(self, tree: str, prefix: str) -> dict[str, str | None]:
+        return {path: None for path in self.tree_changes(None, tree, prefix)}
+
+    def diff_text(self, old: str, new: str, paths: Iterable[str] = ()) -> str:
+        return self.git("diff", "--no-color", "--no-renames", old, new, "--", *paths)
+
+    def worktree_changes(self, paths: Iterable[str]) -> list[str]:
+        """Of `paths`, those with staged, unstaged or untracked changes in the work tree."""
+        wanted = list(paths)
+        if not wanted:
+            return []
+        out = run_bytes(["status", "--porcelain=v1", "-z", "--no-renames",
+                         "--untracked-files=all", "--", *wanted], self.root)
+        return [e[3:].decode() for e in out.split(b"\0") if len(e) > 3]
+
+
+class ObjectStore:
+    """Git objects without a process per object.
+
+    Reads go through one long-lived `git cat-file --batch-command`; loose objects are
+    written in-process (zlib + sha1, exactly git's format). A gate operation then costs
+    a handful of git processes instead of one per tree level and blob.
+    """
+
+    def __init__(self, root: Path):
+        self.root = root
+        out = run(["rev-parse", "--git-path", "objects", "--git-path", "index",
+                   "--git-path", "HEAD", "--show-object-format"], root).split("\n")
+        objects, index, head = Path(out[0]), Path(out[1]), Path(out[2])
+        self.objects = objects if objects.is_absolute() else root / objects
+        self.index = index if index.is_absolute() else root / index
+        self.head_file = head if head.is_absolute() else root / head
+        self.sha1 = out[3].strip() == "sha1"
+        self._trees: dict[str, list[tuple[str, str, str, str]]] = {}
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._mutex = threading.Lock()
+
+    def _batch(self) -> subprocess.Popen[bytes]:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen(
+                ["git", "cat-file", "--batch-command"], cwd=self.root,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env={**os.environ, **_BASE_ENV},
+            )
+            weakref.finalize(self, _close, self._proc)
+        return self._proc
+
+    def _ask(self, command: str) -> tuple[str, str, int, subprocess.Popen[bytes]] | None:
+        proc = self._batch()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(command.encode() + b"\n")
+            proc.stdin.flush()
+            header = proc.stdout.readline()
+        except (BrokenPipeError, OSError) as exc:
+            raise GitFailure(f"git cat-file stopped: {exc}") from exc
+        fields = header.split()
+        if len(fields) != 3:
+            if not header:
+                raise GitFailure("git cat-file stopped unexpectedly")
+            return None  # "<name> missing" or "ambiguous"
+        return fields[0].decode(), fields[1].decode(), int(fields[2]), proc
+
+    def read(self, name: str) -> tuple[str, bytes] | None:
+        """(type, content) of an object name (sha or `rev:path`), or None when missing."""
+        with self._mutex:
+            found = self._ask(f"contents {name}")
+            if found is None:
+                return None
+            _, typ, size, proc = found
+            assert proc.stdout is not None
+            data = proc.stdout.read(size)
+            proc.stdout.read(1)  # the newline after the content
+            return typ, data
+
+    def info(self, name: str) -> tuple[str, str] | None:
+        """(sha, type) of an object name, or None when missing."""
+        with self._mutex:
+            found = self._ask(f"info {name}")
+            return None if found is None else (found[0], found[1])
+
+    def peel_tree(self, name: str) -> str | None:
+        found = self.read(name)
+        if found is None:
+            return None
+        if found[0] == "commit":
+            return found[1][5:45].decode()  # "tree <sha>\n" always comes first
+        return name if found[0] == "tree" else None
+
+    def write(self, typ: str, data: bytes) -> str:
+        if not self.sha1:  # sha256 repositories: let git hash
+            out = run_bytes(["hash-object", "-w", "--stdin", "-t", typ], self.root, input=data)
+            return out.decode().strip()
+        header = f"{typ} {len(data)}\0".encode()
+        digest = hashlib.sha1(header)
+        digest.update(data)
+        sha = digest.hexdigest()
+        path = self.objects / sha[:2] / sha[2:]
+        if path.exists():
+            return sha
+        path.parent.mkdir(exist_ok=True)
+        tmp = path.parent / f"tmp_obj_vouch_{os.getpid()}_{threading.get_ident()}"
+        with open(tmp, "wb") as fh:
+            fh.write(zlib.compress(header + data, 1))
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, path)  # objects are immutable: a racing writer wrote the same bytes
+        return sha
+
+    def close(self) -> None:
+        if self._proc is not None:
+            _close(self._proc)
+            self._proc = None
+
+
+def _stat_matches(entry: object, st: os.stat_result) -> bool:
+    mtime = getattr(entry, "mtime", None)
+    return (mtime == (int(st.st_mtime) & 0xFFFFFFFF, st.st_mtime_ns % 1_000_000_000)
+            and getattr(entry, "size", None) == st.st_size & 0xFFFFFFFF
+            and getattr(entry, "ino", None) == st.st_ino & 0xFFFFFFFF)
+
+
+def _file_blob(path: Path) -> str | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    digest = hashlib.sha1(f"blob {len(data)}\0".encode())
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def _close(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        if proc.stdin:
+            proc.stdin.close()
+        proc.wait(timeout=5)
+    except Exception:  # best effort at interpreter exit
+        proc.kill()
+
+
+def parse_tree(data: bytes, width: int = 20) -> list[tuple[str, str, str, str]]:
+    """A raw tree object as (mode, type, sha, name) rows, modes as ls-tree prints them."""
+    rows = []
+    pos = 0
+    while pos < len(data):
+        space = data.index(b" ", pos)
+        nul = data.index(b"\0", space)
+        mode = data[pos:space].decode()
+        name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
+        sha = data[nul + 1 : nul + 1 + width].hex()
+        pos = nul + 1 + width
+        typ = "tree" if mode == "40000" else "commit" if mode == "160000" else "blob"
+        rows.append((mode.zfill(6), typ, sha, name))
+    return rows
+
+
+def format_tree(entries: Iterable[tuple[str, str, str, str]]) -> bytes:
+    """Raw tree bytes in git's order (a directory sorts as if its name ended in `/`)."""
+    def key(entry: tuple[str, str, str, str]) -> bytes:
+        name = entry[3].encode("utf-8", "surrogateescape")
+        return name + b"/" if entry[1] == "tree" else name
+
+    out = bytearray()
+    for mode, _typ, sha, name in sorted(entries, key=key):
+        out += mode.lstrip("0").encode() + b" " + name.encode("utf-8", "surrogateescape")
+        out += b"\0" + bytes.fromhex(sha)
+    return bytes(out)

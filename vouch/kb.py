@@ -17,6 +17,7 @@ from vouch import audit, git
 from vouch.config import Config
 from vouch.errors import CorruptFile, NoKnowledgeBase
 from vouch.kinds import Kind, Obj, source
+from vouch.statcache import ShardCounts, StampedValue
 
 VOUCH_DIR = ".vouch"
 PROPOSAL_PREFIX = "refs/heads/vouch/proposal/"
@@ -106,16 +107,20 @@ class KB:
             if not shard_entry.is_dir() or len(shard_entry.name) != 2:
                 continue
             for entry in os.scandir(shard_entry.path):
-                if kind.name == "source":
-                    if entry.is_dir() and len(entry.name) == 64:
-                        found.append(entry.name)
-                elif entry.name.endswith(kind.ext) and not entry.name.startswith("."):
-                    found.append(entry.name[: -len(kind.ext)])
+                if is_object_entry(kind, entry):
+                    found.append(entry.name if kind.name == "source"
+                                 else entry.name[: -len(kind.ext)])
         found.sort()
         return found
 
+    @cached_property
+    def _shard_counts(self) -> ShardCounts:
+        return ShardCounts()
+
     def count(self, kind: Kind) -> int:
-        return len(self.ids(kind))
+        """How many objects of a kind; cheap when repeated on a long-lived KB (servers)."""
+        return self._shard_counts.count(self.dir / kind.directory,
+                                        lambda entry: is_object_entry(kind, entry))
 
     def iter_objects(self, kind: Kind) -> Iterator[Obj]:
         for object_id in self.ids(kind):
@@ -150,8 +155,19 @@ class KB:
             return None
 
     # -- status ----------------------------------------------------------------------
+    @cached_property
+    def _pending(self) -> StampedValue[int]:
+        """The proposal count, reused while git's ref storage for proposals is unchanged
+        (files-backend layout; a reftable repository is simply asked every time)."""
+        common = Path(self.repo.git("rev-parse", "--git-common-dir").strip())
+        common = common if common.is_absolute() else self.root / common
+        if (common / "reftable").exists():
+            return StampedValue(None)
+        return StampedValue([common / "packed-refs", common / PROPOSAL_PREFIX.rstrip("/")])
+
     def pending_count(self) -> int:
-        return len(self.repo.for_each_ref(PROPOSAL_PREFIX, ["refname"]))
+        return self._pending.get(
+            lambda: len(self.repo.for_each_ref(PROPOSAL_PREFIX, ["refname"])))
 
     def status(self) -> dict[str, Any]:
         from vouch.kinds import BY_PLURAL
@@ -163,6 +179,13 @@ class KB:
             "pending": self.pending_count(),
             "last_audit_at": last.get("created_at") if last else None,
         }
+
+
+def is_object_entry(kind: Kind, entry: os.DirEntry[str]) -> bool:
+    """Whether a directory entry inside a shard is an object of `kind` (not a temp file)."""
+    if kind.name == "source":
+        return entry.is_dir() and len(entry.name) == 64
+    return entry.name.endswith(kind.ext) and not entry.name.startswith(".")
 
 
 def _path_for(kind: Kind, object_id: str) -> str:

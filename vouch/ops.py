@@ -19,7 +19,7 @@ from vouch.errors import UsageError
 from vouch.kinds import source as source_kind
 
 SCOPES = ("read", "intake", "propose", "decide", "lifecycle", "session", "maintenance")
-TRANSPORTS = ("cli",)
+TRANSPORTS = ("cli", "jsonl", "mcp")
 SPEC = "vouch kb-methods (spec/kb-methods.md)"
 
 
@@ -232,3 +232,184 @@ register(Method(
     ),
     writes=True,
 ))
+
+# -- search (issue 5) ----------------------------------------------------------------------
+_SEARCH_KIND = {"type": "string", "enum": ["claim", "page", "entity", "relation", "source",
+                                           "claims", "pages", "entities", "relations",
+                                           "sources"]}
+register(Method(
+    "kb.search", "read",
+    "Hybrid search (BM25 + vectors, RRF) over approved knowledge and sources.",
+    "vouch.search.api:kb_search",
+    (
+        Param("query", {"type": "string"}, required=True, description="any text"),
+        Param("limit", {"type": "integer", "minimum": 1},
+              description="results per page (default search.default_top, 10)"),
+        Param("kinds", {"type": "array", "items": _SEARCH_KIND}),
+        Param("mode", {"type": "string", "enum": ["hybrid", "fts", "vector"]},
+              default="hybrid", description="fts: lexical only; vector: embeddings only"),
+        Param("tags", _string_list(), description="documents carrying every one of these"),
+        Param("types", _string_list(), description="claim/page/source types"),
+        Param("statuses", _string_list(),
+              description="only these statuses (superseded/archived/redacted: only if named)"),
+        Param("threshold", {"type": "number"}, description="minimum RRF score"),
+        Param("rrf_k", {"type": "number", "minimum": 0}, description="RRF k (default 60)"),
+        Param("cursor", {"type": "string"}, description="next_cursor of a previous response"),
+        Param("max_tokens", {"type": "integer", "minimum": 1},
+              description="token budget (chars/4) for the results"),
+        Param("trace", {"type": "boolean"}, description="add channel lists and timings"),
+        Param("include_pending", {"type": "boolean"}, description="also search open proposals"),
+        Param("envelope", {"type": "boolean"},
+              description="return the whole response (cursor, truncated, trace), not the hits"),
+    ),
+))
+register(Method("kb.tags", "read", "Every tag with the number of objects carrying it.",
+                "vouch.search.catalog:tags"))
+register(Method("kb.info", "read", "What the index holds for one object: chunks, headings.",
+                "vouch.search.catalog:info", (_ID,)))
+
+# -- review gate (issue 3) ---------------------------------------------------------------
+_DRY_RUN = Param("dry_run", {"type": "boolean"}, default=False,
+                 description="validate only; write nothing, not even an audit line")
+_CONFIDENCE = Param("confidence", {"type": "number"}, default=0.7, description="0..1")
+_IDS = _string_list
+
+
+def _enum_doc(values: tuple[str, ...]) -> str:
+    return "one of: " + ", ".join(values)
+
+
+def _register_gate() -> None:
+    # Enums and ranges are checked by the gate, not by `bind`, so that a bad proposal
+    # gets every problem listed at once (valid: false, errors: [...]).
+    from vouch.kinds import claim, entity, page, relation
+
+    register(Method(
+        "kb.propose_claim", "propose", "Propose a claim citing sources/evidence (a branch).",
+        "vouch.gate.handlers:propose_claim",
+        (
+            Param("text", {"type": "string"}, required=True),
+            Param("evidence", _IDS(), required=True,
+                  description="source ids, evidence ids, or <source-id>:L10-L20 pointers"),
+            Param("type", {"type": "string"}, default="observation",
+                  description=_enum_doc(claim.TYPES)),
+            _CONFIDENCE,
+            Param("entities", _IDS()),
+            Param("scope", {"type": "string"}, description=_enum_doc(source_kind.SCOPES)),
+            Param("tags", _IDS()),
+            Param("session_id", {"type": "string"}),
+            Param("rationale", {"type": "string"}, description="why; recorded on the proposal"),
+            _DRY_RUN,
+        ),
+        writes=True,
+    ))
+    register(Method(
+        "kb.propose_page", "propose", "Propose a markdown page.",
+        "vouch.gate.handlers:propose_page",
+        (
+            Param("title", {"type": "string"}, required=True),
+            Param("body", {"type": "string"}, description="markdown"),
+            Param("type", {"type": "string"}, default="concept",
+                  description=_enum_doc(page.TYPES)),
+            Param("claims", _IDS()),
+            Param("entities", _IDS()),
+            Param("sources", _IDS()),
+            Param("tags", _IDS()),
+            _DRY_RUN,
+        ),
+        writes=True,
+    ))
+    register(Method(
+        "kb.propose_entity", "propose", "Propose an entity (person, system, concept, ...).",
+        "vouch.gate.handlers:propose_entity",
+        (
+            Param("name", {"type": "string"}, required=True),
+            Param("type", {"type": "string"}, required=True,
+                  description=_enum_doc(entity.TYPES)),
+            Param("aliases", _IDS()),
+            Param("description", {"type": "string"}),
+            _DRY_RUN,
+        ),
+        writes=True,
+    ))
+    register(Method(
+        "kb.propose_relation", "propose", "Propose a typed relation between two objects.",
+        "vouch.gate.handlers:propose_relation",
+        (
+            Param("source", {"type": "string"}, required=True, description="from this id"),
+            Param("relation", {"type": "string"}, required=True,
+                  description=_enum_doc(relation.TYPES)),
+            Param("target", {"type": "string"}, required=True, description="to this id"),
+            _CONFIDENCE,
+            Param("evidence", _IDS()),
+            _DRY_RUN,
+        ),
+        writes=True,
+    ))
+    register(Method("kb.list_pending", "read", "Open proposals, oldest first.",
+                    "vouch.gate.handlers:list_pending", _LIST))
+    register(Method("kb.read_proposal", "read",
+                    "One proposal: metadata, object, state and the diff it merges.",
+                    "vouch.gate.handlers:read_proposal",
+                    (Param("id", {"type": "string"}, required=True,
+                           description="proposal id"),)))
+    register(Method(
+        "kb.approve", "decide", "Approve a proposal: merge it into its base branch.",
+        "vouch.gate.handlers:approve",
+        (
+            Param("proposal_id", {"type": "string"}, required=True),
+            Param("reason", {"type": "string"}),
+            Param("approver", {"type": "string"},
+                  description="acts as this approver (trusted callers only)"),
+        ),
+        writes=True,
+    ))
+    register(Method(
+        "kb.reject", "decide", "Reject a proposal with a reason; its commit is kept.",
+        "vouch.gate.handlers:reject",
+        (
+            Param("proposal_id", {"type": "string"}, required=True),
+            Param("reason", {"type": "string"}, required=True),
+        ),
+        writes=True,
+    ))
+    register(Method(
+        "kb.audit", "maintenance", "Audit events, oldest first (tail: only the newest N).",
+        "vouch.gate.handlers:audit_events",
+        (
+            Param("tail", {"type": "integer", "minimum": 0}),
+            Param("filter", {"type": "object"},
+                  description="{event, actor}; event also matches its dotted children"),
+        ),
+    ))
+    register(Method("kb.audit_verify", "maintenance",
+                    "Check the audit hash chain (accepts union-merged interleavings).",
+                    "vouch.gate.handlers:audit_verify"))
+    register(Method(
+        "kb.register_evidence", "intake",
+        "Store a span pointer into a source (quote checked against its content).",
+        "vouch.gate.handlers:register_evidence",
+        (
+            Param("source_id", {"type": "string"}, required=True),
+            Param("locator", {"type": "string"}, required=True,
+                  description="L10-L20, L7 or #section-anchor"),
+            Param("quote", {"type": "string"}),
+        ),
+        writes=True,
+    ))
+
+
+_register_gate()
+
+
+# -- index (issue 4) ---------------------------------------------------------------------
+register(Method(
+    "kb.index_rebuild", "maintenance",
+    "Rebuild the derived search index from the files (atomic: built aside, swapped in).",
+    "vouch.index.methods:index_rebuild",
+    (Param("force", {"type": "boolean"}, default=False,
+           description="replace an index that belongs to another knowledge base (E003)"),),
+))
+register(Method("kb.index_status", "read",
+                "The search index: fresh/stale/missing/corrupt, counts, model, sizes.",
+                "vouch.index.methods:index_status"))

@@ -11,7 +11,9 @@ from vouch.kinds import KINDS, Obj, kind_named
 
 
 def status(ctx: CallContext) -> dict[str, Any]:
-    return ctx.kb.status()
+    from vouch.search.catalog import index_status  # issue 5: search-output.md index fields
+
+    return {**ctx.kb.status(), **index_status(ctx.kb)}
 
 
 def read(ctx: CallContext, kind: str, id: str) -> Obj | None:

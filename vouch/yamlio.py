@@ -11,20 +11,27 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 from datetime import date, datetime
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import frontmatter
 import yaml
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from vouch.errors import CorruptFile
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
 
 _FastLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FM = frontmatter.YAMLHandler()
 
 
+@cache
 def _round_trip() -> YAML:
+    # imported on first write: ruamel costs ~9 ms of every cold start, and reads
+    # (status, list, search) never need it
+    from ruamel.yaml import YAML
+
     rt = YAML(typ="rt")
     rt.default_flow_style = False
     rt.width = 4096
@@ -32,9 +39,6 @@ def _round_trip() -> YAML:
     rt.allow_unicode = True
     rt.preserve_quotes = True
     return rt
-
-
-_RT = _round_trip()
 
 
 def _plain(value: Any) -> Any:
@@ -53,6 +57,8 @@ def _plain(value: Any) -> Any:
 
 
 def _to_ruamel(value: Any) -> Any:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     if isinstance(value, Mapping) and not isinstance(value, CommentedMap):
         out = CommentedMap()
         for k, v in value.items():
@@ -67,7 +73,7 @@ def _to_ruamel(value: Any) -> Any:
 def dump_yaml(data: Mapping[str, Any]) -> str:
     """Canonical YAML for a mapping, in the mapping's own key order."""
     buf = io.StringIO()
-    _RT.dump(_to_ruamel(data), buf)
+    _round_trip().dump(_to_ruamel(data), buf)
     return buf.getvalue()
 
 
@@ -87,8 +93,10 @@ def load_yaml(text: str, *, where: str = "YAML") -> dict[str, Any]:
 
 def edit_yaml(text: str, changes: Mapping[str, Any], *, where: str = "YAML") -> str:
     """Apply `changes` (key -> value, None deletes) keeping comments and key order."""
+    from ruamel.yaml.comments import CommentedMap
+
     try:
-        doc = _RT.load(text)
+        doc = _round_trip().load(text)
     except Exception as exc:  # ruamel raises many unrelated types for bad input
         raise CorruptFile(f"cannot parse {where}: {exc}") from exc
     if doc is None:
@@ -103,7 +111,7 @@ def edit_yaml(text: str, changes: Mapping[str, Any], *, where: str = "YAML") -> 
         else:
             doc[key] = _to_ruamel(value)
     buf = io.StringIO()
-    _RT.dump(doc, buf)
+    _round_trip().dump(doc, buf)
     return buf.getvalue()
 
 

@@ -18,7 +18,27 @@ from vouch.cli.options import chosen_format
 from vouch.errors import SystemFailure, UsageError, VouchError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    """Loads the command modules beyond `cli.core` only when a command is not found there.
+
+    Commands register themselves when their module is imported. Most cold invocations
+    (hooks, scripts, `vouch status`) run an everyday command from `cli.core`; importing
+    every command module first (gate, search, servers, ...) would add ~15 ms to each.
+    """
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = super().get_command(ctx, cmd_name)
+        if found is None:
+            _load_commands()
+            found = super().get_command(ctx, cmd_name)
+        return found
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        _load_commands()
+        return super().list_commands(ctx)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="vouch")
 def cli() -> None:
     """vouch — a git-native knowledge repository for teams and their agents."""
@@ -26,6 +46,10 @@ def cli() -> None:
 
 def _load_commands() -> None:
     from vouch.cli import core, demo, sources  # noqa: F401 - they register commands
+    from vouch.cli import serve  # noqa: F401 - issue 6
+    from vouch.cli import search  # noqa: F401 - issue 5
+    from vouch.cli import index  # noqa: F401 - issue 4
+    from vouch.cli import gate  # noqa: F401 - issue 3
 
 
 def _report(err: VouchError, fmt: str) -> int:
@@ -37,7 +61,7 @@ def _report(err: VouchError, fmt: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    _load_commands()
+    from vouch.cli import core  # noqa: F401 - everyday commands; the rest load on demand
     try:
         result = cli.main(args=args, prog_name="vouch", standalone_mode=False)
     except click.exceptions.Exit as exc:

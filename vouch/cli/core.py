@@ -79,11 +79,34 @@ def _show_human(data: dict[str, Any]) -> str:
 
 @cli.command("show")
 @click.argument("object_id", metavar="ID")
+@click.option("--section", "section", metavar="HEADING",
+              help="Only this heading's section of a page or markdown source.")
 @kb_command()
-def show_cmd(ctx: CallContext, out: Output, object_id: str) -> None:
+def show_cmd(ctx: CallContext, out: Output, object_id: str, section: str | None) -> None:
     """Show one object (claim, page, entity, relation, source, evidence, session)."""
+    from vouch.ids import is_proposal_id
+
+    if section is not None:  # issue 5: located through the index's headings table
+        from vouch.search.catalog import section as find_section
+
+        data = find_section(ctx, check_id(object_id), section)
+        out.emit(data, lambda d: f"{'#' * d['level']} {d['section']}\n\n"
+                 f"{d['text'].split(chr(10), 1)[-1].strip()}".rstrip())
+        return
+
+    if is_proposal_id(object_id):  # a proposal: metadata + the diff it would merge
+        data = ops.invoke(ctx, "kb.read_proposal", {"id": object_id})
+        out.emit(data, _show_proposal_human)
+        return
     kind, obj = find_object(ctx, object_id)
     out.emit({"kind": kind, **obj}, _show_human)
+
+
+def _show_proposal_human(data: dict[str, Any]) -> str:
+    from vouch import yamlio
+
+    meta = {k: v for k, v in data.items() if k not in ("diff", "object") and v}
+    return f"{yamlio.dump_yaml(meta).rstrip()}\n\n{data.get('diff') or ''}".rstrip()
 
 
 def _list_human(rows: list[dict[str, Any]]) -> str:
@@ -125,8 +148,9 @@ def list_cmd(ctx: CallContext, out: Output, kind: str, limit: int, offset: int,
                          hint="claims, pages, entities, relations, sources")
     rows = ops.invoke(ctx, method, {"limit": limit, "offset": offset,
                                     "filter": parse_filter(filters) or None})
-    for row in rows:
-        row.setdefault("title", k.title_of(row))
+    from vouch.search.catalog import annotate_list  # issue 5: search-output.md fields
+
+    annotate_list(ctx.kb, k, rows)
     out.emit(rows, _list_human)
 
 

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Search latency on generated knowledge bases (bench/generate.py, seed 0).
+
+    python bench/bench_search.py [--claims 10000 100000] [--queries 200] [--cold-runs 15]
+
+For each size: opens (and if needed builds) the index once, then times
+- warm in-process `engine.search` (hybrid / fts / vector, top 10, log off), the way a
+  server calls it: the index stays open in the `warm` dict; each call compares the cheap
+  git/audit signature and runs the full freshness check (`git rev-parse` + `git status`)
+  only when it changed or `search.freshness_seconds` passed — that full check is timed
+  on its own (`freshness_check_p50_ms`);
+- `vouch search QUERY` as a cold process (interpreter start, imports, index open, query,
+  JSON out), p50 wall and CPU time over --cold-runs runs (bench/common.py: bytecode
+  caching on), next to `vouch --version` as the floor of any command.
+Targets (issue 5): warm p50 <= 10 ms at 10k chunks and <= 40 ms at 100k; cold <= 250 ms
+at 10k. Read-only: the knowledge base is left as generated (the search log is removed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common import percentile, summary, time_cold_cpu, vouch_exe
+from generate import ensure
+
+from vouch.kb import KB
+from vouch.search import access
+from vouch.search.engine import SearchRequest, search
+
+OUT = Path(__file__).resolve().parent / "out" / "search"
+PARAPHRASES = ("how do we undo a broken release", "who looks after money movement",
+               "what happens when the queue backs up", "slow pages for customers",
+               "where are secrets kept")
+
+
+def queries(index: Any, n: int, seed: int = 0) -> list[str]:
+    """Query text drawn from the corpus (2-4 words of a random chunk) plus paraphrases."""
+    rng = random.Random(seed)
+    total = int(index.index.counts()["chunks"])
+    infos = index.chunks(rng.sample(range(1, total + 1), min(total, n)))
+    out = []
+    for info in infos.values():
+        words = [w.strip(".,;:()`'\"") for w in info.text.split() if len(w) > 3]
+        if len(words) >= 2:
+            out.append(" ".join(rng.sample(words, min(len(words), rng.randint(2, 4)))))
+    out += list(PARAPHRASES)
+    rng.shuffle(out)
+    return out[:n]
+
+
+def pct(values: list[float], p: float) -> float:
+    return percentile(values, p)
+
+
+def bench(claims: int, n_queries: int, cold_runs: int) -> dict[str, Any]:
+    # a private copy: other benchmarks rebuild the shared bench/out/kb-N indexes
+    root = ensure(claims, out_dir=OUT)
+    kb = KB.open(root)
+    warm: dict[Any, Any] = {}
+    started = time.perf_counter()
+    index = access.open_index(kb, warm)
+    opened = time.perf_counter() - started
+    chunks = int(index.index.counts()["chunks"])
+    qs = queries(index, n_queries)
+    out: dict[str, Any] = {"claims": claims, "chunks": chunks, "open_s": round(opened, 2),
+                           "queries": len(qs)}
+    for mode in ("hybrid", "fts", "vector"):
+        search(kb, SearchRequest(query=qs[0], mode=mode, log=False), warm=warm)  # warm-up
+        times = []
+        for q in qs:
+            t0 = time.perf_counter()
+            search(kb, SearchRequest(query=q, mode=mode, log=False), warm=warm)
+            times.append((time.perf_counter() - t0) * 1000)
+        out[f"warm_{mode}_p50_ms"] = round(pct(times, 50), 2)
+        out[f"warm_{mode}_p95_ms"] = round(pct(times, 95), 2)
+    fresh = []
+    for _ in range(50):
+        t0 = time.perf_counter()
+        index.index.ensure_fresh()
+        fresh.append((time.perf_counter() - t0) * 1000)
+    out["freshness_check_p50_ms"] = round(pct(fresh, 50), 2)
+    exe = vouch_exe()
+    for label, cmd in (("version", [exe, "--version"]),
+                       ("fts", [exe, "search", qs[0], "--kb", str(root), "--fts-only"]),
+                       ("hybrid", [exe, "search", qs[0], "--kb", str(root)])):
+        walls, cpus = time_cold_cpu(cmd, cold_runs)
+        out[f"cold_{label}_p50_ms"] = summary(walls)["p50_ms"]
+        out[f"cold_{label}_cpu_p50_ms"] = summary(cpus)["p50_ms"]
+    (kb.dir / "searches.log.jsonl").unlink(missing_ok=True)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--claims", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--cold-runs", type=int, default=15)
+    args = parser.parse_args()
+    for claims in args.claims:
+        print(json.dumps(bench(claims, args.queries, args.cold_runs)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

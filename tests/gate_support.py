@@ -1,0 +1,77 @@
+"""Helpers shared by the review-gate tests (tests/test_gate_*.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from conftest import git
+
+from vouch import ops
+from vouch.callctx import CallContext
+from vouch.kb import KB, PROPOSAL_PREFIX
+
+ALICE = "alice"
+BOB = "bob"
+
+
+def ctx(kb: KB, actor: str = ALICE) -> CallContext:
+    return CallContext(kb_path=str(kb.root), actor_override=actor)
+
+
+def call(kb: KB, method: str, params: dict[str, Any] | None = None,
+         actor: str = ALICE) -> Any:
+    return ops.invoke(ctx(kb, actor), method, params or {})
+
+
+def a_source(kb: KB) -> str:
+    """The id of one registered example source (deploy-runbook.md)."""
+    rows = call(kb, "kb.list_sources", {"filter": {"title": "deploy-runbook.md"}})
+    return rows[0]["id"]
+
+
+def propose_claim(kb: KB, text: str = "Deploys need a green CI run", actor: str = ALICE,
+                  **extra: Any) -> str:
+    result = call(kb, "kb.propose_claim", {"text": text, "evidence": [a_source(kb)], **extra},
+                  actor=actor)
+    assert result["valid"], result
+    return str(result["proposal_id"])
+
+
+def branches(root: Path) -> list[str]:
+    out = git(root, "for-each-ref", "--format=%(refname)", PROPOSAL_PREFIX)
+    return out.split()
+
+
+def head(root: Path, rev: str = "HEAD") -> str:
+    return git(root, "rev-parse", rev).strip()
+
+
+def make_user_mess(root: Path) -> None:
+    """Staged, unstaged and untracked changes that the gate must leave exactly alone."""
+    (root / "staged.txt").write_text("staged work\n")
+    git(root, "add", "staged.txt")
+    (root / "README.md").write_text("unstaged edit\n")
+    (root / "untracked.txt").write_text("scratch\n")
+
+
+def user_state(root: Path) -> tuple[str, str, str]:
+    """status, staged diff and unstaged diff outside .vouch/ — what the user sees."""
+    status = git(root, "status", "--porcelain", "--untracked-files=all", "--", ":!.vouch")
+    return (status, git(root, "diff", "--cached", "--", ":!.vouch"),
+            git(root, "diff", "--", ":!.vouch"))
+
+
+def vouch_proc(root: Path, *args: str, env: dict[str, str] | None = None,
+               wait: bool = True) -> subprocess.CompletedProcess[str] | subprocess.Popen[str]:
+    """Run the real `python -m vouch` in `root`, as users and hooks do."""
+    full_env = {**os.environ, **(env or {})}
+    cmd = [sys.executable, "-m", "vouch", *args]
+    if not wait:
+        return subprocess.Popen(cmd, cwd=root, env=full_env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    return subprocess.run(cmd, cwd=root, env=full_env, capture_output=True, text=True,
+                          timeout=120)

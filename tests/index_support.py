@@ -1,0 +1,41 @@
+"""Helpers for the index tests: write knowledge files the way an approval leaves them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from conftest import git
+
+from vouch.kb import KB, path_for
+from vouch.kinds import KINDS
+
+SOURCE = "a" * 64  # claims only need a well-formed evidence id to be valid files
+
+
+def write(kb: KB, kind: str, **fields: Any) -> dict[str, Any]:
+    """Create a valid object file in the work tree (not committed)."""
+    k = KINDS[kind]
+    obj = k.new(**fields)
+    path = kb.dir / path_for(k, obj["id"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(k.dump(obj), encoding="utf-8")
+    return obj
+
+
+def claim(kb: KB, text: str, **fields: Any) -> dict[str, Any]:
+    return write(kb, "claim", text=text, evidence=[SOURCE], **fields)
+
+
+def commit(kb: KB, message: str = "approve knowledge") -> None:
+    git(kb.root, "add", "-A", ".vouch")
+    git(kb.root, "commit", "-qm", message)
+
+
+def ids_of(index: Any, hits: list[Any]) -> list[str]:
+    info = index.chunks([h.chunk_id for h in hits])
+    return [info[h.chunk_id].id for h in hits if h.chunk_id in info]
+
+
+def index_dir(kb: KB) -> Path:
+    return kb.dir / "index"

@@ -1,0 +1,103 @@
+"""The in-place index patcher agrees with git's own update-index, or steps aside."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+from vouch import gitindex
+from vouch.git import Repo
+
+
+@pytest.fixture
+def files_repo(tmp_path: Path) -> Path:
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q")
+    for rel in ("a.txt", "d/b.txt", "d/c.txt", "d/sub/e.txt", "z/y.txt", "d.txt", "d-x/f"):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{rel}\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "files")
+    return root
+
+
+def _apply(root: Path, changes: dict[str, str | None], fast: bool) -> None:
+    repo = Repo(root)
+    blobs: dict[str, str | None] = {}
+    for rel, text in changes.items():
+        path = root / rel
+        if text is None:
+            path.unlink(missing_ok=True)
+            blobs[rel] = None
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            blobs[rel] = repo.write_blob(text.encode())
+    if fast:
+        assert repo._stage_fast(blobs)
+    else:
+        lines = [f"100644 {b}\t{p}" if b else f"0 {'0' * 40}\t{p}" for p, b in blobs.items()]
+        subprocess.run(["git", "update-index", "--index-info"], cwd=root, check=True,
+                       input="\n".join(lines) + "\n", text=True)
+
+
+@pytest.mark.parametrize("version", ["2", "3"])
+def test_patch_matches_git_update_index(files_repo: Path, tmp_path: Path, version: str) -> None:
+    git(files_repo, "update-index", "--index-version", version)
+    git(files_repo, "write-tree")  # make sure a cache-tree extension exists
+    twin = tmp_path / "twin"
+    shutil.copytree(files_repo, twin)
+    changes: dict[str, str | None] = {
+        "d/b.txt": "changed\n",            # replace an entry
+        "d/bb.txt": "new in d\n",          # insert inside a directory
+        "d/sub2/new.txt": "new dir\n",     # insert into a new directory
+        "d/c.txt": None,                   # remove
+        "0first.txt": "sorts first\n",     # before every entry
+        "zz/last.txt": "sorts last\n",     # after every entry
+        "d.txt": "dot sorts before slash\n",
+    }
+    _apply(files_repo, changes, fast=True)
+    _apply(twin, changes, fast=False)
+    assert git(files_repo, "ls-files", "-s") == git(twin, "ls-files", "-s")
+    assert git(files_repo, "write-tree") == git(twin, "write-tree")
+    assert git(files_repo, "status", "--porcelain") == git(twin, "status", "--porcelain")
+    assert "M  d/b.txt" in git(files_repo, "status", "--porcelain")
+    assert git(files_repo, "diff", "--name-only") == ""  # the stat data makes files clean
+
+
+def test_index_dirty_agrees_with_status(files_repo: Path) -> None:
+    repo = Repo(files_repo)
+    head = {p: repo.blob_at("HEAD", p) for p in ("a.txt", "d/b.txt", "d/sub/e.txt",
+                                                "new.txt", "z/y.txt")}
+    assert repo.index_dirty(head, head) == []
+    (files_repo / "a.txt").write_text("unstaged\n")
+    (files_repo / "d/b.txt").write_text("staged\n")
+    git(files_repo, "add", "d/b.txt")
+    (files_repo / "new.txt").write_text("untracked\n")
+    (files_repo / "z/y.txt").unlink()
+    (files_repo / "d/sub/e.txt").touch()  # stat changed, content not: clean
+    assert sorted(repo.index_dirty(head, head) or []) == ["a.txt", "d/b.txt", "new.txt",
+                                                          "z/y.txt"]
+
+
+def test_unsupported_indexes_fall_back_to_git(files_repo: Path) -> None:
+    git(files_repo, "update-index", "--index-version", "4")
+    assert gitindex.read(Path(files_repo / ".git" / "index")) is None
+    repo = Repo(files_repo)
+    assert repo.index_dirty(["a.txt"], {"a.txt": repo.blob_at("HEAD", "a.txt")}) is None
+    (files_repo / "n.txt").write_text("n\n")
+    repo.stage_entries({"n.txt": repo.write_blob(b"n\n")})  # through git update-index
+    assert "A  n.txt" in git(files_repo, "status", "--porcelain")
+
+
+def test_a_held_index_lock_is_respected(files_repo: Path) -> None:
+    lock = files_repo / ".git" / "index.lock"
+    lock.write_text("")
+    assert gitindex.update(files_repo / ".git" / "index", {}) is False
+    assert lock.exists()

@@ -1,0 +1,59 @@
+"""Review on a host: a proposal branch pushed to a remote is approved in another clone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import git
+from gate_support import BOB, call, propose_claim
+
+from vouch.kb import KB
+from vouch.kinds import claim
+
+
+def test_pushed_proposal_is_approved_in_another_clone(kb_with_sources: KB, run_cli,
+                                                      tmp_path: Path) -> None:
+    author = kb_with_sources
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(author.root, "remote", "add", "origin", str(remote))
+    git(author.root, "push", "-q", "origin", "main")
+    pid = propose_claim(author, "Reviewed on the host")
+    git(author.root, "push", "-q", "origin", f"vouch/proposal/{pid}")
+
+    reviewer_root = tmp_path / "reviewer"
+    git(tmp_path, "clone", "-q", str(remote), str(reviewer_root))
+    reviewer = KB.open(reviewer_root)
+    rows = run_cli("pending", "--json", cwd=reviewer_root).json()
+    assert [(r["proposal_id"], r["ref"]) for r in rows] == [
+        (pid, f"refs/remotes/origin/vouch/proposal/{pid}")]
+    res = run_cli("approve", pid, "--as", BOB, cwd=reviewer_root)
+    assert res.code == 0, res.err
+    cid = claim.KIND.make_id({"text": "Reviewed on the host"})
+    assert reviewer.read(claim.KIND, cid)["approved_by"] == BOB
+    # the remote branch outlives the approval until deleted, but it is no longer pending
+    assert run_cli("pending", "--json", cwd=reviewer_root).json() == []
+    res = run_cli("approve", pid, "--as", BOB, cwd=reviewer_root)
+    assert res.code == 1 and "already approved" in res.err
+    git(reviewer_root, "push", "-q", "origin", "main", f":vouch/proposal/{pid}")
+
+    # the author pulls the approval; their local proposal branch is now decided
+    git(author.root, "pull", "-q", "--no-rebase", "origin", "main")
+    assert author.read(claim.KIND, cid)["approved_by"] == BOB
+    res = run_cli("approve", pid, "--as", BOB, cwd=author.root)
+    assert res.code == 1 and "already approved" in res.err
+    assert call(author, "kb.audit_verify")["ok"]
+
+
+def test_a_pulled_decision_closes_the_local_branch(kb_with_sources: KB, run_cli,
+                                                   tmp_path: Path) -> None:
+    author = kb_with_sources
+    pid = propose_claim(author, "Decided elsewhere")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(author.root), str(other))
+    git(other, "fetch", "-q", "origin", f"vouch/proposal/{pid}:vouch/proposal/{pid}")
+    assert run_cli("reject", pid, "--reason", "no", "--as", BOB, cwd=other).code == 0
+    git(author.root, "pull", "-q", "--no-rebase", str(other), "main")
+    assert run_cli("pending", "--json", cwd=author.root).json() == []
+    res = run_cli("approve", pid, "--as", BOB, cwd=author.root)
+    assert res.code == 1 and "already rejected" in res.err

@@ -1,0 +1,97 @@
+"""The bundled model2vec model: offline, small, and the same vectors on both paths."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from index_support import claim, commit, ids_of
+
+from vouch import embed
+from vouch.errors import EmbeddingDisabled, UsageError
+from vouch.index import Index, index_status
+from vouch.kb import KB
+
+
+def test_bundled_model_is_small_and_documented() -> None:
+    directory = embed.default_model_dir()
+    size = sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
+    assert size <= 10 * 1024 * 1024
+    assert (directory / "PROVENANCE.md").is_file() and (directory / "LICENSE").is_file()
+
+
+def test_query_path_reproduces_model2vec_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    ref = embed.describe(embed.default_model_dir(), "default")
+    e = embed.Embedder(ref)
+    texts = ["configure authentication", "Ünïcödé café, naïve: 日本語!", "", "zzqqxx",
+             "roll back the billing release " * 300]
+    bulk = e.encode(texts)
+    assert bulk.shape == (len(texts), ref.dims) and bulk.dtype == np.float32
+    for text, row in zip(texts, bulk, strict=True):
+        assert np.array_equal(e.encode_query(text), row)
+    norms = np.linalg.norm(bulk[[0, 1, 4]], axis=1)
+    assert np.allclose(norms, 1.0, atol=1e-5)
+
+
+def test_similar_meaning_scores_higher() -> None:
+    e = embed.Embedder(embed.describe(embed.default_model_dir(), "default"))
+    q = e.encode_query("how do I undo a deployment")
+    good, bad = e.encode(["roll back a release to the previous version",
+                          "the cafeteria serves lunch at noon"])
+    assert float(q @ good) > float(q @ bad)
+
+
+def test_bad_model_path_is_a_clear_error(tmp_path) -> None:
+    with pytest.raises(UsageError):
+        embed.describe(tmp_path / "nope")
+
+
+def test_embeddings_disabled_is_lexical_only(kb: KB) -> None:
+    cfg = kb.dir / "config.yaml"
+    cfg.write_text(cfg.read_text().replace("enabled: true", "enabled: false"))
+    claim(kb, "Rollbacks use the ship tool")
+    commit(kb)
+    index = Index.open(KB(kb.dir))
+    try:
+        assert len(ids_of(index, index.lexical("rollbacks"))) == 1
+        assert index.counts()["vectors"] == 0
+        with pytest.raises(EmbeddingDisabled) as err:
+            index.embed_query("undo a deploy")
+        assert err.value.exit_code == 1
+        with pytest.raises(EmbeddingDisabled):
+            index.vector(np.zeros(256, dtype=np.float32))
+    finally:
+        index.close()
+    assert index_status(KB(kb.dir))["model"]["configured"] is None
+
+
+def test_changing_the_model_setting_rebuilds(kb: KB) -> None:
+    claim(kb, "Rollbacks use the ship tool")
+    commit(kb)
+    Index.open(kb).close()
+    cfg = kb.dir / "config.yaml"
+    cfg.write_text(cfg.read_text().replace("enabled: true", "enabled: false"))
+    index = Index.open(KB(kb.dir))
+    assert index.last_report is not None and index.last_report.mode == "rebuild"
+    assert index.meta["embedding_model"] == "none"
+    index.close()
+
+
+def test_any_model2vec_directory_can_be_configured(kb: KB) -> None:
+    import shutil
+
+    shutil.copytree(embed.default_model_dir(), kb.root / "models" / "mine")
+    cfg = kb.dir / "config.yaml"
+    cfg.write_text(cfg.read_text().replace("model: default", "model: models/mine"))
+    claim(kb, "Rollbacks use the ship tool")
+    commit(kb)
+    index = Index.open(KB(kb.dir))
+    try:
+        assert index.meta["embedding_model"].startswith("mine@")
+        hits = index.vector(index.embed_query("undo a deploy with ship"), 1)
+        assert len(hits) == 1
+    finally:
+        index.close()
+    cfg.write_text(cfg.read_text().replace("model: models/mine", "model: models/missing"))
+    with pytest.raises(UsageError):
+        Index.open(KB(kb.dir))

@@ -1,0 +1,391 @@
+"""`vouch search` and `kb.search` end to end: a real git repo, SQLite FTS5, the bundled
+model, the CLI in-process. One knowledge base per module (read-only tests), fresh ones
+for tests that change the knowledge."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import git
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from search_support import build, validate, write_object
+
+from vouch import ops
+from vouch.callctx import CallContext
+from vouch.errors import EmptyQuery
+from vouch.kb import KB
+from vouch.kinds import KINDS
+from vouch.search import log as search_log
+from vouch.search.engine import SearchRequest, search
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, Any]]]:
+    home = tmp_path_factory.mktemp("home-search")
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Test Person\n\temail = test@example.invalid\n"
+        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n[gc]\n\tauto = 0\n")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(home))
+        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        mp.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+        repo = tmp_path_factory.mktemp("search") / "repo"
+        repo.mkdir()
+        git(repo, "init", "-q")
+        made = build(repo)
+        yield repo, made
+
+
+@pytest.fixture
+def srch(corpus: tuple[Path, dict[str, Any]], run_cli: Any) -> Any:
+    repo, _ = corpus
+
+    def _run(*args: str) -> Any:
+        return run_cli("search", *args, "--kb", str(repo))
+
+    return _run
+
+
+def ok(result: Any) -> dict[str, Any]:
+    assert result.code == 0, result.err
+    data = result.json()
+    validate(data)
+    return data
+
+
+# -- the contract ------------------------------------------------------------------------
+def test_hybrid_json_matches_the_schema_and_finds_the_runbook(srch: Any) -> None:
+    data = ok(srch("rollback billing"))
+    assert data["schema_version"] == "search_response.v1"
+    assert data["query"] == "rollback billing" and data["mode"] == "hybrid"
+    assert data["returned"] == len(data["results"]) <= 10
+    assert data["total_matches"] >= data["returned"]
+    top = data["results"][0]
+    assert "rollback" in top["text"].lower()
+    assert "[MATCH]" in top["snippet"] and "[/MATCH]" in top["snippet"]
+    assert set(top["score_breakdown"]) == {"fts", "vector"}
+    assert top["backend"] == "hybrid"
+    assert set(top["source"]) >= {"document_id", "title", "path", "type", "page", "section",
+                                  "chunk_index", "total_chunks", "tags"}
+    scores = [r["score"] for r in data["results"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_fts_only_and_vec_only_breakdowns(srch: Any) -> None:
+    fts = ok(srch("deploy", "--fts-only"))
+    assert fts["mode"] == "fts" and fts["results"]
+    for r in fts["results"]:
+        assert r["score_breakdown"]["vector"] is None and r["score_breakdown"]["fts"] > 0
+        assert r["backend"] == "fts5"
+    vec = ok(srch("deploy", "--vec-only"))
+    for r in vec["results"]:
+        assert r["score_breakdown"]["fts"] is None and r["score_breakdown"]["vector"] > 0
+        assert r["backend"] == "vector"
+
+
+def test_rrf_k_fuses_with_equal_weights_as_in_the_spec(srch: Any) -> None:
+    """With --rrf-k every score is Σ 1/(k + rank) over the channels that found the chunk."""
+    data = ok(srch("deploy rollback", "--rrf-k", "60", "--trace", "--top", "20"))
+    ranks = {i["chunk_id"]: i["ranks"] for i in data["trace"]["rrf_inputs"]}
+    assert data["trace"]["weights"] == {"fts": 1.0, "vector": 1.0}
+    both = 0
+    for r in data["results"]:
+        expected = sum(1 / (60 + rank) for rank in ranks[r["chunk_id"]].values())
+        assert r["score"] == pytest.approx(expected, abs=1e-6)
+        both += len(ranks[r["chunk_id"]]) == 2
+    assert both, "some chunk is found by both channels"
+    k0 = ok(srch("deploy rollback", "--rrf-k", "0", "--fts-only"))
+    assert k0["results"][0]["score"] == pytest.approx(1.0)
+
+
+def test_trace_has_channel_lists_and_timings(srch: Any) -> None:
+    data = ok(srch("on call rotation", "--trace"))
+    trace = data["trace"]
+    assert trace["lexical"] and trace["vector"] and trace["rrf_inputs"]
+    assert set(trace["timing"]) == {"lexical_ms", "vector_ms", "fusion_ms", "total_ms"}
+    assert trace["lexical"][0]["rank"] == 1 and "bm25" in trace["lexical"][0]
+    assert "cosine" in trace["vector"][0]
+    assert "trace" not in ok(srch("on call rotation"))
+
+
+def test_human_format(srch: Any) -> None:
+    result = srch("on call rotation", "--format", "human", "--top", "2")
+    assert result.code == 0
+    lines = result.out.splitlines()
+    assert lines[0].startswith('Search: "on call rotation" (')
+    assert lines[0].endswith("showing top 2)")
+    assert lines[1].startswith("1. [0.")
+    assert "Billing team handbook §On call [page/workflow] [billing, handbook]" in result.out
+
+
+def test_json_is_the_default_and_json_flag_is_an_alias(srch: Any) -> None:
+    plain = srch("deploy", "--fts-only")
+    alias = srch("deploy", "--fts-only", "--json")
+    assert json.loads(plain.out)["results"] == json.loads(alias.out)["results"]
+
+
+# -- filters -----------------------------------------------------------------------------
+def test_kind_filter(srch: Any) -> None:
+    data = ok(srch("deploy", "--kind", "claim"))
+    assert data["results"] and {r["kind"] for r in data["results"]} == {"claim"}
+    both = ok(srch("deploy", "--kind", "page,entity"))
+    assert {r["kind"] for r in both["results"]} <= {"page", "entity"}
+    bad = srch("deploy", "--kind", "evidence")
+    assert bad.code == 1 and "E100" in bad.err
+
+
+def test_tags_are_anded(srch: Any) -> None:
+    one = ok(srch("deploy", "--tags", "production", "--top", "50"))
+    assert one["results"] and all("production" in r["source"]["tags"] for r in one["results"])
+    two = ok(srch("deploy", "--tags", "ops,billing", "--top", "50"))
+    assert two["results"]
+    for r in two["results"]:
+        assert {"ops", "billing"} <= set(r["source"]["tags"])
+    assert ok(srch("deploy", "--tags", "ops,nosuchtag"))["results"] == []
+
+
+def test_type_filter(srch: Any) -> None:
+    data = ok(srch("deploy", "--type", "decision,workflow", "--top", "50"))
+    assert data["results"]
+    assert {r["source"]["type"] for r in data["results"]} <= {"decision", "workflow"}
+
+
+def test_hidden_statuses_show_only_when_asked(srch: Any) -> None:
+    default = ok(srch("deploy invoices script card", "--top", "50", "--kind", "claim"))
+    statuses = {r["status"] for r in default["results"]}
+    assert statuses and not statuses & {"archived", "superseded", "redacted"}
+    archived = ok(srch("invoices rendered", "--status", "archived"))
+    assert archived["results"] and {r["status"] for r in archived["results"]} == {"archived"}
+    several = ok(srch("deploy", "--status", "superseded,redacted", "--top", "50"))
+    assert {r["status"] for r in several["results"]} == {"superseded", "redacted"}
+
+
+def test_top_threshold_and_default_top(srch: Any, corpus: Any) -> None:
+    assert ok(srch("billing", "--top", "3"))["returned"] == 3
+    everything = ok(srch("billing", "--top", "50"))
+    cut = everything["results"][2]["score"]
+    above = ok(srch("billing", "--top", "50", "--threshold", str(cut)))
+    assert above["results"] and all(r["score"] >= cut for r in above["results"])
+    assert ok(srch("billing", "--threshold", "5"))["results"] == []
+    assert ok(srch("billing"))["returned"] == 10  # search.default_top
+
+
+def test_no_results_is_exit_zero(srch: Any) -> None:
+    data = ok(srch("zzqxv", "--fts-only"))
+    assert data["results"] == [] and data["total_matches"] == 0 and data["next_cursor"] is None
+
+
+# -- cursors and budgets -----------------------------------------------------------------
+@pytest.mark.parametrize("mode", [[], ["--fts-only"], ["--vec-only"]])
+def test_cursor_pages_through_everything_without_gaps_or_duplicates(srch: Any,
+                                                                   mode: list[str]) -> None:
+    first = ok(srch("billing deploy", "--top", "3", "--trace", *mode))
+    expected = [i["chunk_id"] for i in first["trace"]["rrf_inputs"]]
+    assert len(expected) == first["total_matches"] > 3
+    seen = [r["chunk_id"] for r in first["results"]]
+    cursor = first["next_cursor"]
+    pages = 1
+    while cursor:
+        page = ok(srch("billing deploy", "--top", "3", "--trace", *mode, "--cursor", cursor))
+        assert page["offset"] == len(seen)
+        seen += [r["chunk_id"] for r in page["results"]]
+        cursor = page["next_cursor"]
+        pages += 1
+    assert seen == expected
+    assert len(set(seen)) == len(seen)
+    assert pages == -(-len(expected) // 3)
+
+
+def test_cursor_of_another_query_or_garbage_is_e100(srch: Any) -> None:
+    cursor = ok(srch("billing", "--top", "2"))["next_cursor"]
+    other = srch("deploy", "--top", "2", "--cursor", cursor)
+    assert other.code == 1 and "E100" in other.err
+    garbage = srch("billing", "--top", "2", "--cursor", "not-a-cursor")
+    assert garbage.code == 1 and "E100" in garbage.err
+
+
+def test_max_tokens_truncates_and_the_cursor_continues(srch: Any) -> None:
+    full = ok(srch("billing deploy", "--top", "5"))
+    small = ok(srch("billing deploy", "--top", "5", "--max-tokens", "120"))
+    assert small["truncated"] is True
+    assert 1 <= small["returned"] < 5
+    assert small["results"][0]["chunk_id"] == full["results"][0]["chunk_id"]
+    after = ok(srch("billing deploy", "--top", "5", "--max-tokens", "120",
+                    "--cursor", small["next_cursor"]))
+    assert after["offset"] == small["returned"]
+    assert after["results"][0]["chunk_id"] == full["results"][small["returned"]]["chunk_id"]
+    assert ok(srch("billing deploy", "--top", "5", "--max-tokens", "100000"))["truncated"] \
+        is False
+
+
+# -- bad input ---------------------------------------------------------------------------
+@pytest.mark.parametrize("query", ["", "   ", "\t\n", "\x00", "\x1b\x00 "])
+def test_empty_query_is_e004(srch: Any, query: str) -> None:
+    result = srch(query, "--json")
+    assert result.code == 1
+    assert result.json()["error"]["code"] == "E004"
+
+
+@pytest.mark.parametrize("args", [[], ["q", "--bogus"], ["q", "--top", "0"], ["q", "--top"],
+                                  ["q", "--fts-only", "--vec-only"], ["q", "--rrf-k", "-1"],
+                                  ["q", "--max-tokens", "0"], ["q", "--threshold", "x"]])
+def test_usage_errors_are_e100(srch: Any, args: list[str]) -> None:
+    result = srch(*args, "--json")
+    assert result.code == 1
+    assert result.json()["error"]["code"] == "E100"
+    assert "Traceback" not in result.err
+
+
+ADVERSARIAL = ['"', '""', "'", "(", ")", "*", "-", "-x", "NEAR", "a NEAR b", "AND", "OR NOT",
+               "x:y", "title:deploy", "^", "{a}", "[b]", "NEAR(a b, 2)", "deploy*", '"un closed',
+               "a AND OR b", "ü日本語 ✓", "a\x00b", "\x07bell", "\u00a0", "🙂" * 50, "x" * 5000,
+               "deploy " * 400, "-deploy +rollback", "column:text", "%", "_", "\\"]
+
+
+@pytest.mark.parametrize("query", ADVERSARIAL)
+def test_adversarial_queries_never_break_fts(corpus: Any, run_cli: Any, query: str) -> None:
+    # `--` so that a query starting with "-" is the argument, as a shell user would write it
+    result = run_cli("search", "--fts-only", "--kb", str(corpus[0]), "--", query)
+    assert result.code == 0, result.err
+    validate(result.json())
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(min_size=1, max_size=200))
+def test_any_text_is_a_valid_query(corpus: Any, text: str) -> None:
+    repo, _ = corpus
+    kb = KB.open(repo)
+    try:
+        response = search(kb, SearchRequest(query=text, log=False), warm=_WARM)
+    except EmptyQuery:
+        printable = "".join(c for c in text if ord(c) >= 0x20 and ord(c) != 0x7F)
+        assert not printable.strip(" ")
+        return
+    validate(response)
+
+
+_WARM: dict[Any, Any] = {}
+
+
+# -- kb.search on the registry and transports --------------------------------------------
+def test_kb_search_hits_and_envelope(corpus: Any) -> None:
+    repo, _ = corpus
+    ctx = CallContext(kb_path=str(repo))
+    hits = ops.invoke(ctx, "kb.search", {"query": "deploy", "limit": 3, "kinds": ["claims"]})
+    assert isinstance(hits, list) and len(hits) == 3
+    for hit in hits:
+        assert {"kind", "id", "snippet", "score", "backend"} <= set(hit)
+        assert hit["kind"] == "claim"
+    envelope = ops.invoke(ctx, "kb.search", {"query": "deploy", "limit": 3, "envelope": True,
+                                            "mode": "fts", "trace": True})
+    validate(envelope)
+    assert envelope["results"][0]["backend"] == "fts5" and "trace" in envelope
+    with pytest.raises(EmptyQuery):
+        ops.invoke(ctx, "kb.search", {"query": " "})
+
+
+def test_every_search_is_logged_and_stats_reads_the_log(tmp_path: Path, run_cli: Any) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    build(repo)
+    kb = KB.open(repo)
+    assert run_cli("search", "deploy", "--kb", str(repo)).code == 0
+    assert run_cli("search", "deploy", "--kb", str(repo), "--fts-only").code == 0
+    assert run_cli("search", "zzqxv", "--kb", str(repo), "--fts-only").code == 0
+    assert run_cli("search", "  ", "--kb", str(repo)).code == 1
+    ops.invoke(CallContext(kb_path=str(repo), transport="jsonl"), "kb.search",
+               {"query": "zzqxv", "mode": "fts"})
+    entries = list(search_log.read(kb.dir))
+    assert [e["query"] for e in entries] == ["deploy", "deploy", "zzqxv", "  ", "zzqxv"]
+    assert [e["mode"] for e in entries] == ["hybrid", "fts", "fts", "hybrid", "fts"]
+    assert entries[3]["error"].startswith("E004") and entries[0]["error"] is None
+    assert entries[2]["result_count"] == 0 and entries[0]["result_count"] == 10
+    assert entries[4]["transport"] == "jsonl"
+    assert all(isinstance(e["duration_ms"], float) and e["at"].endswith("Z") for e in entries)
+    assert "searches.log.jsonl" in (kb.dir / ".gitignore").read_text()
+    assert git(repo, "status", "--porcelain") == ""  # gitignored: nothing to commit
+    stats = run_cli("stats", "--kb", str(repo), "--json").json()
+    counts = [e["result_count"] for e in entries[:2]]
+    assert stats["top_queries"][0] == {"query": "deploy", "count": 2,
+                                       "avg_results": sum(counts) / 2}
+    assert stats["zero_result_queries"] == [{"query": "zzqxv", "count": 2}]
+    human = run_cli("stats", "--kb", str(repo))
+    assert "Found nothing" in human.out and "zzqxv" in human.out
+
+
+def test_stale_cursor_after_the_knowledge_changed(tmp_path: Path, run_cli: Any) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    made = build(repo)
+    first = run_cli("search", "deploy", "--kb", str(repo), "--top", "2").json()
+    kb = KB.open(repo)
+    write_object(kb, "claim", KINDS["claim"].new(text="Deploys need two reviewers now.",
+                                                 evidence=[made["sources"][0]]))
+    again = run_cli("search", "deploy", "--kb", str(repo), "--top", "2", "--cursor",
+                    first["next_cursor"], "--json")
+    assert again.code == 1
+    assert again.json()["error"]["code"] == "stale_cursor"
+    fresh = run_cli("search", "deploy", "--kb", str(repo), "--top", "2").json()
+    assert fresh["corpus_revision"] != first["corpus_revision"]
+
+
+def test_include_pending(tmp_path: Path, run_cli: Any) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    made = build(repo)
+    ctx = CallContext(kb_path=str(repo), actor_override="agent")
+    proposed = ops.invoke(ctx, "kb.propose_claim", {
+        "text": "Quarterly invoices are generated by a cron job at midnight.",
+        "evidence": [made["sources"][0]], "tags": ["billing"]})
+    query = ["search", "quarterly invoices cron", "--kb", str(repo), "--top", "50"]
+    without = run_cli(*query).json()
+    assert proposed["claim_id"] not in {r["id"] for r in without["results"]}
+    for mode in ([], ["--fts-only"], ["--vec-only"]):
+        data = run_cli(*query, "--include-pending", *mode).json()
+        validate(data)
+        hit = next(r for r in data["results"] if r["id"] == proposed["claim_id"])
+        assert hit["pending"] is True and hit["proposal_id"] == proposed["proposal_id"]
+        assert hit["chunk_id"] < 0
+    human = run_cli(*query, "--include-pending", "--format", "human")
+    assert f"(pending {proposed['proposal_id']})" in human.out
+    tagged = run_cli(*query, "--include-pending", "--tags", "ops").json()
+    assert proposed["claim_id"] not in {r["id"] for r in tagged["results"]}
+
+
+def test_a_warm_process_sees_every_write_at_once(tmp_path: Path) -> None:
+    """A server keeps the index open and skips the git freshness check while nothing
+    changed; a commit (or anything that moves HEAD, the index or the audit log) is seen
+    by the very next search, and a hand edit once `search.freshness_seconds` passed."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    made = build(repo)
+    kb = KB.open(repo)
+    warm: dict[Any, Any] = {}
+
+    def ids(query: str) -> set[str]:
+        request = SearchRequest(query=query, mode="fts", top=50, log=False)
+        return {r["id"] for r in search(kb, request, warm=warm)["results"]}
+
+    assert not ids("zebra")
+    claim = KINDS["claim"].new(text="A zebra crossing sits outside the office.",
+                               evidence=[made["sources"][0]])
+    write_object(kb, "claim", claim)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "zebra")
+    assert claim["id"] in ids("zebra")  # committed: HEAD moved, seen at once
+
+    other = KINDS["claim"].new(text="A quagga is an extinct zebra.", evidence=[made["sources"][0]])
+    write_object(kb, "claim", other)  # uncommitted hand edit: HEAD, index, audit unchanged
+    key = next(k for k in warm if k[0] == "search-index")
+    warm[key].checked = (warm[key].checked[0] - 60, warm[key].checked[1])  # time passes
+    assert other["id"] in ids("quagga")

@@ -1,0 +1,44 @@
+"""SKILL.md documents only what exists: every method, tool and command it names is real."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from vouch import ops
+from vouch.cli import _load_commands, cli
+
+SKILL = Path(__file__).parent.parent / "SKILL.md"
+
+
+def test_skill_file_has_frontmatter_and_the_required_sections() -> None:
+    text = SKILL.read_text(encoding="utf-8")
+    assert text.startswith("---\nname: vouch\ndescription:")
+    for heading in ("## When to use it", "## Output formats", "## How to cite",
+                    "## Low-confidence and stale results", "## Etiquette"):
+        assert heading in text
+    assert "Never approve your own proposal" in text
+
+
+def test_every_method_and_tool_named_in_skill_md_is_registered() -> None:
+    text = SKILL.read_text(encoding="utf-8")
+    named = set(re.findall(r"\bkb\.([a-z_]+[a-z])", text))
+    named |= set(re.findall(r"\bkb_([a-z_]+[a-z])", text))
+    missing = sorted(f"kb.{n}" for n in named if f"kb.{n}" not in ops.REGISTRY)
+    assert not missing, f"SKILL.md names methods that do not exist: {missing}"
+
+
+def test_every_command_named_in_skill_md_exists() -> None:
+    _load_commands()
+    text = SKILL.read_text(encoding="utf-8")
+    missing = []
+    for words in re.findall(r"`vouch ((?:[a-z][a-z-]*)(?: [a-z][a-z-]*)?)", text):
+        first, _, second = words.partition(" ")
+        command = cli.commands.get(first)
+        if command is None:
+            missing.append(first)
+        elif isinstance(command, click.Group) and second and second not in command.commands:
+            missing.append(words)
+    assert not missing, f"SKILL.md names commands that do not exist: {sorted(set(missing))}"

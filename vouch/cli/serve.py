@@ -1,0 +1,45 @@
+"""`vouch serve`: run an agent transport (JSONL or MCP) over stdin/stdout."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import click
+
+from vouch.cli import cli
+from vouch.servers import server_context
+
+
+@cli.command("serve")
+@click.option("--transport", type=click.Choice(["jsonl", "mcp"]), default="jsonl",
+              show_default=True, help="jsonl: one JSON request per line; mcp: Model Context "
+              "Protocol over stdio.")
+@click.option("--kb", "kb_path", metavar="PATH", envvar="VOUCH_KB",
+              help="Knowledge base (a repo or its .vouch/); default: walk up from here.")
+@click.option("--trusted-host", is_flag=True,
+              help="The host enforces identity: honour kb.approve's `approver` parameter.")
+@click.option("--max-line-bytes", type=click.IntRange(min=1024), default=None, hidden=True,
+              help="JSONL: longest request line accepted.")
+@click.option("-v", "--verbose", is_flag=True, help="Log every refused request to stderr.")
+def serve_cmd(transport: str, kb_path: str | None, trusted_host: bool,
+              max_line_bytes: int | None, verbose: bool) -> None:
+    """Serve every kb.* method to an agent over stdin/stdout until EOF.
+
+    The actor is VOUCH_AGENT, else config `agent`, else (MCP) the client's name, else
+    git user.name — never a request parameter. Logs go to stderr.
+    """
+    debug = verbose or bool(os.environ.get("VOUCH_DEBUG"))
+    logging.basicConfig(level=logging.DEBUG if debug else logging.INFO,
+                        format="vouch serve: %(message)s")
+    for noisy in ("mcp", "httpx", "anyio"):  # SDK chatter stays out unless debugging
+        logging.getLogger(noisy).setLevel(logging.DEBUG if debug else logging.WARNING)
+    ctx = server_context(transport, kb_path=kb_path, trusted_host=trusted_host)
+    if transport == "mcp":
+        from vouch.servers import mcp
+
+        mcp.run_stdio(ctx)
+        return
+    from vouch.servers import jsonl
+
+    jsonl.run_stdio(ctx, max_line_bytes or jsonl.MAX_LINE_BYTES)

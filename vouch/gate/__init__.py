@@ -1,0 +1,10 @@
+"""The review gate is git: proposals are branches, approval merges, rejection closes.
+
+- `propose`  — validate and open `vouch/proposal/<id>` (one commit, plumbing only)
+- `pending`  — open proposals and one proposal with its diff
+- `decide`   — approve (merge commit) and reject (decision record, kept commit)
+- `landing`  — the write lock, the atomic ref transaction, the work-tree catch-up
+- `records`  — trailers, proposal lookup, decision files
+- `handlers` — the kb.* methods over all of the above
+"""
+

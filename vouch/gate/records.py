@@ -1,0 +1,171 @@
+"""What a proposal is on disk: a branch, a commit message with trailers, a decision file.
+
+A proposal is one commit on `refs/heads/vouch/proposal/<proposal-id>` whose message
+carries `Vouch-*` trailers. Everything the gate needs to know about a proposal is read
+back from those trailers, so a proposal fetched from another clone is as complete as a
+local one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from vouch import ids
+from vouch.errors import GateRefused, InvalidId, NotFound
+from vouch.kb import KB, PROPOSAL_PREFIX
+
+REJECTED_PREFIX = "refs/vouch/rejected/"
+REMOTE_PREFIX = "refs/remotes/"
+DECIDED_DIR = "decided"
+_TRAILER = re.compile(r"^(Vouch-[A-Za-z-]+): (.*)$")
+# for-each-ref fields read for every proposal (one call for any number of branches)
+REF_FIELDS = ("refname", "objectname", "creatordate:iso-strict", "contents")
+
+
+@dataclass(frozen=True)
+class Proposal:
+    id: str
+    ref: str
+    commit: str
+    kind: str
+    object_id: str
+    proposer: str
+    base: str  # refs/heads/<branch> the proposal was made from
+    base_commit: str
+    session_id: str | None
+    created_at: str
+    title: str
+    rationale: str
+    trailers: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def local(self) -> bool:
+        return self.ref.startswith(PROPOSAL_PREFIX)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "proposal_id": self.id, "kind": self.kind, "object_id": self.object_id,
+            "title": self.title, "proposer": self.proposer, "base": self.base,
+            "created_at": self.created_at, "rationale": self.rationale,
+            "session_id": self.session_id, "ref": self.ref, "commit": self.commit,
+        }
+
+
+def check_proposal_id(value: object) -> str:
+    if not isinstance(value, str) or not ids.is_proposal_id(value):
+        raise InvalidId(f"{value!r} is not a proposal id",
+                        hint="proposal ids look like 20260517-101500-1a2b3c4d (`vouch pending`)")
+    return value
+
+
+def decided_path(proposal_id: str) -> str:
+    """`decided/<hh>/<id>.yaml` relative to `.vouch/`, sharded like every object file."""
+    return f"{DECIDED_DIR}/{ids.shard(proposal_id)}/{proposal_id}.yaml"
+
+
+def message(subject: str, body: str, trailers: dict[str, str | None]) -> str:
+    lines = [subject, ""]
+    if body.strip():
+        lines += [body.strip(), ""]
+    lines += [f"{k}: {v}" for k, v in trailers.items() if v]
+    return "\n".join(lines) + "\n"
+
+
+def parse_message(text: str) -> tuple[str, str, dict[str, list[str]]]:
+    """(subject, body without trailers, trailers)."""
+    lines = text.strip("\n").split("\n")
+    subject = lines[0] if lines else ""
+    trailers: dict[str, list[str]] = {}
+    body: list[str] = []
+    for line in lines[1:]:
+        m = _TRAILER.match(line)
+        if m:
+            trailers.setdefault(m.group(1), []).append(m.group(2).strip())
+        else:
+            body.append(line)
+    return subject, "\n".join(body).strip("\n"), trailers
+
+
+def from_record(row: list[str]) -> Proposal | None:
+    """A Proposal from one for-each-ref row; None for branches that are not proposals."""
+    if len(row) < 4:
+        return None
+    ref, commit, created, contents = row[0], row[1], row[2], row[3]
+    subject, body, trailers = parse_message(contents)
+
+    def one(key: str) -> str:
+        return (trailers.get(key) or [""])[0]
+
+    pid = one("Vouch-Proposal")
+    if not ids.is_proposal_id(pid) or not ref.endswith("/" + pid):
+        return None
+    prefix = f"vouch: propose {one('Vouch-Kind')}: "
+    title = subject[len(prefix):] if subject.startswith(prefix) else subject
+    return Proposal(
+        id=pid, ref=ref, commit=commit, kind=one("Vouch-Kind"), object_id=one("Vouch-Object"),
+        proposer=one("Vouch-Proposer"), base=one("Vouch-Base"),
+        base_commit=one("Vouch-Base-Commit"), session_id=one("Vouch-Session") or None,
+        created_at=created, title=title, rationale=body, trailers=trailers,
+    )
+
+
+def read_proposals(kb: KB, patterns: list[str]) -> list[Proposal]:
+    """Proposals on the refs matching `patterns`, in one for-each-ref call."""
+    rows = kb.repo.ref_records(patterns, REF_FIELDS)
+    return [p for p in (from_record(r) for r in rows) if p is not None]
+
+
+def decision_of(kb: KB, proposal_id: str, commit: str | None) -> dict[str, Any] | None:
+    """The decision record for a proposal in `commit`'s tree, or None."""
+    from vouch import yamlio
+
+    if commit is None:
+        return None
+    blob = kb.repo.blob_at(commit, kb.rel(decided_path(proposal_id)))
+    if blob is None:
+        return None
+    return yamlio.load_yaml(kb.repo.read_blob(blob).decode(), where=decided_path(proposal_id))
+
+
+def refuse_decided(proposal_id: str, decision: dict[str, Any] | None) -> GateRefused:
+    verb = (decision or {}).get("decision") or "rejected"
+    who = (decision or {}).get("decided_by")
+    return GateRefused(
+        f"proposal {proposal_id} was already {verb}" + (f" by {who}" if who else ""),
+        hint="a decided proposal is never re-opened; propose again to change it",
+    )
+
+
+def find(kb: KB, proposal_id: str) -> Proposal:
+    """The open proposal: its local branch, else a remote-tracking one (review on a host).
+
+    A proposal that no branch holds any more is either decided (GateRefused, saying how)
+    or unknown (NotFound).
+    """
+    check_proposal_id(proposal_id)
+    found = read_proposals(kb, [
+        PROPOSAL_PREFIX + proposal_id,
+        f"{REMOTE_PREFIX}*/vouch/proposal/{proposal_id}",
+    ])
+    found.sort(key=lambda p: not p.local)  # the local branch wins over origin's copy
+    if found:
+        return found[0]
+    if kb.repo.resolve(REJECTED_PREFIX + proposal_id):
+        raise refuse_decided(proposal_id, None)
+    decision = decision_of(kb, proposal_id, kb.repo.resolve("HEAD"))
+    if decision:
+        raise refuse_decided(proposal_id, decision)
+    raise NotFound(f"no open proposal {proposal_id}",
+                   hint="`vouch pending` lists open proposals; `git fetch` brings remote ones")
+
+
+def segment_seq(kb: KB, commit: str, log: bytes) -> int:
+    """The sequence number a closed audit segment would get on top of `commit`."""
+    from vouch import audit
+
+    if len(log) < audit.SEGMENT_BYTES:
+        return 1  # nothing will be closed
+    tree = kb.repo.blob_at(commit, kb.rel(audit.SEGMENT_DIR))
+    return audit.next_seq(row[3] for row in kb.repo.ls_tree(tree)) if tree else 1

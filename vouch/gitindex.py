@@ -1,0 +1,390 @@
+"""The user's git index, read and patched in place for a handful of paths.
+
+Why not `git update-index` / `git status -- paths`: each reads (and update-index also
+rewrites) the whole index, ~20 MB and 100+ ms at 100k files, on every approval. The gate
+only ever touches a few `.vouch/` paths, so this module finds those entries with
+anchored byte searches (no walk over all entries), splices the new ones in, invalidates
+the cache-tree on their directories and writes the file back under `index.lock` with a
+fresh checksum: about a memory copy plus one sha1 of the file.
+
+Only plain indexes are patched: versions 2 and 3, no split index, no sparse index, and
+no flags on the touched entries. Anything else returns None / False, and the caller
+falls back to git itself, which is always correct, just slower.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mmap
+import os
+import re
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+_KNOWN_EXT = {b"TREE", b"REUC", b"UNTR", b"EOIE", b"IEOT", b"FSMN", b"link", b"sdir"}
+_EXT_SIG = re.compile(b"|".join(sorted(_KNOWN_EXT)))
+_DROPPABLE = {b"UNTR", b"EOIE", b"IEOT", b"FSMN"}  # optional caches git rebuilds itself
+_UNSUPPORTED = {b"link", b"sdir"}  # split / sparse index: leave those to git
+_FLAG_EXTENDED = 0x4000
+_FLAG_STAGE = 0x3000
+_NAME_MASK = 0x0FFF
+_MODE_FILE = 0o100644
+
+
+class Unsupported(Exception):
+    """This index needs git itself."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    start: int
+    end: int
+    path: bytes
+    sha: str
+    flags: int
+    ctime: tuple[int, int]
+    mtime: tuple[int, int]
+    ino: int
+    size: int
+
+
+def _entry_at(data: bytes | mmap.mmap, start: int, version: int) -> Entry:
+    flags = struct.unpack_from(">H", data, start + 60)[0]
+    head = 62
+    if flags & _FLAG_EXTENDED:
+        if version < 3:
+            raise Unsupported("extended flags in a version 2 index")
+        head = 64
+    name_start = start + head
+    nul = data.find(b"\0", name_start)
+    if nul < 0:
+        raise Unsupported("not an entry")
+    namelen = flags & _NAME_MASK
+    if namelen != _NAME_MASK and namelen != nul - name_start:
+        raise Unsupported("not an entry")
+    size = (head + (nul - name_start) + 8) & ~7
+    ctime = struct.unpack_from(">II", data, start)
+    mtime = struct.unpack_from(">II", data, start + 8)
+    ino = struct.unpack_from(">I", data, start + 20)[0]
+    fsize = struct.unpack_from(">I", data, start + 36)[0]
+    return Entry(start, start + size, data[name_start:nul], data[start + 40 : start + 60].hex(),
+                 flags, (ctime[0], ctime[1]), (mtime[0], mtime[1]), ino, fsize)
+
+
+class Index:
+    """One snapshot of an index file, with the entry region located."""
+
+    def __init__(self, path: Path):
+        # The trailing checksum is not verified, as git itself does not on ordinary reads
+        # (only fsck does): hashing 20 MB would cost more than the whole patch.
+        self.path = path
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if st.st_size < 32:
+                raise Unsupported("not an index file")
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        self.stat_key = stat_key(st)
+        self._found: dict[str, tuple[int, Entry | None]] = {}
+        if data[:4] != b"DIRC":
+            raise Unsupported("not an index file")
+        self.version, self.count = struct.unpack_from(">II", data, 4)
+        if self.version not in (2, 3):
+            raise Unsupported(f"index version {self.version}")
+        self.data = data
+        self._cursor = 12  # searches for path-sorted lookups start here
+        self.entries_end, self.extensions = self._extensions()
+
+    def _extensions(self) -> tuple[int, list[tuple[bytes, bytes]]]:
+        """Where entries end, and the extensions after them, verified as a chain.
+
+        Extensions sit at the end of the file, so the last few occurrences of each known
+        signature are the candidates; the smallest one whose chain of (signature, size)
+        records ends exactly at the checksum, and right after a well-formed entry, wins.
+        """
+        data, tail = self.data, len(self.data) - 20
+        window = 1 << 16
+        while True:
+            low = max(12, tail - window)
+            candidates = {tail, *(m.start() for m in _EXT_SIG.finditer(data, low, tail))}
+            for start in sorted(candidates):
+                if (start - 12) % 8:
+                    continue
+                chain = self._chain(start, tail)
+                if chain is not None and ((start == 12 and not self.count)
+                                          or self._ends_an_entry(start)):
+                    return start, chain
+            if low == 12:
+                raise Unsupported("cannot find the end of the entries")
+            window *= 16
+
+    def _ends_an_entry(self, end: int) -> bool:
+        """Whether a well-formed entry ends exactly at `end` (NUL padding after a path)."""
+        data = self.data
+        if data[end - 1] != 0:
+            return False
+        path_end = end - 1
+        while path_end > 12 and data[path_end - 1] == 0 and end - path_end < 8:
+            path_end -= 1
+        for namelen in range(1, min(_NAME_MASK, path_end - 12 - 62) + 1):
+            name_start = path_end - namelen
+            for head in (62, 64):
+                start = name_start - head
+                if start < 12 or (start - 12) % 8:
+                    continue
+                flags = struct.unpack_from(">H", data, start + 60)[0]
+                if flags & _NAME_MASK == namelen and (head == 64) == bool(
+                        flags & _FLAG_EXTENDED) and (head + namelen + 8) & ~7 == end - start:
+                    return True
+        return False
+
+    def _chain(self, start: int, tail: int) -> list[tuple[bytes, bytes]] | None:
+        exts = []
+        pos = start
+        while pos < tail:
+            if pos + 8 > tail:
+                return None
+            sig = self.data[pos : pos + 4]
+            size = struct.unpack_from(">I", self.data, pos + 4)[0]
+            if sig not in _KNOWN_EXT and not (b"A"[0] <= sig[0] <= b"Z"[0]):
+                return None
+            exts.append((sig, self.data[pos + 8 : pos + 8 + size]))
+            pos += 8 + size
+        if pos != tail:
+            return None
+        if any(sig in _UNSUPPORTED for sig, _ in exts):
+            raise Unsupported("split or sparse index")
+        return exts
+
+    # -- finding entries ----------------------------------------------------------------
+    def _anchor(self, prefix: bytes) -> Entry | None:
+        """The first entry whose path starts with `prefix` (entries are path-sorted)."""
+        pos = self.data.find(prefix, self._cursor, self.entries_end)
+        while pos != -1:
+            for head in (62, 64):
+                start = pos - head
+                if start >= 12 and (start - 12) % 8 == 0:
+                    try:
+                        entry = _entry_at(self.data, start, self.version)
+                    except (Unsupported, ValueError, struct.error):
+                        continue
+                    if entry.path.startswith(prefix) and entry.end <= self.entries_end:
+                        return entry
+            pos = self.data.find(prefix, pos + 1, self.entries_end)
+        return None
+
+    def locate(self, path: str, max_walk: int = 4096) -> tuple[int, Entry | None]:
+        """(offset, entry): the entry for `path`, or where a new one would be inserted.
+
+        Look-ups in path order reuse the previous position (`_cursor`), so finding all the
+        paths of one gate commit costs about one scan of the file at most.
+        """
+        want = path.encode()
+        parts = want.split(b"/")
+        for depth in range(len(parts) - 1, -1, -1):
+            prefix = b"/".join(parts[:depth]) + b"/" if depth else b""
+            if prefix:
+                anchor = self._anchor(prefix)
+            else:
+                anchor = _entry_at(self.data, 12, self.version) if self.count else None
+            if anchor is None:
+                if not prefix:
+                    return 12, None  # an empty index
+                continue
+            if anchor.path > want:
+                return anchor.start, None  # before the first entry of the directory
+            entry = anchor
+            for _ in range(max_walk):
+                if entry.path == want:
+                    return entry.start, entry
+                if entry.path > want:
+                    return entry.start, None
+                if entry.end >= self.entries_end:
+                    return self.entries_end, None
+                entry = _entry_at(self.data, entry.end, self.version)
+            raise Unsupported("too many entries to walk")
+        return self.entries_end, None
+
+    def lookup(self, paths: Iterable[str]) -> dict[str, tuple[int, Entry | None]]:
+        """`locate` for several paths, in path order (each search starts at the last)."""
+        found = {}
+        for path in sorted(paths, key=lambda p: p.encode()):
+            if path not in self._found:
+                self._found[path] = self.locate(path)
+            found[path] = self._found[path]
+            self._cursor = max(self._cursor, found[path][0])
+        self._cursor = 12
+        return found
+
+    def entries(self, paths: Iterable[str]) -> dict[str, Entry | None]:
+        """The stage-0 entry of each path (None when untracked)."""
+        out = {}
+        for path, (_, found) in self.lookup(paths).items():
+            if found is not None and found.flags & (_FLAG_STAGE | _FLAG_EXTENDED):
+                raise Unsupported(f"{path} is conflicted or flagged in the index")
+            out[path] = found
+        return out
+
+    # -- writing -----------------------------------------------------------------------------
+    def patched(self, entries: dict[str, tuple[str, os.stat_result] | None]) -> bytearray:
+        """New index bytes with these paths set to (blob, work-tree stat) or removed."""
+        spans: list[tuple[int, int, bytes, bytes]] = []  # (start, end, path, replacement)
+        delta = 0
+        for path, (offset, found) in self.lookup(entries).items():
+            if found is not None and found.flags & (_FLAG_STAGE | _FLAG_EXTENDED):
+                raise Unsupported(f"{path} is conflicted or flagged in the index")
+            value = entries[path]
+            if found is None and value is None:
+                continue
+            new = b"" if value is None else _pack_entry(path.encode(), *value)
+            spans.append((offset, found.end if found is not None else offset, path.encode(),
+                          new))
+            delta += (1 if value is not None else 0) - (1 if found is not None else 0)
+        spans.sort(key=lambda span: (span[0], span[2]))  # same offset: path order
+        view = memoryview(self.data)  # slices without copies
+        out = bytearray(self.data[:4])
+        out += struct.pack(">II", self.version, self.count + delta)
+        pos = 12
+        for start, end, _path, new in spans:
+            if start < pos:
+                raise Unsupported("overlapping index edits")
+            out += view[pos:start]
+            out += new
+            pos = end
+        out += view[pos : self.entries_end]
+        view.release()
+        for sig, body in self.extensions:
+            if sig in _DROPPABLE:
+                continue
+            if sig == b"TREE":
+                body = _invalidate_tree(body, entries)
+            out += sig + struct.pack(">I", len(body)) + body
+        out += hashlib.sha1(out).digest()
+        return out
+
+
+def _pack_entry(path: bytes, sha: str, st: os.stat_result) -> bytes:
+    head = struct.pack(
+        ">IIIIIIIIII", int(st.st_ctime) & 0xFFFFFFFF, st.st_ctime_ns % 1_000_000_000,
+        int(st.st_mtime) & 0xFFFFFFFF, st.st_mtime_ns % 1_000_000_000,
+        st.st_dev & 0xFFFFFFFF, st.st_ino & 0xFFFFFFFF, _MODE_FILE, st.st_uid & 0xFFFFFFFF,
+        st.st_gid & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF,
+    )
+    flags = min(len(path), _NAME_MASK)
+    body = head + bytes.fromhex(sha) + struct.pack(">H", flags) + path
+    return body + b"\0" * (8 - (len(body) % 8))
+
+
+def _invalidate_tree(body: bytes, paths: Iterable[str]) -> bytes:
+    """The cache-tree with every directory above a changed path marked invalid.
+
+    Nodes are stored depth-first; parsing stops as soon as every such directory has been
+    rewritten or shown absent (its parent's children are all read), and the rest of the
+    extension is copied unchanged — so `sources/` (one directory per source) is usually
+    never parsed.
+    """
+    wanted = {""}
+    for path in paths:
+        parts = path.split("/")[:-1]
+        wanted.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    remaining = set(wanted)
+    out = bytearray()
+    pos = 0
+    stack: list[tuple[str, int]] = []  # (directory, children still to read)
+    while pos < len(body) and remaining:
+        nul = body.index(b"\0", pos)
+        name = body[pos:nul].decode("utf-8", "surrogateescape")
+        line_end = body.index(b"\n", nul)
+        count_s, subtrees_s = body[nul + 1 : line_end].split(b" ")
+        subtrees = int(subtrees_s)
+        pos = line_end + 1
+        parent = stack[-1][0] if stack else None
+        full = name if parent in (None, "") else f"{parent}/{name}"
+        if parent is not None:
+            # siblings are stored by (length, name): a wanted sibling that sorts before
+            # this one and has not appeared does not exist
+            key = _tree_key(name)
+            for gone in [d for d in remaining
+                         if d and _parent(d) == parent and _tree_key(_base(d)) < key]:
+                _drop(remaining, gone)
+        sha = b""
+        if int(count_s) >= 0:
+            sha = body[pos : pos + 20]
+            pos += 20
+        if full in wanted:
+            remaining.discard(full)
+            out += name.encode("utf-8", "surrogateescape") + b"\0-1 " + subtrees_s + b"\n"
+        else:
+            out += name.encode("utf-8", "surrogateescape") + b"\0" + count_s + b" "
+            out += subtrees_s + b"\n" + sha
+        if stack:
+            stack[-1] = (stack[-1][0], stack[-1][1] - 1)
+        stack.append((full, subtrees))
+        while stack and stack[-1][1] == 0:  # a directory whose children are all read
+            done = stack.pop()[0]
+            for gone in [d for d in remaining if d and _parent(d) == done]:
+                _drop(remaining, gone)
+    out += body[pos:]
+    return bytes(out)
+
+
+def _drop(remaining: set[str], directory: str) -> None:
+    """`directory` is not in the cache-tree, so neither is anything below it."""
+    remaining.difference_update({d for d in remaining
+                                 if d == directory or d.startswith(directory + "/")})
+
+
+def _tree_key(name: str) -> tuple[int, bytes]:
+    raw = name.encode("utf-8", "surrogateescape")
+    return len(raw), raw
+
+
+def _base(directory: str) -> str:
+    return directory.rsplit("/", 1)[-1]
+
+
+def _parent(directory: str) -> str:
+    return directory.rsplit("/", 1)[0] if "/" in directory else ""
+
+
+def read(path: Path) -> Index | None:
+    try:
+        return Index(path)
+    except (Unsupported, FileNotFoundError, ValueError, struct.error):
+        return None
+
+
+def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def update(path: Path, entries: dict[str, tuple[str, os.stat_result] | None],
+           snapshot: Index | None = None) -> bool:
+    """Patch the index under git's `index.lock`, so no git command runs in between.
+
+    `snapshot` (from an earlier `read`) is reused when the file has not changed since,
+    sparing a second parse. False (nothing written) when the index needs git itself or
+    git holds the lock.
+    """
+    lock = path.with_name(path.name + ".lock")
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            try:
+                current = snapshot
+                if current is None or current.stat_key != stat_key(os.stat(path)):
+                    current = Index(path)
+                data = current.patched(entries)
+            except (Unsupported, FileNotFoundError, ValueError, struct.error):
+                lock.unlink(missing_ok=True)
+                return False
+            fh.write(data)
+        os.replace(lock, path)
+    except BaseException:
+        lock.unlink(missing_ok=True)
+        raise
+    return True

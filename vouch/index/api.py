@@ -1,0 +1,411 @@
+"""The index as callers see it: open (refreshing or rebuilding as needed) and query.
+
+    index = Index.open(kb)                        # fresh, or E002 / E003
+    hits = index.lexical("install git", k=10, filters=Filters.of(kinds=["claim"]))
+    hits = index.vector(index.embed_query("set up version control"), k=30)
+    info = index.chunks([h.chunk_id for h in hits])   # id -> ChunkInfo
+
+Opening follows spec/search-index-lifecycle.md with DESIGN §5's self-healing: a
+missing or corrupt index is rebuilt; another knowledge base's index at this path is
+E003; a stale one is refreshed incrementally (or rebuilt when the configuration it was
+built under changed) unless `index.auto_refresh: false`, which makes it E002.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from vouch import embed
+from vouch.errors import EmbeddingDisabled, IndexCollision, IndexUnusable, LockTimeout
+from vouch.index import build, freshness, store, vectors
+from vouch.index.filters import Filters
+from vouch.index.lexical import LexicalHit, backend
+from vouch.index.settings import Settings
+from vouch.kb import KB
+
+if TYPE_CHECKING:
+    import numpy as np
+
+F = TypeVar("F", bound=Callable[..., Any])
+# Above this many changed documents (and half the index) a rebuild is cheaper.
+_REFRESH_LIMIT = 2000
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    chunk_id: int
+    score: float  # cosine similarity
+
+
+@dataclass(frozen=True)
+class ChunkInfo:
+    chunk_id: int
+    kind: str
+    id: str  # the object (document) id
+    title: str
+    path: str  # repository-relative path of the object's file
+    type: str
+    status: str
+    format: str  # note | markdown | text | code | pdf | binary
+    section: str
+    page: int | None
+    chunk_index: int
+    total_chunks: int
+    start_line: int | None
+    end_line: int | None
+    tags: list[str]
+    locator: str | None
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _guarded(method: F) -> F:
+    """A read that fails on a damaged index is E002 ("any read or parse failure ... is
+    corruption"), never a traceback; the next open rebuilds the index."""
+
+    @functools.wraps(method)
+    def wrapper(self: Index, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except (sqlite3.Error, OSError, store.Corrupt, vectors.VectorFilesBroken) as exc:
+            raise IndexUnusable(f"the search index could not be read: {exc}",
+                                hint="run the command again or `vouch index rebuild`") from exc
+
+    return cast(F, wrapper)
+
+
+class Index:
+    """An open, validated index. Not thread-safe for writes; share one per process."""
+
+    def __init__(self, kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Meta):
+        self.kb = kb
+        self.settings = settings
+        self.conn = conn
+        self.meta = meta
+        self.last_report: build.Report | None = None
+        self._matrix: tuple[Any, Any] | None = None
+        self._graph: Any = None
+        self._checked_at = float("-inf")
+
+    @property
+    def directory(self) -> Path:
+        return store.index_dir(self.kb.dir)
+
+    @property
+    def corpus_revision(self) -> str:
+        return self.meta["corpus_revision"]
+
+    # -- opening ---------------------------------------------------------------------------
+    @classmethod
+    def open(cls, kb: KB, *, ensure_fresh: bool = True,
+             progress: build.Progress | None = None) -> Index:
+        settings = Settings.of(kb)
+        try:
+            index = cls._validated(kb, settings)
+        except store.Corrupt as exc:
+            if not ensure_fresh:
+                raise IndexUnusable(f"the search index is unusable: {exc}",
+                                    hint="run `vouch index rebuild`") from exc
+            index = cls._rebuilt(kb, settings, progress)
+        if ensure_fresh:
+            index.ensure_fresh(progress)
+        return index
+
+    @classmethod
+    def _validated(cls, kb: KB, settings: Settings) -> Index:
+        directory = store.index_dir(kb.dir)
+        conn = store.connect(directory / store.DB_NAME)
+        try:
+            meta = store.read_meta(conn)
+            if meta["kb_path"] != settings.kb_path:
+                raise IndexCollision(
+                    f"the index at {directory} belongs to another knowledge base "
+                    f"({meta['kb_path']})",
+                    hint=f"delete {directory} (or run `vouch index rebuild --force`)")
+            store.quick_check(conn)
+            try:
+                build.indexed_state(meta)
+            except (ValueError, TypeError) as exc:
+                raise store.Corrupt(f"index_meta holds an unreadable git state: {exc}") from exc
+            try:
+                vectors.check_sizes(directory, meta.vector_rows, meta.dims, meta.hnsw_size)
+            except vectors.VectorFilesBroken as exc:
+                raise store.Corrupt(str(exc)) from exc
+            backend(meta["lexical"] if meta["lexical"] in ("fts5", "whoosh") else "fts5"
+                    ).check(directory)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(kb, settings, conn, meta)
+
+    @classmethod
+    def _rebuilt(cls, kb: KB, settings: Settings, progress: build.Progress | None,
+                 force: bool = False) -> Index:
+        directory = store.index_dir(kb.dir)
+        with build.index_lock(directory):
+            if not force:
+                try:  # another process may have rebuilt it while we waited
+                    return cls._validated(kb, settings)
+                except store.Corrupt:
+                    pass
+            report = build.rebuild(kb, settings, progress)  # swaps over whatever is there
+            index = cls._validated(kb, settings)
+            index.last_report = report
+            return index
+
+    def _reload(self) -> None:
+        self.conn.close()
+        fresh = Index._validated(self.kb, self.settings)
+        self.conn, self.meta = fresh.conn, fresh.meta
+        self._matrix = None
+        self._graph = None
+
+    def ensure_fresh(self, progress: build.Progress | None = None, *,
+                     max_age: float = 0.0) -> build.Report | None:
+        """Refresh (or rebuild) when the files or the configuration moved on.
+
+        Returns what was done, or None when the index was already fresh. The check costs
+        a few git calls (~30 ms at 10k objects, most of it git's stat of every tracked
+        file); a warm server answering many queries may pass `max_age` to skip checks
+        made less than that many seconds after the last one.
+        """
+        if max_age and time.monotonic() - self._checked_at < max_age:
+            return None
+        now = freshness.current(self.kb, build.indexed_state(self.meta))
+        reason = self.settings.mismatch(self.meta)
+        if reason is None and self.meta["source_hash"] == now.source_hash:
+            self._checked_at = time.monotonic()
+            self._keep_stamps(now)
+            return None
+        if not self.settings.auto_refresh:
+            why = reason or "knowledge files changed since it was built"
+            raise IndexUnusable(f"the search index is stale: {why}",
+                                hint="run `vouch index rebuild`, or set index.auto_refresh: true")
+        with build.index_lock(self.directory):
+            report = None
+            try:
+                self._reload()  # another process may have refreshed it while we waited
+                reason = self.settings.mismatch(self.meta)
+                if reason is None and self.meta["source_hash"] == now.source_hash:
+                    return None
+                if reason is None:
+                    report = self._refresh(now)
+            except store.Corrupt:
+                report = None
+            if report is None:
+                self.conn.close()
+                report = build.rebuild(self.kb, self.settings, progress)
+            self._reload()
+        self.last_report = report
+        self._checked_at = time.monotonic()
+        return report
+
+    def _keep_stamps(self, now: freshness.State) -> None:
+        """Record directory stamps that became trustworthy since the index was written, so
+        the next check skips those directories; skipped when another writer is busy."""
+        if now.stamps_json() == self.meta.values.get("stamps"):
+            return
+        try:
+            with build.index_lock(self.directory, timeout=0):
+                self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    if store.read_meta(self.conn)["source_hash"] == now.source_hash:
+                        store.write_meta(self.conn, {"stamps": now.stamps_json()})
+                    self.conn.execute("COMMIT")
+                except BaseException:
+                    self.conn.execute("ROLLBACK")
+                    raise
+            self.meta = store.read_meta(self.conn)
+        except (LockTimeout, sqlite3.Error):
+            pass
+
+    def _refresh(self, now: freshness.State) -> build.Report | None:
+        before = build.indexed_state(self.meta)
+        try:
+            changed = freshness.changed_paths(self.kb, before, now)
+        except freshness.HistoryGone:
+            return None
+        total = int(self.conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+        if len(changed) > _REFRESH_LIMIT and len(changed) > total // 2:
+            return None
+        try:
+            return build.refresh(self.kb, self.settings, self.conn, self.meta, now)
+        except (freshness.HistoryGone, sqlite3.Error, OSError, vectors.VectorFilesBroken):
+            return None  # the caller rebuilds: a damaged index is never an error here
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- lexical ---------------------------------------------------------------------------
+    @_guarded
+    def lexical(self, query: str, k: int = 10, filters: Filters | None = None,
+                match_any: bool = False) -> list[LexicalHit]:
+        """Best chunks for a bag-of-words query (all words by default), best first.
+
+        Raises EmptyQuery (E004) for a query with no words.
+        """
+        return backend(self.meta["lexical"]).query(
+            self.conn, self.directory, query, k, filters or Filters(), match_any)
+
+    # -- vectors ---------------------------------------------------------------------------
+    def _require_vectors(self) -> embed.Embedder:
+        if self.settings.model is None or self.meta.dims == 0:
+            raise EmbeddingDisabled(
+                "vector search is off: embedding.enabled is false in config.yaml",
+                hint="use lexical search, or set embedding.enabled: true")
+        return embed.embedder(self.settings.model)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._require_vectors().encode_query(text)
+
+    def _vectors(self) -> tuple[Any, Any]:
+        if self._matrix is None:
+            self._matrix = vectors.open_matrix(self.directory, self.meta.vector_rows,
+                                               self.meta.dims)
+        return self._matrix
+
+    @_guarded
+    def load_graph(self) -> bool:
+        """Load vectors.hnsw for repeated queries (a warm server). A file that fails its
+        checksum is rebuilt from the matrix. Returns whether a graph is in use."""
+        self._require_vectors()
+        if self._graph is None:
+            matrix, ids = self._vectors()
+            dirty = [int(r) for (r,) in self.conn.execute("SELECT vec_row FROM vec_dirty")]
+            try:
+                self._graph = vectors.load_graph(self.directory, self.meta.dims,
+                                                 self.meta["vector_sha256"], matrix, ids, dirty)
+            except vectors.VectorFilesBroken:
+                self._graph = self._regraph(matrix, ids)
+        return self._graph is not None
+
+    def _regraph(self, matrix: Any, ids: Any) -> Any:
+        import numpy as np
+
+        graph = vectors.new_graph(self.meta.dims, max(1, matrix.shape[0]))
+        live = np.nonzero(np.asarray(ids) >= 0)[0]
+        if live.size:
+            graph.add_items(np.asarray(matrix[live]), live)
+        with build.index_lock(self.directory):
+            tmp = self.directory / (vectors.HNSW + ".tmp")
+            graph.save_index(str(tmp))
+            tmp.replace(self.directory / vectors.HNSW)
+            path = self.directory / vectors.HNSW
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("DELETE FROM vec_dirty")
+            store.write_meta(self.conn, {"vector_sha256": vectors.sha256_file(path),
+                                         "hnsw_size": path.stat().st_size})
+            self.conn.execute("COMMIT")
+            self.meta = store.read_meta(self.conn)
+        graph.set_ef(vectors.HNSW_EF_SEARCH)
+        return graph
+
+    @_guarded
+    def vector(self, query_vector: np.ndarray, k: int = 10,
+               filters: Filters | None = None) -> list[VectorHit]:
+        """Top-k chunks by cosine similarity. Exact over the memory-mapped matrix, or
+        through hnswlib once `load_graph()` ran and no filter narrows the set."""
+        import numpy as np
+
+        self._require_vectors()
+        matrix, ids = self._vectors()
+        q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        if filters:
+            where, params = filters.sql("c")
+            rows = np.fromiter(
+                (r for (r,) in self.conn.execute(
+                    f"SELECT c.vec_row FROM chunks c WHERE c.vec_row IS NOT NULL AND {where}",
+                    params)), dtype=np.int64)
+            found = vectors.exact_top(matrix, ids, q, k, rows)
+        elif self._graph is not None:
+            found = (vectors.graph_top(self._graph, ids, q, k)
+                     or vectors.exact_top(matrix, ids, q, k))
+        else:
+            found = vectors.exact_top(matrix, ids, q, k)
+        return [VectorHit(cid, score) for cid, score in found]
+
+    # -- metadata --------------------------------------------------------------------------
+    @_guarded
+    def chunks(self, chunk_ids: Iterable[int]) -> dict[int, ChunkInfo]:
+        """Chunk metadata by id; ids no longer in the index are left out."""
+        wanted = list(dict.fromkeys(int(c) for c in chunk_ids))
+        out: dict[int, ChunkInfo] = {}
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self.conn.execute(
+                "SELECT c.id, c.kind, c.object_id, c.title, c.path, c.type, c.status, "
+                "c.format, c.section, c.page, c.chunk_index, c.total_chunks, c.start_line, "
+                "c.end_line, c.doc_key, d.locator, c.text FROM chunks c "
+                f"JOIN docs d ON d.doc_key = c.doc_key WHERE c.id IN ({marks})", part
+            ).fetchall()
+            keys = list({r[14] for r in rows})
+            tags: dict[str, list[str]] = {}
+            if keys:
+                kmarks = ",".join("?" * len(keys))
+                for key, tag in self.conn.execute(
+                        f"SELECT doc_key, tag FROM doc_tags WHERE doc_key IN ({kmarks}) "
+                        "ORDER BY tag", keys):
+                    tags.setdefault(key, []).append(tag)
+            for r in rows:
+                out[int(r[0])] = ChunkInfo(
+                    chunk_id=int(r[0]), kind=r[1], id=r[2], title=r[3], path=r[4], type=r[5],
+                    status=r[6], format=r[7], section=r[8], page=r[9], chunk_index=r[10],
+                    total_chunks=r[11], start_line=r[12], end_line=r[13],
+                    tags=tags.get(r[14], []), locator=r[15], text=r[16])
+        return out
+
+    @_guarded
+    def headings(self, object_id: str) -> list[dict[str, Any]]:
+        """Headings of a page or markdown source, in document order."""
+        rows = self.conn.execute(
+            "SELECT text, level, start_line, end_line, path FROM headings WHERE object_id = ? "
+            "ORDER BY start_line", (object_id,)).fetchall()
+        return [{"text": t, "level": lv, "start_line": s, "end_line": e, "path": p}
+                for t, lv, s, e, p in rows]
+
+    def find_section(self, object_id: str, heading: str) -> dict[str, Any] | None:
+        """The heading of `object_id` whose text matches `heading` (case-insensitive)."""
+        for h in self.headings(object_id):
+            if h["text"].casefold() == heading.strip().casefold():
+                return h
+        return None
+
+    @_guarded
+    def counts(self) -> dict[str, Any]:
+        by_kind = dict(self.conn.execute(
+            "SELECT kind, COUNT(*) FROM docs GROUP BY kind ORDER BY kind").fetchall())
+        chunks = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        vecs = self.conn.execute(
+            "SELECT COUNT(*) FROM chunks WHERE vec_row IS NOT NULL").fetchone()[0]
+        return {"documents": sum(by_kind.values()), "by_kind": by_kind, "chunks": chunks,
+                "vectors": vecs}
+
+
+def open_index(kb: KB, *, ensure_fresh: bool = True,
+               progress: build.Progress | None = None) -> Index:
+    return Index.open(kb, ensure_fresh=ensure_fresh, progress=progress)
+
+
+def rebuild_index(kb: KB, *, force: bool = False,
+                  progress: build.Progress | None = None) -> build.Report:
+    """`vouch index rebuild`: always a full build. E003 for another KB's index unless
+    `force`, which deletes it."""
+    settings = Settings.of(kb)
+    if not force:
+        with contextlib.suppress(store.Corrupt):
+            Index._validated(kb, settings).close()
+    index = Index._rebuilt(kb, settings, progress, force=True)
+    report = index.last_report
+    index.close()
+    assert report is not None
+    return report

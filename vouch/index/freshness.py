@@ -1,0 +1,183 @@
+"""The git identity of `.vouch/` content, and what changed between two identities.
+
+The index never asks who changed the files (an approval, a pull, a checkout of another
+branch, a hand edit): it records the identity it was built from — the tree id of
+`.vouch` in HEAD plus the blob ids of uncommitted changes — and compares. Git already
+knows which files differ between two trees without reading them, so a refresh after
+one approval costs one `diff-tree`, not a scan of 100k files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vouch.errors import GitFailure
+from vouch.git import EMPTY_TREE
+from vouch.kb import KB
+
+# A directory modified this recently may change again within its timestamp's
+# granularity without its mtime moving: its stamp is not trusted (git's "racy" rule).
+RACY_SECONDS = 2.0
+_SKIP_DIRS = frozenset(("index", "locks"))  # derived and local state, gitignored
+
+
+@dataclass(frozen=True)
+class State:
+    """`.vouch` content: HEAD's tree for it plus work-tree changes (path → blob, or None
+    when the file is deleted). Paths are relative to `.vouch/`.
+
+    `stamps` (directory → mtime_ns, 0 = not trusted) is not part of the identity: it lets
+    the next check skip looking for new untracked files in directories that did not
+    change, which is most of the cost of `git status` on a large knowledge base.
+    """
+
+    tree: str
+    dirty: dict[str, str | None] = field(default_factory=dict)
+    stamps: dict[str, int] = field(default_factory=dict, compare=False)
+
+    @property
+    def source_hash(self) -> str:
+        lines = [self.tree] + [f"{p} {b or '-'}" for p, b in sorted(self.dirty.items())]
+        return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+    def dirty_json(self) -> str:
+        return json.dumps(self.dirty, sort_keys=True, separators=(",", ":"))
+
+    def stamps_json(self) -> str:
+        return json.dumps(self.stamps, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_meta(cls, tree: str, dirty: str, stamps: str | None = None) -> State:
+        parsed = json.loads(dirty)
+        if not isinstance(parsed, dict):
+            raise ValueError("dirty must be a JSON object")
+        marks: dict[str, int] = {}
+        if stamps:
+            raw = json.loads(stamps)
+            if isinstance(raw, dict):
+                marks = {str(k): int(v) for k, v in raw.items()}
+        return cls(tree, {str(k): (str(v) if v else None) for k, v in parsed.items()}, marks)
+
+
+def _prefix(kb: KB) -> str:
+    return kb.dir.relative_to(kb.root).as_posix() + "/"
+
+
+def _stamps(vouch_dir: Path) -> dict[str, int]:
+    """mtime of `.vouch`, its top-level directories and their subdirectories (shards)."""
+    horizon = time.time_ns() - int(RACY_SECONDS * 1e9)
+    out: dict[str, int] = {}
+
+    def mark(rel: str, mtime: int) -> None:
+        out[rel] = mtime if mtime < horizon else 0
+
+    mark("", os.stat(vouch_dir).st_mtime_ns)
+    for top in os.scandir(vouch_dir):
+        if top.name in _SKIP_DIRS or not top.is_dir(follow_symlinks=False):
+            continue
+        mark(top.name, top.stat().st_mtime_ns)
+        for sub in os.scandir(top.path):
+            if sub.is_dir(follow_symlinks=False):
+                mark(f"{top.name}/{sub.name}", sub.stat().st_mtime_ns)
+    return out
+
+
+def _files_in(vouch_dir: Path, rel: str) -> list[str]:
+    """Files directly in a top-level directory (or `.vouch` itself), or anywhere below a
+    shard directory; `.vouch`-relative."""
+    base = vouch_dir / rel if rel else vouch_dir
+    depth = rel.count("/") + 1 if rel else 0
+    found: list[str] = []
+    if depth < 2:
+        for entry in os.scandir(base):
+            if entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                found.append(f"{rel}/{entry.name}" if rel else entry.name)
+        return found
+    for root, dirs, files in os.walk(base):
+        inner = Path(root).relative_to(vouch_dir).as_posix()
+        found.extend(f"{inner}/{name}" for name in files)
+        dirs.sort()
+    return found
+
+
+def current(kb: KB, previous: State | None = None) -> State:
+    """The identity of `.vouch/` content right now.
+
+    Tracked changes come from one `git diff-index HEAD` (git's stat cache answers for
+    unchanged files). Untracked files are listed by git in full when there is no
+    `previous` state; with one, only directories whose mtime moved since are listed,
+    plus the untracked files `previous` already knew about.
+    """
+    repo = kb.repo
+    prefix = _prefix(kb)
+    top = prefix[:-1]
+    stamps = _stamps(kb.dir)  # before looking: a change made meanwhile moves a stamp
+    tree = repo.git("rev-parse", "-q", "--verify", f"HEAD:{top}", check=False).strip()
+    has_head = bool(repo.git("rev-parse", "-q", "--verify", "HEAD", check=False).strip()) \
+        if not tree else True
+    if has_head:
+        out = repo.git("diff-index", "--name-only", "-z", "--no-renames", "HEAD", "--", top)
+    else:  # no commit yet: everything in the index is a change
+        out = repo.git("ls-files", "-z", "--", top)
+    changed = {p for p in out.split("\0") if p.startswith(prefix)}
+    changed |= _untracked(kb, prefix, stamps, previous)
+    present = sorted(p for p in changed if (kb.root / p).is_file())
+    blobs = _hash_without_writing(kb, present)
+    dirty = {p[len(prefix):]: blobs.get(p) for p in changed}
+    return State(tree or EMPTY_TREE, dirty, stamps)
+
+
+def _untracked(kb: KB, prefix: str, stamps: dict[str, int],
+               previous: State | None) -> set[str]:
+    repo = kb.repo
+    if previous is None or not previous.stamps:
+        out = repo.git("ls-files", "--others", "--exclude-standard", "-z", "--", prefix[:-1])
+        return {p for p in out.split("\0") if p.startswith(prefix)}
+    moved = [d for d, m in stamps.items() if m == 0 or previous.stamps.get(d) != m]
+    candidates: set[str] = set(previous.dirty)  # untracked before: still there? changed?
+    for rel in moved:
+        try:
+            candidates.update(_files_in(kb.dir, rel))
+        except FileNotFoundError:
+            continue
+    if not candidates:
+        return set()
+    found: set[str] = set()
+    paths = [prefix + c for c in sorted(candidates)]
+    for start in range(0, len(paths), 2000):
+        # --others over exact paths: git prints those that exist, are untracked and are
+        # not ignored, with its own ignore rules
+        out = repo.git("--literal-pathspecs", "ls-files", "--others", "--exclude-standard",
+                       "-z", "--", *paths[start:start + 2000])
+        found.update(p for p in out.split("\0") if p.startswith(prefix))
+    return found
+
+
+def _hash_without_writing(kb: KB, paths: list[str]) -> dict[str, str]:
+    if not paths:
+        return {}
+    out = kb.repo.git("hash-object", "--no-filters", "--stdin-paths",
+                      input="\n".join(paths) + "\n")
+    return dict(zip(paths, out.split(), strict=True))
+
+
+class HistoryGone(Exception):
+    """The indexed tree is no longer in the object store (gc'd, or another clone)."""
+
+
+def changed_paths(kb: KB, before: State, after: State) -> set[str]:
+    """`.vouch`-relative paths whose content may differ between the two states."""
+    paths = set(before.dirty) | set(after.dirty)
+    if before.tree != after.tree:
+        try:
+            out = kb.repo.git("diff-tree", "-r", "--no-renames", "--name-only", "-z",
+                              before.tree, after.tree)
+        except GitFailure as exc:
+            raise HistoryGone(str(exc)) from exc
+        paths.update(p for p in out.split("\0") if p)
+    return paths

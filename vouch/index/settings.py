@@ -1,0 +1,58 @@
+"""What the configuration asks of the index, resolved once per open."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vouch import embed
+from vouch.errors import UsageError
+from vouch.index import chunking, store
+from vouch.index.lexical import BACKENDS
+from vouch.kb import KB
+
+
+@dataclass(frozen=True)
+class Settings:
+    kb_path: str  # canonical path of the .vouch directory this index belongs to
+    lexical: str  # fts5 | whoosh
+    model: embed.ModelRef | None  # None: embeddings disabled (lexical-only)
+    tokenizer: str
+    auto_refresh: bool
+
+    @property
+    def model_id(self) -> str:
+        return self.model.model_id if self.model else "none"
+
+    @property
+    def dims(self) -> int:
+        return self.model.dims if self.model else 0
+
+    @classmethod
+    def of(cls, kb: KB) -> Settings:
+        config = kb.config
+        lexical = str(config.get("index.lexical", "fts5") or "fts5")
+        if lexical not in BACKENDS:
+            raise UsageError(f"index.lexical {lexical!r} is not a lexical backend",
+                             hint="one of: " + ", ".join(BACKENDS))
+        auto = config.get("index.auto_refresh", True)
+        return cls(kb_path=str(kb.dir.resolve()), lexical=lexical,
+                   model=embed.resolve(config, kb.root), tokenizer=store.tokenizer_preference(),
+                   auto_refresh=auto is not False)
+
+    def mismatch(self, meta: store.Meta) -> str | None:
+        """Why an index built under `meta` cannot serve these settings (None: it can).
+
+        Any of these needs a full rebuild; a content change alone does not.
+        """
+        checks = (
+            ("schema_version", str(store.SCHEMA_VERSION)),
+            ("tokenizer", self.tokenizer),
+            ("embedding_model", self.model_id),
+            ("embedding_dims", str(self.dims)),
+            ("chunker_version", chunking.CHUNKER_VERSION),
+            ("lexical", self.lexical),
+        )
+        for key, wanted in checks:
+            if meta[key] != wanted:
+                return f"{key} is {meta[key]!r}, configuration wants {wanted!r}"
+        return None

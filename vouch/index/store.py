@@ -1,0 +1,223 @@
+"""The SQLite half of the derived index: schema, `index_meta`, opening and validating.
+
+`search.db` holds the chunks, an FTS5 table kept in sync with them by triggers, the
+headings of markdown documents, per-document tags (for AND filters by join) and
+`index_meta`. Anything that cannot be read or parsed is corruption (spec
+search-index-lifecycle: "any read or parse failure"); callers rebuild, never crash.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+SCHEMA_VERSION = 3
+DB_NAME = "search.db"
+INDEX_DIR = "index"
+
+# Keys every usable index has; a missing one means corrupt (rebuild).
+REQUIRED_META = (
+    "schema_version", "tokenizer", "source_hash", "kb_path", "embedding_model",
+    "embedding_dims", "chunker_version", "vector_sha256", "indexed_at", "corpus_revision",
+    "lexical", "tree", "dirty", "vector_rows", "hnsw_size",
+)
+
+
+class Corrupt(Exception):
+    """The index cannot be trusted; the message says why (for `vouch index status`)."""
+
+
+def index_dir(vouch_dir: Path) -> Path:
+    return vouch_dir / INDEX_DIR
+
+
+_TOKENIZER: list[str] = []
+
+
+def tokenizer_preference() -> str:
+    """`porter unicode61` where this SQLite has the porter stemmer, else `unicode61`."""
+    if not _TOKENIZER:
+        probe = sqlite3.connect(":memory:")
+        try:
+            probe.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
+            _TOKENIZER.append("porter unicode61")
+        except sqlite3.Error:
+            _TOKENIZER.append("unicode61")
+        finally:
+            probe.close()
+    return _TOKENIZER[0]
+
+
+def _ddl(tokenizer: str) -> str:
+    return f"""
+CREATE TABLE index_meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE docs (
+    doc_key TEXT PRIMARY KEY,      -- kind:id
+    kind TEXT NOT NULL,
+    object_id TEXT NOT NULL,
+    path TEXT NOT NULL,            -- repository-relative path of the object's file
+    title TEXT NOT NULL DEFAULT '',
+    type TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL DEFAULT '',
+    format TEXT NOT NULL DEFAULT '',
+    locator TEXT,
+    n_chunks INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY,
+    doc_key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    object_id TEXT NOT NULL,
+    chunk_index INTEGER NOT NULL,
+    total_chunks INTEGER NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    section TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL,
+    type TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL DEFAULT '',
+    format TEXT NOT NULL DEFAULT '',
+    path TEXT NOT NULL,
+    page INTEGER,
+    start_line INTEGER,
+    end_line INTEGER,
+    vec_row INTEGER
+);
+CREATE INDEX chunks_doc ON chunks(doc_key);
+CREATE INDEX chunks_kind ON chunks(kind);
+CREATE UNIQUE INDEX chunks_vec ON chunks(vec_row) WHERE vec_row IS NOT NULL;
+CREATE TABLE doc_tags (doc_key TEXT NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (tag, doc_key))
+    WITHOUT ROWID;
+CREATE INDEX doc_tags_doc ON doc_tags(doc_key);
+CREATE TABLE headings (
+    id INTEGER PRIMARY KEY,
+    doc_key TEXT NOT NULL,
+    object_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    text TEXT NOT NULL,
+    level INTEGER NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL
+);
+CREATE INDEX headings_text ON headings(text COLLATE NOCASE);
+CREATE INDEX headings_doc ON headings(doc_key);
+-- vector rows that no chunk uses any more (reused before the matrix grows)
+CREATE TABLE vec_free (vec_row INTEGER PRIMARY KEY);
+-- vector rows changed since vectors.hnsw was written; applied when it is loaded
+CREATE TABLE vec_dirty (vec_row INTEGER PRIMARY KEY);
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    title, section, text, content='chunks', content_rowid='id', tokenize='{tokenizer}'
+);
+"""
+
+
+def _triggers() -> str:
+    return """
+CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, title, section, text)
+    VALUES (new.id, new.title, new.section, new.text);
+END;
+CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, title, section, text)
+    VALUES ('delete', old.id, old.title, old.section, old.text);
+END;
+CREATE TRIGGER chunks_au AFTER UPDATE OF title, section, text ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, title, section, text)
+    VALUES ('delete', old.id, old.title, old.section, old.text);
+    INSERT INTO chunks_fts(rowid, title, section, text)
+    VALUES (new.id, new.title, new.section, new.text);
+END;
+"""
+
+
+def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
+    """A connection in WAL mode. Without `create`, a missing file is Corrupt, not created."""
+    if not create and not path.is_file():
+        raise Corrupt(f"{path.name} is missing")
+    try:
+        conn = sqlite3.connect(str(path), timeout=10.0, isolation_level=None,
+                               check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    except sqlite3.Error as exc:
+        raise Corrupt(f"{path.name} is not a readable SQLite database: {exc}") from exc
+    return conn
+
+
+def create_schema(conn: sqlite3.Connection, tokenizer: str) -> None:
+    """Tables only: a full build fills `chunks` first and then the FTS table in one pass
+    (`finish_schema`), which is faster than a trigger per row."""
+    conn.executescript(_ddl(tokenizer))
+
+
+def finish_schema(conn: sqlite3.Connection) -> None:
+    """Index every chunk in FTS5 at once, then add the triggers that keep it in sync."""
+    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+    for statement in _triggers().split("\nEND;"):
+        if statement.strip():
+            conn.execute(statement + "\nEND;")  # not executescript: it would COMMIT
+
+
+@dataclass(frozen=True)
+class Meta:
+    """`index_meta`, parsed. Every field is present once validation passed."""
+
+    values: dict[str, str]
+
+    def __getitem__(self, key: str) -> str:
+        return self.values[key]
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.values["schema_version"])
+
+    @property
+    def vector_rows(self) -> int:
+        return int(self.values["vector_rows"])
+
+    @property
+    def dims(self) -> int:
+        return int(self.values["embedding_dims"])
+
+    @property
+    def hnsw_size(self) -> int:
+        return int(self.values["hnsw_size"])
+
+
+def read_meta(conn: sqlite3.Connection) -> Meta:
+    """Parse and check `index_meta`; any failure is Corrupt."""
+    try:
+        rows = conn.execute("SELECT key, value FROM index_meta").fetchall()
+    except sqlite3.Error as exc:
+        raise Corrupt(f"index_meta is unreadable: {exc}") from exc
+    values = {str(k): str(v) for k, v in rows if v is not None}
+    missing = [k for k in REQUIRED_META if k not in values]
+    if missing:
+        raise Corrupt("index_meta lacks " + ", ".join(missing))
+    meta = Meta(values)
+    try:
+        meta.schema_version  # noqa: B018 - parse check
+        meta.vector_rows  # noqa: B018
+        meta.dims  # noqa: B018
+        meta.hnsw_size  # noqa: B018
+    except ValueError as exc:
+        raise Corrupt(f"index_meta holds an unparsable number: {exc}") from exc
+    return meta
+
+
+def write_meta(conn: sqlite3.Connection, values: dict[str, object]) -> None:
+    conn.executemany(
+        "INSERT INTO index_meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [(k, str(v)) for k, v in values.items()],
+    )
+
+
+def quick_check(conn: sqlite3.Connection) -> None:
+    """Touch every table the queries use, so a damaged file fails here, not mid-search."""
+    try:
+        for table in ("docs", "chunks", "doc_tags", "headings", "vec_free", "vec_dirty"):
+            conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchall()
+        conn.execute("SELECT rowid FROM chunks_fts LIMIT 1").fetchall()
+    except sqlite3.Error as exc:
+        raise Corrupt(f"search.db is damaged: {exc}") from exc

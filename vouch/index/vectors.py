@@ -1,0 +1,209 @@
+"""The vector half of the derived index: a float32 matrix and an hnswlib graph over it.
+
+- `vectors.f32`: one L2-normalised float32 row per chunk (`chunks.vec_row`), raw, so a
+  cold process memory-maps it and answers with one exact matrix product (~11 ms at 100k
+  rows) — cheaper than loading an hnswlib file (~100 ms) for a single query.
+- `vectors.ids`: int64 chunk id per row, -1 for a free row, so an exact search maps rows
+  to chunks without a SQL round trip.
+- `vectors.hnsw`: hnswlib (cosine) with label = row, for warm processes. Its sha256 is
+  recorded in `index_meta` and checked before loading, because hnswlib trusts its file
+  and a malformed one can crash the process. An incremental refresh does not rewrite it
+  (that would cost more than the refresh): rows changed since it was written are listed
+  in `vec_dirty` and replayed from the matrix after loading.
+
+Only the sizes of the matrix files are checked on open (free); their rows are
+rewritten in place by incremental refreshes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MATRIX = "vectors.f32"
+IDS = "vectors.ids"
+HNSW = "vectors.hnsw"
+HNSW_M = 12
+HNSW_EF_CONSTRUCTION = 64
+HNSW_EF_SEARCH = 96
+
+
+class VectorFilesBroken(Exception):
+    pass
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def write_all(directory: Path, matrix: np.ndarray, chunk_ids: np.ndarray,
+              build_hnsw: bool = True) -> tuple[str, int]:
+    """Write all three files for a fresh index; returns (hnsw sha256, hnsw size)."""
+    import numpy as np
+
+    matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+    (directory / MATRIX).write_bytes(matrix.tobytes())
+    (directory / IDS).write_bytes(np.ascontiguousarray(chunk_ids, dtype=np.int64).tobytes())
+    if build_hnsw:
+        graph = new_graph(matrix.shape[1], max(1, matrix.shape[0]))
+        if matrix.shape[0]:
+            graph.add_items(matrix, np.arange(matrix.shape[0]), num_threads=os.cpu_count() or 1)
+        graph.save_index(str(directory / HNSW))
+    path = directory / HNSW
+    return sha256_file(path), path.stat().st_size
+
+
+def new_graph(dims: int, capacity: int) -> Any:
+    import hnswlib
+
+    graph = hnswlib.Index(space="cosine", dim=dims)
+    graph.init_index(max_elements=capacity, M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION)
+    return graph
+
+
+def check_sizes(directory: Path, rows: int, dims: int, hnsw_size: int) -> None:
+    """Cheap consistency check (stat only) of the three files against index_meta."""
+    expected = {MATRIX: rows * dims * 4, IDS: rows * 8, HNSW: hnsw_size}
+    for name, size in expected.items():
+        try:
+            actual = (directory / name).stat().st_size
+        except OSError as exc:
+            raise VectorFilesBroken(f"{name} is missing") from exc
+        if actual != size:
+            raise VectorFilesBroken(f"{name} has {actual} bytes, index_meta says {size}")
+
+
+def open_matrix(directory: Path, rows: int, dims: int) -> tuple[np.ndarray, np.ndarray]:
+    """Memory-mapped (matrix, ids); empty arrays for an empty index."""
+    import numpy as np
+
+    if rows == 0 or dims == 0:
+        return np.zeros((0, dims), dtype=np.float32), np.zeros(0, dtype=np.int64)
+    try:
+        matrix = np.memmap(directory / MATRIX, dtype=np.float32, mode="r", shape=(rows, dims))
+        ids = np.memmap(directory / IDS, dtype=np.int64, mode="r", shape=(rows,))
+    except (OSError, ValueError) as exc:  # shorter than index_meta says: changed under us
+        raise VectorFilesBroken(f"cannot map the vector files: {exc}") from exc
+    return matrix, ids
+
+
+def write_rows(directory: Path, dims: int, rows: Iterable[int], vecs: np.ndarray,
+               chunk_ids: Iterable[int]) -> None:
+    """Write vectors (and their chunk ids) at the given rows, growing the files as needed."""
+    import numpy as np
+
+    rows = list(rows)
+    ids = list(chunk_ids)
+    vecs = np.ascontiguousarray(vecs, dtype=np.float32)
+    with open(directory / MATRIX, "r+b") as mat, open(directory / IDS, "r+b") as idf:
+        for n, row in enumerate(rows):
+            mat.seek(row * dims * 4)
+            mat.write(vecs[n].tobytes())
+            idf.seek(row * 8)
+            idf.write(np.int64(ids[n]).tobytes())
+
+
+def clear_rows(directory: Path, dims: int, rows: Iterable[int]) -> None:
+    """Zero freed rows and mark them -1, so an exact search can never return them."""
+    import numpy as np
+
+    zero = bytes(dims * 4)
+    minus_one = np.int64(-1).tobytes()
+    with open(directory / MATRIX, "r+b") as mat, open(directory / IDS, "r+b") as idf:
+        for row in rows:
+            mat.seek(row * dims * 4)
+            mat.write(zero)
+            idf.seek(row * 8)
+            idf.write(minus_one)
+
+
+def truncate(directory: Path, rows: int, dims: int) -> None:
+    with open(directory / MATRIX, "r+b") as mat:
+        mat.truncate(rows * dims * 4)
+    with open(directory / IDS, "r+b") as idf:
+        idf.truncate(rows * 8)
+
+
+def exact_top(matrix: np.ndarray, ids: np.ndarray, query: np.ndarray, k: int,
+              rows: np.ndarray | None = None) -> list[tuple[int, float]]:
+    """(chunk id, cosine) of the k best rows, optionally among `rows` only."""
+    import numpy as np
+
+    if k <= 0 or matrix.shape[0] == 0:
+        return []
+    if rows is not None:
+        rows = rows[(rows >= 0) & (rows < matrix.shape[0])]
+        if rows.size == 0:
+            return []
+        scores = np.asarray(matrix[rows] @ query, dtype=np.float32)
+        cids = np.asarray(ids[rows])
+    else:
+        scores = np.asarray(matrix @ query, dtype=np.float32)
+        cids = np.asarray(ids)
+    scores = np.where(cids >= 0, scores, -np.inf)
+    k = min(k, int(np.count_nonzero(cids >= 0)))
+    if k == 0:
+        return []
+    top = np.argpartition(-scores, k - 1)[:k]
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return [(int(cids[i]), float(scores[i])) for i in top]
+
+
+def load_graph(directory: Path, dims: int, expected_sha: str, matrix: np.ndarray,
+               ids: np.ndarray, dirty_rows: list[int]) -> Any:
+    """hnswlib graph, checked against its sha256, with rows changed since it was written
+    replayed from the matrix. Raises VectorFilesBroken when the file does not verify."""
+    import hnswlib
+    import numpy as np
+
+    path = directory / HNSW
+    try:
+        actual = sha256_file(path)
+    except OSError as exc:
+        raise VectorFilesBroken(f"{HNSW} is unreadable: {exc}") from exc
+    if actual != expected_sha:
+        raise VectorFilesBroken(f"{HNSW} does not match its recorded sha256")
+    graph = hnswlib.Index(space="cosine", dim=dims)
+    graph.load_index(str(path), max_elements=max(1, matrix.shape[0]))
+    if matrix.shape[0] > graph.get_max_elements():
+        graph.resize_index(matrix.shape[0])
+    live = [r for r in dirty_rows if r < matrix.shape[0] and ids[r] >= 0]
+    dead = [r for r in dirty_rows if r >= matrix.shape[0] or ids[r] < 0]
+    if live:
+        graph.add_items(np.asarray(matrix[live]), np.asarray(live))
+    present = set(graph.get_ids_list()) if dead else set()
+    for row in dead:
+        if row in present:
+            graph.mark_deleted(row)
+    graph.set_ef(HNSW_EF_SEARCH)
+    return graph
+
+
+def graph_top(graph: Any, ids: np.ndarray, query: np.ndarray,
+              k: int) -> list[tuple[int, float]] | None:
+    """(chunk id, cosine) through hnswlib; None when it cannot answer (fewer live
+    elements than k): the caller falls back to the exact search."""
+    if k <= 0:
+        return []
+    graph.set_ef(max(HNSW_EF_SEARCH, k))
+    try:
+        labels, distances = graph.knn_query(query, k=k)
+    except RuntimeError:
+        return None
+    out = []
+    for row, dist in zip(labels[0], distances[0], strict=True):
+        row = int(row)
+        cid = int(ids[row]) if row < ids.shape[0] else -1
+        if cid >= 0:
+            out.append((cid, float(1.0 - dist)))
+    return out

@@ -1,0 +1,133 @@
+"""The search engine's view of the derived index (`vouch.index.api`), kept in one place.
+
+Adds what search needs on top of the index primitives: the index is kept warm in the
+caller's `warm` dict (a server opens it once), vector queries over-fetch unfiltered and
+filter the few candidates by their metadata before falling back to the exact filtered
+scan (a status filter is on for every default search, and scanning every row id for it
+costs more than the query), and the hnswlib graph is loaded only from a process's
+second search on (a cold CLI answers one query from the memory-mapped matrix).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from vouch.index.api import ChunkInfo, Index
+from vouch.index.catalog import passing
+from vouch.index.filters import Filters
+from vouch.index.lexical import LexicalHit
+
+LexHit = LexicalHit
+OVERFETCH = 4
+FRESHNESS_SECONDS = 2.0
+
+
+def filters(*, kinds: Sequence[str], tags: Sequence[str], types: Sequence[str],
+            statuses: Sequence[str], exclude: Sequence[str]) -> Filters:
+    return Filters.of(kinds=kinds, tags=tags, types=types, statuses=statuses or None,
+                      exclude_statuses=exclude or None)
+
+
+def _passes(info: ChunkInfo, f: Filters) -> bool:
+    return ((not f.kinds or info.kind in f.kinds)
+            and (not f.types or info.type in f.types)
+            and (not f.statuses or info.status in f.statuses)
+            and (not f.formats or info.format in f.formats)
+            and info.status not in f.exclude_statuses
+            and all(t in info.tags for t in f.tags))
+
+
+@dataclass
+class SearchIndex:
+    index: Index
+    searches: int = 0
+    checked: tuple[float, Any] = (0.0, None)  # (monotonic time, _signature) of last check
+
+    @property
+    def revision(self) -> str:
+        return self.index.corpus_revision
+
+    @property
+    def lexical_backend(self) -> str:
+        return str(self.index.meta["lexical"])
+
+    def lexical(self, query: str, k: int, f: Filters) -> list[LexicalHit]:
+        # any-word matching ranked by BM25: a long or paraphrased query still finds the
+        # chunks that share most of its words (all-words matching would find none)
+        return self.index.lexical(query, k, f, match_any=True)
+
+    def query_vector(self, query: str) -> Any:
+        return self.index.embed_query(query)
+
+    def embedder(self) -> Any:
+        return self.index._require_vectors()
+
+    def vector(self, query: str, k: int, f: Filters) -> list[tuple[int, float]]:
+        qvec = self.query_vector(query)
+        if self.searches > 1:
+            self.index.load_graph()  # unfiltered queries (and the over-fetch) use it
+        if not f:
+            return [(h.chunk_id, h.score) for h in self.index.vector(qvec, k)]
+        wide = self.index.vector(qvec, k * OVERFETCH)
+        ok = passing(self.index, (h.chunk_id for h in wide), f)
+        kept = [(h.chunk_id, h.score) for h in wide if h.chunk_id in ok]
+        if len(kept) >= k or len(wide) < k * OVERFETCH:
+            return kept[:k]
+        return [(h.chunk_id, h.score) for h in self.index.vector(qvec, k, f)]
+
+    def chunks(self, ids: Iterable[int]) -> dict[int, ChunkInfo]:
+        return self.index.chunks(ids)
+
+
+def _signature(kb: Any) -> tuple[Any, ...] | None:
+    """Cheap evidence that nothing vouch or git did changed the files: stats of HEAD, the
+    refs, git's index and the audit log (every vouch write appends to it). None when the
+    repository layout is unusual (worktrees, GIT_DIR): then every search checks."""
+    git_dir = kb.root / ".git"
+    if not git_dir.is_dir():
+        return None
+    out: list[Any] = []
+    try:
+        head = (git_dir / "HEAD").read_bytes()
+        out.append(head)
+        paths = [git_dir / "index", git_dir / "packed-refs", kb.dir / "audit.log.jsonl"]
+        if head.startswith(b"ref: "):
+            paths.append(git_dir / head[5:].strip().decode("utf-8", "replace"))
+        for path in paths:
+            try:
+                st = path.stat()
+                out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+            except FileNotFoundError:
+                out.append(None)
+    except OSError:
+        return None
+    return tuple(out)
+
+
+def open_index(kb: Any, warm: dict[str, Any]) -> SearchIndex:
+    """The knowledge base's index, fresh; reused from `warm` when this process has it.
+
+    A warm process (a server) skips the full freshness check (two git processes, ~0.1 s
+    at 10k objects) while the git/audit signature is unchanged and the last check is
+    younger than `search.freshness_seconds` (default 2): anything vouch or git does is
+    seen at once, a hand edit of an uncommitted file within that many seconds.
+    """
+    key: Any = ("search-index", str(kb.dir))
+    found: SearchIndex | None = warm.get(key)
+    now = time.monotonic()
+    if found is None:
+        found = SearchIndex(Index.open(kb, ensure_fresh=True))
+        found.checked = (now, _signature(kb))
+        warm[key] = found
+    else:
+        ttl = float(kb.config.get("search.freshness_seconds", FRESHNESS_SECONDS) or 0)
+        signature = _signature(kb)
+        last_time, last_signature = found.checked
+        if signature is None or signature != last_signature or now - last_time > ttl:
+            found.index.ensure_fresh()
+            found.checked = (now, signature)
+    found.searches += 1
+    return found

@@ -1,0 +1,42 @@
+"""The `kb.search` handler: registry parameters → SearchRequest → hits or envelope.
+
+Without `envelope` the result is the hit array of spec/kb-methods.md (each hit carries
+`kind, id, snippet, score, backend` and the response fields of search-output.md); with
+`envelope: true` it is the whole response (cursor, truncation, trace). Both come from
+the one `engine.search`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vouch.callctx import CallContext
+from vouch.search.engine import SearchRequest, search
+
+_MODE_ALIASES = {"hybrid": "hybrid", "fts": "fts", "lexical": "fts", "vector": "vector",
+                 "vec": "vector"}
+
+
+def request_from_params(query: str, *, limit: int | None = None,
+                        kinds: list[str] | None = None, mode: str = "hybrid",
+                        tags: list[str] | None = None, types: list[str] | None = None,
+                        statuses: list[str] | None = None, threshold: float | None = None,
+                        rrf_k: float | None = None, cursor: str | None = None,
+                        max_tokens: int | None = None, trace: bool = False,
+                        include_pending: bool = False, transport: str = "cli"
+                        ) -> SearchRequest:
+    from vouch.kinds import kind_named
+
+    return SearchRequest(
+        query=query, mode=_MODE_ALIASES.get(mode, mode), top=limit,
+        kinds=tuple(kind_named(k).name for k in kinds or ()),
+        tags=tuple(tags or ()), types=tuple(types or ()), statuses=tuple(statuses or ()),
+        threshold=threshold, rrf_k=rrf_k, cursor=cursor, max_tokens=max_tokens,
+        trace=trace, include_pending=include_pending, transport=transport,
+    )
+
+
+def kb_search(ctx: CallContext, query: str, envelope: bool = False, **params: Any) -> Any:
+    request = request_from_params(query, transport=ctx.transport, **params)
+    response = search(ctx.kb, request, warm=ctx.warm)
+    return response if envelope else response["results"]

@@ -1,0 +1,304 @@
+"""The one search function: hybrid retrieval over the derived index, as a response dict.
+
+`search(kb, request)` serves `vouch search`, `kb.search` on every transport (the hit
+array is `response["results"]`) and `vouch eval`. Steps: check the query → open the
+index (refreshing it when stale) → run the lexical and/or vector channel at the
+candidate depth, with every filter applied inside the index → fuse by weighted RRF →
+threshold → page (cursor) → token budget → response. Every call is logged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from vouch.errors import UsageError, VouchError
+from vouch.search import cursor as cursors
+from vouch.search import query as queries
+from vouch.search.budget import apply_budget
+from vouch.search.fusion import DEFAULT_K, Fused, rrf
+from vouch.search.snippet import make_snippet
+
+SCHEMA_VERSION = "search_response.v1"
+MODES = ("hybrid", "fts", "vector")
+SEARCH_KINDS = ("claim", "page", "entity", "relation", "source")
+# Shown only when --status asks for them (spec: approved, current knowledge by default).
+HIDDEN_STATUSES = ("superseded", "archived", "redacted")
+
+# Defaults chosen on the golden set (bench/RESULTS.md, "Search quality"): see DEFAULTS.
+CANDIDATE_FACTOR = 3  # each channel retrieves 3 × top candidates (spec/hybrid-search.md)
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Knobs of the default hybrid ranking; `search.<name>` in config.yaml overrides each.
+
+    The defaults were chosen on the golden set with bench/tune_search.py (table in
+    bench/RESULTS.md): equal-weight RRF ranks worse than BM25 alone there, because the
+    static embeddings reorder good lexical matches. Gated by lexical coverage
+    (weighting.py), the vector channel breaks ties when the best lexical hits contain
+    the query's words and gets a double vote when they do not (a paraphrase).
+    """
+
+    fts_weight: float = 1.0
+    vector_weight: float = 2.0  # when lexical coverage < coverage_cut
+    vector_weight_covered: float = 0.05  # when the lexical hits cover the query
+    coverage_cut: float = 0.5
+    # a vector candidate below this cosine is dropped (hybrid and vec-only); a floor
+    # did not help on the golden set, so it is off by default
+    min_similarity: float = 0.0
+
+    @classmethod
+    def from_config(cls, config: Any) -> Tuning:
+        values = {}
+        for name in cls.__dataclass_fields__:
+            raw = config.get(f"search.{name}", getattr(DEFAULTS, name))
+            try:
+                values[name] = float(raw)
+            except (TypeError, ValueError) as exc:
+                raise UsageError(f"search.{name} in config.yaml must be a number") from exc
+        return cls(**values)
+
+
+DEFAULTS = Tuning()
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    mode: str = "hybrid"
+    top: int | None = None  # None: search.default_top
+    kinds: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()
+    threshold: float | None = None
+    rrf_k: float | None = None  # None: search.rrf_k
+    cursor: str | None = None
+    max_tokens: int | None = None
+    trace: bool = False
+    include_pending: bool = False
+    weights: Mapping[str, float] | None = None  # None: tuned defaults; {} equal weights
+    log: bool = True
+    transport: str = "cli"
+
+    def checked(self, config: Any) -> SearchRequest:
+        """Validated, with config defaults filled in; raise E004 / E100 on bad input."""
+        text = queries.normalize(self.query)
+        if self.mode not in MODES:
+            raise UsageError(f"unknown search mode {self.mode!r}", hint="hybrid, fts or vector")
+        top = self.top if self.top is not None else int(config.get("search.default_top", 10))
+        if top < 1:
+            raise UsageError("--top must be at least 1")
+        k = self.rrf_k if self.rrf_k is not None else float(config.get("search.rrf_k", DEFAULT_K))
+        if k < 0:
+            raise UsageError("--rrf-k must be >= 0")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise UsageError("--max-tokens must be at least 1")
+        for kind in self.kinds:
+            if kind not in SEARCH_KINDS:
+                raise UsageError(f"cannot search kind {kind!r}",
+                                 hint="kinds: " + ", ".join(SEARCH_KINDS))
+        return replace(self, query=text, top=top, rrf_k=k)
+
+
+@dataclass
+class _Timer:
+    marks: dict[str, float] = field(default_factory=dict)
+
+    def add(self, name: str, started: float) -> None:
+        self.marks[name] = self.marks.get(name, 0.0) + (time.perf_counter() - started) * 1000
+
+    def ms(self, name: str) -> int:
+        return round(self.marks.get(name, 0.0))
+
+
+def search(kb: Any, request: SearchRequest, *, warm: dict[str, Any] | None = None
+           ) -> dict[str, Any]:
+    """Run one search and log it (also when it fails)."""
+    from vouch.search import log
+
+    started = time.perf_counter()
+    try:
+        response = _search(kb, request, warm if warm is not None else {}, started)
+    except VouchError as exc:
+        if request.log:
+            log.record(kb.dir, query=str(request.query), mode=request.mode, result_count=0,
+                       error=f"{exc.code}: {exc.message}",
+                       duration_ms=(time.perf_counter() - started) * 1000,
+                       transport=request.transport)
+        raise
+    if request.log:
+        log.record(kb.dir, query=response["query"], mode=request.mode,
+                   result_count=response["returned"], error=None,
+                   duration_ms=(time.perf_counter() - started) * 1000,
+                   transport=request.transport)
+    return response
+
+
+def _search(kb: Any, request: SearchRequest, warm: dict[str, Any], started: float
+            ) -> dict[str, Any]:
+    from vouch.search import access
+
+    req = request.checked(kb.config)
+    assert req.top is not None and req.rrf_k is not None
+    tuning = Tuning.from_config(kb.config)
+    index = access.open_index(kb, warm)
+    filters = access.filters(kinds=req.kinds or SEARCH_KINDS, tags=req.tags, types=req.types,
+                             statuses=req.statuses,
+                             exclude=() if req.statuses else HIDDEN_STATUSES)
+    pending = None
+    revision = index.revision
+    if req.include_pending:
+        from vouch.search.pending import Pending
+
+        pending = Pending(kb, filters, warm)
+        revision = f"{revision}+{pending.revision()}"
+    shape = {"q": req.query, "mode": req.mode, "kinds": sorted(req.kinds),
+             "tags": sorted(req.tags), "types": sorted(req.types),
+             "statuses": sorted(req.statuses), "threshold": req.threshold, "k": req.rrf_k,
+             "w": req.weights, "tuning": tuning, "pending": req.include_pending}
+    fingerprint = cursors.fingerprint(shape)
+    if req.cursor:
+        position = cursors.decode(req.cursor, revision=revision,
+                                  expected_fingerprint=fingerprint)
+        offset, depth = position.offset, position.depth
+    else:
+        offset, depth = 0, CANDIDATE_FACTOR * req.top
+    timer = _Timer()
+
+    lexical: list[access.LexHit] | None = None
+    if req.mode in ("hybrid", "fts"):
+        t0 = time.perf_counter()
+        lexical = index.lexical(req.query, depth, filters)
+        if pending is not None:
+            texts = {c: i.text for c, i in index.chunks(h.chunk_id for h in lexical).items()}
+            lexical = pending.merge_lexical(req.query, lexical, texts, depth)
+        timer.add("lexical", t0)
+    vector: list[tuple[int, float]] | None = None
+    if req.mode in ("hybrid", "vector"):
+        t0 = time.perf_counter()
+        found = index.vector(req.query, depth, filters)
+        if pending is not None:
+            found = pending.merge_vector(index.query_vector(req.query), found,
+                                         index.embedder(), depth)
+        vector = [(cid, sim) for cid, sim in found if sim >= tuning.min_similarity]
+        timer.add("vector", t0)
+
+    t0 = time.perf_counter()
+    weights, coverage = _weights(req, tuning, lexical, index)
+    channels: dict[str, Sequence[int] | None] = {
+        "fts": None if lexical is None else [h.chunk_id for h in lexical],
+        "vector": None if vector is None else [cid for cid, _ in vector],
+    }
+    fused = rrf(channels, k=req.rrf_k, weights=weights)
+    if req.threshold is not None:
+        fused = [f for f in fused if f.score >= req.threshold]
+    timer.add("fusion", t0)
+
+    page = fused[offset: offset + req.top]
+    snippets = {h.chunk_id: h.snippet for h in lexical or ()}
+    keys = [int(str(f.key)) for f in page]
+    rows: dict[int, Any] = index.chunks(k for k in keys if k > 0)
+    backend = {"hybrid": "hybrid", "fts": index.lexical_backend, "vector": "vector"}[req.mode]
+    results = []
+    for f, key in zip(page, keys, strict=True):
+        row = rows.get(key) if key > 0 else pending.info(key) if pending else None
+        if row is None:
+            continue
+        result = _result(f, row, snippets, req.query, backend)
+        if key < 0 and pending is not None:
+            result["pending"] = True
+            result["proposal_id"] = pending.proposal_of(key)
+        results.append(result)
+    budgeted = apply_budget(results, req.max_tokens)
+    next_offset = offset + len(budgeted.results)
+    next_cursor = None
+    if next_offset < len(fused) and budgeted.results:
+        next_cursor = cursors.encode(cursors.Cursor(revision, fingerprint, next_offset, depth))
+    response: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "query": req.query,
+        "mode": req.mode,
+        "results": budgeted.results,
+        "total_matches": len(fused),
+        "returned": len(budgeted.results),
+        "offset": offset,
+        "next_cursor": next_cursor,
+        "truncated": budgeted.truncated,
+        "corpus_revision": revision,
+    }
+    if req.trace:
+        timer.marks["total"] = (time.perf_counter() - started) * 1000
+        response["trace"] = _trace(lexical, vector, fused, timer)
+        response["trace"]["weights"] = weights
+        response["trace"]["lexical_coverage"] = coverage
+    return response
+
+
+def _weights(req: SearchRequest, tuning: Tuning, lexical: Sequence[Any] | None,
+             index: Any) -> tuple[dict[str, float], float | None]:
+    """Channel weights for this query, and the lexical coverage they were based on."""
+    if req.weights is not None:
+        return {"fts": float(req.weights.get("fts", 1.0)),
+                "vector": float(req.weights.get("vector", 1.0))}, None
+    if req.mode != "hybrid":
+        return {"fts": 1.0, "vector": 1.0}, None  # one channel: its RRF score, unweighted
+    from vouch.search.weighting import COVERAGE_HITS, coverage
+
+    top = [h.chunk_id for h in (lexical or ())[:COVERAGE_HITS]]
+    texts = [info.text for info in index.chunks(top).values()] if top else []
+    covered = coverage(req.query, texts)
+    vector = (tuning.vector_weight if covered < tuning.coverage_cut
+              else tuning.vector_weight_covered)
+    return {"fts": tuning.fts_weight, "vector": vector}, covered
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _result(fused: Fused, row: Any, snippets: Mapping[int, str], query: str,
+            backend: str) -> dict[str, Any]:
+    snippet = snippets.get(row.chunk_id) or make_snippet(row.text, query)
+    object_id = row.id
+    return {
+        "chunk_id": row.chunk_id,
+        "score": round(fused.score, 6),
+        "score_breakdown": {name: _round(v) for name, v in fused.breakdown.items()},
+        "text": row.text,
+        "snippet": snippet,
+        "kind": row.kind,
+        "id": object_id,
+        "status": row.status,
+        "backend": backend,
+        "source": {
+            "document_id": object_id,
+            "title": row.title,
+            "path": row.path,
+            "type": row.type,
+            "page": row.page,
+            "section": row.section,
+            "chunk_index": row.chunk_index,
+            "total_chunks": row.total_chunks,
+            "tags": list(row.tags),
+            "locator": row.locator,
+        },
+    }
+
+
+def _trace(lexical: Sequence[Any] | None, vector: Sequence[tuple[int, float]] | None,
+           fused: Sequence[Fused], timer: _Timer) -> dict[str, Any]:
+    return {
+        "lexical": [{"chunk_id": h.chunk_id, "rank": n, "bm25": round(h.score, 6)}
+                    for n, h in enumerate(lexical or (), 1)],
+        "vector": [{"chunk_id": cid, "rank": n, "cosine": round(sim, 6)}
+                   for n, (cid, sim) in enumerate(vector or (), 1)],
+        "rrf_inputs": [{"chunk_id": f.key, "ranks": f.ranks, "score": round(f.score, 6),
+                        "score_breakdown": {k: _round(v) for k, v in f.breakdown.items()}}
+                       for f in fused],
+        "timing": {"lexical_ms": timer.ms("lexical"), "vector_ms": timer.ms("vector"),
+                   "fusion_ms": timer.ms("fusion"), "total_ms": timer.ms("total")},
+    }

@@ -1,0 +1,84 @@
+"""The local search log: every search appends one line; `vouch stats` reads them back.
+
+`.vouch/searches.log.jsonl` is gitignored (local usage, not knowledge). A line is
+`{query, mode, result_count, error, duration_ms, at}`. Logging never fails a search:
+an unwritable log is skipped silently because the search itself succeeded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from vouch import fsio
+from vouch.ids import now_iso
+
+LOG_NAME = "searches.log.jsonl"
+
+
+def log_path(vouch_dir: Path) -> Path:
+    return vouch_dir / LOG_NAME
+
+
+def record(vouch_dir: Path, *, query: str, mode: str, result_count: int,
+           error: str | None, duration_ms: float, transport: str = "cli") -> None:
+    entry = {"query": query, "mode": mode, "result_count": result_count, "error": error,
+             "duration_ms": round(duration_ms, 3), "at": now_iso(), "transport": transport}
+    # a read-only checkout can still search; the log is a convenience
+    with contextlib.suppress(OSError):
+        fsio.append_line(log_path(vouch_dir), json.dumps(entry, ensure_ascii=False))
+
+
+def read(vouch_dir: Path) -> Iterator[dict[str, Any]]:
+    """Log entries, oldest first; unreadable lines (a crash mid-write) are skipped."""
+    try:
+        fh = open(log_path(vouch_dir), encoding="utf-8", errors="replace")  # noqa: SIM115
+    except FileNotFoundError:
+        return
+    with fh:
+        for line in fh:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(entry, dict) and isinstance(entry.get("query"), str):
+                yield entry
+
+
+def stats(vouch_dir: Path, *, top: int = 10) -> dict[str, Any]:
+    """Most frequent queries and the queries that found nothing (the gaps in the KB)."""
+    total = errors = 0
+    frequent: Counter[str] = Counter()
+    empty: Counter[str] = Counter()
+    results: dict[str, list[int]] = {}
+    durations: list[float] = []
+    for entry in read(vouch_dir):
+        total += 1
+        query = " ".join(entry["query"].split()).lower()
+        if entry.get("error"):
+            errors += 1
+            continue
+        frequent[query] += 1
+        count = int(entry.get("result_count") or 0)
+        results.setdefault(query, []).append(count)
+        if count == 0:
+            empty[query] += 1
+        if isinstance(entry.get("duration_ms"), int | float):
+            durations.append(float(entry["duration_ms"]))
+    durations.sort()
+    return {
+        "searches": total,
+        "errors": errors,
+        "distinct_queries": len(frequent),
+        "median_ms": durations[len(durations) // 2] if durations else None,
+        "top_queries": [
+            {"query": q, "count": n,
+             "avg_results": round(sum(results[q]) / len(results[q]), 2)}
+            for q, n in frequent.most_common(top)
+        ],
+        "zero_result_queries": [{"query": q, "count": n} for q, n in empty.most_common(top)],
+    }

@@ -1,0 +1,157 @@
+"""The MCP transport: every registered kb.* method as an MCP tool, over stdio.
+
+Built on the official SDK's low-level `Server`, because the tool list and each tool's
+input JSON Schema come from the registry (`Method.tool_name`, `Method.input_schema()`),
+not from Python signatures.
+
+Error semantics (MCP's own): an unknown tool is a protocol error (JSON-RPC -32602, as the
+MCP spec shows for "Unknown tool"). Everything a tool call itself gets wrong — missing or
+mistyped arguments, not found, refused by the review gate, internal failures — comes back
+as a tool result with `isError: true`, so the model sees the message and can correct
+itself. That result's text is `error[<vouch_code>]: message`, and its
+`structuredContent` is `{"error": {code, message, vouch_code, ...}}` with the same codes as
+the JSONL transport.
+
+Results: the text content is the method's JSON result; when that result is an object it
+is also given as `structuredContent`.
+
+Calls run one at a time on the event loop's thread: the warm index (SQLite connections
+are bound to the thread that opened them) and the single-writer lock assume it, and a
+stdio server has one client.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from vouch import __version__, ops
+from vouch.callctx import CallContext
+from vouch.servers import configured_actor
+from vouch.servers.errors import error_body
+
+log = logging.getLogger("vouch.serve.mcp")
+
+INSTRUCTIONS = (
+    "vouch is this repository's reviewed knowledge base. Search it (kb_search) before "
+    "answering questions about the project; cite claim ids and source titles. Add "
+    "knowledge with kb_register_source and kb_propose_*: proposals wait for a person to "
+    "approve them. Never approve your own proposal. See SKILL.md."
+)
+
+
+def tools() -> list[types.Tool]:
+    return [
+        types.Tool(
+            name=method.tool_name,
+            description=f"{method.summary} ({method.name}; scope: {method.scope})",
+            input_schema=method.input_schema(),
+            annotations=types.ToolAnnotations(
+                read_only_hint=method.scope == "read" and not method.writes,
+                # proposals and intake only add files; decisions and lifecycle edits change
+                # approved knowledge (MCP assumes destructive unless told otherwise)
+                destructive_hint=method.scope in ("decide", "lifecycle"),
+                open_world_hint=False,
+            ),
+        )
+        for method in ops.REGISTRY.values()
+    ]
+
+
+def _method_for_tool(name: str) -> ops.Method:
+    for method in ops.REGISTRY.values():
+        if method.tool_name == name:
+            return method
+    raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}",
+                   data={"code": "method_not_found", "vouch_code": ops.MethodNotFound.code})
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def call(ctx: CallContext, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    """Run one tool call; every failure but an unknown tool is an `isError` result."""
+    method = _method_for_tool(name)
+    try:
+        result = ops.invoke(ctx, method.name, arguments or {})
+        text = _text(result)
+    except (Exception, SystemExit) as exc:  # a failed call for the model; serving goes on
+        body = error_body(exc)
+        if body["code"] == "internal_error":
+            log.error("%s failed", method.name, exc_info=exc)
+        message = f"error[{body['vouch_code']}]: {body['message']}"
+        if body.get("hint"):
+            message += f" ({body['hint']})"
+        return types.CallToolResult(content=[types.TextContent(type="text", text=message)],
+                                    structured_content={"error": body}, is_error=True)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=result if isinstance(result, dict) else None,
+    )
+
+
+class _ClientIdentity:
+    """Pins the actor to the first client name seen, unless the environment names one.
+
+    On newer protocol versions client info travels with every request; pinning it once
+    means a client cannot propose under one name and approve under another.
+    """
+
+    def __init__(self, ctx: CallContext):
+        self.ctx = ctx
+        self.pinned = configured_actor(ctx) is not None
+
+    def observe(self, rctx: ServerRequestContext[Any]) -> None:
+        if self.pinned:
+            return
+        params = rctx.session.client_params
+        name = params.client_info.name.strip() if params and params.client_info else ""
+        if name:
+            self.ctx.actor_override = name
+            self.pinned = True
+            log.info("acting as MCP client %r", name)
+
+
+def build_server(ctx: CallContext) -> Server[Any]:
+    identity = _ClientIdentity(ctx)
+
+    async def list_tools(rctx: ServerRequestContext[Any],
+                         params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools())
+
+    async def call_tool(rctx: ServerRequestContext[Any],
+                        params: types.CallToolRequestParams) -> types.CallToolResult:
+        identity.observe(rctx)
+        return call(ctx, params.name, params.arguments)
+
+    def input_schema(name: str) -> dict[str, Any] | None:
+        try:
+            return _method_for_tool(name).input_schema()
+        except MCPError:
+            return None
+
+    return Server("vouch", version=__version__, instructions=INSTRUCTIONS,
+                  get_tool_input_schema=input_schema,
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def run_stdio(ctx: CallContext) -> int:
+    server = build_server(ctx)
+    log.info("vouch MCP server ready: kb=%s trusted_host=%s tools=%d",
+             ctx.kb.dir, ctx.trusted, len(ops.REGISTRY))
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(main)
+    return 0
