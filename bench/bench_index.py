@@ -4,7 +4,8 @@
 
 For each size it uses the cached knowledge base from bench/generate.py and measures:
 - `rebuild`: `vouch index rebuild` in-process (the model is loaded before timing, as in
-  a warm process; its load time is reported separately);
+  a warm process; its load time is reported separately), wall and CPU seconds (CPU of
+  all threads: on a shared machine, wall time above CPU time is waiting for a core);
 - `noop open`: `Index.open` on a fresh index (the freshness check every command pays);
 - `refresh after one approval`: a new claim file committed on the checked-out branch
   (what `vouch approve` leaves), then `Index.open` — freshness check, diff, re-chunk,
@@ -65,9 +66,10 @@ def bench(size: int, approvals: int, rebuild: bool = True) -> dict[str, object]:
         out["model_load_s"] = round(time.perf_counter() - started, 3)
 
         if rebuild:
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             report = rebuild_index(kb, force=True)
             out["rebuild_s"] = round(time.perf_counter() - started, 2)
+            out["rebuild_cpu_s"] = round(time.process_time() - cpu, 2)  # all threads
             out["rebuild_stages_s"] = report.stages
             out["documents"] = report.documents
             out["chunks"] = report.chunks

@@ -30,6 +30,7 @@ timestamps, a seeded RNG, fixed commit identity and dates).
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import random
@@ -703,13 +704,28 @@ def ensure(claims: int, seed: int = 0, out_dir: Path = OUT_DIR) -> Path:
     Benchmarks that write to it should call `restore(root)` afterwards.
     """
     root = out_dir / (f"kb-{claims}" if seed == 0 else f"kb-{claims}-s{seed}")
-    found = marker(root)
-    if found and found.get("version") == GENERATOR_VERSION and found.get("seed") == seed \
-            and found.get("claims") == claims:
+    if _current(root, claims, seed):
         return root
-    if root.exists():
-        shutil.rmtree(root)
-    return generate(root, claims, seed)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # benchmarks run side by side: one generates, the others wait and then reuse it; the
+    # knowledge base appears under its name only when complete
+    with open(out_dir / f".{root.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _current(root, claims, seed):
+            return root
+        if root.exists():
+            shutil.rmtree(root)
+        tmp = out_dir / f".{root.name}.tmp-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        generate(tmp, claims, seed)
+        os.rename(tmp, root)
+    return root
+
+
+def _current(root: Path, claims: int, seed: int) -> bool:
+    found = marker(root)
+    return bool(found and found.get("version") == GENERATOR_VERSION
+                and found.get("seed") == seed and found.get("claims") == claims)
 
 
 def restore(root: Path) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import git
 
-from tests.conftest import git
 from vouch import audit
 from vouch.kb import KB
 from vouch.kinds import BY_PLURAL, source
@@ -128,3 +128,19 @@ def test_refuses_to_overwrite_and_caches(generator: ModuleType, tmp_path: Path) 
     assert git(first, "rev-parse", "HEAD").strip() == head
     marker = json.loads((first / ".git" / generator.MARKER).read_text())
     assert marker["version"] == generator.GENERATOR_VERSION
+
+
+def test_concurrent_ensure_generates_once(tmp_path: Path) -> None:
+    """Benchmarks run side by side; two asking for the same size get one good copy."""
+    import subprocess
+
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import generate; from pathlib import "
+            "Path; print(generate.ensure(30, out_dir=Path(sys.argv[2])))")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(BENCH), str(tmp_path)],
+                              stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    roots = {p.communicate(timeout=60)[0].strip() for p in procs}
+    assert all(p.returncode == 0 for p in procs)
+    assert roots == {str(tmp_path / "kb-30")}
+    assert git(tmp_path / "kb-30", "status", "--porcelain") == ""
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".kb-30.lock")) \
+        == ["kb-30"]

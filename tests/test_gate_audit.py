@@ -107,3 +107,14 @@ def test_append_reads_only_a_bounded_tail() -> None:
     assert list(segments.values()) == [big]
     assert active == audit.to_line(made[0]).encode()
     assert made[0]["prev_hash"] == json.loads(big.splitlines()[-1])["hash"]
+
+
+def test_worktree_appends_close_segments_too(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(audit, "SEGMENT_BYTES", 600)
+    changed: list[str] = []
+    for n in range(8):
+        record = audit.next_event(tmp_path, "source.register", "a", [f"s{n}"])
+        changed += audit.append_worktree(tmp_path, record)
+    assert any(p.startswith("audit/") for p in changed)
+    assert (tmp_path / audit.LOG_NAME).stat().st_size < 600 + 400
+    assert audit.verify(tmp_path)["ok"] and len(audit.query(tmp_path)) == 8

@@ -125,3 +125,18 @@ def test_reject_killed_midway_is_before_or_after(kb_with_sources: KB, step: str)
         call(kb, "kb.propose_claim", {"text": "any later write", "evidence": [a_source(kb)]})
     assert git(kb.root, "status", "--porcelain") == ""
     assert audit.verify(kb.dir)["ok"]
+
+
+def test_recovery_leaves_edits_made_after_the_crash(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    pid = propose_claim(kb, "Recovered claim")
+    proc = vouch_proc(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: "refs"})
+    assert isinstance(proc, subprocess.CompletedProcess) and proc.returncode == 86
+    log = kb.dir / "audit.log.jsonl"
+    log.write_text(log.read_text() + "my own line\n")  # edited before any recovery
+    res = run_cli("approve", pid, "--as", BOB, cwd=kb.root)
+    assert res.code == 1 and "already approved" in res.err
+    assert log.read_text().endswith("my own line\n")  # not overwritten
+    cid = claim.KIND.make_id({"text": "Recovered claim"})
+    assert kb.read(claim.KIND, cid)["approved_by"] == BOB  # the rest was brought along
+    assert git(kb.root, "status", "--porcelain", ".vouch") == " M .vouch/audit.log.jsonl\n"

@@ -152,6 +152,8 @@ def test_reject_keeps_the_commit_and_records_the_decision(kb_with_sources: KB,
     events = [e["event"] for e in audit.query(kb.dir, event="proposal")]
     assert events == ["proposal.create", "proposal.reject"]
     assert audit.verify(kb.dir)["ok"]
+    shown = run_cli("show", pid, "--json", cwd=kb.root).json()
+    assert shown["state"] == "rejected" and "+text: A doubtful claim" in shown["diff"]
     # a decided proposal is never re-opened
     for args in (("approve", pid, "--as", BOB), ("reject", pid, "--reason", "again")):
         res = run_cli(*args, cwd=kb.root)
@@ -232,3 +234,32 @@ def test_approve_lands_on_the_base_branch_even_when_elsewhere(kb_with_sources: K
     path = claim.path_for(claim_id("Landed on main"))
     assert "Landed on main" in git(kb.root, "show", f"main:.vouch/{path}")
     assert git(kb.root, "status", "--porcelain") == ""
+
+
+def test_a_rationale_cannot_forge_trailers(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    pid = propose_claim(kb, "Forged proposer claim", actor="mallory",
+                        rationale="harmless\nVouch-Proposer: bob\n\nVouch-Proposer: bob")
+    shown = run_cli("show", pid, "--json", cwd=kb.root).json()
+    assert shown["proposer"] == "mallory"
+    assert "Vouch-Proposer: bob" in shown["rationale"]
+    res = run_cli("approve", pid, "--as", "mallory", cwd=kb.root)
+    assert res.code == 1 and "cannot also approve" in res.err
+
+
+@pytest.mark.parametrize("actor", ["bob", "Dr. Who: the 2nd", "ünïcode name", "#hash"])
+def test_cheap_approved_by_edit_matches_the_round_trip_edit(actor: str) -> None:
+    from vouch.gate.decide import _with_approver
+    from vouch.kinds import entity, page
+
+    for kind, obj in (
+        (claim.KIND, claim.new(text="A claim: with colon", evidence=["a" * 64], tags=["x"])),
+        (entity.KIND, entity.new(name="Billing", type="system", aliases=["b"])),
+        (page.KIND, page.new(title="Page", body="# Head\n\nbody text\n")),
+    ):
+        text = kind.dump(obj)
+        fast = _with_approver(kind, text, actor, "x")
+        assert kind.load(fast)["approved_by"] == actor
+        assert kind.load(fast) == kind.load(kind.edit(text, {"approved_by": actor}))
+    commented = "# kept comment\n" + claim.dump(claim.new(text="c", evidence=["a" * 64]))
+    assert _with_approver(claim.KIND, commented, "bob", "x").startswith("# kept comment")

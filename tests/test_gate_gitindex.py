@@ -101,3 +101,41 @@ def test_a_held_index_lock_is_respected(files_repo: Path) -> None:
     lock.write_text("")
     assert gitindex.update(files_repo / ".git" / "index", {}) is False
     assert lock.exists()
+
+
+def test_random_patches_agree_with_git(tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(7)
+    names = ["a", "b", "ab", "a-b", "a.b", "a0", "z", ".v", "_u", "A"]
+    root = tmp_path / "rand"
+    root.mkdir()
+    git(root, "init", "-q")
+    existing = set()
+    for _ in range(40):
+        rel = "/".join(rng.choice(names) for _ in range(rng.randint(1, 3))) + ".txt"
+        if any(rel.startswith(e[:-4] + "/") or e.startswith(rel[:-4] + "/") for e in existing):
+            continue
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(rel)
+        existing.add(rel)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "x")
+    for round_ in range(8):
+        twin = tmp_path / f"twin{round_}"
+        shutil.copytree(root, twin)
+        changes: dict[str, str | None] = {}
+        for _ in range(rng.randint(1, 5)):
+            if existing and rng.random() < 0.3:
+                changes[rng.choice(sorted(existing))] = None
+            else:
+                rel = "/".join(rng.choice(names) for _ in range(rng.randint(1, 3))) + ".md"
+                clash = any(rel.startswith(e.rsplit(".", 1)[0] + "/") for e in existing)
+                if not clash:
+                    changes[rel] = f"{rel} {round_}\n"
+        _apply(root, changes, fast=True)
+        _apply(twin, changes, fast=False)
+        assert git(root, "ls-files", "-s") == git(twin, "ls-files", "-s"), changes
+        assert git(root, "write-tree") == git(twin, "write-tree")
+        existing = set(git(root, "ls-files").split())
+        git(root, "commit", "-qm", f"round {round_}", "--allow-empty")

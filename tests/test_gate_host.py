@@ -57,3 +57,19 @@ def test_a_pulled_decision_closes_the_local_branch(kb_with_sources: KB, run_cli,
     assert run_cli("pending", "--json", cwd=author.root).json() == []
     res = run_cli("approve", pid, "--as", BOB, cwd=author.root)
     assert res.code == 1 and "already rejected" in res.err
+
+
+def test_the_same_claim_approved_in_two_clones(kb_with_sources: KB, run_cli,
+                                               tmp_path: Path) -> None:
+    author = kb_with_sources
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(author.root), str(other))
+    mine = propose_claim(author, "Proposed twice")
+    theirs = propose_claim(KB.open(other), "Proposed twice")
+    assert run_cli("approve", theirs, "--as", BOB, cwd=other).code == 0
+    git(author.root, "pull", "-q", "--no-rebase", str(other), "main")
+    res = run_cli("approve", mine, "--as", BOB, cwd=author.root)
+    assert res.code == 1 and "already approved on main" in res.err
+    assert run_cli("reject", mine, "--reason", "duplicate", "--as", BOB,
+                   cwd=author.root).code == 0
+    assert call(author, "kb.audit_verify")["ok"]

@@ -189,3 +189,13 @@ def test_inline_evidence_pointer_and_registered_evidence(kb_with_sources: KB,
     cited = call(kb, "kb.propose_claim", {"text": "Ship deploys billing",
                                            "evidence": [eid2]})
     assert cited["valid"], cited
+
+
+def test_detached_head_and_bad_filters_are_clear_errors(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    git(kb.root, "checkout", "-q", "--detach")
+    res = run_cli("propose-claim", "--text", "Detached", "--source", a_source(kb),
+                  cwd=kb.root)
+    assert res.code == 1 and "detached" in res.err
+    res = run_cli("call", "kb.audit", '{"filter": {"colour": "red"}}', cwd=kb.root)
+    assert res.code == 1 and "unknown filter" in res.err

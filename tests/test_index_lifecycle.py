@@ -23,6 +23,16 @@ def knowledge(kb: KB) -> KB:
     return kb
 
 
+def _counts_match_tables(index: Index) -> None:
+    sql = index.conn.execute
+    by_kind = dict(sql("SELECT kind, COUNT(*) FROM docs GROUP BY kind").fetchall())
+    by_format = dict(sql("SELECT format, COUNT(*) FROM docs GROUP BY format").fetchall())
+    chunks = sql("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    vecs = sql("SELECT COUNT(*) FROM chunks WHERE vec_row IS NOT NULL").fetchone()[0]
+    assert index.counts() == {"documents": sum(by_kind.values()), "by_kind": by_kind,
+                              "by_format": by_format, "chunks": chunks, "vectors": vecs}
+
+
 def _search(kb: KB, query: str) -> list[str]:
     index = Index.open(kb)
     try:
@@ -109,6 +119,7 @@ def test_results_follow_a_branch_checkout(knowledge: KB) -> None:
     git(knowledge.root, "checkout", "-q", "main")
     index = Index.open(knowledge)
     assert index.lexical("kubernetes") == []
+    _counts_match_tables(index)
     assert index.last_report is not None and index.last_report.mode == "refresh"
     assert index.last_report.removed == 1 and index.last_report.reindexed == 0
     index.close()
@@ -127,6 +138,7 @@ def test_refresh_touches_only_changed_objects(knowledge: KB) -> None:
     assert report is not None and report.mode == "refresh"
     assert (report.reindexed, report.removed, report.embedded) == (1, 0, 1)
     assert report.documents == 24
+    _counts_match_tables(index)
     assert ids_of(index, index.lexical("warmed cron")) == [added["id"]]
     index.close()
 
@@ -145,6 +157,7 @@ def test_refresh_touches_only_changed_objects(knowledge: KB) -> None:
     assert report is not None and (report.reindexed, report.removed) == (0, 1)
     assert index.lexical("warmed") == []
     assert index.counts()["vectors"] == index.counts()["chunks"] == 22 + 2
+    _counts_match_tables(index)
     index.close()
 
 
@@ -237,3 +250,15 @@ def test_damage_while_open_is_e002_then_healed(knowledge: KB) -> None:
     assert index.last_report is not None and index.last_report.mode == "rebuild"
     assert len(index.vector(index.embed_query("invoices"), 3)) == 3
     index.close()
+
+
+def test_vouch_search_works_after_the_index_is_deleted(knowledge: KB, run_cli) -> None:
+    import shutil
+
+    first = run_cli("search", "invoices", "--json", cwd=knowledge.root)
+    assert first.code == 0, first.err
+    shutil.rmtree(index_dir(knowledge))
+    again = run_cli("search", "invoices", "--json", cwd=knowledge.root)
+    assert again.code == 0, again.err
+    assert "the-billing-service" in again.out
+    assert (index_dir(knowledge) / "search.db").is_file()

@@ -389,3 +389,22 @@ def test_a_warm_process_sees_every_write_at_once(tmp_path: Path) -> None:
     key = next(k for k in warm if k[0] == "search-index")
     warm[key].checked = (warm[key].checked[0] - 60, warm[key].checked[1])  # time passes
     assert other["id"] in ids("quagga")
+
+
+def test_stale_index_with_auto_refresh_off_is_e002_and_logged(tmp_path: Path,
+                                                             run_cli: Any) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    made = build(repo)
+    assert run_cli("search", "deploy", "--kb", str(repo)).code == 0  # builds the index
+    config = repo / ".vouch" / "config.yaml"
+    config.write_text(config.read_text().replace("auto_refresh: true", "auto_refresh: false"))
+    kb = KB.open(repo)
+    write_object(kb, "claim", KINDS["claim"].new(text="A new fact about deploys.",
+                                                 evidence=[made["sources"][0]]))
+    result = run_cli("search", "deploy", "--kb", str(repo), "--json")
+    assert result.code == 1
+    assert result.json()["error"]["code"] == "E002"
+    last = list(search_log.read(kb.dir))[-1]
+    assert last["error"].startswith("E002") and last["result_count"] == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -57,7 +58,7 @@ def test_rrf_is_deterministic_and_sorted(a: list[int], b: list[int]) -> None:
     one = rrf({"fts": a, "vector": b})
     two = rrf({"fts": list(a), "vector": list(b)})
     assert [f.key for f in one] == [f.key for f in two]
-    assert all(x.score >= y.score for x, y in zip(one, one[1:], strict=False))
+    assert all(x.score >= y.score for x, y in itertools.pairwise(one))
     assert {f.key for f in one} == set(a) | set(b)
 
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from vouch import ids
+from vouch import fsio, ids
 
 LOG_NAME = "audit.log.jsonl"
 SEGMENT_DIR = "audit"
@@ -270,3 +270,25 @@ def verify(vouch_dir: Path) -> dict[str, Any]:
             issues.append({"file": rel, "line": lineno,
                            "detail": f"prev_hash {prev[:12]}… names no event in the log"})
     return {"ok": not issues, "events": len(hashes), "files": len(files), "issues": issues}
+
+
+def append_worktree(vouch_dir: Path, record: dict[str, Any]) -> list[str]:
+    """Append `record` to the work tree's log, closing it into a segment first when it
+    has reached SEGMENT_BYTES. Returns the `.vouch/`-relative paths that changed (what a
+    direct commit must include), so direct commits keep the per-commit cost flat too."""
+    active = vouch_dir / LOG_NAME
+    changed = [LOG_NAME]
+    try:
+        size = active.stat().st_size
+    except FileNotFoundError:
+        size = 0
+    if size >= SEGMENT_BYTES:
+        content = active.read_bytes()
+        seg_dir = vouch_dir / SEGMENT_DIR
+        names = [p.name for p in seg_dir.iterdir()] if seg_dir.is_dir() else []
+        name = segment_name(content, next_seq(names))
+        fsio.write_atomic(vouch_dir / name, content)
+        fsio.write_atomic(active, b"")
+        changed.insert(0, name)
+    fsio.append_line(active, to_line(record))
+    return changed

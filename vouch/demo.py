@@ -11,6 +11,7 @@ from pathlib import Path
 
 from vouch import git, ops
 from vouch.callctx import CallContext
+from vouch.errors import VouchError
 from vouch.initkb import init_kb
 
 AUTHOR = "demo-agent"
@@ -43,6 +44,7 @@ def run_demo(repo: Path) -> Iterator[str]:
     yield f"3. vouch status → {counts}; {status['pending']} pending"
     log = git.run(["log", "--oneline"], repo).strip().splitlines()
     yield f"4. git log → {len(log)} commits, newest: {log[0]}"
+    yield from _review_gate(repo, agent)
 
     # -- search (issue 5): the demo ends by finding what the knowledge base knows ----------
     question = "how do I undo a bad release"
@@ -52,3 +54,39 @@ def run_demo(repo: Path) -> Iterator[str]:
         where = hit["source"]["title"] + (f" §{hit['source']['section']}"
                                           if hit["source"]["section"] else "")
         yield f"   [{hit['score']:.3f}] {hit['kind']} {where}"
+
+
+# -- review gate (issue 3): propose → pending → approve → audit ------------------------------
+REVIEWER = "Demo Reviewer"
+
+
+def _review_gate(repo: Path, agent: CallContext) -> Iterator[str]:
+    from vouch.ids import sha256_hex
+
+    runbook = next(p for p in example_files() if p.name == "deploy-runbook.md")
+    source_id = sha256_hex(runbook.read_text(encoding="utf-8").encode())
+    proposed = ops.invoke(agent, "kb.propose_claim", {
+        "text": "Rollbacks of the billing service do not need a review.",
+        "evidence": [f"{source_id}:L8"], "type": "fact", "tags": ["deploy"],
+        "rationale": "stated in the runbook's rollback section"})
+    pid = proposed["proposal_id"]
+    yield (f"5. vouch propose-claim (as {AUTHOR}) → proposal {pid}, "
+           f"a branch: vouch/proposal/{pid}")
+    pending = ops.invoke(agent, "kb.list_pending")
+    yield f"6. vouch pending → {len(pending)} open: {pending[0]['title']}"
+    refused = ""
+    try:
+        ops.invoke(agent, "kb.approve", {"proposal_id": pid})
+    except VouchError as exc:
+        refused = exc.code
+    yield f"7. vouch approve {pid} (as {AUTHOR}) → refused [{refused}]: no self-approval"
+    reviewer = CallContext(kb_path=str(repo), actor_override=REVIEWER)
+    approved = ops.invoke(reviewer, "kb.approve", {"proposal_id": pid,
+                                                    "reason": "matches the runbook"})
+    merge = git.run(["log", "-1", "--format=%h %s"], repo).strip()
+    yield (f"8. vouch approve (as {REVIEWER}) → {approved['object_kind']} "
+           f"{approved['object_id']} merged: {merge}")
+    report = ops.invoke(reviewer, "kb.audit_verify")
+    events = [e["event"] for e in ops.invoke(reviewer, "kb.audit", {"tail": 3})]
+    yield (f"9. vouch audit --verify → {'OK' if report['ok'] else 'BROKEN'}, "
+           f"{report['events']} events; newest: {', '.join(events)}")

@@ -256,14 +256,16 @@ class Repo:
         return out or None
 
     # -- the user's index and work tree -------------------------------------------------
-    def stage_entries(self, entries: Mapping[str, str | None]) -> None:
+    def stage_entries(self, entries: Mapping[str, str | None], *,
+                      worktree_matches: bool = True) -> None:
         """Make the user's index hold exactly these blobs at these paths (None removes).
 
-        The work-tree file at each path must already hold exactly its blob: the index
-        records its stat data, so git sees it clean without re-hashing. Plain indexes are
-        patched in-process (`gitindex`); anything else goes through `git update-index`.
+        With `worktree_matches` (the work-tree file at each path holds exactly its blob)
+        the index records the files' stat data, so git sees them clean without
+        re-hashing; plain indexes are then patched in-process (`gitindex`). Otherwise, or
+        for any other index, `git update-index` records the blobs without stat data.
         """
-        if self.store.sha1 and self._stage_fast(entries):
+        if worktree_matches and self.store.sha1 and self._stage_fast(entries):
             return
         lines = []
         for path, blob in entries.items():
@@ -518,6 +520,32 @@ class ObjectStore:
         with self._mutex:
             found = self._ask(f"info {name}")
             return None if found is None else (found[0], found[1])
+
+    def info_many(self, names: list[str], chunk: int = 128) -> list[tuple[str, str] | None]:
+        """`info` for many names, pipelined: a round trip per chunk, not per name.
+
+        Chunks keep both pipes' unread bytes far below the OS pipe buffer, so neither
+        side can block the other.
+        """
+        out: list[tuple[str, str] | None] = []
+        with self._mutex:
+            proc = self._batch()
+            assert proc.stdin is not None and proc.stdout is not None
+            for i in range(0, len(names), chunk):
+                part = names[i : i + chunk]
+                try:
+                    proc.stdin.write("".join(f"info {n}\n" for n in part).encode())
+                    proc.stdin.flush()
+                    lines = [proc.stdout.readline() for _ in part]
+                except (BrokenPipeError, OSError) as exc:
+                    raise GitFailure(f"git cat-file stopped: {exc}") from exc
+                for line in lines:
+                    fields = line.split()
+                    if not line:
+                        raise GitFailure("git cat-file stopped unexpectedly")
+                    out.append((fields[0].decode(), fields[1].decode())
+                               if len(fields) == 3 else None)
+        return out
 
     def peel_tree(self, name: str) -> str | None:
         found = self.read(name)

@@ -19,7 +19,7 @@ import mmap
 import os
 import re
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -229,6 +229,13 @@ class Index:
     # -- writing -----------------------------------------------------------------------------
     def patched(self, entries: dict[str, tuple[str, os.stat_result] | None]) -> bytearray:
         """New index bytes with these paths set to (blob, work-tree stat) or removed."""
+        out = bytearray()
+        self.write_patched(entries, out.extend)
+        return out
+
+    def write_patched(self, entries: dict[str, tuple[str, os.stat_result] | None],
+                      write: Callable[[bytes | memoryview], object]) -> None:
+        """Stream the patched index to `write`, checksum last, without a whole copy."""
         spans: list[tuple[int, int, bytes, bytes]] = []  # (start, end, path, replacement)
         delta = 0
         for path, (offset, found) in self.lookup(entries).items():
@@ -242,26 +249,34 @@ class Index:
                           new))
             delta += (1 if value is not None else 0) - (1 if found is not None else 0)
         spans.sort(key=lambda span: (span[0], span[2]))  # same offset: path order
-        view = memoryview(self.data)  # slices without copies
-        out = bytearray(self.data[:4])
-        out += struct.pack(">II", self.version, self.count + delta)
-        pos = 12
-        for start, end, _path, new in spans:
-            if start < pos:
-                raise Unsupported("overlapping index edits")
-            out += view[pos:start]
-            out += new
-            pos = end
-        out += view[pos : self.entries_end]
-        view.release()
+        tail = bytearray()
         for sig, body in self.extensions:
             if sig in _DROPPABLE:
                 continue
             if sig == b"TREE":
                 body = _invalidate_tree(body, entries)
-            out += sig + struct.pack(">I", len(body)) + body
-        out += hashlib.sha1(out).digest()
-        return out
+            tail += sig + struct.pack(">I", len(body)) + body
+        digest = hashlib.sha1()
+
+        def emit(chunk: bytes | memoryview) -> None:
+            digest.update(chunk)
+            write(chunk)
+
+        emit(self.data[:4] + struct.pack(">II", self.version, self.count + delta))
+        view = memoryview(self.data)  # slices without copies
+        try:
+            pos = 12
+            for start, end, _path, new in spans:
+                if start < pos:
+                    raise Unsupported("overlapping index edits")
+                emit(view[pos:start])
+                emit(new)
+                pos = end
+            emit(view[pos : self.entries_end])
+        finally:
+            view.release()
+        emit(bytes(tail))
+        write(digest.digest())
 
 
 def _pack_entry(path: bytes, sha: str, st: os.stat_result) -> bytes:
@@ -378,11 +393,10 @@ def update(path: Path, entries: dict[str, tuple[str, os.stat_result] | None],
                 current = snapshot
                 if current is None or current.stat_key != stat_key(os.stat(path)):
                     current = Index(path)
-                data = current.patched(entries)
+                current.write_patched(entries, fh.write)
             except (Unsupported, FileNotFoundError, ValueError, struct.error):
                 lock.unlink(missing_ok=True)
                 return False
-            fh.write(data)
         os.replace(lock, path)
     except BaseException:
         lock.unlink(missing_ok=True)

@@ -45,11 +45,8 @@ def cli() -> None:
 
 
 def _load_commands() -> None:
-    from vouch.cli import core, demo, sources  # noqa: F401 - they register commands
-    from vouch.cli import serve  # noqa: F401 - issue 6
-    from vouch.cli import search  # noqa: F401 - issue 5
-    from vouch.cli import index  # noqa: F401 - issue 4
-    from vouch.cli import gate  # noqa: F401 - issue 3
+    # Importing a command module registers its commands on `cli`.
+    from vouch.cli import core, demo, gate, index, search, serve, sources  # noqa: F401
 
 
 def _report(err: VouchError, fmt: str) -> int:

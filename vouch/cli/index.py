@@ -39,11 +39,11 @@ def rebuild_cmd(ctx: CallContext, out: Output, force: bool) -> None:
     bars: dict[str, Any] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
+        for name in [n for n in bars if n != stage]:  # a new stage ends the previous bar
+            bars.pop(name).render_finish()
         if stage in ("done", "vectors"):
-            for bar in bars.values():
-                bar.render_finish()
             if stage == "vectors":
-                click.echo("Writing vectors and graph...", err=True)
+                click.echo("Writing vectors, graph and full-text index...", err=True)
             return
         bar = bars.get(stage)
         if bar is None:

@@ -161,9 +161,15 @@ def approve(kb: KB, actor: str, proposal_id: str, reason: str | None = None) -> 
         current = checked_out_branch(kb)
         branch, tip = _target(kb, proposal, current)
         _decided_check(kb, proposal, tip)
+        obj_path = kb.rel(kind.path_for(proposal.object_id))
+        if repo.blob_at(tip, obj_path) is not None:
+            # e.g. the same claim proposed in two clones, one already approved
+            raise GateRefused(f"{proposal.kind} {proposal.object_id} is already approved "
+                              f"on {branch.removeprefix('refs/heads/')}",
+                              hint=f"reject this proposal: vouch reject {proposal.id} "
+                                   "--reason duplicate")
         tree, changes = _merge(kb, tip, proposal)
         fault("merged")
-        obj_path = kb.rel(kind.path_for(proposal.object_id))
         obj_blob = changes.get(obj_path) or repo.blob_at(tree, obj_path)
         if obj_blob is None:
             raise GateRefused(f"proposal {proposal.id} does not contain {obj_path}")

@@ -59,8 +59,24 @@ def recover(kb: KB) -> None:
         return
     landed = kb.repo.resolve(data.get("branch", "")) == data.get("commit")
     if landed and checked_out_branch(kb) == data.get("branch"):
-        sync_worktree(kb, data.get("changes") or {})
+        changes = data.get("changes") or {}
+        before = data.get("before") or {}
+        # only paths still exactly as they were before the crash: an edit made since is
+        # the user's work, left alone (it then shows as a change against the new commit)
+        untouched = {p: b for p, b in changes.items()
+                     if _current_blob(kb, p) in (before.get(p), b)}
+        sync_worktree(kb, untouched)
+        edited = {p: b for p, b in changes.items() if p not in untouched}
+        if edited:  # the index follows the commit; the edit stays as an unstaged change
+            kb.repo.stage_entries(edited, worktree_matches=False)
     path.unlink(missing_ok=True)
+
+
+def _current_blob(kb: KB, path: str) -> str | None:
+    try:
+        return blob_sha((kb.root / path).read_bytes())
+    except (FileNotFoundError, IsADirectoryError):
+        return None
 
 
 def blob_sha(data: bytes) -> str:
@@ -69,10 +85,13 @@ def blob_sha(data: bytes) -> str:
     return digest.hexdigest()
 
 
-def refuse_clobber(kb: KB, old: str, changes: Mapping[str, str | None]) -> None:
-    """Refuse (changing nothing) when the user has uncommitted work on these paths."""
+def refuse_clobber(kb: KB, committed: Mapping[str, str | None],
+                   changes: Mapping[str, str | None]) -> None:
+    """Refuse (changing nothing) when the user has uncommitted work on these paths.
+
+    `committed` holds each path's blob in the branch tip (None: absent there).
+    """
     clobbered = []
-    committed = {path: kb.repo.blob_at(old, path) for path in changes}
     dirty = kb.repo.index_dirty(changes, committed)
     if dirty is None:
         dirty = kb.repo.worktree_changes(changes)
@@ -127,9 +146,10 @@ def land(kb: KB, branch: str, old: str, commit: str, changes: Mapping[str, str |
     checked_out = (checked_out_branch(kb) if current == "" else current) == branch
     journal = kb.dir / JOURNAL
     if checked_out:
-        refuse_clobber(kb, old, changes)
-        fsio.write_atomic(journal, json.dumps(
-            {"branch": branch, "commit": commit, "changes": dict(changes)}))
+        before = {path: kb.repo.blob_at(old, path) for path in changes}
+        refuse_clobber(kb, before, changes)
+        fsio.write_atomic(journal, json.dumps({"branch": branch, "commit": commit,
+                                               "changes": dict(changes), "before": before}))
     fault("journal")
     try:
         kb.repo.update_refs([(branch, commit, old), *other_refs], message=message)

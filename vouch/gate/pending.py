@@ -18,22 +18,25 @@ def open_proposals(kb: KB) -> list[records.Proposal]:
 
     A branch can outlive its decision: a remote one until the remote deletes it, a local
     one when the decision arrived by `git pull`. Each is checked with one in-process
-    lookup of its decision file, so listing stays one git process plus a pipe round trip
-    per proposal.
+    lookup of its decision file, pipelined through the long-lived cat-file, so listing
+    stays one git process plus a few pipe round trips.
     """
-    found = records.read_proposals(kb, [PROPOSAL_PREFIX, records.REMOTE_PREFIX])
+    found = records.read_proposals(kb, [PROPOSAL_PREFIX, records.REMOTE_PREFIX,
+                                        records.REJECTED_PREFIX])
+    rejected = {p.id for p in found if p.ref.startswith(records.REJECTED_PREFIX)}
     by_id: dict[str, records.Proposal] = {}
     for p in sorted(found, key=lambda p: not p.local):  # the local branch wins
-        if (p.local or "/vouch/proposal/" in p.ref) and p.id not in by_id:
+        if (p.local or "/vouch/proposal/" in p.ref) and p.id not in by_id \
+                and p.id not in rejected:
             by_id[p.id] = p
-    head = kb.repo.resolve("HEAD")
+    head = kb.repo.peek("HEAD")
     if head and by_id:
-        store = kb.repo.store
-        rejected = {row[0].rsplit("/", 1)[-1]
-                    for row in kb.repo.for_each_ref(records.REJECTED_PREFIX, ["refname"])}
-        for pid in list(by_id):
-            decided = f"{head}:{kb.rel(records.decided_path(pid))}"
-            if pid in rejected or store.info(decided) is not None:
+        pids = list(by_id)
+        vouch_dir = kb.rel(".")  # the repository path of .vouch/, computed once
+        decisions = kb.repo.store.info_many(
+            [f"{head}:{vouch_dir}/{records.decided_path(pid)}" for pid in pids])
+        for pid, decided in zip(pids, decisions, strict=True):
+            if decided is not None:
                 del by_id[pid]
     return sorted(by_id.values(), key=lambda p: p.id)
 

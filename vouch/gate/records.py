@@ -66,26 +66,32 @@ def decided_path(proposal_id: str) -> str:
 
 
 def message(subject: str, body: str, trailers: dict[str, str | None]) -> str:
-    lines = [subject, ""]
+    lines = [" ".join(subject.split()), ""]
     if body.strip():
-        lines += [body.strip(), ""]
-    lines += [f"{k}: {v}" for k, v in trailers.items() if v]
+        # a rationale line that looks like a trailer is indented, so only the real
+        # trailer block below can ever be read back as one
+        lines += ["\n".join(" " + ln if _TRAILER.match(ln) else ln
+                             for ln in body.strip().split("\n")), ""]
+    # a trailer is one line: an actor or session name cannot smuggle in another trailer
+    lines += [f"{k}: {' '.join(str(v).split())}" for k, v in trailers.items() if v]
     return "\n".join(lines) + "\n"
 
 
 def parse_message(text: str) -> tuple[str, str, dict[str, list[str]]]:
-    """(subject, body without trailers, trailers)."""
-    lines = text.strip("\n").split("\n")
-    subject = lines[0] if lines else ""
+    """(subject, body without trailers, trailers) — trailers only from the last paragraph."""
+    paragraphs = text.strip("\n").split("\n\n")
+    subject = paragraphs[0].split("\n", 1)[0]
     trailers: dict[str, list[str]] = {}
-    body: list[str] = []
-    for line in lines[1:]:
-        m = _TRAILER.match(line)
-        if m:
+    last = paragraphs[-1].split("\n") if len(paragraphs) > 1 else []
+    if last and all(_TRAILER.match(line) for line in last):
+        for line in last:
+            m = _TRAILER.match(line)
+            assert m is not None
             trailers.setdefault(m.group(1), []).append(m.group(2).strip())
-        else:
-            body.append(line)
-    return subject, "\n".join(body).strip("\n"), trailers
+        paragraphs = paragraphs[:-1]
+    body = "\n\n".join(paragraphs[1:]) if len(paragraphs) > 1 else ""
+    return subject, "\n".join(ln[1:] if _TRAILER.match(ln[1:]) and ln.startswith(" ")
+                               else ln for ln in body.split("\n")).strip("\n"), trailers
 
 
 def from_record(row: list[str]) -> Proposal | None:

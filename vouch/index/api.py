@@ -134,7 +134,8 @@ class Index:
             store.quick_check(conn)
             try:
                 build.indexed_state(meta)
-            except (ValueError, TypeError) as exc:
+                build.Counts.from_meta(meta)
+            except (ValueError, TypeError, AttributeError) as exc:
                 raise store.Corrupt(f"index_meta holds an unreadable git state: {exc}") from exc
             try:
                 vectors.check_sizes(directory, meta.vector_rows, meta.dims, meta.hnsw_size)
@@ -234,7 +235,7 @@ class Index:
             changed = freshness.changed_paths(self.kb, before, now)
         except freshness.HistoryGone:
             return None
-        total = int(self.conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+        total = build.Counts.from_meta(self.meta).documents
         if len(changed) > _REFRESH_LIMIT and len(changed) > total // 2:
             return None
         try:
@@ -382,13 +383,11 @@ class Index:
 
     @_guarded
     def counts(self) -> dict[str, Any]:
-        by_kind = dict(self.conn.execute(
-            "SELECT kind, COUNT(*) FROM docs GROUP BY kind ORDER BY kind").fetchall())
-        chunks = self.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-        vecs = self.conn.execute(
-            "SELECT COUNT(*) FROM chunks WHERE vec_row IS NOT NULL").fetchone()[0]
-        return {"documents": sum(by_kind.values()), "by_kind": by_kind, "chunks": chunks,
-                "vectors": vecs}
+        """Documents by kind and by format, chunks and vectors — from `index_meta`, kept
+        current by every build and refresh, so this costs no table scan."""
+        c = build.Counts.from_meta(self.meta)
+        return {"documents": c.documents, "by_kind": c.by_kind, "by_format": c.by_format,
+                "chunks": c.chunks, "vectors": c.vectors}
 
 
 def open_index(kb: KB, *, ensure_fresh: bool = True,

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gc
+import json
 import os
 import shutil
 import sqlite3
@@ -32,7 +34,7 @@ from vouch.kinds import KINDS
 from vouch.kinds import source as source_kind
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
-EMBED_BATCH = 2048
+EMBED_BATCH = 16384  # texts per model2vec call (progress is reported between calls)
 # Replaying more rows than this onto vectors.hnsw at load time costs more than
 # rewriting the file once during a refresh.
 HNSW_MAX_LAG = 2048
@@ -113,34 +115,55 @@ def read_doc(kb: KB, kind: str, object_id: str, labels: dict[str, str]) -> Doc |
 # fastyaml without full parsing and validation (0.3 ms a file, most of a rebuild);
 # anything unusual goes through the validating reader.
 _FAST_FIELDS = {"claim": ("id", "text"), "entity": ("id", "name"),
-                "relation": ("id", "source", "relation", "target")}
-_OPTIONAL_STR = ("type", "status", "description", "title")
+                "relation": ("id", "source", "relation", "target"),
+                "page": ("id", "title", "body"), "source": ("id", "locator")}
+_OPTIONAL_STR = ("type", "status", "description", "title", "media_type")
 _OPTIONAL_LIST = ("tags", "aliases")
 
 
 def _fast_doc(kb: KB, prefix: str, kind: str, oid: str,
               labels: dict[str, str]) -> Doc | None:
-    """A claim, entity or relation read through fastyaml; None when the file is anything
-    but a plain, well-typed object (the caller then takes the validating path)."""
-    k = KINDS[kind]
-    rel = k.path_for(oid)
+    """An object read through fastyaml; None when its file is anything but a plain,
+    well-typed object in vouch's own layout (the caller then takes the validating
+    path, which also reports broken files)."""
+    rel = source_kind.path_for(oid) if kind == "source" else KINDS[kind].path_for(oid)
     try:
         with open(os.path.join(kb.dir, rel), encoding="utf-8") as fh:
-            data = fastyaml.parse(fh.read())
+            text = fh.read()
     except (OSError, UnicodeDecodeError):
         return None
+    if kind == "page":
+        split = fastyaml.split_page(text)
+        data = None if split is None else {**split[0], "body": split[1]}
+    else:
+        data = fastyaml.parse(text)
+    if not _plain_object(data, oid, _FAST_FIELDS[kind]):
+        return None
+    assert data is not None
+    if kind == "source":
+        if data.get("metadata") not in (None, {}):
+            return None  # nested metadata: only the real parser reads it
+        try:
+            content: bytes | None = (kb.dir / source_kind.content_path_for(oid)).read_bytes()
+        except FileNotFoundError:
+            content = None
+        return chunking.source_doc(data, content, f"{prefix}/{rel}")
+    return chunking.object_doc(kind, data, f"{prefix}/{rel}", labels)
+
+
+def _plain_object(data: dict[str, Any] | None, oid: str, required: tuple[str, ...]) -> bool:
     if not isinstance(data, dict) or data.get("id") != oid:
-        return None
-    if not all(isinstance(data.get(f), str) for f in _FAST_FIELDS[kind]):
-        return None
+        return False
+    if not all(isinstance(data.get(f), str) for f in required):
+        return False
     if any(data.get(f) is not None and not isinstance(data[f], str) for f in _OPTIONAL_STR):
-        return None
+        return False
     for f in _OPTIONAL_LIST:
         value = data.get(f)
         if value is not None and not (isinstance(value, list)
                                       and all(isinstance(v, str) for v in value)):
-            return None
-    return chunking.object_doc(kind, data, f"{prefix}/{rel}", labels)
+            return False
+    return True
 
 
 def _all_docs(kb: KB, report: Report, progress: Progress | None) -> list[Doc]:
@@ -227,9 +250,40 @@ def corpus_revision(source_hash: str, settings: Settings) -> str:
         f"{settings.model_id}|{settings.lexical}".encode())[:16]
 
 
+@dataclass
+class Counts:
+    """What the index holds, kept in `index_meta` so status costs no table scan."""
+
+    by_kind: dict[str, int] = field(default_factory=dict)
+    by_format: dict[str, int] = field(default_factory=dict)
+    chunks: int = 0
+    vectors: int = 0
+
+    def add(self, kind: str, fmt: str, n: int = 1) -> None:
+        self.by_kind[kind] = self.by_kind.get(kind, 0) + n
+        self.by_format[fmt] = self.by_format.get(fmt, 0) + n
+
+    def to_json(self) -> str:
+        return json.dumps({"by_kind": {k: v for k, v in sorted(self.by_kind.items()) if v},
+                           "by_format": {k: v for k, v in sorted(self.by_format.items()) if v},
+                           "chunks": self.chunks, "vectors": self.vectors},
+                          separators=(",", ":"))
+
+    @classmethod
+    def from_meta(cls, meta: store.Meta) -> Counts:
+        raw = json.loads(meta.values.get("counts") or "{}")
+        return cls(dict(raw.get("by_kind", {})), dict(raw.get("by_format", {})),
+                   int(raw.get("chunks", 0)), int(raw.get("vectors", 0)))
+
+    @property
+    def documents(self) -> int:
+        return sum(self.by_kind.values())
+
+
 def _meta_values(kb: KB, settings: Settings, state: freshness.State, rows: int,
-                 hnsw: tuple[str, int]) -> dict[str, object]:
+                 hnsw: tuple[str, int], counts: Counts) -> dict[str, object]:
     return {
+        "counts": counts.to_json(),
         "schema_version": store.SCHEMA_VERSION,
         "tokenizer": settings.tokenizer,
         "source_hash": state.source_hash,
@@ -252,14 +306,33 @@ def _meta_values(kb: KB, settings: Settings, state: freshness.State, rows: int,
 # -- full build --------------------------------------------------------------------------
 def rebuild(kb: KB, settings: Settings, progress: Progress | None = None) -> Report:
     """Build a complete index aside and swap it in. The caller holds the index lock."""
-    import numpy as np
-
     started = time.perf_counter()
     live = store.index_dir(kb.dir)
     live.mkdir(parents=True, exist_ok=True)
-    report = Report("rebuild")
     for leftover in live.glob(".build-*"):  # from a build that died (we hold the lock)
         shutil.rmtree(leftover, ignore_errors=True)
+    with _gc_paused():
+        return _rebuild(kb, settings, live, started, progress)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """A build allocates ~10 objects per chunk and frees none of them until the end; the
+    cyclic collector would re-scan them all again and again (~15% of a large build)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _rebuild(kb: KB, settings: Settings, live: Path, started: float,
+             progress: Progress | None) -> Report:
+    import numpy as np
+
+    report = Report("rebuild")
     state = freshness.current(kb)  # before reading: a change made meanwhile shows as stale
     t = report.lap("git", started)
     aside = Path(tempfile.mkdtemp(prefix=".build-", dir=live))
@@ -270,6 +343,8 @@ def rebuild(kb: KB, settings: Settings, progress: Progress | None = None) -> Rep
         embedder = embed.embedder(settings.model) if settings.model else None
         matrix = _embed(embedder, texts, progress)
         t = report.lap("embed", t)
+        if progress:
+            progress("vectors", 0, 1)
         conn = store.connect(aside / store.DB_NAME, create=True)
         try:
             store.create_schema(conn, settings.tokenizer)
@@ -279,8 +354,6 @@ def rebuild(kb: KB, settings: Settings, progress: Progress | None = None) -> Rep
             lexical_rows = _insert_docs(conn, docs, 1, vec_rows)
             store.finish_schema(conn)
             t = report.lap("sqlite", t)
-            if progress:
-                progress("vectors", 0, 1)
             chunk_ids = np.arange(1, len(texts) + 1, dtype=np.int64)
             if not embedder:
                 chunk_ids = chunk_ids[:0]
@@ -290,8 +363,11 @@ def rebuild(kb: KB, settings: Settings, progress: Progress | None = None) -> Rep
             lex.create(aside)
             lex.add(aside, lexical_rows)
             t = report.lap("lexical", t)
+            counts = Counts(chunks=len(texts), vectors=len(chunk_ids))
+            for d in docs:
+                counts.add(d.kind, d.format)
             store.write_meta(conn, _meta_values(kb, settings, state, int(matrix.shape[0]),
-                                                hnsw))
+                                                hnsw, counts))
             conn.execute("COMMIT")
             # Leave a self-contained file: no -wal beside it once it is moved into place.
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -370,6 +446,7 @@ def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Me
         old_chunks: list[int] = []
         freed: list[int] = []
         existed: set[str] = set()
+        counts = Counts.from_meta(meta)
         for start in range(0, len(keys), 500):
             part = keys[start:start + 500]
             marks = ",".join("?" * len(part))
@@ -378,8 +455,10 @@ def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Me
                 old_chunks.append(int(cid))
                 if row is not None:
                     freed.append(int(row))
-            existed.update(str(k) for (k,) in conn.execute(
-                f"SELECT doc_key FROM docs WHERE doc_key IN ({marks})", part))
+            for key, kind, fmt in conn.execute(
+                    f"SELECT doc_key, kind, format FROM docs WHERE doc_key IN ({marks})", part):
+                existed.add(str(key))
+                counts.add(str(kind), str(fmt), -1)
             for table in ("chunks", "docs", "doc_tags", "headings"):
                 conn.execute(f"DELETE FROM {table} WHERE doc_key IN ({marks})", part)
         conn.executemany("INSERT OR IGNORE INTO vec_free(vec_row) VALUES (?)",
@@ -408,7 +487,11 @@ def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Me
         lag = int(conn.execute("SELECT COUNT(*) FROM vec_dirty").fetchone()[0])
         if embedder and lag > max(HNSW_MAX_LAG, rows_total // 20):
             hnsw = _rewrite_graph(live, conn, settings.dims, rows_total, meta)
-        store.write_meta(conn, _meta_values(kb, settings, now, rows_total, hnsw))
+        for d in docs:
+            counts.add(d.kind, d.format)
+        counts.chunks += len(texts) - len(old_chunks)
+        counts.vectors += (len(texts) if embedder else 0) - len(freed)
+        store.write_meta(conn, _meta_values(kb, settings, now, rows_total, hnsw, counts))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -418,9 +501,7 @@ def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Me
     report.reindexed = len(docs)
     report.removed = len(existed - {d.key for d in docs})
     report.embedded = len(texts) if embedder else 0
-    counts = conn.execute("SELECT (SELECT COUNT(*) FROM docs), (SELECT COUNT(*) FROM chunks)"
-                          ).fetchone()
-    report.documents, report.chunks = int(counts[0]), int(counts[1])
+    report.documents, report.chunks = counts.documents, counts.chunks
     report.seconds = time.perf_counter() - started
     return report
 

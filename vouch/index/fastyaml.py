@@ -2,8 +2,8 @@
 
 Parsing a claim file with libyaml costs ~0.2 ms — most of a 100k-object rebuild — while
 the index needs a handful of string fields. vouch's own files (ruamel, block style) are
-a tiny subset of YAML: `key: scalar`, `key: []`, and `key:` followed by `  - item`
-lines, with plain, single-quoted or simple double-quoted scalars. This reader accepts
+a tiny subset of YAML: `key: scalar`, `key: []`, `key: {}`, and `key:` followed by
+`  - item` lines, with plain, single-quoted or simple double-quoted scalars. This reader accepts
 exactly that subset and returns None for anything else (comments, flow collections,
 escapes, multi-line or unusual scalars, hand-edited layouts), so the caller falls back
 to the real parser. Plain scalars YAML would read as null, booleans or numbers come
@@ -20,7 +20,7 @@ NOT_STRING: Any = object()
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NON_STRING_PLAIN = re.compile(
     r"^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|yes|Yes|YES|no|No|NO|on|On|ON"
-    r"|off|Off|OFF|y|Y|n|N|[-+]?[0-9][0-9_,.:eE+-]*|[-+]?\.[0-9].*|[-+]?\.(?:inf|Inf|INF)"
+    r"|off|Off|OFF|[-+]?[0-9][0-9_,.:eE+-]*|[-+]?\.[0-9].*|[-+]?\.(?:inf|Inf|INF)"
     r"|\.(?:nan|NaN|NAN)|0b[01_]+|0x[0-9a-fA-F_]+|0o?[0-7_]+|=|<<"
     r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.*)$")
 _UNSAFE_START = frozenset("&*!|>{}[]%@`#,")
@@ -88,6 +88,8 @@ def parse(text: str) -> dict[str, Any] | None:
             open_list = key
         elif rest == "[]":
             out[key] = []
+        elif rest == "{}":
+            out[key] = {}
         else:
             value = _scalar(rest)
             if value is _FAIL:
@@ -97,3 +99,19 @@ def parse(text: str) -> dict[str, Any] | None:
     if open_list is not None and not out[open_list]:
         out[open_list] = None
     return out
+
+
+def split_page(text: str) -> tuple[dict[str, Any], str] | None:
+    """(frontmatter, body) of a page file in vouch's own layout (`---`, YAML, `---`, a
+    blank line, the body), or None for any other layout."""
+    if not text.startswith("---\n"):
+        return None
+    end = text.find("\n---\n", 3)
+    if end < 0:
+        end = text.find("\n---", 3)
+        if end < 0 or text[end + 4:].strip():
+            return None
+    meta = parse(text[4:end + 1])
+    if meta is None:
+        return None
+    return meta, text[end + 5:].strip("\n")

@@ -20,7 +20,7 @@ INDEX_DIR = "index"
 REQUIRED_META = (
     "schema_version", "tokenizer", "source_hash", "kb_path", "embedding_model",
     "embedding_dims", "chunker_version", "vector_sha256", "indexed_at", "corpus_revision",
-    "lexical", "tree", "dirty", "vector_rows", "hnsw_size",
+    "lexical", "tree", "dirty", "vector_rows", "hnsw_size", "counts",
 )
 
 

@@ -43,7 +43,7 @@ class Tuning:
     """
 
     fts_weight: float = 1.0
-    vector_weight: float = 2.0  # when lexical coverage < coverage_cut
+    vector_weight: float = 3.0  # when lexical coverage < coverage_cut
     vector_weight_covered: float = 0.05  # when the lexical hits cover the query
     coverage_cut: float = 0.5
     # a vector candidate below this cosine is dropped (hybrid and vec-only); a floor

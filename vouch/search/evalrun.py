@@ -23,13 +23,15 @@ _MODE_NAMES = {"fts": "fts", "fts-only": "fts", "vector": "vector", "vec": "vect
 
 def build_corpus_kb(corpus: Path, workdir: Path) -> Any:
     """A knowledge base in `workdir` holding every file under `corpus` as a source."""
-    from vouch import sources
+    from vouch import git, sources
     from vouch.initkb import init_kb
     from vouch.kb import KB
 
     files = sources.files_under(corpus)
     if not files:
         raise UsageError(f"{corpus} holds no files to evaluate on")
+    workdir.mkdir(parents=True, exist_ok=True)
+    git.init_repo(workdir)  # its own repository, never a commit in an enclosing one
     init_kb(workdir, "vouch-eval")
     kb = KB.open(workdir)
     items = [sources.intake_for_path(kb, p) for p in files]
