@@ -215,6 +215,7 @@ def test_two_branches_approving_merge_cleanly(kb_with_sources: KB, run_cli) -> N
     assert kb.read(claim.KIND, claim_id("Claim approved on branch b"))
     res = run_cli("audit", "--verify", cwd=kb.root)
     assert res.code == 0 and "OK" in res.out, res.out
+    git(kb.root, "fsck", "--strict", "--no-dangling")  # objects written in-process are sound
     approvals = [e for e in audit.query(kb.dir) if e["event"] == "proposal.approve"]
     assert len(approvals) == 2
     # and the gate keeps working on the merged branch

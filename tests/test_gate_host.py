@@ -73,3 +73,22 @@ def test_the_same_claim_approved_in_two_clones(kb_with_sources: KB, run_cli,
     assert run_cli("reject", mine, "--reason", "duplicate", "--as", BOB,
                    cwd=author.root).code == 0
     assert call(author, "kb.audit_verify")["ok"]
+
+
+def test_the_gate_works_in_a_sha256_repository(tmp_path: Path, run_cli) -> None:
+    root = tmp_path / "s256"
+    root.mkdir()
+    git(root, "init", "-q", "--object-format=sha256")
+    (root / "f").write_text("x\n")
+    git(root, "add", "f")
+    git(root, "commit", "-qm", "init")
+    assert run_cli("init", cwd=root).code == 0
+    sid = run_cli("source", "add", "-", cwd=root, input="hello world\n").out.strip()
+    p1 = run_cli("propose-claim", "--text", "Hello", "--source", sid, cwd=root).out.strip()
+    p2 = run_cli("propose-claim", "--text", "Bye", "--evidence", f"{sid}:L1",
+                 cwd=root).out.strip()
+    assert run_cli("approve", p1, "--as", BOB, cwd=root).code == 0
+    assert run_cli("reject", p2, "--reason", "no", "--as", BOB, cwd=root).code == 0
+    assert git(root, "status", "--porcelain") == ""
+    git(root, "fsck", "--no-dangling")
+    assert run_cli("audit", "--verify", cwd=root).code == 0

@@ -166,7 +166,6 @@ class _TableEncoder:
 
     def __init__(self, path: Path):
         try:
-            import numpy as np
             from safetensors.numpy import load_file
             from tokenizers import Tokenizer
 
@@ -186,17 +185,25 @@ class _TableEncoder:
         self.max_length = config.get("max_length", 512)
         if self.max_length is not None:
             tokenizer.enable_truncation(int(self.max_length))
-        lengths = sorted(len(t) for t in tokenizer.get_vocab())
-        self.median_token_length = int(np.median(lengths))
+        self._median: int | None = None
         self.tokenizer = tokenizer
         self.table = tables["embeddings"]
         self.dims = int(self.table.shape[1])
 
+    def _median_token_length(self) -> int:
+        if self._median is None:
+            import numpy as np
+
+            self._median = int(np.median([len(t) for t in self.tokenizer.get_vocab()]))
+        return self._median
+
     def encode(self, text: str) -> np.ndarray:
         import numpy as np
 
-        if self.max_length is not None:
-            text = text[: int(self.max_length) * self.median_token_length]
+        if self.max_length is not None and len(text) > int(self.max_length):
+            # model2vec cuts texts at max_length × the median token length (in chars);
+            # a text this short is never cut, so the vocabulary is only scanned for long ones
+            text = text[: int(self.max_length) * self._median_token_length()]
         ids = self.tokenizer.encode_batch_fast([text], add_special_tokens=False)[0].ids
         if self.unk_id is not None:
             ids = [i for i in ids if i != self.unk_id]

@@ -157,7 +157,7 @@ class Repo:
 
     def update_ref(self, ref: str, new: str, old: str | None, message: str = "vouch") -> None:
         """Atomic compare-and-swap of `ref` from `old` (None: must not exist) to `new`."""
-        self.git("update-ref", "-m", message, ref, new, old or "0" * 40)
+        self.git("update-ref", "-m", message, ref, new, old or "0" * len(new))
 
     def delete_ref(self, ref: str, old: str | None = None) -> None:
         args = ["update-ref", "-d", ref] + ([old] if old else [])
@@ -396,13 +396,14 @@ class Repo:
 
         Each update is (ref, new, old): new None deletes, old None means "must not exist".
         """
-        zero = "0" * 40
         lines = []
         for ref, new, old in updates:
             if new is None:
                 lines.append(f"delete {ref} {old or ''}".rstrip())
+            elif old is None:
+                lines.append(f"create {ref} {new}")
             else:
-                lines.append(f"update {ref} {new} {old or zero}")
+                lines.append(f"update {ref} {new} {old}")
         self.git("update-ref", "-m", message, "--stdin", input="\n".join(lines) + "\n")
 
     def diff_trees(self, old: str, new: str) -> dict[str, str | None]:
