@@ -82,8 +82,8 @@ def breakdown(root: Path, rounds: int) -> list[str]:
     try:
         from vouch.index import freshness
 
-        parts["index freshness check per search (index.freshness.current)"] = \
-            lambda: freshness.current(kb)
+        parts["full index freshness check, no previous state (index.freshness.current; "
+              "a warm server's searches skip most of it)"] = lambda: freshness.current(kb)
     except ImportError:
         pass
     out = []

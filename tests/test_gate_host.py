@@ -53,8 +53,10 @@ def test_a_pulled_decision_closes_the_local_branch(kb_with_sources: KB, run_cli,
     git(tmp_path, "clone", "-q", str(author.root), str(other))
     git(other, "fetch", "-q", "origin", f"vouch/proposal/{pid}:vouch/proposal/{pid}")
     assert run_cli("reject", pid, "--reason", "no", "--as", BOB, cwd=other).code == 0
+    assert run_cli("status", "--json", cwd=author.root).json()["pending"] == 1
     git(author.root, "pull", "-q", "--no-rebase", str(other), "main")
     assert run_cli("pending", "--json", cwd=author.root).json() == []
+    assert run_cli("status", "--json", cwd=author.root).json()["pending"] == 0
     res = run_cli("approve", pid, "--as", BOB, cwd=author.root)
     assert res.code == 1 and "already rejected" in res.err
 

@@ -105,3 +105,14 @@ def test_unparseable_yaml_is_corrupt() -> None:
         claim.load("text: [unclosed\n")
     with pytest.raises(CorruptFile):
         page.load("no frontmatter here")
+
+
+@pytest.mark.parametrize("word", ["yes", "no", "on", "off", "y", "n", "true", "null", "~",
+                                  "0o17", "1_000", "12:30", "3.0", "2026-01-01", ".inf", ""])
+def test_strings_that_yaml_1_1_would_retype_round_trip(word: str) -> None:
+    obj = claim.new(text=f"the answer is {word}", evidence=[SRC], tags=[word or "x"],
+                    proposed_by=word or "someone")
+    text = claim.dump(obj)
+    assert claim.load(text) == obj
+    edited = claim.KIND.edit(text, {"approved_by": word or "someone"})
+    assert claim.load(edited)["approved_by"] == (word or "someone")

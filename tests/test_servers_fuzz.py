@@ -105,3 +105,33 @@ def test_fuzzed_lines_each_get_one_response_and_failures_change_nothing(
     finally:
         server.__exit__()
     assert state["failed"] > state["requests"] // 2  # the fuzzing mostly hit error paths
+
+
+def test_fuzzed_mcp_tool_calls_always_return_a_result(kb_with_sources: KB) -> None:
+    """In-process over the MCP adapter: any arguments to any tool give a CallToolResult."""
+    from vouch.servers import mcp as mcp_server
+    from vouch.servers import server_context
+
+    root = kb_with_sources.root
+    ctx = server_context("mcp", kb_path=str(kb_with_sources.dir))
+    tools = sorted(ops.REGISTRY[name].tool_name for name in METHODS)
+    state = {"before": kb_state(root)}
+
+    @settings(max_examples=100, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(tool=st.sampled_from(tools),
+           arguments=st.dictionaries(st.sampled_from(PARAM_NAMES) | st.text(max_size=6),
+                                     json_values, max_size=4))
+    def check(tool: str, arguments: dict[str, Any]) -> None:
+        result = mcp_server.call(ctx, tool, arguments)
+        assert result.content and result.content[0].type == "text"
+        after = kb_state(root)
+        if result.is_error:
+            error = result.structured_content["error"]
+            assert error["code"] in CODES and error["vouch_code"]
+            assert after == state["before"], f"failed call changed the repo: {tool} {arguments}"
+        else:
+            json.loads(result.content[0].text)
+            state["before"] = after
+
+    check()

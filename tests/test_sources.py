@@ -89,3 +89,21 @@ def test_source_add_leaves_the_users_index_alone(kb: KB, run_cli) -> None:
     assert "wip.txt" not in git(kb.root, "show", "--stat", "HEAD")
     status = git(kb.root, "status", "--porcelain")
     assert "A  wip.txt" in status and " M README.md" in status and ".vouch" not in status
+
+
+def test_direct_commits_close_audit_segments_and_the_chain_verifies(
+        kb: KB, run_cli, monkeypatch) -> None:
+    from vouch import audit
+
+    monkeypatch.setattr(audit, "SEGMENT_BYTES", 600)
+    for n in range(6):
+        (kb.root / f"f{n}.txt").write_text(f"file {n}\n")
+        assert run_cli("source", "add", f"f{n}.txt", cwd=kb.root).code == 0
+    segments = sorted((kb.dir / audit.SEGMENT_DIR).iterdir())
+    assert segments, "the active log should have been closed into a segment"
+    assert (kb.dir / audit.LOG_NAME).stat().st_size < 600 + 1000
+    assert git(kb.root, "status", "--porcelain", ".vouch") == ""
+    res = run_cli("audit", "--verify", "--json", cwd=kb.root)
+    assert res.code == 0, res.out + res.err
+    events = run_cli("audit", "--json", cwd=kb.root).json()
+    assert sum(1 for e in events if e["event"] == "source.register") == 6

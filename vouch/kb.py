@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from vouch import audit, git
+from vouch import audit, git, ids
 from vouch.config import Config
 from vouch.errors import CorruptFile, NoKnowledgeBase
 from vouch.kinds import Kind, Obj, source
@@ -21,6 +21,7 @@ from vouch.statcache import ShardCounts, StampedValue
 
 VOUCH_DIR = ".vouch"
 PROPOSAL_PREFIX = "refs/heads/vouch/proposal/"
+DECIDED_DIR = "decided"
 STATUS_KINDS = ("claims", "pages", "sources", "entities", "relations", "evidence")
 
 
@@ -163,11 +164,20 @@ class KB:
         common = common if common.is_absolute() else self.root / common
         if (common / "reftable").exists():
             return StampedValue(None)
-        return StampedValue([common / "packed-refs", common / PROPOSAL_PREFIX.rstrip("/")])
+        # every decision, whether made here or pulled in, also changes the audit log
+        return StampedValue([common / "packed-refs", common / PROPOSAL_PREFIX.rstrip("/"),
+                             self.dir / audit.LOG_NAME])
 
     def pending_count(self) -> int:
-        return self._pending.get(
-            lambda: len(self.repo.for_each_ref(PROPOSAL_PREFIX, ["refname"])))
+        """Local proposal branches not yet decided on this branch. A branch can outlive
+        its decision when the decision arrived by `git pull`; it is not pending."""
+
+        def count() -> int:
+            refs = self.repo.for_each_ref(PROPOSAL_PREFIX, ["refname"])
+            pids = (row[0][len(PROPOSAL_PREFIX):] for row in refs)
+            return sum(1 for pid in pids if not (self.dir / decided_path(pid)).is_file())
+
+        return self._pending.get(count)
 
     def status(self) -> dict[str, Any]:
         from vouch.kinds import BY_PLURAL
@@ -179,6 +189,11 @@ class KB:
             "pending": self.pending_count(),
             "last_audit_at": last.get("created_at") if last else None,
         }
+
+
+def decided_path(proposal_id: str) -> str:
+    """`decided/<hh>/<id>.yaml` relative to `.vouch/`, sharded like every object file."""
+    return f"{DECIDED_DIR}/{ids.shard(proposal_id)}/{proposal_id}.yaml"
 
 
 def is_object_entry(kind: Kind, entry: os.DirEntry[str]) -> bool:

@@ -52,6 +52,9 @@ def commit_direct(
 
     The caller holds the write lock. Returns the new commit id.
     """
+    from vouch.gate.landing import recover  # lazy: the gate imports the core, not back
+
+    recover(kb)  # a gate landing cut short by a crash is finished before anything else
     repo = kb.repo
     branch = repo.head_branch()
     head = repo.resolve("HEAD")
@@ -69,10 +72,10 @@ def commit_direct(
         else:
             fsio.write_atomic(path, payload)
     record = audit.next_event(kb.dir, event, actor, object_ids, data)
-    fsio.append_line(kb.dir / audit.LOG_NAME, audit.to_line(record))
+    log_paths = audit.append_worktree(kb.dir, record)  # may close a segment: cost stays flat
 
     written = [p for p, payload in files.items() if payload is not None]
-    all_paths = [*written, audit.LOG_NAME]
+    all_paths = [*written, *log_paths]
     blobs = repo.hash_files([kb.dir / p for p in all_paths])
     changes: dict[str, str | None] = {kb.rel(p): b for p, b in zip(all_paths, blobs, strict=True)}
     changes.update({kb.rel(p): None for p, payload in files.items() if payload is None})

@@ -67,7 +67,24 @@ def _to_ruamel(value: Any) -> Any:
     if isinstance(value, list) and not isinstance(value, CommentedSeq):
         seq = CommentedSeq(_to_ruamel(v) for v in value)
         return seq
+    if type(value) is str and _reads_back_as_other_type(value):
+        from ruamel.yaml.scalarstring import SingleQuotedScalarString
+
+        return SingleQuotedScalarString(value)
     return value
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_RESOLVER = yaml.resolver.Resolver()
+
+
+def _reads_back_as_other_type(text: str) -> bool:
+    """Would the fast (YAML 1.1) reader turn this plain scalar into a non-string?
+
+    ruamel writes YAML 1.2, where `yes`, `off` or `0o17` are plain strings; libyaml reads
+    YAML 1.1, where they are booleans and numbers. Quoting them keeps the round trip exact.
+    """
+    return _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) != _STR_TAG
 
 
 def dump_yaml(data: Mapping[str, Any]) -> str:

@@ -14,11 +14,10 @@ from typing import Any
 
 from vouch import ids
 from vouch.errors import GateRefused, InvalidId, NotFound
-from vouch.kb import KB, PROPOSAL_PREFIX
+from vouch.kb import KB, PROPOSAL_PREFIX, decided_path
 
 REJECTED_PREFIX = "refs/vouch/rejected/"
 REMOTE_PREFIX = "refs/remotes/"
-DECIDED_DIR = "decided"
 _TRAILER = re.compile(r"^(Vouch-[A-Za-z-]+): (.*)$")
 # for-each-ref fields read for every proposal (one call for any number of branches)
 REF_FIELDS = ("refname", "objectname", "creatordate:iso-strict", "contents")
@@ -60,9 +59,6 @@ def check_proposal_id(value: object) -> str:
     return value
 
 
-def decided_path(proposal_id: str) -> str:
-    """`decided/<hh>/<id>.yaml` relative to `.vouch/`, sharded like every object file."""
-    return f"{DECIDED_DIR}/{ids.shard(proposal_id)}/{proposal_id}.yaml"
 
 
 def message(subject: str, body: str, trailers: dict[str, str | None]) -> str:
