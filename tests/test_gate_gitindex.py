@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from vouch import gitindex
 from vouch.git import Repo
+from vouch.git import index_file as gitindex
 
 
 @pytest.fixture

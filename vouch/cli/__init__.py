@@ -10,6 +10,7 @@ import json
 import os
 import sys
 import traceback
+from importlib import import_module
 
 import click
 
@@ -28,6 +29,9 @@ class _LazyGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         found = super().get_command(ctx, cmd_name)
+        if found is None and cmd_name in _COMMAND_MODULES:
+            import_module(f"vouch.cli.{_COMMAND_MODULES[cmd_name]}")
+            found = super().get_command(ctx, cmd_name)
         if found is None:
             _load_commands()
             found = super().get_command(ctx, cmd_name)
@@ -44,6 +48,18 @@ def cli() -> None:
     """vouch — a git-native knowledge repository for teams and their agents."""
 
 
+# The module of each command beyond `cli.core`, so a cold `vouch search` imports only
+# `cli.search` (loading every command module costs ~8 ms). A command missing here, or
+# moved, still works: then every module is loaded, as for --help.
+_COMMAND_MODULES = {
+    "search": "search", "eval": "search", "stats": "search", "tags": "search",
+    "info": "search", "index": "index", "source": "sources", "demo": "demo",
+    "serve": "serve", "propose-claim": "gate", "propose-entity": "gate",
+    "propose-relation": "gate", "propose-page": "gate", "pending": "gate",
+    "approve": "gate", "reject": "gate", "audit": "gate", "evidence": "gate",
+}
+
+
 def _load_commands() -> None:
     # Importing a command module registers its commands on `cli`.
     from vouch.cli import core, demo, gate, index, search, serve, sources  # noqa: F401
@@ -58,6 +74,9 @@ def _report(err: VouchError, fmt: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    # A command multiplies at most a few vectors by the index's matrix; OpenBLAS would
+    # start and spin a thread per core when numpy loads (~40 ms of CPU per cold search).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from vouch.cli import core  # noqa: F401 - everyday commands; the rest load on demand
     try:
         result = cli.main(args=args, prog_name="vouch", standalone_mode=False)

@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from vouch import embed, ids
-from vouch.errors import CorruptFile, LockTimeout
+from vouch.errors import CorruptFile
 from vouch.index import chunking, fastyaml, freshness, store, vectors
 from vouch.index.chunking import Doc
 from vouch.index.lexical import ChunkRow, backend
 from vouch.index.settings import Settings
+from vouch.index.state import Counts, index_lock, indexed_state
 from vouch.kb import KB
 from vouch.kinds import KINDS
 from vouch.kinds import source as source_kind
@@ -65,31 +66,6 @@ class Report:
                 "reindexed": self.reindexed, "removed": self.removed,
                 "embedded": self.embedded, "skipped": self.skipped,
                 "seconds": round(self.seconds, 3), "stages": self.stages}
-
-
-# -- locking -----------------------------------------------------------------------------
-@contextlib.contextmanager
-def index_lock(directory: Path, timeout: float = 120.0) -> Iterator[None]:
-    """One index writer per clone; readers never wait (SQLite WAL)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LockTimeout(f"another process is writing {directory}",
-                                      hint="wait for it to finish") from None
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
 
 
 # -- reading documents -------------------------------------------------------------------
@@ -238,46 +214,11 @@ def _embed(embedder: embed.Embedder | None, texts: list[str],
     return np.concatenate(parts, axis=0)
 
 
-def indexed_state(meta: store.Meta) -> freshness.State:
-    """The git identity the index was built from (validated when the index was opened)."""
-    return freshness.State.from_meta(meta["tree"], meta["dirty"], meta.values.get("stamps"))
-
-
 def corpus_revision(source_hash: str, settings: Settings) -> str:
     """Changes whenever what a search can return changes (content or how it is indexed)."""
     return ids.sha256_hex(
         f"{source_hash}|{store.SCHEMA_VERSION}|{chunking.CHUNKER_VERSION}|"
         f"{settings.model_id}|{settings.lexical}".encode())[:16]
-
-
-@dataclass
-class Counts:
-    """What the index holds, kept in `index_meta` so status costs no table scan."""
-
-    by_kind: dict[str, int] = field(default_factory=dict)
-    by_format: dict[str, int] = field(default_factory=dict)
-    chunks: int = 0
-    vectors: int = 0
-
-    def add(self, kind: str, fmt: str, n: int = 1) -> None:
-        self.by_kind[kind] = self.by_kind.get(kind, 0) + n
-        self.by_format[fmt] = self.by_format.get(fmt, 0) + n
-
-    def to_json(self) -> str:
-        return json.dumps({"by_kind": {k: v for k, v in sorted(self.by_kind.items()) if v},
-                           "by_format": {k: v for k, v in sorted(self.by_format.items()) if v},
-                           "chunks": self.chunks, "vectors": self.vectors},
-                          separators=(",", ":"))
-
-    @classmethod
-    def from_meta(cls, meta: store.Meta) -> Counts:
-        raw = json.loads(meta.values.get("counts") or "{}")
-        return cls(dict(raw.get("by_kind", {})), dict(raw.get("by_format", {})),
-                   int(raw.get("chunks", 0)), int(raw.get("vectors", 0)))
-
-    @property
-    def documents(self) -> int:
-        return sum(self.by_kind.values())
 
 
 def _meta_values(kb: KB, settings: Settings, state: freshness.State, rows: int,

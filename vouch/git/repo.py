@@ -1,110 +1,23 @@
-"""The git adapter: the only module that runs git or imports GitPython.
-
-Hot paths (commits through plumbing, ref listing) run the `git` executable directly —
-one process per step and no import cost for a cold CLI. GitPython serves the porcelain
-that is not on a hot path. Every failure becomes a `GitFailure` (exit 2) or a user error.
+"""`Repo`: plumbing over one repository's work tree — refs, trees, commits, merges, and
+the user's index kept in step for the few paths vouch changes.
 """
 
-from __future__ import annotations
 
 import hashlib
 import os
 import stat
-import subprocess
-import threading
 import time
-import weakref
-import zlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vouch.errors import GitFailure, UsageError
+from vouch.git.command import EMPTY_TREE, Identity, config_value, run, run_bytes
+from vouch.git.objects import ObjectStore, format_tree, parse_tree
 
 if TYPE_CHECKING:
-    from vouch import gitindex
-
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-_BASE_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
-
-
-class GitCommandFailed(GitFailure):
-    def __init__(self, args: list[str], returncode: int, stderr: str):
-        self.args_ = args
-        self.returncode = returncode
-        self.stderr = stderr
-        super().__init__(f"git {' '.join(args[:3])} failed ({returncode}): {stderr.strip()[:500]}")
-
-
-def run(
-    args: list[str],
-    cwd: Path | str,
-    *,
-    input: bytes | str | None = None,
-    env: Mapping[str, str] | None = None,
-    check: bool = True,
-) -> str:
-    """Run `git args` in `cwd` and return stdout as text."""
-    return run_bytes(args, cwd, input=input, env=env, check=check).decode("utf-8", "replace")
-
-
-def run_bytes(
-    args: list[str],
-    cwd: Path | str,
-    *,
-    input: bytes | str | None = None,
-    env: Mapping[str, str] | None = None,
-    check: bool = True,
-) -> bytes:
-    full_env = {**os.environ, **_BASE_ENV, **(env or {})}
-    data = input.encode() if isinstance(input, str) else input
-    try:
-        proc = subprocess.run(
-            ["git", *args], cwd=cwd, input=data, capture_output=True, env=full_env, check=False
-        )
-    except FileNotFoundError as exc:
-        raise GitFailure("git is not installed or not on PATH") from exc
-    if check and proc.returncode != 0:
-        raise GitCommandFailed(args, proc.returncode, proc.stderr.decode("utf-8", "replace"))
-    return proc.stdout
-
-
-def toplevel(path: Path) -> Path | None:
-    """The work tree containing `path`, or None when it is not inside one."""
-    probe = path if path.is_dir() else path.parent
-    out = run(["rev-parse", "--show-toplevel"], probe, check=False).strip()
-    return Path(out) if out else None
-
-
-def init_repo(path: Path) -> None:
-    import git as gitpython
-
-    try:
-        gitpython.Repo.init(path)
-    except gitpython.GitCommandError as exc:
-        raise GitFailure(f"git init failed in {path}: {exc.stderr.strip()}") from exc
-
-
-def config_value(root: Path, key: str) -> str | None:
-    out = run(["config", "--get", key], root, check=False).strip()
-    return out or None
-
-
-@dataclass(frozen=True)
-class Identity:
-    name: str
-    email: str
-
-    def env(self) -> dict[str, str]:
-        return {
-            "GIT_AUTHOR_NAME": self.name,
-            "GIT_AUTHOR_EMAIL": self.email,
-            "GIT_COMMITTER_NAME": self.name,
-            "GIT_COMMITTER_EMAIL": self.email,
-        }
-
+    from vouch.git import index_file as gitindex
 
 class Repo:
     """Plumbing over one repository's work tree."""
@@ -262,7 +175,7 @@ class Repo:
 
         With `worktree_matches` (the work-tree file at each path holds exactly its blob)
         the index records the files' stat data, so git sees them clean without
-        re-hashing; plain indexes are then patched in-process (`gitindex`). Otherwise, or
+        re-hashing; plain indexes are then patched in-process (`index_file`). Otherwise, or
         for any other index, `git update-index` records the blobs without stat data.
         """
         if worktree_matches and self.store.sha1 and self._stage_fast(entries):
@@ -276,7 +189,7 @@ class Repo:
         self.git("update-index", "--index-info", input="\n".join(lines) + "\n")
 
     def _stage_fast(self, entries: Mapping[str, str | None]) -> bool:
-        from vouch import gitindex
+        from vouch.git import index_file as gitindex
 
         stats: dict[str, tuple[str, os.stat_result] | None] = {}
         for path, blob in entries.items():
@@ -297,8 +210,8 @@ class Repo:
                     ) -> list[str] | None:
         """Of `paths`, those whose index or work-tree state differs from `committed`
         (path -> blob in the branch tip, None when absent): staged, unstaged or untracked
-        work. None when the index needs git itself to answer (see `gitindex`)."""
-        from vouch import gitindex
+        work. None when the index needs git itself to answer (see `index_file`)."""
+        from vouch.git import index_file as gitindex
 
         index = gitindex.read(self.store.index) if self.store.sha1 else None
         if index is None:
@@ -457,130 +370,6 @@ class Repo:
         return [e[3:].decode() for e in out.split(b"\0") if len(e) > 3]
 
 
-class ObjectStore:
-    """Git objects without a process per object.
-
-    Reads go through one long-lived `git cat-file --batch-command`; loose objects are
-    written in-process (zlib + sha1, exactly git's format). A gate operation then costs
-    a handful of git processes instead of one per tree level and blob.
-    """
-
-    def __init__(self, root: Path):
-        self.root = root
-        out = run(["rev-parse", "--git-path", "objects", "--git-path", "index",
-                   "--git-path", "HEAD", "--show-object-format"], root).split("\n")
-        objects, index, head = Path(out[0]), Path(out[1]), Path(out[2])
-        self.objects = objects if objects.is_absolute() else root / objects
-        self.index = index if index.is_absolute() else root / index
-        self.head_file = head if head.is_absolute() else root / head
-        self.sha1 = out[3].strip() == "sha1"
-        self._trees: dict[str, list[tuple[str, str, str, str]]] = {}
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._mutex = threading.Lock()
-
-    def _batch(self) -> subprocess.Popen[bytes]:
-        if self._proc is None or self._proc.poll() is not None:
-            self._proc = subprocess.Popen(
-                ["git", "cat-file", "--batch-command"], cwd=self.root,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                env={**os.environ, **_BASE_ENV},
-            )
-            weakref.finalize(self, _close, self._proc)
-        return self._proc
-
-    def _ask(self, command: str) -> tuple[str, str, int, subprocess.Popen[bytes]] | None:
-        proc = self._batch()
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            proc.stdin.write(command.encode() + b"\n")
-            proc.stdin.flush()
-            header = proc.stdout.readline()
-        except (BrokenPipeError, OSError) as exc:
-            raise GitFailure(f"git cat-file stopped: {exc}") from exc
-        fields = header.split()
-        if len(fields) != 3:
-            if not header:
-                raise GitFailure("git cat-file stopped unexpectedly")
-            return None  # "<name> missing" or "ambiguous"
-        return fields[0].decode(), fields[1].decode(), int(fields[2]), proc
-
-    def read(self, name: str) -> tuple[str, bytes] | None:
-        """(type, content) of an object name (sha or `rev:path`), or None when missing."""
-        with self._mutex:
-            found = self._ask(f"contents {name}")
-            if found is None:
-                return None
-            _, typ, size, proc = found
-            assert proc.stdout is not None
-            data = proc.stdout.read(size)
-            proc.stdout.read(1)  # the newline after the content
-            return typ, data
-
-    def info(self, name: str) -> tuple[str, str] | None:
-        """(sha, type) of an object name, or None when missing."""
-        with self._mutex:
-            found = self._ask(f"info {name}")
-            return None if found is None else (found[0], found[1])
-
-    def info_many(self, names: list[str], chunk: int = 128) -> list[tuple[str, str] | None]:
-        """`info` for many names, pipelined: a round trip per chunk, not per name.
-
-        Chunks keep both pipes' unread bytes far below the OS pipe buffer, so neither
-        side can block the other.
-        """
-        out: list[tuple[str, str] | None] = []
-        with self._mutex:
-            proc = self._batch()
-            assert proc.stdin is not None and proc.stdout is not None
-            for i in range(0, len(names), chunk):
-                part = names[i : i + chunk]
-                try:
-                    proc.stdin.write("".join(f"info {n}\n" for n in part).encode())
-                    proc.stdin.flush()
-                    lines = [proc.stdout.readline() for _ in part]
-                except (BrokenPipeError, OSError) as exc:
-                    raise GitFailure(f"git cat-file stopped: {exc}") from exc
-                for line in lines:
-                    fields = line.split()
-                    if not line:
-                        raise GitFailure("git cat-file stopped unexpectedly")
-                    out.append((fields[0].decode(), fields[1].decode())
-                               if len(fields) == 3 else None)
-        return out
-
-    def peel_tree(self, name: str) -> str | None:
-        found = self.read(name)
-        if found is None:
-            return None
-        if found[0] == "commit":
-            return found[1][5:45].decode()  # "tree <sha>\n" always comes first
-        return name if found[0] == "tree" else None
-
-    def write(self, typ: str, data: bytes) -> str:
-        if not self.sha1:  # sha256 repositories: let git hash
-            out = run_bytes(["hash-object", "-w", "--stdin", "-t", typ], self.root, input=data)
-            return out.decode().strip()
-        header = f"{typ} {len(data)}\0".encode()
-        digest = hashlib.sha1(header)
-        digest.update(data)
-        sha = digest.hexdigest()
-        path = self.objects / sha[:2] / sha[2:]
-        if path.exists():
-            return sha
-        path.parent.mkdir(exist_ok=True)
-        tmp = path.parent / f"tmp_obj_vouch_{os.getpid()}_{threading.get_ident()}"
-        with open(tmp, "wb") as fh:
-            fh.write(zlib.compress(header + data, 1))
-        os.chmod(tmp, 0o444)
-        os.replace(tmp, path)  # objects are immutable: a racing writer wrote the same bytes
-        return sha
-
-    def close(self) -> None:
-        if self._proc is not None:
-            _close(self._proc)
-            self._proc = None
-
-
 def _stat_matches(entry: object, st: os.stat_result) -> bool:
     mtime = getattr(entry, "mtime", None)
     return (mtime == (int(st.st_mtime) & 0xFFFFFFFF, st.st_mtime_ns % 1_000_000_000)
@@ -596,41 +385,3 @@ def _file_blob(path: Path) -> str | None:
     digest = hashlib.sha1(f"blob {len(data)}\0".encode())
     digest.update(data)
     return digest.hexdigest()
-
-
-def _close(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        if proc.stdin:
-            proc.stdin.close()
-        proc.wait(timeout=5)
-    except Exception:  # best effort at interpreter exit
-        proc.kill()
-
-
-def parse_tree(data: bytes, width: int = 20) -> list[tuple[str, str, str, str]]:
-    """A raw tree object as (mode, type, sha, name) rows, modes as ls-tree prints them."""
-    rows = []
-    pos = 0
-    while pos < len(data):
-        space = data.index(b" ", pos)
-        nul = data.index(b"\0", space)
-        mode = data[pos:space].decode()
-        name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
-        sha = data[nul + 1 : nul + 1 + width].hex()
-        pos = nul + 1 + width
-        typ = "tree" if mode == "40000" else "commit" if mode == "160000" else "blob"
-        rows.append((mode.zfill(6), typ, sha, name))
-    return rows
-
-
-def format_tree(entries: Iterable[tuple[str, str, str, str]]) -> bytes:
-    """Raw tree bytes in git's order (a directory sorts as if its name ended in `/`)."""
-    def key(entry: tuple[str, str, str, str]) -> bytes:
-        name = entry[3].encode("utf-8", "surrogateescape")
-        return name + b"/" if entry[1] == "tree" else name
-
-    out = bytearray()
-    for mode, _typ, sha, name in sorted(entries, key=key):
-        out += mode.lstrip("0").encode() + b" " + name.encode("utf-8", "surrogateescape")
-        out += b"\0" + bytes.fromhex(sha)
-    return bytes(out)

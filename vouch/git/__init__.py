@@ -1,0 +1,35 @@
+"""The git adapter: the only package that runs git, reads git's files or imports GitPython.
+
+Hot paths (commits through plumbing, ref listing, object reads) run in-process or through
+one long-lived `git cat-file` — no import cost for a cold CLI, few processes per command.
+GitPython serves porcelain that is not on a hot path. Every failure becomes a
+`GitFailure` (exit 2) or a user error.
+"""
+
+from vouch.git.command import (
+    EMPTY_TREE,
+    GitCommandFailed,
+    Identity,
+    config_value,
+    init_repo,
+    run,
+    run_bytes,
+    toplevel,
+)
+from vouch.git.objects import ObjectStore, format_tree, parse_tree
+from vouch.git.repo import Repo
+
+__all__ = [
+    "EMPTY_TREE",
+    "GitCommandFailed",
+    "Identity",
+    "ObjectStore",
+    "Repo",
+    "config_value",
+    "format_tree",
+    "init_repo",
+    "parse_tree",
+    "run",
+    "run_bytes",
+    "toplevel",
+]

@@ -1,0 +1,93 @@
+"""Running git: the one place a `git` process starts, and its failures become ours.
+
+Every failure becomes a `GitFailure` (exit 2) or a user error. GitPython serves the
+porcelain that is not on a hot path, imported lazily so a cold CLI never pays for it.
+"""
+
+
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from vouch.errors import GitFailure
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_BASE_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+
+
+class GitCommandFailed(GitFailure):
+    def __init__(self, args: list[str], returncode: int, stderr: str):
+        self.args_ = args
+        self.returncode = returncode
+        self.stderr = stderr
+        super().__init__(f"git {' '.join(args[:3])} failed ({returncode}): {stderr.strip()[:500]}")
+
+
+def run(
+    args: list[str],
+    cwd: Path | str,
+    *,
+    input: bytes | str | None = None,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+) -> str:
+    """Run `git args` in `cwd` and return stdout as text."""
+    return run_bytes(args, cwd, input=input, env=env, check=check).decode("utf-8", "replace")
+
+
+def run_bytes(
+    args: list[str],
+    cwd: Path | str,
+    *,
+    input: bytes | str | None = None,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+) -> bytes:
+    full_env = {**os.environ, **_BASE_ENV, **(env or {})}
+    data = input.encode() if isinstance(input, str) else input
+    try:
+        proc = subprocess.run(
+            ["git", *args], cwd=cwd, input=data, capture_output=True, env=full_env, check=False
+        )
+    except FileNotFoundError as exc:
+        raise GitFailure("git is not installed or not on PATH") from exc
+    if check and proc.returncode != 0:
+        raise GitCommandFailed(args, proc.returncode, proc.stderr.decode("utf-8", "replace"))
+    return proc.stdout
+
+
+def toplevel(path: Path) -> Path | None:
+    """The work tree containing `path`, or None when it is not inside one."""
+    probe = path if path.is_dir() else path.parent
+    out = run(["rev-parse", "--show-toplevel"], probe, check=False).strip()
+    return Path(out) if out else None
+
+
+def init_repo(path: Path) -> None:
+    import git as gitpython
+
+    try:
+        gitpython.Repo.init(path)
+    except gitpython.GitCommandError as exc:
+        raise GitFailure(f"git init failed in {path}: {exc.stderr.strip()}") from exc
+
+
+def config_value(root: Path, key: str) -> str | None:
+    out = run(["config", "--get", key], root, check=False).strip()
+    return out or None
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str
+    email: str
+
+    def env(self) -> dict[str, str]:
+        return {
+            "GIT_AUTHOR_NAME": self.name,
+            "GIT_AUTHOR_EMAIL": self.email,
+            "GIT_COMMITTER_NAME": self.name,
+            "GIT_COMMITTER_EMAIL": self.email,
+        }

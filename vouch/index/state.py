@@ -1,0 +1,80 @@
+"""The small pieces of index state every open needs: the writer lock, the document
+counts and the git identity recorded in `index_meta`.
+
+They live apart from `build` so that opening an index to query it (a cold `vouch search`)
+does not import the build machinery (chunking, the YAML readers, ~10 ms); `build`
+re-exports them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vouch.errors import LockTimeout
+from vouch.index import freshness, store
+
+
+@contextlib.contextmanager
+def index_lock(directory: Path, timeout: float = 120.0) -> Iterator[None]:
+    """One index writer per clone; readers never wait (SQLite WAL)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockTimeout(f"another process is writing {directory}",
+                                      hint="wait for it to finish") from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def indexed_state(meta: store.Meta) -> freshness.State:
+    """The git identity the index was built from (validated when the index was opened)."""
+    return freshness.State.from_meta(meta["tree"], meta["dirty"], meta.values.get("stamps"))
+
+
+@dataclass
+class Counts:
+    """What the index holds, kept in `index_meta` so status costs no table scan."""
+
+    by_kind: dict[str, int] = field(default_factory=dict)
+    by_format: dict[str, int] = field(default_factory=dict)
+    chunks: int = 0
+    vectors: int = 0
+
+    def add(self, kind: str, fmt: str, n: int = 1) -> None:
+        self.by_kind[kind] = self.by_kind.get(kind, 0) + n
+        self.by_format[fmt] = self.by_format.get(fmt, 0) + n
+
+    def to_json(self) -> str:
+        return json.dumps({"by_kind": {k: v for k, v in sorted(self.by_kind.items()) if v},
+                           "by_format": {k: v for k, v in sorted(self.by_format.items()) if v},
+                           "chunks": self.chunks, "vectors": self.vectors},
+                          separators=(",", ":"))
+
+    @classmethod
+    def from_meta(cls, meta: store.Meta) -> Counts:
+        raw = json.loads(meta.values.get("counts") or "{}")
+        return cls(dict(raw.get("by_kind", {})), dict(raw.get("by_format", {})),
+                   int(raw.get("chunks", 0)), int(raw.get("vectors", 0)))
+
+    @property
+    def documents(self) -> int:
+        return sum(self.by_kind.values())
