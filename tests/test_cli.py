@@ -90,3 +90,14 @@ def test_installed_entry_point_runs(kb: KB) -> None:
     proc = subprocess.run([sys.executable, "-m", "vouch", "status", "--nope"], cwd=kb.root,
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
+
+
+def test_params_that_are_not_an_object_are_invalid(kb: KB) -> None:
+    import pytest
+
+    from vouch.callctx import CallContext
+
+    ctx = CallContext(kb_path=str(kb.root))
+    for bad in ([1, 2], "x", 3):
+        with pytest.raises(ops.InvalidParams):
+            ops.invoke(ctx, "kb.status", bad)  # type: ignore[arg-type]

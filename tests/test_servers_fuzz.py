@@ -19,7 +19,7 @@ from vouch.servers.errors import CODES
 
 # Methods whose parameters are filesystem paths to read or write are left out of the
 # random-params strategy: random text must not make the test write outside its tmp dir.
-_PATH_PARAMS = {"path", "out"}
+_PATH_PARAMS = {"path", "out", "output", "dir", "directory", "file", "dest", "target"}
 METHODS = sorted(m.name for m in ops.REGISTRY.values()
                  if not _PATH_PARAMS & {p.name for p in m.params})
 PARAM_NAMES = sorted({p.name for m in ops.REGISTRY.values() for p in m.params} - _PATH_PARAMS)

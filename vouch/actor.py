@@ -8,8 +8,13 @@ from vouch import git
 from vouch.kb import KB
 
 
-def resolve_actor(kb: KB, explicit: str | None = None) -> str:
+def configured_actor(kb: KB, explicit: str | None = None) -> str | None:
+    """The actor named by `--as`, VOUCH_AGENT or config `agent`; None when none is set."""
     for candidate in (explicit, os.environ.get("VOUCH_AGENT"), kb.config.get("agent")):
         if isinstance(candidate, str) and candidate.strip():
             return candidate.strip()
-    return git.config_value(kb.root, "user.name") or "unknown"
+    return None
+
+
+def resolve_actor(kb: KB, explicit: str | None = None) -> str:
+    return configured_actor(kb, explicit) or git.config_value(kb.root, "user.name") or "unknown"

@@ -8,10 +8,12 @@ Two ways to embed, giving the same vectors:
 - `Embedder.encode` runs model2vec's `StaticModel` — used for documents, in bulk;
 - `Embedder.encode_query` reproduces model2vec's arithmetic for one short text with just
   the tokenizer and the vector table, because `import model2vec` plus
-  `StaticModel.from_pretrained` cost ~0.3 s before a cold `vouch search` could answer,
-  while the tokenizer and a memory-light table load in ~40 ms. Models whose files need
-  model2vec's extra machinery (vocabulary quantisation: weights, token mappings) fall
-  back to model2vec.
+  `StaticModel.from_pretrained` cost ~0.3 s before a cold `vouch search` could answer.
+  The table is memory-mapped straight from model.safetensors (a few rows are read), and
+  plain ASCII queries are tokenized by `vouch.wordpiece` from a table the index keeps
+  (~2 ms to load) instead of `tokenizers` (~25 ms). Models whose files need model2vec's
+  extra machinery (vocabulary quantisation: weights, token mappings) fall back to
+  model2vec.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vouch import wordpiece
 from vouch.errors import EmbeddingDisabled, ModelFailure, UsageError
 
 if TYPE_CHECKING:
@@ -96,6 +99,8 @@ class Embedder:
         self._static: Any = None
         self._fast: _TableEncoder | None = None
         self._fast_failed = False
+        self._words: wordpiece.WordPiece | None = None
+        self._words_tried: set[Path] = set()
         self._lock = threading.Lock()
 
     @property
@@ -126,9 +131,10 @@ class Embedder:
 
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
-        fast = self._table() if len(texts) <= _FEW else None
-        if fast is not None:  # a refresh of a few objects: no model2vec import (~0.4 s)
-            return np.stack([fast.encode(t) for t in texts])
+        if len(texts) <= _FEW:  # a refresh of a few objects: no model2vec import (~0.4 s)
+            few = [self._fast_encode(t) for t in texts]
+            if all(v is not None for v in few):
+                return np.stack(few)  # type: ignore[arg-type]
         model = self._model()
         # model2vec spreads batches over threads (numpy and the tokenizer release the
         # GIL) above 10k texts: ~25% faster on two cores
@@ -136,12 +142,42 @@ class Embedder:
         out: np.ndarray = np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)
         return out
 
-    def encode_query(self, text: str) -> np.ndarray:
-        """One query vector, shape (dims,); model2vec's result, without importing it."""
+    def encode_query(self, text: str, words: Path | None = None) -> np.ndarray:
+        """One query vector, shape (dims,); model2vec's result, without importing it.
+
+        `words` is a `vouch.wordpiece` table for this model (see `wordpiece_table`);
+        without one, or for text it declines, the `tokenizers` library tokenizes."""
         fast = self._table()
-        if fast is not None:
+        table = self._wordpiece(words) if fast is not None else None
+        if fast is not None and table is not None:
+            ids = table.ids(fast.cut(text, table.median_token_length))
+            if ids is not None:
+                return fast.vector(ids, table.unk_id)
+        found = self._fast_encode(text)
+        return found if found is not None else self.encode([text])[0]
+
+    def _fast_encode(self, text: str) -> np.ndarray | None:
+        """model2vec's vector through `_TableEncoder`; None when this model needs
+        model2vec itself."""
+        fast = self._table()
+        if fast is None:
+            return None
+        try:
             return fast.encode(text)
-        return self.encode([text])[0]
+        except _NotTableModel:
+            self._fast, self._fast_failed = None, True
+            return None
+
+    def wordpiece_table(self) -> str | None:
+        """The `vouch.wordpiece` table of this model, or None when it has none (not a
+        BERT WordPiece tokenizer); the index stores it for cold queries."""
+        return wordpiece.table_text(self.ref.path / "tokenizer.json", self.model_id)
+
+    def _wordpiece(self, path: Path | None) -> wordpiece.WordPiece | None:
+        if self._words is None and path is not None and path not in self._words_tried:
+            self._words_tried.add(path)
+            self._words = wordpiece.WordPiece.load(path, self.model_id)
+        return self._words
 
     def _table(self) -> _TableEncoder | None:
         if self._fast is None and not self._fast_failed:
@@ -162,57 +198,114 @@ class _TableEncoder:
 
     Mirrors `StaticModel._encode_batch` (mean over the int8/float rows computed as numpy
     does it, then cast to float32 and divided by the norm), so the vectors are identical.
+    The `tokenizers` tokenizer is loaded only for text `vouch.wordpiece` declines.
     """
 
     def __init__(self, path: Path):
         try:
-            from safetensors.numpy import load_file
-            from tokenizers import Tokenizer
-
             config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-            tables = load_file(str(path / "model.safetensors"))
-            tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
-        except Exception as exc:  # any unreadable piece: let model2vec handle (or report) it
+        except (OSError, ValueError) as exc:
             raise _NotTableModel(str(exc)) from exc
-        if set(tables) != {"embeddings"} or config.get("normalize") is not True:
-            raise _NotTableModel("model uses weights or token mappings")
-        model = tokenizer.model
-        unk = getattr(model, "unk_token", None)
-        if not hasattr(model, "unk_token"):
-            raise _NotTableModel("unigram tokenizer")
-        self.unk_id = tokenizer.token_to_id(unk) if unk is not None else None
-        tokenizer.no_padding()
-        self.max_length = config.get("max_length", 512)
-        if self.max_length is not None:
-            tokenizer.enable_truncation(int(self.max_length))
-        self._median: int | None = None
-        self.tokenizer = tokenizer
-        self.table = tables["embeddings"]
+        if not isinstance(config, dict) or config.get("normalize") is not True:
+            raise _NotTableModel("model does not normalise its vectors")
+        self.path = path
+        self.table = _mapped_table(path / "model.safetensors")
         self.dims = int(self.table.shape[1])
+        self.max_length = config.get("max_length", 512)
+        self._tokenizer: Any = None  # `tokenizers`, loaded by `_tokenizers()`
+        self.unk_id: int | None = None  # set with it
+        self._median: int | None = None
+
+    def _tokenizers(self) -> Any:
+        if self._tokenizer is None:
+            try:
+                from tokenizers import Tokenizer
+
+                tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
+            except Exception as exc:  # unreadable: let model2vec handle (or report) it
+                raise _NotTableModel(str(exc)) from exc
+            model = tokenizer.model
+            if not hasattr(model, "unk_token"):
+                raise _NotTableModel("unigram tokenizer")
+            unk = model.unk_token
+            self.unk_id = tokenizer.token_to_id(unk) if unk is not None else None
+            tokenizer.no_padding()
+            if self.max_length is not None:
+                tokenizer.enable_truncation(int(self.max_length))
+            self._tokenizer = tokenizer
+        return self._tokenizer
 
     def _median_token_length(self) -> int:
         if self._median is None:
             import numpy as np
 
-            self._median = int(np.median([len(t) for t in self.tokenizer.get_vocab()]))
+            self._median = int(np.median([len(t) for t in self._tokenizers().get_vocab()]))
         return self._median
 
-    def encode(self, text: str) -> np.ndarray:
-        import numpy as np
+    def cut(self, text: str, median_token_length: int | None = None) -> str:
+        """model2vec keeps max_length × the median token length characters of a text; a
+        text no longer than max_length is never cut, so the vocabulary is only scanned
+        for long ones."""
+        if self.max_length is None or len(text) <= int(self.max_length):
+            return text
+        median = median_token_length or self._median_token_length()
+        return text[: int(self.max_length) * median]
 
-        if self.max_length is not None and len(text) > int(self.max_length):
-            # model2vec cuts texts at max_length × the median token length (in chars);
-            # a text this short is never cut, so the vocabulary is only scanned for long ones
-            text = text[: int(self.max_length) * self._median_token_length()]
-        ids = self.tokenizer.encode_batch_fast([text], add_special_tokens=False)[0].ids
+    def encode(self, text: str) -> np.ndarray:
+        tokenizer = self._tokenizers()
+        ids = tokenizer.encode_batch_fast([self.cut(text)], add_special_tokens=False)[0].ids
         if self.unk_id is not None:
             ids = [i for i in ids if i != self.unk_id]
+        return self._mean(ids)
+
+    def vector(self, token_ids: list[int], unk_id: int) -> np.ndarray:
+        """The vector of `vouch.wordpiece` token ids (unknowns included, as tokenized)."""
+        if self.max_length is not None:
+            token_ids = token_ids[: int(self.max_length)]  # the tokenizer's truncation
+        return self._mean([i for i in token_ids if i != unk_id])
+
+    def _mean(self, ids: list[int]) -> np.ndarray:
+        import numpy as np
+
         if not ids:
             return np.zeros(self.dims, dtype=np.float32)
         mean = self.table[np.array([ids], dtype=np.int64)].mean(axis=1).astype(np.float32)
         norm = np.linalg.norm(mean, axis=1, keepdims=True) + 1e-32
         out: np.ndarray = (mean / norm)[0]
         return out
+
+
+_SAFETENSORS_DTYPES = {"I8": "<i1", "F16": "<f2", "F32": "<f4", "F64": "<f8"}
+
+
+def _mapped_table(path: Path) -> np.ndarray:
+    """The `embeddings` tensor of a safetensors file, memory-mapped: a query reads a few
+    rows, not the whole table. Anything unexpected leaves the model to model2vec."""
+    import numpy as np
+
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            header_len = int.from_bytes(fh.read(8), "little")
+            if not 0 < header_len <= min(size - 8, 1 << 24):
+                raise _NotTableModel("malformed safetensors header")
+            header = json.loads(fh.read(header_len))
+        header.pop("__metadata__", None)
+        if set(header) != {"embeddings"}:
+            raise _NotTableModel("model uses weights or token mappings")
+        spec = header["embeddings"]
+        dtype = np.dtype(_SAFETENSORS_DTYPES[spec["dtype"]])
+        rows, dims = (int(n) for n in spec["shape"])
+        begin, end = (int(n) for n in spec["data_offsets"])
+        if end - begin != rows * dims * dtype.itemsize or 8 + header_len + end > size:
+            raise _NotTableModel("safetensors offsets do not match the shape")
+        table: np.ndarray = np.memmap(path, dtype=dtype, mode="r", offset=8 + header_len + begin,
+                                      shape=(rows, dims))
+    except _NotTableModel:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _NotTableModel(f"unreadable safetensors file: {exc}") from exc
+    return table
 
 
 _LOADED: dict[str, Embedder] = {}

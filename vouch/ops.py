@@ -80,9 +80,11 @@ class Method:
 
     def bind(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
         """Check names and types, fill defaults; raise MissingParam / InvalidParams."""
-        raw = dict(raw or {})
-        if not isinstance(raw, dict):
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, Mapping):
             raise InvalidParams(f"{self.name}: params must be an object")
+        raw = dict(raw)
         known = {p.name for p in self.params}
         unknown = sorted(set(raw) - known)
         if unknown:

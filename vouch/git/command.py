@@ -58,6 +58,44 @@ def run_bytes(
     return proc.stdout
 
 
+class Started:
+    """A git process running in the background (`start`): the caller does other work —
+    a cold search imports numpy and loads its model — while git uses another core, then
+    reads the output with `output`."""
+
+    def __init__(self, args: list[str], cwd: Path | str):
+        self.args = args
+        try:
+            self._proc = subprocess.Popen(
+                ["git", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, env={**os.environ, **_BASE_ENV})
+        except FileNotFoundError as exc:
+            raise GitFailure("git is not installed or not on PATH") from exc
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode
+
+    def output(self, *, check: bool = True) -> str:
+        """Wait for git; its stdout as text (GitCommandFailed on failure with `check`)."""
+        out, err = self._proc.communicate()
+        if check and self._proc.returncode != 0:
+            raise GitCommandFailed(self.args, self._proc.returncode,
+                                   err.decode("utf-8", "replace"))
+        return out.decode("utf-8", "replace")
+
+    def close(self) -> None:
+        """Stop it, when its answer is no longer wanted."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.communicate()
+
+
+def start(args: list[str], cwd: Path | str) -> Started:
+    """Start `git args` in `cwd` without waiting for it (read-only commands only)."""
+    return Started(args, cwd)
+
+
 def toplevel(path: Path) -> Path | None:
     """The work tree containing `path`, or None when it is not inside one."""
     probe = path if path.is_dir() else path.parent

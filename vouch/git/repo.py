@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vouch.errors import GitFailure, UsageError
-from vouch.git.command import EMPTY_TREE, Identity, config_value, run, run_bytes
+from vouch.git.command import (
+    EMPTY_TREE,
+    Identity,
+    Started,
+    config_value,
+    run,
+    run_bytes,
+    start,
+)
 from vouch.git.objects import ObjectStore, format_tree, parse_tree
 
 if TYPE_CHECKING:
@@ -29,6 +37,10 @@ class Repo:
     def git(self, *args: str, input: bytes | str | None = None,
             env: Mapping[str, str] | None = None, check: bool = True) -> str:
         return run(list(args), self.root, input=input, env=env, check=check)
+
+    def start(self, *args: str) -> Started:
+        """`git args` running in the background; read it with `.output()`."""
+        return start(list(args), self.root)
 
     # -- refs ----------------------------------------------------------------------
     def head_branch(self) -> str:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from vouch import embed
 from vouch.errors import EmbeddingDisabled, IndexCollision, IndexUnusable, LockTimeout
-from vouch.index import build, freshness, store, vectors
+from vouch.index import freshness, state, store, vectors
 from vouch.index.filters import Filters
 from vouch.index.lexical import LexicalHit, backend
 from vouch.index.settings import Settings
@@ -32,6 +32,8 @@ from vouch.kb import KB
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from vouch.index import build
 
 F = TypeVar("F", bound=Callable[..., Any])
 # Above this many changed documents (and half the index) a rebuild is cheaper.
@@ -95,6 +97,8 @@ class Index:
         self._matrix: tuple[Any, Any] | None = None
         self._graph: Any = None
         self._checked_at = float("-inf")
+        self._wordpiece_checked = False
+        self._last_query: tuple[tuple[str, str], Any] | None = None
 
     @property
     def directory(self) -> Path:
@@ -107,7 +111,11 @@ class Index:
     # -- opening ---------------------------------------------------------------------------
     @classmethod
     def open(cls, kb: KB, *, ensure_fresh: bool = True,
-             progress: build.Progress | None = None) -> Index:
+             progress: build.Progress | None = None,
+             meanwhile: Callable[[Index], object] | None = None) -> Index:
+        """The index, fresh unless `ensure_fresh` is false. `meanwhile(index)` is called
+        once, while git checks freshness: work that does not depend on the knowledge
+        files (loading the model, embedding a query) then costs no extra wall time."""
         settings = Settings.of(kb)
         try:
             index = cls._validated(kb, settings)
@@ -117,7 +125,9 @@ class Index:
                                     hint="run `vouch index rebuild`") from exc
             index = cls._rebuilt(kb, settings, progress)
         if ensure_fresh:
-            index.ensure_fresh(progress)
+            index.ensure_fresh(progress, meanwhile=meanwhile)
+        elif meanwhile is not None:
+            meanwhile(index)
         return index
 
     @classmethod
@@ -133,8 +143,8 @@ class Index:
                     hint=f"delete {directory} (or run `vouch index rebuild --force`)")
             store.quick_check(conn)
             try:
-                build.indexed_state(meta)
-                build.Counts.from_meta(meta)
+                state.indexed_state(meta)
+                state.Counts.from_meta(meta)
             except (ValueError, TypeError, AttributeError) as exc:
                 raise store.Corrupt(f"index_meta holds an unreadable git state: {exc}") from exc
             try:
@@ -151,8 +161,10 @@ class Index:
     @classmethod
     def _rebuilt(cls, kb: KB, settings: Settings, progress: build.Progress | None,
                  force: bool = False) -> Index:
+        from vouch.index import build  # the build machinery loads only when it runs
+
         directory = store.index_dir(kb.dir)
-        with build.index_lock(directory):
+        with state.index_lock(directory):
             if not force:
                 try:  # another process may have rebuilt it while we waited
                     return cls._validated(kb, settings)
@@ -170,8 +182,9 @@ class Index:
         self._matrix = None
         self._graph = None
 
-    def ensure_fresh(self, progress: build.Progress | None = None, *,
-                     max_age: float = 0.0) -> build.Report | None:
+    def ensure_fresh(self, progress: build.Progress | None = None, *, max_age: float = 0.0,
+                     meanwhile: Callable[[Index], object] | None = None
+                     ) -> build.Report | None:
         """Refresh (or rebuild) when the files or the configuration moved on.
 
         Returns what was done, or None when the index was already fresh. The check costs
@@ -180,8 +193,17 @@ class Index:
         made less than that many seconds after the last one.
         """
         if max_age and time.monotonic() - self._checked_at < max_age:
+            if meanwhile is not None:
+                meanwhile(self)
             return None
-        now = freshness.current(self.kb, build.indexed_state(self.meta))
+        probe = freshness.start(self.kb, state.indexed_state(self.meta))
+        if meanwhile is not None:
+            try:
+                meanwhile(self)
+            except BaseException:
+                probe.close()
+                raise
+        now = probe.result()
         reason = self.settings.mismatch(self.meta)
         if reason is None and self.meta["source_hash"] == now.source_hash:
             self._checked_at = time.monotonic()
@@ -191,7 +213,9 @@ class Index:
             why = reason or "knowledge files changed since it was built"
             raise IndexUnusable(f"the search index is stale: {why}",
                                 hint="run `vouch index rebuild`, or set index.auto_refresh: true")
-        with build.index_lock(self.directory):
+        from vouch.index import build
+
+        with state.index_lock(self.directory):
             report = None
             try:
                 self._reload()  # another process may have refreshed it while we waited
@@ -216,7 +240,7 @@ class Index:
         if now.stamps_json() == self.meta.values.get("stamps"):
             return
         try:
-            with build.index_lock(self.directory, timeout=0):
+            with state.index_lock(self.directory, timeout=0):
                 self.conn.execute("BEGIN IMMEDIATE")
                 try:
                     if store.read_meta(self.conn)["source_hash"] == now.source_hash:
@@ -230,12 +254,14 @@ class Index:
             pass
 
     def _refresh(self, now: freshness.State) -> build.Report | None:
-        before = build.indexed_state(self.meta)
+        from vouch.index import build
+
+        before = state.indexed_state(self.meta)
         try:
             changed = freshness.changed_paths(self.kb, before, now)
         except freshness.HistoryGone:
             return None
-        total = build.Counts.from_meta(self.meta).documents
+        total = state.Counts.from_meta(self.meta).documents
         if len(changed) > _REFRESH_LIMIT and len(changed) > total // 2:
             return None
         try:
@@ -266,7 +292,26 @@ class Index:
         return embed.embedder(self.settings.model)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._require_vectors().encode_query(text)
+        """The query's vector; the last one is kept (a search may ask more than once,
+        and a cold one asks first while git checks freshness)."""
+        embedder = self._require_vectors()
+        key = (text, embedder.model_id)
+        if self._last_query is None or self._last_query[0] != key:
+            self._last_query = (key, embedder.encode_query(text, self._wordpiece(embedder)))
+        return self._last_query[1]
+
+    def _wordpiece(self, embedder: embed.Embedder) -> Path | None:
+        """The query tokenizer's table (vectors.words), written by every build; an index
+        built before it existed gets one on its first query, when no writer is busy."""
+        path = self.directory / vectors.WORDPIECE
+        if not self._wordpiece_checked and not path.exists():
+            text = embedder.wordpiece_table()
+            if text is not None:
+                with contextlib.suppress(LockTimeout, OSError), \
+                        state.index_lock(self.directory, timeout=0):
+                    vectors.write_wordpiece(self.directory, text)
+        self._wordpiece_checked = True
+        return path
 
     def _vectors(self) -> tuple[Any, Any]:
         if self._matrix is None:
@@ -296,7 +341,7 @@ class Index:
         live = np.nonzero(np.asarray(ids) >= 0)[0]
         if live.size:
             graph.add_items(np.asarray(matrix[live]), live)
-        with build.index_lock(self.directory):
+        with state.index_lock(self.directory):
             tmp = self.directory / (vectors.HNSW + ".tmp")
             graph.save_index(str(tmp))
             tmp.replace(self.directory / vectors.HNSW)
@@ -385,7 +430,7 @@ class Index:
     def counts(self) -> dict[str, Any]:
         """Documents by kind and by format, chunks and vectors — from `index_meta`, kept
         current by every build and refresh, so this costs no table scan."""
-        c = build.Counts.from_meta(self.meta)
+        c = state.Counts.from_meta(self.meta)
         return {"documents": c.documents, "by_kind": c.by_kind, "by_format": c.by_format,
                 "chunks": c.chunks, "vectors": c.vectors}
 

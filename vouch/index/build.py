@@ -10,9 +10,7 @@ and re-embeds only the objects whose files changed, in one SQLite transaction.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import gc
-import json
 import os
 import shutil
 import sqlite3
@@ -29,7 +27,7 @@ from vouch.index import chunking, fastyaml, freshness, store, vectors
 from vouch.index.chunking import Doc
 from vouch.index.lexical import ChunkRow, backend
 from vouch.index.settings import Settings
-from vouch.index.state import Counts, index_lock, indexed_state
+from vouch.index.state import Counts, index_lock, indexed_state  # noqa: F401 - re-exported
 from vouch.kb import KB
 from vouch.kinds import KINDS
 from vouch.kinds import source as source_kind
@@ -299,6 +297,7 @@ def _rebuild(kb: KB, settings: Settings, live: Path, started: float,
             if not embedder:
                 chunk_ids = chunk_ids[:0]
             hnsw = vectors.write_all(aside, matrix, chunk_ids)
+            vectors.write_wordpiece(aside, embedder.wordpiece_table() if embedder else None)
             t = report.lap("vectors", t)
             lex = backend(settings.lexical)
             lex.create(aside)
@@ -344,6 +343,10 @@ def _swap(aside: Path, live: Path) -> None:
         os.replace(aside / DIRNAME, old_whoosh)
     for name in (vectors.MATRIX, vectors.IDS, vectors.HNSW):
         os.replace(aside / name, live / name)
+    if (aside / vectors.WORDPIECE).exists():
+        os.replace(aside / vectors.WORDPIECE, live / vectors.WORDPIECE)
+    else:
+        (live / vectors.WORDPIECE).unlink(missing_ok=True)
     for suffix in ("-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(live / (store.DB_NAME + suffix))

@@ -48,14 +48,14 @@ def document(index: Index, object_id: str) -> dict[str, Any] | None:
 
 
 def summary(index: Index) -> dict[str, Any]:
-    """The index fields of `vouch status` (spec/search-output.md)."""
-    by_kind = {str(k): int(n) for k, n in index.conn.execute(
-        "SELECT kind, COUNT(*) FROM docs GROUP BY kind ORDER BY kind")}
-    by_format = {str(k): int(n) for k, n in index.conn.execute(
-        "SELECT format, COUNT(*) FROM docs GROUP BY format ORDER BY format")}
-    chunks = int(index.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    """The index fields of `vouch status` (spec/search-output.md). The counts come from
+    `index_meta`, which every build and refresh keeps current: no table scan (~0.1 s
+    of GROUP BY at 100k documents)."""
+    counts = index.counts()
+    by_kind = {str(k): int(n) for k, n in sorted(counts["by_kind"].items()) if n}
+    by_format = {str(k): int(n) for k, n in sorted(counts["by_format"].items()) if n}
     size = sum(p.stat().st_size for p in index.directory.glob(DB_NAME + "*") if p.is_file())
-    return {"documents": by_kind, "formats": by_format, "total_chunks": chunks,
+    return {"documents": by_kind, "formats": by_format, "total_chunks": int(counts["chunks"]),
             "db_size_bytes": size, "schema_version": index.meta.schema_version,
             "embedding_dim": index.meta.dims, "indexed_at": index.meta["indexed_at"],
             "corpus_revision": index.corpus_revision}

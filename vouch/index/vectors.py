@@ -5,6 +5,8 @@
   rows) — cheaper than loading an hnswlib file (~100 ms) for a single query.
 - `vectors.ids`: int64 chunk id per row, -1 for a free row, so an exact search maps rows
   to chunks without a SQL round trip.
+- `vectors.words`: the model's WordPiece table (`vouch.wordpiece`), so a cold query is
+  tokenized without loading the `tokenizers` library; absent for other tokenizers.
 - `vectors.hnsw`: hnswlib (cosine) with label = row, for warm processes. Its sha256 is
   recorded in `index_meta` and checked before loading, because hnswlib trusts its file
   and a malformed one can crash the process. An incremental refresh does not rewrite it
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 MATRIX = "vectors.f32"
 IDS = "vectors.ids"
 HNSW = "vectors.hnsw"
+WORDPIECE = "vectors.words"
 HNSW_M = 12
 HNSW_EF_CONSTRUCTION = 64
 HNSW_EF_SEARCH = 96
@@ -61,6 +64,17 @@ def write_all(directory: Path, matrix: np.ndarray, chunk_ids: np.ndarray,
         graph.save_index(str(directory / HNSW))
     path = directory / HNSW
     return sha256_file(path), path.stat().st_size
+
+
+def write_wordpiece(directory: Path, text: str | None) -> None:
+    """Store (or, for a model without one, remove) the query tokenizer's table."""
+    path = directory / WORDPIECE
+    if text is None:
+        path.unlink(missing_ok=True)
+        return
+    tmp = directory / (WORDPIECE + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def new_graph(dims: int, capacity: int) -> Any:

@@ -11,7 +11,7 @@ second search on (a cold CLI answers one query from the memory-mapped matrix).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,19 +130,21 @@ def _signature(kb: Any) -> tuple[Any, ...] | None:
     return tuple(out)
 
 
-def open_index(kb: Any, warm: dict[str, Any]) -> SearchIndex:
+def open_index(kb: Any, warm: dict[str, Any], *,
+               meanwhile: Callable[[Index], object] | None = None) -> SearchIndex:
     """The knowledge base's index, fresh; reused from `warm` when this process has it.
 
     A warm process (a server) skips the full freshness check (two git processes, ~0.1 s
     at 10k objects) while the git/audit signature is unchanged and the last check is
     younger than `search.freshness_seconds` (default 2): anything vouch or git does is
     seen at once, a hand edit of an uncommitted file within that many seconds.
+    A cold open runs `meanwhile(index)` while git checks freshness (`Index.open`).
     """
     key: Any = ("search-index", str(kb.dir))
     found: SearchIndex | None = warm.get(key)
     now = time.monotonic()
     if found is None:
-        found = SearchIndex(Index.open(kb, ensure_fresh=True))
+        found = SearchIndex(Index.open(kb, ensure_fresh=True, meanwhile=meanwhile))
         found.checked = (now, _signature(kb))
         warm[key] = found
     else:

@@ -9,8 +9,9 @@ threshold → page (cursor) → token budget → response. Every call is logged.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -145,7 +146,7 @@ def _search(kb: Any, request: SearchRequest, warm: dict[str, Any], started: floa
     req = request.checked(kb.config)
     assert req.top is not None and req.rrf_k is not None
     tuning = Tuning.from_config(kb.config)
-    index = access.open_index(kb, warm)
+    index = access.open_index(kb, warm, meanwhile=_embed_early(req))
     filters = access.filters(kinds=req.kinds or SEARCH_KINDS, tags=req.tags, types=req.types,
                              statuses=req.statuses,
                              exclude=() if req.statuses else HIDDEN_STATUSES)
@@ -236,6 +237,20 @@ def _search(kb: Any, request: SearchRequest, warm: dict[str, Any], started: floa
         response["trace"]["weights"] = weights
         response["trace"]["lexical_coverage"] = coverage
     return response
+
+
+def _embed_early(req: SearchRequest) -> Callable[[Any], object] | None:
+    """For a cold search: embed the query while git checks the index's freshness, so
+    importing numpy and mapping the model (~50 ms) overlap git's work (~30 ms at 10k
+    objects) on another core. Any failure is left to the vector search itself."""
+    if req.mode == "fts":
+        return None
+
+    def embed(index: Any) -> None:
+        with contextlib.suppress(VouchError):
+            index.embed_query(req.query)
+
+    return embed
 
 
 def _weights(req: SearchRequest, tuning: Tuning, lexical: Sequence[Any] | None,

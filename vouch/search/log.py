@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from vouch import fsio
 from vouch.ids import now_iso
 
 LOG_NAME = "searches.log.jsonl"
@@ -28,9 +28,16 @@ def record(vouch_dir: Path, *, query: str, mode: str, result_count: int,
            error: str | None, duration_ms: float, transport: str = "cli") -> None:
     entry = {"query": query, "mode": mode, "result_count": result_count, "error": error,
              "duration_ms": round(duration_ms, 3), "at": now_iso(), "transport": transport}
-    # a read-only checkout can still search; the log is a convenience
+    line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+    # a read-only checkout can still search; the log is a convenience, so it is not
+    # fsync'ed (that can cost a cold search several ms on a real disk): one O_APPEND
+    # write keeps every line whole, and a crash loses at most the last entries
     with contextlib.suppress(OSError):
-        fsio.append_line(log_path(vouch_dir), json.dumps(entry, ensure_ascii=False))
+        fd = os.open(log_path(vouch_dir), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
 
 
 def read(vouch_dir: Path) -> Iterator[dict[str, Any]]:

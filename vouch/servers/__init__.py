@@ -14,7 +14,6 @@ agent cannot approve its own proposal by claiming to be someone else. `kb.approv
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from vouch.callctx import CallContext
@@ -31,7 +30,6 @@ def server_context(transport: str, *, kb_path: str | None = None, start: Path | 
 
 def configured_actor(ctx: CallContext) -> str | None:
     """The actor the server's environment names (VOUCH_AGENT, config `agent`), if any."""
-    for candidate in (os.environ.get("VOUCH_AGENT"), ctx.kb.config.get("agent")):
-        if isinstance(candidate, str) and candidate.strip():
-            return candidate.strip()
-    return None
+    from vouch.actor import configured_actor as from_environment
+
+    return from_environment(ctx.kb)

@@ -1,0 +1,218 @@
+"""The cold search path: what it imports, and the shortcuts it takes giving the same answers.
+
+A cold `vouch search` tokenizes plain ASCII queries with `vouch.wordpiece` (not the
+`tokenizers` library), maps the model's table from its safetensors file, reads
+config.yaml without PyYAML and embeds the query while git checks freshness. Each
+shortcut is checked here against the real thing.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import git
+from index_support import claim, commit, ids_of, index_dir
+
+from vouch import config, embed, wordpiece, yamlio
+from vouch.errors import CorruptFile
+from vouch.git import EMPTY_TREE
+from vouch.index import Index, freshness, vectors
+from vouch.kb import KB
+
+GOLDEN = Path(__file__).resolve().parents[1] / "examples" / "golden" / "golden.jsonl"
+
+
+@pytest.fixture(scope="module")
+def model() -> embed.Embedder:
+    return embed.Embedder(embed.describe(embed.default_model_dir(), "default"))
+
+
+@pytest.fixture(scope="module")
+def table(model: embed.Embedder, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    text = model.wordpiece_table()
+    assert text is not None  # the bundled model is BERT WordPiece
+    path = tmp_path_factory.mktemp("words") / vectors.WORDPIECE
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _texts(n: int, seed: int = 0) -> list[str]:
+    rng = random.Random(seed)
+    golden = [json.loads(line)["query"] for line in GOLDEN.read_text().splitlines()]
+    texts = [
+        *golden[:200],
+        "roll back the billing release " * 40,  # longer than max_length characters
+        "x" * 99, "y" * 100, "z" * 101 + " ok",  # max_input_chars_per_word is 100
+        "Don't stop-believing!! (v2.3_beta) ~/.config", "   ", "", "a\tb\nc\rd",
+        "ÜNÏCÖDÉ café", "what is [UNK] for", "[PAD]ding", "[pad] and [cls]", "bell\x07char",
+        "del\x7fchar",
+    ]
+    alphabet = string.ascii_letters + string.digits + string.punctuation + " \t\n"
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+              for _ in range(n)]
+    return texts
+
+
+def test_wordpiece_reproduces_the_tokenizers_library(table: Path) -> None:
+    from tokenizers import Tokenizer
+
+    reference = Tokenizer.from_file(str(embed.default_model_dir() / "tokenizer.json"))
+    reference.no_padding()
+    reference.no_truncation()
+    words = wordpiece.WordPiece.load(table, embed.describe(embed.default_model_dir(),
+                                                           "default").model_id)
+    assert words is not None
+    accepted = 0
+    for text in _texts(3000):
+        ids = words.ids(text)
+        if ids is None:
+            continue
+        accepted += 1
+        assert ids == reference.encode(text, add_special_tokens=False).ids, text
+    assert accepted > 3000
+    # the model's added tokens ([PAD], [UNK]) are matched before normalizing
+    for declined in ("ÜNÏCÖDÉ café", "what is [UNK] for", "[PAD]ding", "bell\x07char"):
+        assert words.ids(declined) is None
+
+
+def test_query_vectors_equal_model2vec_with_the_table(model: embed.Embedder,
+                                                      table: Path) -> None:
+    texts = _texts(300, seed=1)
+    bulk = model.encode(texts)  # model2vec itself (more than a few texts)
+    for text, row in zip(texts, bulk, strict=True):
+        assert np.array_equal(model.encode_query(text, table), row), text
+
+
+def test_a_table_for_another_model_is_ignored(model: embed.Embedder, table: Path,
+                                              tmp_path: Path) -> None:
+    other = tmp_path / "words"
+    header, _, rest = table.read_text().partition("\n")
+    other.write_text(json.dumps({**json.loads(header), "model_id": "other@1"}) + "\n" + rest)
+    assert wordpiece.WordPiece.load(other, model.model_id) is None
+    assert wordpiece.WordPiece.load(tmp_path / "missing", model.model_id) is None
+    fresh = embed.Embedder(model.ref)
+    text = "rotate the signing keys"
+    assert np.array_equal(fresh.encode_query(text, other), model.encode([text] * 65)[0])
+
+
+def test_the_index_keeps_the_table_and_restores_it(kb: KB) -> None:
+    claim(kb, "Rollbacks use the ship tool")
+    commit(kb)
+    index = Index.open(kb)
+    path = index_dir(kb) / vectors.WORDPIECE
+    try:
+        assert path.is_file()
+        path.unlink()  # an index built before the table existed
+        index._wordpiece_checked = False
+        index.embed_query("undo a deploy")
+        assert path.is_file()
+    finally:
+        index.close()
+    cfg = kb.dir / "config.yaml"
+    cfg.write_text(cfg.read_text().replace("enabled: true", "enabled: false"))
+    Index.open(KB(kb.dir)).close()  # rebuilt without vectors: no table either
+    assert not path.exists()
+
+
+def test_meanwhile_runs_once_while_a_stale_index_is_refreshed(kb: KB) -> None:
+    claim(kb, "Rollbacks use the ship tool")
+    commit(kb)
+    Index.open(kb).close()
+    claim(kb, "Payments retry three times before paging")  # not committed: work tree
+    seen: list[Index] = []
+    index = Index.open(KB(kb.dir), meanwhile=seen.append)
+    try:
+        assert len(seen) == 1 and seen[0] is index
+        assert index.last_report is not None and index.last_report.mode == "refresh"
+        assert len(ids_of(index, index.lexical("payments retry"))) == 1
+        seen.clear()
+        assert index.ensure_fresh(meanwhile=seen.append) is None and len(seen) == 1
+    finally:
+        index.close()
+
+
+def test_a_failure_meanwhile_stops_the_check(kb: KB) -> None:
+    claim(kb, "Rollbacks use the ship tool")
+    commit(kb)
+
+    def fail(index: Index) -> None:
+        raise RuntimeError("model broke")
+
+    with pytest.raises(RuntimeError):
+        Index.open(kb, meanwhile=fail)
+    Index.open(kb).close()  # nothing left behind
+
+
+def test_freshness_before_the_first_commit(tmp_path: Path) -> None:
+    root = tmp_path / "new"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / ".vouch").mkdir()
+    (root / ".vouch" / "config.yaml").write_text(config.template_text("config.yaml"))
+    git(root, "add", ".vouch")
+    kb = KB.open(root)
+    state = freshness.current(kb)
+    assert state.tree == EMPTY_TREE and set(state.dirty) == {"config.yaml"}
+    (root / "README.md").write_text("x\n")
+    git(root, "add", "README.md")
+    git(root, "commit", "-qm", "no .vouch in this commit", "--", "README.md")
+    state = freshness.current(kb)  # HEAD without .vouch: diff-index lists it as added
+    assert state.tree == EMPTY_TREE and set(state.dirty) == {"config.yaml"}
+
+
+@pytest.mark.parametrize("text", [
+    "a: 1\nb:\n  c: x\n  d: \"\"\n  e:\n    f: 2.5\ng:\n",
+    "# only comments\n\n",
+    "agent: ''\nsearch:\n  default_top: 20\n  coverage_cut: -0.5\n",
+    "model: models/my-model_v1.2\n",
+])
+def test_config_subset_reads_like_pyyaml(text: str) -> None:
+    assert config._plain_mapping(text) == yamlio.load_yaml(text)
+
+
+@pytest.mark.parametrize("text", [
+    "a: yes\n", "a: Off\n", "a: ~\n", "a: 010\n", "a: 1e5\n", "a: 2026-01-01\n", "a: [1]\n",
+    "a: {}\n", "a: x # comment\n", "a: 'it''s'\n", 'a: "tab\\t"\n', "a: 1\na: 2\n",
+    "- a\n", "  a: 1\n", "a: &x 1\n", "a: hello world\n", "a:\tb\n", "\ufeffa: 1\n",
+])
+def test_config_other_yaml_goes_to_pyyaml(text: str) -> None:
+    assert config._plain_mapping(text) is None
+    try:
+        expected = yamlio.load_yaml(text, where="config.yaml")
+    except CorruptFile:
+        with pytest.raises(CorruptFile):
+            config.parse(text, where="config.yaml")
+    else:
+        assert config.parse(text, where="config.yaml") == expected
+
+
+def test_the_shipped_template_takes_the_fast_path() -> None:
+    text = config.template_text("config.yaml")
+    assert config._plain_mapping(text) == yamlio.load_yaml(text)
+
+
+def test_a_cold_search_imports_only_what_it_needs(kb: KB) -> None:
+    claim(kb, "Rollbacks use the ship tool")
+    commit(kb)
+    Index.open(kb).close()
+    heavy = ("tokenizers", "safetensors", "model2vec", "hnswlib", "yaml", "frontmatter",
+             "ruamel", "vouch.index.build", "vouch.index.fastyaml", "vouch.gate",
+             "vouch.cli.gate", "vouch.servers", "git")  # GitPython
+    script = (
+        "import sys, json\n"
+        "from vouch.cli import main\n"
+        f"code = main(['search', 'undo a deploy', '--kb', {str(kb.root)!r}])\n"
+        "print(json.dumps([code, sorted(sys.modules)]))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout
+    code, modules = json.loads(out.strip().splitlines()[-1])
+    assert code == 0 and "numpy" in modules  # the vector search still ran
+    loaded = [m for m in modules if any(m == h or m.startswith(h + ".") for h in heavy)]
+    assert loaded == []
