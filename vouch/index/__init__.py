@@ -6,7 +6,8 @@ incrementally from git when stale); `rebuild_index(kb)` and `index_status(kb)` s
 
 Modules: store (SQLite schema, meta), lexical/ (fts5, whoosh), vectors (matrix + hnswlib),
 chunking, fastyaml (bulk reads), freshness (git identity, diffs), build (rebuild, refresh),
-settings, status, capabilities, methods (registry handlers).
+state (lock, counts, indexed identity: what opening needs without `build`), settings,
+status, capabilities, methods (registry handlers).
 
 Names are resolved lazily, so importing one submodule (`vouch.index.chunking`) does not
 load the rest for a cold command.
