@@ -49,7 +49,7 @@ def run_demo(repo: Path) -> Iterator[str]:
     # -- search (issue 5): the demo ends by finding what the knowledge base knows ----------
     question = "how do I undo a bad release"
     hits = ops.invoke(agent, "kb.search", {"query": question, "limit": 3})
-    yield f'Finally, vouch search "{question}" → {len(hits)} hits, best first:'
+    yield f'10. vouch search "{question}" → {len(hits)} hits, best first:'
     for hit in hits:
         where = hit["source"]["title"] + (f" §{hit['source']['section']}"
                                           if hit["source"]["section"] else "")
