@@ -101,3 +101,20 @@ def test_params_that_are_not_an_object_are_invalid(kb: KB) -> None:
     for bad in ([1, 2], "x", 3):
         with pytest.raises(ops.InvalidParams):
             ops.invoke(ctx, "kb.status", bad)  # type: ignore[arg-type]
+
+
+def test_a_usage_errors_format_comes_from_its_own_argv(kb: KB, run_cli) -> None:
+    # `main` runs many times in one process (tests, the demo): an earlier call's
+    # --format human must not make a later `--json` usage error print plain text
+    assert run_cli("status", "--format", "human", cwd=kb.root).code == 0
+    res = run_cli("show", "--json", cwd=kb.root)
+    assert res.code == 1 and res.json()["error"]["code"] == "E100"
+
+
+def test_vouch_debug_shows_the_traceback(kb: KB, run_cli, monkeypatch) -> None:
+    (kb.dir / "config.yaml").write_text("review: [broken\n")
+    (kb.root / "a.txt").write_text("a\n")
+    assert "Traceback" not in run_cli("source", "add", "a.txt", cwd=kb.root).err
+    monkeypatch.setenv("VOUCH_DEBUG", "1")
+    res = run_cli("source", "add", "a.txt", cwd=kb.root)
+    assert res.code == 2 and "Traceback" in res.err and "E201" in res.err

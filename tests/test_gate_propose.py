@@ -199,3 +199,14 @@ def test_detached_head_and_bad_filters_are_clear_errors(kb_with_sources: KB, run
     assert res.code == 1 and "detached" in res.err
     res = run_cli("call", "kb.audit", '{"filter": {"colour": "red"}}', cwd=kb.root)
     assert res.code == 1 and "unknown filter" in res.err
+
+
+def test_a_session_id_is_validated_like_every_id(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    refs = git(kb.root, "for-each-ref")
+    for bad, extra in (("../../x", []), ("../../x", ["--dry-run"]), ("a/b", []),
+                       ("two words", [])):
+        res = run_cli("propose-claim", "--text", "t", "--source", a_source(kb),
+                      "--session", bad, *extra, cwd=kb.root)
+        assert res.code == 1 and "E103" in res.err, res.err
+    assert git(kb.root, "for-each-ref") == refs

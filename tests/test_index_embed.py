@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from index_support import claim, commit, ids_of
@@ -63,6 +65,21 @@ def test_embeddings_disabled_is_lexical_only(kb: KB) -> None:
     finally:
         index.close()
     assert index_status(KB(kb.dir))["model"]["configured"] is None
+
+
+def test_embeddings_disabled_default_search_is_lexical(kb: KB, run_cli: Any) -> None:
+    # review: with embedding.enabled false, a plain `vouch search` failed with E107
+    cfg = kb.dir / "config.yaml"
+    cfg.write_text(cfg.read_text().replace("enabled: true", "enabled: false"))
+    claim(kb, "Rollbacks use the ship tool")
+    commit(kb)
+    result = run_cli("search", "rollbacks", "--kb", str(kb.dir))
+    assert result.code == 0, result.err
+    data = result.json()
+    assert data["mode"] == "fts" and data["returned"] == 1
+    assert data["results"][0]["score_breakdown"]["vector"] is None
+    vector = run_cli("search", "rollbacks", "--vec-only", "--kb", str(kb.dir))
+    assert vector.code == 1 and vector.json()["error"]["code"] == "E107"
 
 
 def test_changing_the_model_setting_rebuilds(kb: KB) -> None:

@@ -85,3 +85,16 @@ def test_status_shape(kb: KB, run_cli) -> None:
     assert set(data["counts"]) >= {"claims", "pages", "sources", "entities", "relations"}
     assert data["pending"] == 0
     assert data["last_audit_at"].endswith("Z")
+
+
+def test_init_refuses_a_bare_repository_or_git_dir(tmp_path: Path, repo: Path,
+                                                   run_cli) -> None:
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    before = sorted(p.name for p in bare.iterdir())
+    for args, cwd in ((["init"], bare), (["init", "--path", "sub"], bare),
+                      (["init"], repo / ".git")):
+        res = run_cli(*args, cwd=cwd)
+        assert res.code == 1 and "E100" in res.err, res.err
+    assert sorted(p.name for p in bare.iterdir()) == before  # no nested .git, no .vouch
+    assert not (repo / ".git" / ".git").exists() and not (repo / ".git" / ".vouch").exists()

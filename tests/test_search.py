@@ -17,7 +17,7 @@ from search_support import build, validate, write_object
 
 from vouch import ops
 from vouch.callctx import CallContext
-from vouch.errors import EmptyQuery
+from vouch.errors import EmptyQuery, VouchError
 from vouch.kb import KB
 from vouch.kinds import KINDS
 from vouch.search import log as search_log
@@ -241,6 +241,21 @@ def test_usage_errors_are_e100(srch: Any, args: list[str]) -> None:
     assert "Traceback" not in result.err
 
 
+@pytest.mark.parametrize("args", [["--status", "bogus"], ["--status", "stable,archivd"],
+                                  ["--type", "nope"], ["--threshold", "nan"],
+                                  ["--rrf-k", "inf"], ["--top", "10001"],
+                                  ["--top", "99999999999999999999999"]])
+def test_bad_filter_values_are_e100_not_silently_empty(srch: Any, args: list[str]) -> None:
+    # review: an unknown --status/--type matched nothing and exited 0, a NaN threshold
+    # or infinite k silently dropped every result, a huge --top crashed SQLite (E200)
+    result = srch("deploy", *args, "--json")
+    assert result.code == 1
+    assert result.json()["error"]["code"] == "E100"
+    assert "Traceback" not in result.err
+    assert srch("deploy", "--status", "stable,archived,active", "--type", "pdf,observation",
+                "--json").code == 0
+
+
 ADVERSARIAL = ['"', '""', "'", "(", ")", "*", "-", "-x", "NEAR", "a NEAR b", "AND", "OR NOT",
                "x:y", "title:deploy", "^", "{a}", "[b]", "NEAR(a b, 2)", "deploy*", '"un closed',
                "a AND OR b", "ü日本語 ✓", "a\x00b", "\x07bell", "\u00a0", "🙂" * 50, "x" * 5000,
@@ -318,6 +333,60 @@ def test_every_search_is_logged_and_stats_reads_the_log(tmp_path: Path, run_cli:
     assert stats["zero_result_queries"] == [{"query": "zzqxv", "count": 2}]
     human = run_cli("stats", "--kb", str(repo))
     assert "Found nothing" in human.out and "zzqxv" in human.out
+
+
+@pytest.mark.parametrize("good,bad", [("default_top: 10", "default_top: abc"),
+                                      ("rrf_k: 60", "rrf_k: [1]")])
+def test_a_bad_number_in_config_is_e100(tmp_path: Path, run_cli: Any, good: str,
+                                        bad: str) -> None:
+    # review: `search.default_top: abc` in config.yaml was an internal error (E200)
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    build(repo)
+    cfg = repo / ".vouch" / "config.yaml"
+    assert good in cfg.read_text()
+    cfg.write_text(cfg.read_text().replace(good, bad))
+    result = run_cli("search", "deploy", "--kb", str(repo))
+    assert result.code == 1 and result.json()["error"]["code"] == "E100"
+    assert f"search.{good.split(':')[0]}" in result.json()["error"]["message"]
+
+
+def test_a_bad_freshness_setting_is_e100_in_a_warm_process(tmp_path: Path) -> None:
+    # review: `search.freshness_seconds: abc` made a warm server's second search E200
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    build(repo)
+    cfg = repo / ".vouch" / "config.yaml"
+    cfg.write_text(cfg.read_text().replace("rrf_k: 60", "rrf_k: 60\n  freshness_seconds: abc"))
+    ctx = CallContext(kb_path=str(repo), transport="jsonl")
+    assert ops.invoke(ctx, "kb.search", {"query": "deploy"})
+    with pytest.raises(VouchError) as err:
+        ops.invoke(ctx, "kb.search", {"query": "deploy"})
+    assert err.value.code == "E100" and "search.freshness_seconds" in err.value.message
+
+
+def test_an_unexpected_failure_is_logged_too(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # review: only VouchErrors reached the search log; a crash (E200) left no trace
+    from vouch.search import engine
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    build(repo)
+    kb = KB.open(repo)
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("fusion exploded")
+
+    monkeypatch.setattr(engine, "_weights", broken)
+    with pytest.raises(RuntimeError):
+        search(kb, SearchRequest(query="deploy"))
+    (entry,) = list(search_log.read(kb.dir))
+    assert entry["query"] == "deploy" and entry["result_count"] == 0
+    assert entry["error"].startswith("E200: RuntimeError")
 
 
 def test_stale_cursor_after_the_knowledge_changed(tmp_path: Path, run_cli: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import math
@@ -76,8 +77,13 @@ def test_cursor_round_trip_and_binding() -> None:
         cursors.decode(token, revision="rev1", expected_fingerprint="other")
 
 
-@pytest.mark.parametrize("token", ["", "!!!", "eyJ2IjoxfQ", "bm90IGpzb24", "e30"])
+_FORGED = base64.urlsafe_b64encode(
+    b'{"v":1,"r":"r","f":"f","o":1,"d":1000000000000000000000000000000}').decode()
+
+
+@pytest.mark.parametrize("token", ["", "!!!", "eyJ2IjoxfQ", "bm90IGpzb24", "e30", _FORGED])
 def test_garbage_cursors_are_usage_errors(token: str) -> None:
+    # review: a forged depth beyond SQLite's integers crashed the search (E200)
     with pytest.raises(cursors.InvalidCursor) as err:
         cursors.decode(token, revision="r", expected_fingerprint="f")
     assert err.value.code == "E100" and err.value.exit_code == 1
@@ -185,6 +191,10 @@ def test_log_and_stats(tmp_path: Path) -> None:
     search_log.record(tmp_path, query="x", mode="fts", result_count=0, error="E002: gone",
                       duration_ms=0.1)
     (tmp_path / search_log.LOG_NAME).open("a").write("{broken\n")
+    # review: a hand-edited line with a non-integer count made `vouch stats` crash (E200)
+    (tmp_path / search_log.LOG_NAME).open("a").write(
+        '{"query": "q", "result_count": "a"}\n{"query": 5}\n[1]\n{"query": "q", '
+        '"result_count": 1.5}\n')
     entries = list(search_log.read(tmp_path))
     assert len(entries) == 5
     assert set(entries[0]) >= {"query", "mode", "result_count", "error", "duration_ms", "at"}

@@ -56,6 +56,11 @@ def test_malformed_lines_get_invalid_request_with_null_id(kb: KB, line: bytes,
     ({"id": 7, "method": "kb.read_claim", "params": {"id": "../../etc"}}, "invalid_request"),
     ({"id": 7, "method": "kb.list_claims", "params": {"limit": -1}}, "invalid_request"),
     ({"id": 7, "method": "kb.status", "params": {"actor": "someone-else"}}, "invalid_request"),
+    # review: a limit beyond SQLite's integers was an internal_error (OverflowError)
+    ({"id": 7, "method": "kb.search", "params": {"query": "x", "limit": 10**30}},
+     "invalid_request"),
+    ({"id": 7, "method": "kb.search", "params": {"query": "x", "statuses": ["bogus"]}},
+     "invalid_request"),
 ])
 def test_bad_requests_keep_their_id_and_get_the_spec_code(kb: KB, request_: dict,
                                                           code: str) -> None:

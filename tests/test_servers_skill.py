@@ -42,3 +42,26 @@ def test_every_command_named_in_skill_md_exists() -> None:
         elif isinstance(command, click.Group) and second and second not in command.commands:
             missing.append(words)
     assert not missing, f"SKILL.md names commands that do not exist: {sorted(set(missing))}"
+
+
+def test_every_flag_shown_with_a_command_in_skill_md_exists() -> None:
+    # review: the command names were checked, their flags were not
+    _load_commands()
+    text = SKILL.read_text(encoding="utf-8")
+    missing = []
+    for span in re.findall(r"`(vouch [^`]+)`", text):
+        words = span.split()
+        command = cli.commands.get(words[1])
+        if isinstance(command, click.Group) and len(words) > 2:
+            command = command.commands.get(words[2])
+        if command is None:
+            continue  # the command test above reports it
+        options = {opt for p in command.params for opt in getattr(p, "opts", ())}
+        missing += [f"{span}: {flag}" for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*", span)
+                    if flag not in options]
+    search = cli.commands["search"]
+    options = {opt for p in search.params for opt in getattr(p, "opts", ())}
+    paragraph = text[text.index("Search options"):text.index("## Adding knowledge")]
+    missing += [f"search: {flag}" for flag in re.findall(r"`(--[a-z][a-z-]*)", paragraph)
+                if flag not in options]
+    assert not missing, f"SKILL.md shows flags that do not exist: {missing}"

@@ -107,3 +107,26 @@ def test_direct_commits_close_audit_segments_and_the_chain_verifies(
     assert res.code == 0, res.out + res.err
     events = run_cli("audit", "--json", cwd=kb.root).json()
     assert sum(1 for e in events if e["event"] == "source.register") == 6
+
+
+def test_a_hand_edited_audit_log_is_never_committed_by_a_direct_write(kb: KB,
+                                                                       run_cli) -> None:
+    from vouch import audit
+
+    log = kb.dir / audit.LOG_NAME
+    (kb.root / "a.txt").write_text("a\n")
+    head = git(kb.root, "rev-parse", "HEAD")
+    edited = log.read_bytes() + b'{"hand": "edit"}\n'
+    log.write_bytes(edited)
+    res = run_cli("source", "add", "a.txt", cwd=kb.root)
+    assert res.code == 1 and "E105" in res.err
+    assert git(kb.root, "rev-parse", "HEAD") == head and log.read_bytes() == edited
+    log.unlink()  # deleting the log would drop every event in it: refused too
+    assert run_cli("source", "add", "a.txt", cwd=kb.root).code == 1
+    assert git(kb.root, "rev-parse", "HEAD") == head
+    # what vouch itself leaves behind (an event appended, the commit cut short) is fine
+    git(kb.root, "checkout", "--", ".vouch")
+    audit.append_worktree(kb.dir, audit.next_event(kb.dir, "source.register", "x", []))
+    assert run_cli("source", "add", "a.txt", cwd=kb.root).code == 0
+    assert git(kb.root, "status", "--porcelain", ".vouch") == ""
+    assert run_cli("audit", "--verify", cwd=kb.root).code == 0

@@ -272,6 +272,37 @@ def verify(vouch_dir: Path) -> dict[str, Any]:
     return {"ok": not issues, "events": len(hashes), "files": len(files), "issues": issues}
 
 
+def foreign_edit(current: bytes, committed: bytes) -> bool:
+    """Whether the work tree's active log (`current`) holds changes vouch did not make.
+
+    vouch only appends hashed, chained events to the committed log (`committed`), or —
+    after a crash that closed a segment — starts a fresh log chained to its last event.
+    Anything else (a hand edit, deleted lines) must not be committed by the next write.
+    """
+    if current == committed:
+        return False
+    if not current.strip():
+        return True  # the log was emptied or deleted: committing that would drop events
+    last = last_in(committed)
+    anchor = str(last.get("hash", "")) if last else ""
+    if current.startswith(committed):
+        extra, prev = current[len(committed):], anchor
+    else:
+        extra, prev = current, None  # a fresh active log: its first event names the anchor
+    for line in extra.splitlines():
+        if not line.strip():
+            continue
+        record = parse_line(line)
+        if record is None or record.get("hash") != event_hash(record):
+            return True
+        if prev is None and record.get("prev_hash") != anchor:
+            return True
+        if prev is not None and record.get("prev_hash") != prev:
+            return True
+        prev = str(record["hash"])
+    return False
+
+
 def append_worktree(vouch_dir: Path, record: dict[str, Any]) -> list[str]:
     """Append `record` to the work tree's log, closing it into a segment first when it
     has reached SEGMENT_BYTES. Returns the `.vouch/`-relative paths that changed (what a

@@ -30,7 +30,9 @@ def sha256_hex(data: bytes) -> str:
 
 
 def canonical_json(value: object) -> bytes:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    # surrogatepass: an id can be derived before validation refuses non-UTF-8 text.
+    return text.encode("utf-8", "surrogatepass")
 
 
 def slugify(text: str, fallback: str = "item") -> str:
@@ -73,6 +75,19 @@ def check_id(value: object, what: str = "id") -> str:
             f"{what} {shown!r} is not a vouch id",
             hint="ids are a sha256 (sources) or <slug>-<8 hex> (other objects)",
         )
+    return value
+
+
+_TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$")
+
+
+def check_token(value: object, what: str) -> str:
+    """A caller-chosen name (a session id from an agent's host): free-form, yet safe in
+    a path or a trailer — no separators, no `..`, no spaces or control characters."""
+    if not isinstance(value, str) or not _TOKEN.match(value) or ".." in value:
+        shown = value if isinstance(value, str) and len(value) < 120 else repr(value)[:120]
+        raise InvalidId(f"{what} {shown!r} is not a plain name",
+                        hint="use letters, digits and . _ : @ + - (no '/' or '..')")
     return value
 
 

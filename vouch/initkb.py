@@ -8,6 +8,7 @@ from pathlib import Path
 from vouch import git, writer
 from vouch.audit import LOG_NAME
 from vouch.config import CONFIG_NAME, template_text
+from vouch.errors import UsageError
 from vouch.kb import KB, VOUCH_DIR
 from vouch.lock import write_lock
 
@@ -39,6 +40,11 @@ def skeleton() -> dict[str, bytes]:
 def init_kb(path: Path, actor: str | None = None) -> InitResult:
     """Create and commit the skeleton; a second run changes nothing and says so."""
     path = path.resolve()
+    existing = next(p for p in (path, *path.parents) if p.is_dir())
+    if git.toplevel(existing) is None and git.inside_git_dir(existing):
+        # `git init` here would nest a repository inside git's own files
+        raise UsageError(f"{path} is inside a bare repository or a .git directory",
+                         hint="run `vouch init` in a work tree (a clone), or pass --path")
     path.mkdir(parents=True, exist_ok=True)
     git_initialised = False
     if git.toplevel(path) is None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch import __version__
+from vouch import __version__, yamlio
 from vouch.callctx import CallContext
 from vouch.errors import UsageError
 from vouch.kinds import source as source_kind
@@ -118,6 +118,7 @@ class Method:
                 "params": self.input_schema()}
 
 
+
 def type_problem(value: Any, schema: Mapping[str, Any]) -> str | None:
     kind = schema.get("type")
     checks: dict[str, Callable[[Any], bool]] = {
@@ -130,6 +131,11 @@ def type_problem(value: Any, schema: Mapping[str, Any]) -> str | None:
     }
     if kind in checks and not checks[kind](value):
         return f"must be {'an' if kind in ('integer', 'object', 'array') else 'a'} {kind}"
+    unstorable = kind == "string" and not yamlio.is_storable_text(value)
+    if unstorable and schema.get("format") != "path":
+        # Bytes that are not UTF-8 reach us as lone surrogates (argv, JSON "\udcff"); they
+        # cannot be written to a YAML file that loads again, so refuse them at the edge.
+        return "must be valid Unicode text (it holds bytes that are not UTF-8)"
     if kind == "array" and "items" in schema:
         for item in value:
             problem = type_problem(item, schema["items"])
@@ -227,7 +233,8 @@ register(Method(
     "kb.register_source_from_path", "intake", "Store a file as a content-addressed source.",
     "vouch.reads:register_source_from_path",
     (
-        Param("path", {"type": "string"}, required=True, description="absolute or repo-relative"),
+        Param("path", {"type": "string", "format": "path"}, required=True,
+              description="absolute or repo-relative"),
         Param("type", _SOURCE_TYPE),
         Param("title", {"type": "string"}),
         Param("tags", _string_list()),
@@ -245,7 +252,7 @@ register(Method(
     "vouch.search.api:kb_search",
     (
         Param("query", {"type": "string"}, required=True, description="any text"),
-        Param("limit", {"type": "integer", "minimum": 1},
+        Param("limit", {"type": "integer", "minimum": 1, "maximum": 10_000},
               description="results per page (default search.default_top, 10)"),
         Param("kinds", {"type": "array", "items": _SEARCH_KIND}),
         Param("mode", {"type": "string", "enum": ["hybrid", "fts", "vector"]},

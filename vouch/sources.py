@@ -96,7 +96,13 @@ def intake_for_path(kb: KB, path: Path, type: str | None = None, title: str | No
     media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     if type is None:
         type = "pdf" if media_type == "application/pdf" else "file"
-    return Intake(content, type, locator, title or path.name, media_type, tuple(tags))
+    return Intake(content, type, _readable(locator), title or _readable(path.name), media_type,
+                  tuple(tags))
+
+
+def _readable(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 become U+FFFD (YAML cannot hold them)."""
+    return os.fsencode(name).decode("utf-8", "replace")
 
 
 def files_under(directory: Path) -> list[Path]:

@@ -20,6 +20,7 @@ it belongs to.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import string
 from pathlib import Path
@@ -56,7 +57,9 @@ def table_text(tokenizer_json: Path, model_id: str) -> str | None:
               "unk": model["unk_token"], "prefix": model["continuing_subword_prefix"],
               "max_chars": model["max_input_chars_per_word"], "added": added,
               "median_token_length": _median_length(set(vocab) | set(added))}
-    return json.dumps(header, ensure_ascii=True) + "\n" + "\n".join(tokens)
+    body = "\n".join(tokens)
+    header["sha256"] = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    return json.dumps(header, ensure_ascii=True) + "\n" + body
 
 
 def _median_length(tokens: set[str]) -> int:
@@ -81,13 +84,17 @@ class WordPiece:
 
     @classmethod
     def load(cls, path: Path, model_id: str) -> WordPiece | None:
-        """The table at `path` if it was made for this model (and this format), else None."""
+        """The table at `path` if it was made for this model (and this format) and its
+        tokens match the header's checksum, else None."""
         try:
             text = path.read_text(encoding="utf-8")
             first, _, rest = text.partition("\n")
             header = json.loads(first)
             if header.get("format") != FORMAT or header.get("model_id") != model_id:
                 return None
+            digest = header.get("sha256")  # absent in tables written before it was added
+            if digest is not None and hashlib.sha256(rest.encode("utf-8")).hexdigest() != digest:
+                return None  # damaged: a missing token would silently change query vectors
             return cls(header, rest.split("\n"))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None

@@ -65,6 +65,16 @@ def commit_direct(
                 "uncommitted changes to " + ", ".join(clobbered) + " would be overwritten",
                 hint="commit or stash them, then run the command again",
             )
+    log_rel = kb.rel(audit.LOG_NAME)
+    if head and dirty_paths(kb, [log_rel]):
+        committed = repo.cat_file(f"{head}:{log_rel}") or b""
+        log = kb.dir / audit.LOG_NAME
+        current = log.read_bytes() if log.exists() else b""
+        if audit.foreign_edit(current, committed):
+            raise Conflict(f"uncommitted changes to {log_rel} would be committed with this "
+                           "change and break the audit chain",
+                           hint="restore it (git checkout -- FILE) or commit it yourself, "
+                                "then run the command again")
     for rel, payload in files.items():
         path = kb.dir / rel
         if payload is None:

@@ -107,6 +107,16 @@ def _reads_back_as_other_type(text: str) -> bool:
     return bool(_resolver().resolve(_pyyaml().ScalarNode, text, (True, False)) != _STR_TAG)
 
 
+def is_storable_text(text: str) -> bool:
+    """False for text holding lone surrogates (bytes that were not UTF-8, decoded with
+    surrogateescape): a YAML file holding them would not load again."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def dump_yaml(data: Mapping[str, Any]) -> str:
     """Canonical YAML for a mapping, in the mapping's own key order."""
     buf = io.StringIO()

@@ -15,7 +15,7 @@ from importlib import import_module
 import click
 
 from vouch import __version__
-from vouch.cli.options import chosen_format
+from vouch.cli.options import chosen_format, forget_format
 from vouch.errors import SystemFailure, UsageError, VouchError
 
 
@@ -78,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     # start and spin a thread per core when numpy loads (~40 ms of CPU per cold search).
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from vouch.cli import core  # noqa: F401 - everyday commands; the rest load on demand
+    forget_format()  # a usage error's format comes from this argv, not an earlier call
     try:
         result = cli.main(args=args, prog_name="vouch", standalone_mode=False)
     except click.exceptions.Exit as exc:

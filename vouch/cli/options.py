@@ -16,6 +16,11 @@ FORMATS = ("human", "json")
 _chosen: dict[str, str] = {}
 
 
+def forget_format() -> None:
+    """Start an invocation afresh: `main` can run many times in one process (tests, demo)."""
+    _chosen.clear()
+
+
 def chosen_format(argv: list[str]) -> str:
     """The output format of this invocation, even when option parsing failed."""
     if "format" in _chosen:

@@ -157,6 +157,8 @@ def propose(kb: KB, actor: str, kind_name: str, values: dict[str, Any], *,
     """
     kind = KINDS[kind_name]
     key = f"{kind_name}_id"
+    if session_id is not None:
+        ids.check_token(session_id, "session id")  # it goes into a trailer and a file
     values = {**values, "proposed_by": actor}
     if session_id is not None and "session_id" in kind.field_names:
         values["session_id"] = session_id

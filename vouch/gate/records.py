@@ -19,6 +19,7 @@ from vouch.kb import KB, PROPOSAL_PREFIX, decided_path
 REJECTED_PREFIX = "refs/vouch/rejected/"
 REMOTE_PREFIX = "refs/remotes/"
 _TRAILER = re.compile(r"^(Vouch-[A-Za-z-]+): (.*)$")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # for-each-ref fields read for every proposal (one call for any number of branches)
 REF_FIELDS = ("refname", "objectname", "creatordate:iso-strict", "contents")
 
@@ -62,6 +63,10 @@ def check_proposal_id(value: object) -> str:
 
 
 def message(subject: str, body: str, trailers: dict[str, str | None]) -> str:
+    # control characters never reach a commit message: a NUL or \x01 in a claim's text
+    # would split the for-each-ref records the gate reads and hide the proposal
+    subject, body = _CONTROL.sub(" ", subject), _CONTROL.sub(" ", body.replace("\r\n", "\n"))
+    trailers = {k: _CONTROL.sub(" ", str(v)) if v else v for k, v in trailers.items()}
     lines = [" ".join(subject.split()), ""]
     if body.strip():
         # a rationale line that looks like a trailer is indented, so only the real

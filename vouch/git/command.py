@@ -103,6 +103,12 @@ def toplevel(path: Path) -> Path | None:
     return Path(out) if out else None
 
 
+def inside_git_dir(path: Path) -> bool:
+    """True inside a bare repository or a `.git` directory: no work tree to use there."""
+    probe = path if path.is_dir() else path.parent
+    return run(["rev-parse", "--is-inside-git-dir"], probe, check=False).strip() == "true"
+
+
 def init_repo(path: Path) -> None:
     import git as gitpython
 

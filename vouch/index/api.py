@@ -33,7 +33,7 @@ from vouch.kb import KB
 if TYPE_CHECKING:
     import numpy as np
 
-    from vouch.index import build
+    from vouch.index.ingest import Progress, Report
 
 F = TypeVar("F", bound=Callable[..., Any])
 # Above this many changed documents (and half the index) a rebuild is cheaper.
@@ -93,7 +93,7 @@ class Index:
         self.settings = settings
         self.conn = conn
         self.meta = meta
-        self.last_report: build.Report | None = None
+        self.last_report: Report | None = None
         self._matrix: tuple[Any, Any] | None = None
         self._graph: Any = None
         self._checked_at = float("-inf")
@@ -111,7 +111,7 @@ class Index:
     # -- opening ---------------------------------------------------------------------------
     @classmethod
     def open(cls, kb: KB, *, ensure_fresh: bool = True,
-             progress: build.Progress | None = None,
+             progress: Progress | None = None,
              meanwhile: Callable[[Index], object] | None = None) -> Index:
         """The index, fresh unless `ensure_fresh` is false. `meanwhile(index)` is called
         once, while git checks freshness: work that does not depend on the knowledge
@@ -159,7 +159,7 @@ class Index:
         return cls(kb, settings, conn, meta)
 
     @classmethod
-    def _rebuilt(cls, kb: KB, settings: Settings, progress: build.Progress | None,
+    def _rebuilt(cls, kb: KB, settings: Settings, progress: Progress | None,
                  force: bool = False) -> Index:
         from vouch.index import build  # the build machinery loads only when it runs
 
@@ -182,9 +182,9 @@ class Index:
         self._matrix = None
         self._graph = None
 
-    def ensure_fresh(self, progress: build.Progress | None = None, *, max_age: float = 0.0,
+    def ensure_fresh(self, progress: Progress | None = None, *, max_age: float = 0.0,
                      meanwhile: Callable[[Index], object] | None = None
-                     ) -> build.Report | None:
+                     ) -> Report | None:
         """Refresh (or rebuild) when the files or the configuration moved on.
 
         Returns what was done, or None when the index was already fresh. The check costs
@@ -253,8 +253,8 @@ class Index:
         except (LockTimeout, sqlite3.Error):
             pass
 
-    def _refresh(self, now: freshness.State) -> build.Report | None:
-        from vouch.index import build
+    def _refresh(self, now: freshness.State) -> Report | None:
+        from vouch.index import refresh
 
         before = state.indexed_state(self.meta)
         try:
@@ -265,7 +265,7 @@ class Index:
         if len(changed) > _REFRESH_LIMIT and len(changed) > total // 2:
             return None
         try:
-            return build.refresh(self.kb, self.settings, self.conn, self.meta, now)
+            return refresh.refresh(self.kb, self.settings, self.conn, self.meta, now)
         except (freshness.HistoryGone, sqlite3.Error, OSError, vectors.VectorFilesBroken):
             return None  # the caller rebuilds: a damaged index is never an error here
 
@@ -342,14 +342,10 @@ class Index:
         if live.size:
             graph.add_items(np.asarray(matrix[live]), live)
         with state.index_lock(self.directory):
-            tmp = self.directory / (vectors.HNSW + ".tmp")
-            graph.save_index(str(tmp))
-            tmp.replace(self.directory / vectors.HNSW)
-            path = self.directory / vectors.HNSW
+            sha, size = vectors.save_graph(self.directory, graph)
             self.conn.execute("BEGIN IMMEDIATE")
             self.conn.execute("DELETE FROM vec_dirty")
-            store.write_meta(self.conn, {"vector_sha256": vectors.sha256_file(path),
-                                         "hnsw_size": path.stat().st_size})
+            store.write_meta(self.conn, {"vector_sha256": sha, "hnsw_size": size})
             self.conn.execute("COMMIT")
             self.meta = store.read_meta(self.conn)
         graph.set_ef(vectors.HNSW_EF_SEARCH)
@@ -385,9 +381,7 @@ class Index:
         """Chunk metadata by id; ids no longer in the index are left out."""
         wanted = list(dict.fromkeys(int(c) for c in chunk_ids))
         out: dict[int, ChunkInfo] = {}
-        for start in range(0, len(wanted), 500):
-            part = wanted[start:start + 500]
-            marks = ",".join("?" * len(part))
+        for part, marks in store.in_batches(wanted):
             rows = self.conn.execute(
                 "SELECT c.id, c.kind, c.object_id, c.title, c.path, c.type, c.status, "
                 "c.format, c.section, c.page, c.chunk_index, c.total_chunks, c.start_line, "
@@ -436,12 +430,12 @@ class Index:
 
 
 def open_index(kb: KB, *, ensure_fresh: bool = True,
-               progress: build.Progress | None = None) -> Index:
+               progress: Progress | None = None) -> Index:
     return Index.open(kb, ensure_fresh=ensure_fresh, progress=progress)
 
 
 def rebuild_index(kb: KB, *, force: bool = False,
-                  progress: build.Progress | None = None) -> build.Report:
+                  progress: Progress | None = None) -> Report:
     """`vouch index rebuild`: always a full build. E003 for another KB's index unless
     `force`, which deletes it."""
     settings = Settings.of(kb)

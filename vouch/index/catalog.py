@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from vouch.index.api import Index
-from vouch.index.store import DB_NAME
+from vouch.index.store import DB_NAME, in_batches
 
 
 def tag_counts(index: Index) -> list[dict[str, Any]]:
@@ -24,9 +24,7 @@ def tag_counts(index: Index) -> list[dict[str, Any]]:
 def chunk_counts(index: Index, object_ids: Iterable[str]) -> dict[str, int]:
     wanted = list(dict.fromkeys(object_ids))
     out: dict[str, int] = {}
-    for start in range(0, len(wanted), 500):
-        part = wanted[start:start + 500]
-        marks = ",".join("?" * len(part))
+    for part, marks in in_batches(wanted):
         out.update({str(oid): int(n) for oid, n in index.conn.execute(
             f"SELECT object_id, n_chunks FROM docs WHERE object_id IN ({marks})", part)})
     return out

@@ -1,48 +1,29 @@
 """The small pieces of index state every open needs: the writer lock, the document
 counts and the git identity recorded in `index_meta`.
 
-They live apart from `build` so that opening an index to query it (a cold `vouch search`)
-does not import the build machinery (chunking, the YAML readers, ~10 ms); `build`
-re-exports them.
+They live apart from `build` and `refresh` so that opening an index to query it (a cold
+`vouch search`) does not import the writing machinery (chunking, the YAML readers, ~10 ms).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import os
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vouch.errors import LockTimeout
 from vouch.index import freshness, store
+from vouch.lock import file_lock
 
 
 @contextlib.contextmanager
 def index_lock(directory: Path, timeout: float = 120.0) -> Iterator[None]:
     """One index writer per clone; readers never wait (SQLite WAL)."""
     directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LockTimeout(f"another process is writing {directory}",
-                                      hint="wait for it to finish") from None
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    with file_lock(directory / ".lock", timeout, f"another process is writing {directory}",
+                   "wait for it to finish", delay=0.05, max_delay=0.05):
+        yield
 
 
 def indexed_state(meta: store.Meta) -> freshness.State:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from vouch.errors import IndexCollision
-from vouch.index import build, freshness, store
+from vouch.index import freshness, store
 from vouch.index.settings import Settings
+from vouch.index.state import indexed_state
 from vouch.kb import KB
 
 _FILES = ("search.db", "search.db-wal", "vectors.f32", "vectors.ids", "vectors.hnsw")
@@ -56,7 +57,7 @@ def index_status(kb: KB) -> dict[str, Any]:
         return out
     try:
         meta = index.meta
-        now = freshness.current(kb, build.indexed_state(meta))
+        now = freshness.current(kb, indexed_state(meta))
         mismatch = settings.mismatch(meta)
         if mismatch:
             out.update(state="stale", reason=mismatch)

@@ -9,12 +9,17 @@ search-index-lifecycle: "any read or parse failure"); callers rebuild, never cra
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 SCHEMA_VERSION = 3
 DB_NAME = "search.db"
 INDEX_DIR = "index"
+IN_BATCH = 500  # values per `IN (...)`: well under SQLite's cap on bound parameters
+
+T = TypeVar("T")
 
 # Keys every usable index has; a missing one means corrupt (rebuild).
 REQUIRED_META = (
@@ -30,6 +35,13 @@ class Corrupt(Exception):
 
 def index_dir(vouch_dir: Path) -> Path:
     return vouch_dir / INDEX_DIR
+
+
+def in_batches(values: Sequence[T]) -> Iterator[tuple[Sequence[T], str]]:
+    """`values` in slices of IN_BATCH, each with its `?,?,...` for an `IN (...)` clause."""
+    for start in range(0, len(values), IN_BATCH):
+        part = values[start:start + IN_BATCH]
+        yield part, ",".join("?" * len(part))
 
 
 _TOKENIZER: list[str] = []

@@ -66,6 +66,16 @@ def write_all(directory: Path, matrix: np.ndarray, chunk_ids: np.ndarray,
     return sha256_file(path), path.stat().st_size
 
 
+def save_graph(directory: Path, graph: Any) -> tuple[str, int]:
+    """Replace vectors.hnsw with `graph` (written aside, then renamed); returns
+    (hnsw sha256, hnsw size) for `index_meta`."""
+    tmp = directory / (HNSW + ".tmp")
+    graph.save_index(str(tmp))
+    path = directory / HNSW
+    os.replace(tmp, path)
+    return sha256_file(path), path.stat().st_size
+
+
 def write_wordpiece(directory: Path, text: str | None) -> None:
     """Store (or, for a model without one, remove) the query tokenizer's table."""
     path = directory / WORDPIECE

@@ -89,6 +89,8 @@ def _check_value(f: Field, value: Any) -> list[str]:
             return []
         if not isinstance(value, str):
             return [f"{name} must be a string"]
+        if not yamlio.is_storable_text(value):
+            return [f"{name} must be valid Unicode text (it holds bytes that are not UTF-8)"]
         if f.required and f.type != "time" and not value.strip():
             return [f"{name} must not be empty"]
         if f.enum and value not in f.enum:
@@ -110,8 +112,12 @@ def _check_value(f: Field, value: Any) -> list[str]:
     if f.type == "list":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             return [f"{name} must be a list of strings"]
+        if not all(yamlio.is_storable_text(v) for v in value):
+            return [f"{name} must be valid Unicode text (it holds bytes that are not UTF-8)"]
         if f.required and not value:
             return [f"{name} must not be empty"]
+        if not all(v.strip() for v in value):
+            return [f"{name} must not hold an empty item"]
         errors = []
         for v in value:
             if f.enum and v not in f.enum:
@@ -120,8 +126,22 @@ def _check_value(f: Field, value: Any) -> list[str]:
                 errors.append(f"{name} item {v!r} is not a vouch id")
         return errors
     if f.type == "map":
-        return [] if isinstance(value, dict) else [f"{name} must be a mapping"]
+        if not isinstance(value, dict):
+            return [f"{name} must be a mapping"]
+        if not _all_unicode(value):
+            return [f"{name} must be valid Unicode text (it holds bytes that are not UTF-8)"]
+        return []
     raise AssertionError(f"unknown field type {f.type}")
+
+
+def _all_unicode(value: Any) -> bool:
+    if isinstance(value, str):
+        return yamlio.is_storable_text(value)
+    if isinstance(value, dict):
+        return all(_all_unicode(k) and _all_unicode(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_all_unicode(v) for v in value)
+    return True
 
 
 def _valid_id(value: str) -> bool:

@@ -148,7 +148,9 @@ def open_index(kb: Any, warm: dict[str, Any], *,
         found.checked = (now, _signature(kb))
         warm[key] = found
     else:
-        ttl = float(kb.config.get("search.freshness_seconds", FRESHNESS_SECONDS) or 0)
+        from vouch.search.engine import config_number
+
+        ttl = config_number(kb.config, "search.freshness_seconds", FRESHNESS_SECONDS, float)
         signature = _signature(kb)
         last_time, last_signature = found.checked
         if signature is None or signature != last_signature or now - last_time > ttl:

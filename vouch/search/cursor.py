@@ -21,6 +21,7 @@ from typing import Any
 from vouch.errors import StaleCursor, UsageError
 
 VERSION = 1
+MAX_DEPTH = 1 << 20  # far above any real candidate depth (3 × the largest --top)
 
 
 class InvalidCursor(UsageError):
@@ -54,7 +55,8 @@ def decode(token: str, *, revision: str, expected_fingerprint: str) -> Cursor:
         padded = token.strip() + "=" * (-len(token.strip()) % 4)
         body = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
         cursor = Cursor(str(body["r"]), str(body["f"]), int(body["o"]), int(body["d"]))
-        if body.get("v") != VERSION or cursor.offset < 0 or cursor.depth < 1:
+        if (body.get("v") != VERSION or cursor.offset < 0
+                or not 1 <= cursor.depth <= MAX_DEPTH):
             raise ValueError("unsupported cursor")
     except (ValueError, KeyError, TypeError, UnicodeError, binascii.Error) as exc:
         raise InvalidCursor("not a valid search cursor",

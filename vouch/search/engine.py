@@ -10,6 +10,7 @@ threshold → page (cursor) → token budget → response. Every call is logged.
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -30,6 +31,7 @@ HIDDEN_STATUSES = ("superseded", "archived", "redacted")
 
 # Defaults chosen on the golden set (bench/RESULTS.md, "Search quality"): see DEFAULTS.
 CANDIDATE_FACTOR = 3  # each channel retrieves 3 × top candidates (spec/hybrid-search.md)
+MAX_TOP = 10_000  # results per page; more pages come through the cursor
 
 
 @dataclass(frozen=True)
@@ -90,10 +92,13 @@ class SearchRequest:
         text = queries.normalize(self.query)
         if self.mode not in MODES:
             raise UsageError(f"unknown search mode {self.mode!r}", hint="hybrid, fts or vector")
-        top = self.top if self.top is not None else int(config.get("search.default_top", 10))
-        if top < 1:
-            raise UsageError("--top must be at least 1")
-        k = self.rrf_k if self.rrf_k is not None else float(config.get("search.rrf_k", DEFAULT_K))
+        top = (self.top if self.top is not None
+               else config_number(config, "search.default_top", 10, int))
+        if not 1 <= top <= MAX_TOP:
+            raise UsageError(f"--top must be between 1 and {MAX_TOP}",
+                             hint="page through more results with --cursor")
+        k = (self.rrf_k if self.rrf_k is not None
+             else config_number(config, "search.rrf_k", DEFAULT_K, float))
         if k < 0:
             raise UsageError("--rrf-k must be >= 0")
         if self.max_tokens is not None and self.max_tokens < 1:
@@ -102,7 +107,37 @@ class SearchRequest:
             if kind not in SEARCH_KINDS:
                 raise UsageError(f"cannot search kind {kind!r}",
                                  hint="kinds: " + ", ".join(SEARCH_KINDS))
+        for flag, values, known in (("--status", self.statuses, _known("STATUSES")),
+                                    ("--type", self.types, _known("TYPES"))):
+            for value in values:
+                if value not in known:
+                    raise UsageError(f"unknown {flag[2:]} {value!r}",
+                                     hint=f"{flag}: " + ", ".join(known))
+        for flag, number in (("--threshold", self.threshold), ("--rrf-k", k)):
+            if number is not None and not math.isfinite(number):
+                raise UsageError(f"{flag} must be a finite number")
         return replace(self, query=text, top=top, rrf_k=k)
+
+
+def config_number(config: Any, key: str, default: float, kind: type[int] | type[float]) -> Any:
+    """A numeric setting of config.yaml as `kind`; E100 naming the key when it is not one."""
+    raw = config.get(key, default)
+    try:
+        return kind(default if raw is None else raw)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{key} in config.yaml must be a number",
+                         hint=f"the default is {default}") from exc
+
+
+def _known(enum: str) -> tuple[str, ...]:
+    """Every value of the kinds' `STATUSES` or `TYPES` enum, in the kinds' order."""
+    import importlib
+
+    values: dict[str, None] = {}
+    for kind in SEARCH_KINDS:
+        module = importlib.import_module(f"vouch.kinds.{kind}")
+        values.update(dict.fromkeys(getattr(module, enum, ())))
+    return tuple(values)
 
 
 @dataclass
@@ -124,10 +159,12 @@ def search(kb: Any, request: SearchRequest, *, warm: dict[str, Any] | None = Non
     started = time.perf_counter()
     try:
         response = _search(kb, request, warm if warm is not None else {}, started)
-    except VouchError as exc:
+    except Exception as exc:  # logged (also an unexpected failure), then re-raised
         if request.log:
+            error = (f"{exc.code}: {exc.message}" if isinstance(exc, VouchError)
+                     else f"E200: {type(exc).__name__}: {exc}")
             log.record(kb.dir, query=str(request.query), mode=request.mode, result_count=0,
-                       error=f"{exc.code}: {exc.message}",
+                       error=error,
                        duration_ms=(time.perf_counter() - started) * 1000,
                        transport=request.transport)
         raise
@@ -144,6 +181,10 @@ def _search(kb: Any, request: SearchRequest, warm: dict[str, Any], started: floa
     from vouch.search import access
 
     req = request.checked(kb.config)
+    if req.mode == "hybrid" and kb.config.get("embedding.enabled", True) is False:
+        # a lexical-only knowledge base: the default search is lexical; only an explicit
+        # vector request is an error (E107)
+        req = replace(req, mode="fts")
     assert req.top is not None and req.rrf_k is not None
     tuning = Tuning.from_config(kb.config)
     index = access.open_index(kb, warm, meanwhile=_embed_early(req))

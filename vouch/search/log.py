@@ -41,7 +41,8 @@ def record(vouch_dir: Path, *, query: str, mode: str, result_count: int,
 
 
 def read(vouch_dir: Path) -> Iterator[dict[str, Any]]:
-    """Log entries, oldest first; unreadable lines (a crash mid-write) are skipped."""
+    """Log entries, oldest first; unreadable lines (a crash mid-write, a hand edit) are
+    skipped."""
     try:
         fh = open(log_path(vouch_dir), encoding="utf-8", errors="replace")  # noqa: SIM115
     except FileNotFoundError:
@@ -52,7 +53,8 @@ def read(vouch_dir: Path) -> Iterator[dict[str, Any]]:
                 entry = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(entry, dict) and isinstance(entry.get("query"), str):
+            if (isinstance(entry, dict) and isinstance(entry.get("query"), str)
+                    and isinstance(entry.get("result_count", 0), int | None)):
                 yield entry
 
 

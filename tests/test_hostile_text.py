@@ -1,0 +1,88 @@
+"""Hostile text: bytes that are not UTF-8, control characters.
+
+Python hands bytes that are not UTF-8 (argv, file names, JSON "\\udcff") over as lone
+surrogates. YAML cannot hold them: a file written with one does not load again, so one
+bad argument used to break `vouch list` for good. A NUL in a claim's text used to reach
+the proposal's commit message and hide the proposal from `vouch pending`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import git
+from gate_support import a_source, call, propose_claim
+
+from vouch.errors import ValidationFailed
+from vouch.kb import KB
+from vouch.kinds import entity, source
+
+BAD = b"bad \xff byte".decode("utf-8", "surrogateescape")
+
+
+def test_bad_bytes_in_a_proposal_are_a_usage_error(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    head = git(kb.root, "rev-parse", "HEAD")
+    refs = git(kb.root, "for-each-ref")
+    res = run_cli("propose-claim", "--text", BAD, "--source", a_source(kb), cwd=kb.root)
+    assert res.code == 1 and "E100" in res.err and "not UTF-8" in res.err
+    res = run_cli("call", "kb.propose_entity", '{"name": "x \\udcff", "type": "system"}',
+                  cwd=kb.root)
+    assert res.code == 1 and res.json()["error"]["code"] == "E100"
+    assert git(kb.root, "rev-parse", "HEAD") == head
+    assert git(kb.root, "for-each-ref") == refs
+
+
+def test_bad_bytes_in_a_decision_or_actor_change_nothing(kb_with_sources: KB,
+                                                           run_cli) -> None:
+    kb = kb_with_sources
+    pid = propose_claim(kb)
+    head = git(kb.root, "rev-parse", "HEAD")
+    for args in (["approve", pid, "--as", "bob", "--reason", BAD],
+                 ["approve", pid, "--as", BAD],
+                 ["reject", pid, "--as", "bob", "--reason", BAD]):
+        res = run_cli(*args, cwd=kb.root)
+        assert res.code == 1 and "E100" in res.err, (args, res.err)
+    assert git(kb.root, "rev-parse", "HEAD") == head
+    assert [p["proposal_id"] for p in call(kb, "kb.list_pending")] == [pid]
+    assert run_cli("audit", "--verify", cwd=kb.root).code == 0
+
+
+def test_kinds_refuse_to_write_what_they_could_not_load() -> None:
+    with pytest.raises(ValidationFailed, match="not UTF-8"):
+        entity.KIND.new(name=BAD, type="system")
+    with pytest.raises(ValidationFailed, match="not UTF-8"):
+        source.new(b"x\n", type="file", locator="l", metadata={"k": [BAD]})
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS file names must be UTF-8")
+def test_a_file_name_that_is_not_utf8_still_registers(kb: KB, run_cli,
+                                                      tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    odd = os.fsdecode(b"caf\xe9.txt")  # latin-1 name
+    (folder / odd).write_text("odd name\n")
+    (folder / "plain.txt").write_text("plain\n")
+    res = run_cli("source", "add", str(folder), "--recursive", "--json", cwd=kb.root)
+    assert res.code == 0, res.err
+    assert run_cli("source", "add", str(folder / odd), cwd=kb.root).code == 0
+    listed = run_cli("list", "sources", "--json", cwd=kb.root)
+    assert listed.code == 0, listed.err
+    assert sorted(s["title"] for s in listed.json()) == ["caf\ufffd.txt", "plain.txt"]
+
+
+def test_control_characters_do_not_hide_a_proposal(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    text = "nul\x00 soh\x01 esc\x1b[31m red"
+    pid = propose_claim(kb, text=text, rationale="why\x00\x01 not")
+    assert [p["proposal_id"] for p in call(kb, "kb.list_pending")] == [pid]
+    shown = run_cli("show", pid, "--json", cwd=kb.root)
+    assert shown.code == 0, shown.err
+    assert run_cli("approve", pid, "--as", "bob", cwd=kb.root).code == 0
+    claim = call(kb, "kb.list_claims")[0]
+    assert claim["text"] == text  # the knowledge itself is kept as given
+    assert "\x00" not in git(kb.root, "log", "-1", "--format=%B", "HEAD^2")
+    assert run_cli("audit", "--verify", cwd=kb.root).code == 0

@@ -1,0 +1,161 @@
+"""What a full build and an incremental refresh share: reading an object into a Doc,
+embedding its chunks, inserting its rows, and the `index_meta` values that record the
+result. `build` (rebuild aside + swap) and `refresh` (from the git diff) use them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from vouch import embed, ids
+from vouch.errors import CorruptFile
+from vouch.index import chunking, freshness, store
+from vouch.index.chunking import Doc
+from vouch.index.lexical import ChunkRow
+from vouch.index.settings import Settings
+from vouch.index.state import Counts
+from vouch.kb import KB
+from vouch.kinds import KINDS
+from vouch.kinds import source as source_kind
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+EMBED_BATCH = 16384  # texts per model2vec call (progress is reported between calls)
+
+
+@dataclass
+class Report:
+    """What a build or refresh did; the counts let tests and `index status` check that a
+    refresh touched only what changed."""
+
+    mode: str  # "rebuild" | "refresh" | "none"
+    documents: int = 0  # documents (objects) indexed in total
+    chunks: int = 0
+    reindexed: int = 0  # documents re-read and re-chunked by this run
+    removed: int = 0  # documents dropped by this run
+    embedded: int = 0  # chunks embedded by this run
+    skipped: list[str] = field(default_factory=list)  # unreadable files, left out
+    seconds: float = 0.0
+    stages: dict[str, float] = field(default_factory=dict)  # seconds per stage
+
+    def lap(self, stage: str, since: float) -> float:
+        now = time.perf_counter()
+        self.stages[stage] = round(self.stages.get(stage, 0.0) + now - since, 3)
+        return now
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mode": self.mode, "documents": self.documents, "chunks": self.chunks,
+                "reindexed": self.reindexed, "removed": self.removed,
+                "embedded": self.embedded, "skipped": self.skipped,
+                "seconds": round(self.seconds, 3), "stages": self.stages}
+
+
+# -- reading documents -------------------------------------------------------------------
+def read_doc(kb: KB, kind: str, object_id: str, labels: dict[str, str],
+             skipped: list[str] | None = None) -> Doc | None:
+    """The doc for one object as its files are now; None when it is gone.
+
+    A file that does not parse raises CorruptFile, or, given `skipped`, is noted there
+    and left out (None): a build or refresh indexes the rest and reports it.
+    """
+    try:
+        if kind == "source":
+            meta = kb.read(source_kind.KIND, object_id)
+            if meta is None:
+                return None
+            content = kb.source_content(object_id)
+            return chunking.source_doc(meta, content, kb.rel(source_kind.path_for(object_id)))
+        k = KINDS[kind]
+        obj = kb.read(k, object_id)
+        if obj is None:
+            return None
+        return chunking.object_doc(kind, obj, kb.rel(k.path_for(object_id)), labels)
+    except CorruptFile as exc:
+        if skipped is None:
+            raise
+        skipped.append(str(exc))
+        return None
+
+
+# -- writing -----------------------------------------------------------------------------
+def insert_docs(conn: sqlite3.Connection, docs: Sequence[Doc], first_id: int,
+                vec_rows: Sequence[int | None]) -> list[ChunkRow]:
+    """Insert docs, chunks (ids from `first_id`), tags and headings; returns the rows the
+    lexical backend indexes. `vec_rows[i]` is the vector row of the i-th chunk."""
+    doc_rows: list[tuple[Any, ...]] = []
+    chunk_rows: list[tuple[Any, ...]] = []
+    tag_rows: list[tuple[str, str]] = []
+    heading_rows: list[tuple[Any, ...]] = []
+    lexical: list[ChunkRow] = []
+    cid = first_id
+    n = 0
+    for d in docs:
+        doc_rows.append((d.key, d.kind, d.object_id, d.path, d.title, d.type, d.status,
+                         d.format, d.locator, len(d.chunks)))
+        tag_rows.extend((d.key, t) for t in dict.fromkeys(d.tags))
+        heading_rows.extend((d.key, d.object_id, d.path, h.text, h.level, h.start_line,
+                             h.end_line) for h in d.headings)
+        for c in d.chunks:
+            chunk_rows.append((cid, d.key, d.kind, d.object_id, c.chunk_index, c.total_chunks,
+                               c.title, c.section, c.text, d.type, d.status, d.format, d.path,
+                               c.page, c.start_line, c.end_line, vec_rows[n]))
+            lexical.append(ChunkRow(cid, c.title, c.section, c.text, d.kind, d.type,
+                                    d.status, d.format, d.key, tuple(d.tags)))
+            cid += 1
+            n += 1
+    conn.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?,?)", doc_rows)
+    conn.executemany("INSERT OR IGNORE INTO doc_tags(doc_key, tag) VALUES (?,?)", tag_rows)
+    conn.executemany("INSERT INTO headings(doc_key, object_id, path, text, level, start_line, "
+                     "end_line) VALUES (?,?,?,?,?,?,?)", heading_rows)
+    conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", chunk_rows)
+    return lexical
+
+
+def embed_texts(embedder: embed.Embedder | None, texts: list[str],
+                progress: Progress | None) -> Any:
+    """One row per text (none without an embedder), in batches between progress calls."""
+    import numpy as np
+
+    dims = embedder.dims if embedder else 0
+    if embedder is None or not texts:
+        return np.zeros((len(texts) if embedder else 0, dims), dtype=np.float32)
+    parts = []
+    for start in range(0, len(texts), EMBED_BATCH):
+        parts.append(embedder.encode(texts[start:start + EMBED_BATCH]))
+        if progress:
+            progress("embedding", min(start + EMBED_BATCH, len(texts)), len(texts))
+    return np.concatenate(parts, axis=0)
+
+
+def corpus_revision(source_hash: str, settings: Settings) -> str:
+    """Changes whenever what a search can return changes (content or how it is indexed)."""
+    return ids.sha256_hex(
+        f"{source_hash}|{store.SCHEMA_VERSION}|{chunking.CHUNKER_VERSION}|"
+        f"{settings.model_id}|{settings.lexical}".encode())[:16]
+
+
+def meta_values(settings: Settings, state: freshness.State, rows: int,
+                hnsw: tuple[str, int], counts: Counts) -> dict[str, object]:
+    """Everything `index_meta` records about a build or refresh that reached `state`."""
+    return {
+        "counts": counts.to_json(),
+        "schema_version": store.SCHEMA_VERSION,
+        "tokenizer": settings.tokenizer,
+        "source_hash": state.source_hash,
+        "kb_path": settings.kb_path,
+        "embedding_model": settings.model_id,
+        "embedding_dims": settings.dims,
+        "chunker_version": chunking.CHUNKER_VERSION,
+        "vector_sha256": hnsw[0],
+        "hnsw_size": hnsw[1],
+        "vector_rows": rows,
+        "indexed_at": ids.now_iso(),
+        "corpus_revision": corpus_revision(state.source_hash, settings),
+        "lexical": settings.lexical,
+        "tree": state.tree,
+        "dirty": state.dirty_json(),
+        "stamps": state.stamps_json(),
+    }
