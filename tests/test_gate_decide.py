@@ -264,3 +264,21 @@ def test_cheap_approved_by_edit_matches_the_round_trip_edit(actor: str) -> None:
         assert kind.load(fast) == kind.load(kind.edit(text, {"approved_by": actor}))
     commented = "# kept comment\n" + claim.dump(claim.new(text="c", evidence=["a" * 64]))
     assert _with_approver(claim.KIND, commented, "bob", "x").startswith("# kept comment")
+
+
+def test_a_branch_with_commits_on_top_is_a_clear_refusal(kb_with_sources: KB,
+                                                          run_cli) -> None:
+    # a reviewer committed onto the proposal branch (a pull-request habit): the tip is no
+    # longer the proposal commit, so vouch must say so rather than "no open proposal"
+    kb = kb_with_sources
+    pid = propose_claim(kb)
+    git(kb.root, "checkout", "-q", f"vouch/proposal/{pid}")
+    (kb.root / "review.txt").write_text("a reviewer's note\n")
+    git(kb.root, "add", "review.txt")
+    git(kb.root, "commit", "-qm", "review note")
+    git(kb.root, "checkout", "-q", "main")
+    before = head(kb.root)
+    for args in (["approve", pid, "--as", BOB], ["reject", pid, "--as", BOB, "--reason", "r"]):
+        res = run_cli(*args, cwd=kb.root)
+        assert res.code == 1 and "E104" in res.err and "commits on top" in res.err, res.err
+    assert head(kb.root) == before

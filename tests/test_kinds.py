@@ -64,6 +64,8 @@ def test_page_comments_and_body_survive_an_edit() -> None:
     ("claim", {"scope": "world"}, "scope 'world' is not one of"),
     ("entity", {"type": "planet"}, "type 'planet' is not one of"),
     ("entity", {"name": ""}, "name must not be empty"),
+    ("entity", {"aliases": [""]}, "aliases must not hold an empty item"),
+    ("claim", {"tags": ["ok", " "]}, "tags must not hold an empty item"),
     ("relation", {"relation": "likes"}, "relation 'likes' is not one of"),
     ("relation", {"target": "nope"}, "target 'nope' is not a vouch id"),
     ("page", {"type": "essay"}, "type 'essay' is not one of"),

@@ -175,6 +175,14 @@ def test_top_threshold_and_default_top(srch: Any, corpus: Any) -> None:
     assert ok(srch("billing"))["returned"] == 10  # search.default_top
 
 
+def test_a_query_of_unknown_words_matches_nothing(srch: Any) -> None:
+    # review: a query the model has no tokens for embeds as a zero vector, whose cosine
+    # 0.0 with every chunk passed the similarity floor: all chunks came back as matches
+    for mode in (["--vec-only"], []):
+        data = ok(srch("ⱥⱦ", *mode))
+        assert data["results"] == [] and data["total_matches"] == 0
+
+
 def test_no_results_is_exit_zero(srch: Any) -> None:
     data = ok(srch("zzqxv", "--fts-only"))
     assert data["results"] == [] and data["total_matches"] == 0 and data["next_cursor"] is None

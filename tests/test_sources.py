@@ -130,3 +130,31 @@ def test_a_hand_edited_audit_log_is_never_committed_by_a_direct_write(kb: KB,
     assert run_cli("source", "add", "a.txt", cwd=kb.root).code == 0
     assert git(kb.root, "status", "--porcelain", ".vouch") == ""
     assert run_cli("audit", "--verify", cwd=kb.root).code == 0
+
+
+def test_fifos_and_devices_are_refused_not_read_forever(kb: KB, run_cli,
+                                                         tmp_path: Path) -> None:
+    import os
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("a\n")
+    os.mkfifo(folder / "pipe")  # reading it would block forever
+    res = run_cli("source", "add", str(folder), "--recursive", "--json", cwd=kb.root)
+    assert res.code == 0 and len(res.json()) == 1, res.err
+    head = git(kb.root, "rev-parse", "HEAD")
+    for target in (str(folder / "pipe"), "/dev/zero"):
+        res = run_cli("source", "add", target, cwd=kb.root)
+        assert res.code == 1 and "not a regular file" in res.err
+    assert git(kb.root, "rev-parse", "HEAD") == head
+
+
+def test_a_non_numeric_lock_timeout_is_a_named_usage_error(kb: KB, run_cli) -> None:
+    config = kb.dir / "config.yaml"
+    config.write_text(config.read_text().replace("timeout_seconds: 30", "timeout_seconds: soon"))
+    assert "soon" in config.read_text()
+    (kb.root / "a.txt").write_text("a\n")
+    for args in (["source", "add", "a.txt"],
+                 ["propose-entity", "--name", "n", "--type", "system"]):
+        res = run_cli(*args, cwd=kb.root)
+        assert res.code == 1 and "lock.timeout_seconds" in res.err, res.err

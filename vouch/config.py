@@ -8,13 +8,14 @@ flow collections, anchors, trailing comments, unusual scalars) goes to PyYAML.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from vouch import yamlio
-from vouch.errors import CorruptFile
+from vouch.errors import CorruptFile, UsageError
 
 CONFIG_NAME = "config.yaml"
 _TEMPLATES = Path(__file__).parent / "templates"
@@ -116,6 +117,15 @@ class Config:
         except OSError as exc:
             raise CorruptFile(f"cannot read {path}: {exc}") from exc
         return cls(_merge(defaults, parse(text, where=str(path))))
+
+    def number(self, dotted: str, default: float) -> float:
+        """A non-negative number setting; a wrong value is the user's error, named."""
+        value = self.get(dotted, default)
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if not ok or not math.isfinite(value) or value < 0:
+            raise UsageError(f"{CONFIG_NAME}: {dotted} must be a non-negative number, "
+                             f"not {value!r}")
+        return float(value)
 
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.data

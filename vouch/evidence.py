@@ -73,7 +73,7 @@ def register_evidence(kb: KB, actor: str, source_id: str, locator: str,
     if obj is None:
         raise ValidationFailed(errors, what="evidence")
     rel = evidence_kind.path_for(obj["id"])
-    with write_lock(kb.dir, float(kb.config.get("lock.timeout_seconds", 30))):
+    with write_lock(kb.dir, kb.config.number("lock.timeout_seconds", 30)):
         head = kb.repo.resolve("HEAD")
         if head and kb.repo.tree_entry("HEAD", kb.rel(rel)):
             return {"id": obj["id"], "deduplicated": True}

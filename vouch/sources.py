@@ -29,7 +29,7 @@ class Intake:
 
 
 def _lock_timeout(kb: KB) -> float:
-    return float(kb.config.get("lock.timeout_seconds", 30))
+    return kb.config.number("lock.timeout_seconds", 30)
 
 
 def register_many(kb: KB, items: Iterable[Intake], actor: str,
@@ -80,6 +80,9 @@ def register_source(kb: KB, actor: str, content: str | bytes, locator: str,
 
 def intake_for_path(kb: KB, path: Path, type: str | None = None, title: str | None = None,
                     tags: Iterable[str] = ()) -> Intake:
+    if path.exists() and not path.is_dir() and not path.is_file():
+        # a FIFO, socket or device (/dev/zero) would block or never end
+        raise UsageError(f"{path} is not a regular file", hint="register files or stdin (-)")
     try:
         content = path.read_bytes()
     except FileNotFoundError as exc:
@@ -110,7 +113,8 @@ def files_under(directory: Path) -> list[Path]:
     found: list[Path] = []
     for base, dirs, names in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
-        found.extend(Path(base) / n for n in sorted(names) if not n.startswith("."))
+        found.extend(Path(base) / n for n in sorted(names)
+                     if not n.startswith(".") and (Path(base) / n).is_file())
     return found
 
 

@@ -58,15 +58,16 @@ def commit_direct(
     repo = kb.repo
     branch = repo.head_branch()
     head = repo.resolve("HEAD")
-    if check_dirty:
-        clobbered = dirty_paths(kb, [kb.rel(p) for p in files])
-        if clobbered:
-            raise Conflict(
-                "uncommitted changes to " + ", ".join(clobbered) + " would be overwritten",
-                hint="commit or stash them, then run the command again",
-            )
     log_rel = kb.rel(audit.LOG_NAME)
-    if head and dirty_paths(kb, [log_rel]):
+    # one `git status` for the files and the audit log this commit will include
+    dirty = dirty_paths(kb, [*(kb.rel(p) for p in files if check_dirty), log_rel])
+    clobbered = [p for p in dirty if p != log_rel]
+    if clobbered:
+        raise Conflict(
+            "uncommitted changes to " + ", ".join(clobbered) + " would be overwritten",
+            hint="commit or stash them, then run the command again",
+        )
+    if head and log_rel in dirty:
         committed = repo.cat_file(f"{head}:{log_rel}") or b""
         log = kb.dir / audit.LOG_NAME
         current = log.read_bytes() if log.exists() else b""

@@ -38,7 +38,7 @@ def fault(step: str) -> None:
 @contextlib.contextmanager
 def gate_lock(kb: KB) -> Iterator[None]:
     """The clone's write lock, then finish any landing a crash interrupted."""
-    with write_lock(kb.dir, float(kb.config.get("lock.timeout_seconds", 30))):
+    with write_lock(kb.dir, kb.config.number("lock.timeout_seconds", 30)):
         recover(kb)
         yield
 

@@ -164,6 +164,15 @@ def find(kb: KB, proposal_id: str) -> Proposal:
     decision = decision_of(kb, proposal_id, kb.repo.resolve("HEAD"))
     if decision:
         raise refuse_decided(proposal_id, decision)
+    remote = f"{REMOTE_PREFIX}*/vouch/proposal/{proposal_id}"
+    for pattern in (PROPOSAL_PREFIX + proposal_id, remote):
+        for (ref,) in kb.repo.for_each_ref(pattern, ["refname"]):
+            # someone committed on top of the proposal: its tip is no longer what was proposed
+            raise GateRefused(
+                f"{ref} has commits on top of proposal {proposal_id}; vouch decides only "
+                "the commit it proposed",
+                hint="propose the edited content again, then delete this branch "
+                     f"(git branch -D vouch/proposal/{proposal_id})")
     raise NotFound(f"no open proposal {proposal_id}",
                    hint="`vouch pending` lists open proposals; `git fetch` brings remote ones")
 

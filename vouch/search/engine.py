@@ -107,10 +107,10 @@ class SearchRequest:
             if kind not in SEARCH_KINDS:
                 raise UsageError(f"cannot search kind {kind!r}",
                                  hint="kinds: " + ", ".join(SEARCH_KINDS))
-        for flag, values, known in (("--status", self.statuses, _known("STATUSES")),
-                                    ("--type", self.types, _known("TYPES"))):
-            for value in values:
-                if value not in known:
+        for flag, values, enum in (("--status", self.statuses, "STATUSES"),
+                                   ("--type", self.types, "TYPES")):
+            for value in values:  # the kinds' modules load only when a filter is given
+                if value not in (known := _known(enum)):
                     raise UsageError(f"unknown {flag[2:]} {value!r}",
                                      hint=f"{flag}: " + ", ".join(known))
         for flag, number in (("--threshold", self.threshold), ("--rrf-k", k)):
@@ -226,7 +226,9 @@ def _search(kb: Any, request: SearchRequest, warm: dict[str, Any], started: floa
         if pending is not None:
             found = pending.merge_vector(index.query_vector(req.query), found,
                                          index.embedder(), depth)
-        vector = [(cid, sim) for cid, sim in found if sim >= tuning.min_similarity]
+        # a cosine of 0 or less carries no signal: a query of unknown words (a zero
+        # vector) must not "match" every chunk
+        vector = [(cid, sim) for cid, sim in found if sim > 0 and sim >= tuning.min_similarity]
         timer.add("vector", t0)
 
     t0 = time.perf_counter()
