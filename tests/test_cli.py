@@ -118,3 +118,18 @@ def test_vouch_debug_shows_the_traceback(kb: KB, run_cli, monkeypatch) -> None:
     monkeypatch.setenv("VOUCH_DEBUG", "1")
     res = run_cli("source", "add", "a.txt", cwd=kb.root)
     assert res.code == 2 and "Traceback" in res.err and "E201" in res.err
+
+
+def test_shared_options_work_before_the_command(kb: KB, run_cli, tmp_path, monkeypatch) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    res = run_cli("--kb", str(kb.root), "--json", "status", cwd=elsewhere)
+    assert res.code == 0, res.err
+    assert res.json()["root"] == str(kb.dir)
+    # after the command wins over before it; an explicit --kb wins over VOUCH_KB
+    res = run_cli("--format", "json", "status", "--format", "human", "--kb", str(kb.root))
+    assert res.out.startswith("Knowledge base:")
+    monkeypatch.setenv("VOUCH_KB", str(tmp_path / "nowhere"))
+    assert run_cli("--kb", str(kb.root), "status").code == 0
+    res = run_cli("status", "--json")
+    assert res.code == 1 and res.json()["error"]["code"] == "E001"

@@ -15,7 +15,12 @@ from importlib import import_module
 import click
 
 from vouch import __version__
-from vouch.cli.options import chosen_format, forget_format
+from vouch.cli.options import (
+    chosen_format,
+    forget_format,
+    remember_group_options,
+    shared_options,
+)
 from vouch.errors import SystemFailure, UsageError, VouchError
 
 
@@ -44,8 +49,13 @@ class _LazyGroup(click.Group):
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="vouch")
-def cli() -> None:
-    """vouch — a git-native knowledge repository for teams and their agents."""
+@shared_options
+def cli(kb_path: str | None, actor: str | None, fmt: str | None, as_json: bool) -> None:
+    """vouch — a git-native knowledge repository for teams and their agents.
+
+    --kb, --as, --format and --json work before the command or after it.
+    """
+    remember_group_options(kb_path, actor, fmt, as_json)
 
 
 # The module of each command beyond `cli.core`, so a cold `vouch search` imports only

@@ -14,11 +14,30 @@ from vouch.callctx import CallContext
 
 FORMATS = ("human", "json")
 _chosen: dict[str, str] = {}
+_before_command: dict[str, Any] = {}  # --kb/--as/--format/--json given before the command
 
 
 def forget_format() -> None:
     """Start an invocation afresh: `main` can run many times in one process (tests, demo)."""
     _chosen.clear()
+    _before_command.clear()
+
+
+def shared_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The shared options, once: a command accepts them before or after its name."""
+    fn = click.option("--kb", "kb_path", metavar="PATH",
+                      help="Knowledge base (a repo or its .vouch/); else VOUCH_KB, else walk "
+                           "up from here.")(fn)
+    fn = click.option("--as", "actor", metavar="NAME",
+                      help="Act as NAME (else VOUCH_AGENT, config agent, git user.name).")(fn)
+    fn = click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+                      help="Output format.")(fn)
+    return click.option("--json", "as_json", is_flag=True, help="Same as --format json.")(fn)
+
+
+def remember_group_options(kb_path: str | None, actor: str | None, fmt: str | None,
+                           as_json: bool) -> None:
+    _before_command.update(kb_path=kb_path, actor=actor, fmt="json" if as_json else fmt)
 
 
 def chosen_format(argv: list[str]) -> str:
@@ -58,8 +77,9 @@ def kb_command(default_format: str = "human", writes_actor: bool = True) -> Call
     """Add --kb, --as, --format and --json to a command; pass it (ctx, out, ...)."""
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        @click.option("--kb", "kb_path", metavar="PATH", envvar="VOUCH_KB",
-                      help="Knowledge base (a repo or its .vouch/); default: walk up from here.")
+        @click.option("--kb", "kb_path", metavar="PATH",
+                      help="Knowledge base (a repo or its .vouch/); else VOUCH_KB, else walk "
+                           "up from here.")
         @click.option("--as", "actor", metavar="NAME", help="Act as NAME (else VOUCH_AGENT, "
                       "config agent, git user.name).", hidden=not writes_actor)
         @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
@@ -68,9 +88,11 @@ def kb_command(default_format: str = "human", writes_actor: bool = True) -> Call
         @functools.wraps(fn)
         def wrapper(kb_path: str | None, actor: str | None, fmt: str | None, as_json: bool,
                     **kwargs: Any) -> Any:
-            chosen = "json" if as_json else (fmt or default_format)
+            early = _before_command
+            chosen = "json" if as_json else (fmt or early.get("fmt") or default_format)
             _chosen["format"] = chosen
-            ctx = CallContext(kb_path=kb_path, actor_override=actor, transport="cli")
+            ctx = CallContext(kb_path=kb_path or early.get("kb_path"),
+                              actor_override=actor or early.get("actor"), transport="cli")
             return fn(ctx, Output(chosen), **kwargs)
 
         return wrapper
