@@ -319,7 +319,9 @@ def append_worktree(vouch_dir: Path, record: dict[str, Any]) -> list[str]:
         names = [p.name for p in seg_dir.iterdir()] if seg_dir.is_dir() else []
         name = segment_name(content, next_seq(names))
         fsio.write_atomic(vouch_dir / name, content)
-        fsio.write_atomic(active, b"")
+        # the new active log appears whole, never empty: a crash leaves old or new
+        fsio.write_atomic(active, to_line(record))
         changed.insert(0, name)
+        return changed
     fsio.append_line(active, to_line(record))
     return changed
