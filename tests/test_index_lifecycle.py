@@ -191,6 +191,8 @@ def test_auto_refresh_off_makes_stale_an_error(knowledge: KB, run_cli) -> None:
     cfg = knowledge.dir / "config.yaml"
     cfg.write_text(cfg.read_text().replace("auto_refresh: true", "auto_refresh: false"))
     commit(knowledge, "config")
+    Index.open(KB(knowledge.dir)).close()  # only config.yaml changed: no knowledge is stale
+    claim(knowledge, "Invoices are archived after seven years")
     fresh = KB(knowledge.dir)  # config is cached per KB handle
     with pytest.raises(IndexUnusable) as err:
         Index.open(fresh)
@@ -199,6 +201,38 @@ def test_auto_refresh_off_makes_stale_an_error(knowledge: KB, run_cli) -> None:
     assert result.code == 0 and result.json()["state"] == "stale"
     assert run_cli("index", "rebuild", cwd=knowledge.root).code == 0
     Index.open(KB(knowledge.dir)).close()  # fresh again: no error
+
+
+def test_auto_refresh_off_is_not_stale_when_no_knowledge_changed(knowledge: KB,
+                                                                   run_cli) -> None:
+    # review: with auto_refresh off, editing a comment in config.yaml, or committing a
+    # work-tree change the index already held, made every search E002 "knowledge files
+    # changed" although no indexed object had
+    cfg = knowledge.dir / "config.yaml"
+    cfg.write_text(cfg.read_text().replace("auto_refresh: true", "auto_refresh: false"))
+    commit(knowledge, "config")
+    claim(knowledge, "Invoices are archived after seven years")  # in the work tree
+    assert run_cli("index", "rebuild", cwd=knowledge.root).code == 0
+    cfg.write_text(cfg.read_text() + "# a comment\n")
+    commit(knowledge, "the claim as it was indexed, and a comment")
+    for _ in range(2):
+        index = Index.open(KB(knowledge.dir))
+        try:
+            assert "the-billing-service" in " ".join(_ids(index, "invoices"))
+            assert any("invoices-are-archived" in i for i in _ids(index, "archived"))
+        finally:
+            index.close()
+    assert run_cli("index", "status", "--json", cwd=knowledge.root).json()["state"] == "fresh"
+    result = run_cli("search", "archived", "--fts-only", "--json", cwd=knowledge.root)
+    assert result.code == 0, result.err
+    claim(knowledge, "Refunds take five days")  # now the knowledge did change
+    result = run_cli("search", "archived", "--json", cwd=knowledge.root)
+    assert result.code == 1 and result.json()["error"]["code"] == "E002"
+    assert run_cli("index", "status", "--json", cwd=knowledge.root).json()["state"] == "stale"
+
+
+def _ids(index: Index, query: str) -> list[str]:
+    return ids_of(index, index.lexical(query))
 
 
 def test_another_kbs_index_is_a_collision(knowledge: KB, run_cli) -> None:
@@ -291,3 +325,17 @@ def test_rebuild_shows_progress_bars_on_a_terminal(knowledge: KB) -> None:
     assert done.returncode == 0
     assert b"Indexed 3 documents" in done.stdout
     assert b"Writing vectors" in shown and b"100%" in shown
+
+
+def test_an_index_path_that_is_a_file_is_a_clear_error(knowledge: KB, run_cli) -> None:
+    # review: a file where .vouch/index belongs was "internal error: FileExistsError"
+    import shutil
+
+    shutil.rmtree(index_dir(knowledge), ignore_errors=True)
+    index_dir(knowledge).write_text("not a directory\n")
+    result = run_cli("search", "invoices", "--json", cwd=knowledge.root)
+    assert result.code == 2
+    error = result.json()["error"]
+    assert "is not a directory" in error["message"] and "internal error" not in error["message"]
+    index_dir(knowledge).unlink()
+    assert run_cli("search", "invoices", "--json", cwd=knowledge.root).code == 0

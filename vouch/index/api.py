@@ -210,6 +210,9 @@ class Index:
             self._keep_stamps(now)
             return None
         if not self.settings.auto_refresh:
+            if reason is None and not _knowledge_changed(self.kb, self.meta, now):
+                self._checked_at = time.monotonic()  # config, audit log, a commit: no change
+                return None
             why = reason or "knowledge files changed since it was built"
             raise IndexUnusable(f"the search index is stale: {why}",
                                 hint="run `vouch index rebuild`, or set index.auto_refresh: true")
@@ -447,3 +450,12 @@ def rebuild_index(kb: KB, *, force: bool = False,
     index.close()
     assert report is not None
     return report
+
+
+def _knowledge_changed(kb: KB, meta: store.Meta, now: freshness.State) -> bool:
+    """Whether indexed objects changed since the index's recorded state (which stays as
+    it was when `index.auto_refresh: false` keeps the index from refreshing itself)."""
+    try:
+        return freshness.knowledge_changed(kb, state.indexed_state(meta), now)
+    except freshness.HistoryGone:
+        return True

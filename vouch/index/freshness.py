@@ -200,6 +200,38 @@ def _hash_without_writing(kb: KB, paths: list[str]) -> dict[str, str]:
     return dict(zip(paths, out.split(), strict=True))
 
 
+def knowledge_changed(kb: KB, before: State, after: State) -> bool:
+    """Whether any indexed object's file differs between two identities. They can differ
+    while the knowledge does not: config.yaml, the audit log or decision records changed,
+    or a work-tree change was committed as it was. Raises HistoryGone like
+    `changed_paths`."""
+    from vouch.index.chunking import doc_for_path
+
+    paths = {p for p in changed_paths(kb, before, after) if doc_for_path(p)}
+    if not paths:
+        return False
+    old, new = _blobs(kb, before, paths), _blobs(kb, after, paths)
+    return any(old.get(p) != new.get(p) for p in paths)
+
+
+def _blobs(kb: KB, state: State, paths: set[str]) -> dict[str, str | None]:
+    """`.vouch`-relative path → blob id in `state` (None: absent) for `paths`."""
+    out: dict[str, str | None] = {p: state.dirty[p] for p in paths if p in state.dirty}
+    rest = sorted(paths - set(out))
+    if rest and state.tree != EMPTY_TREE:
+        try:  # a long list: read the whole tree instead of passing every path
+            listing = kb.repo.git("ls-tree", "-r", "-z", state.tree, "--",
+                                  *(rest if len(rest) <= 1000 else ()))
+        except GitFailure as exc:
+            raise HistoryGone(str(exc)) from exc
+        wanted = set(rest)
+        for entry in listing.split("\0"):
+            info, _, path = entry.partition("\t")
+            if path in wanted:
+                out[path] = info.split()[2]
+    return out
+
+
 class HistoryGone(Exception):
     """The indexed tree is no longer in the object store (gc'd, or another clone)."""
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vouch.errors import SystemFailure
 from vouch.index import freshness, store
 from vouch.lock import file_lock
 
@@ -20,7 +21,11 @@ from vouch.lock import file_lock
 @contextlib.contextmanager
 def index_lock(directory: Path, timeout: float = 120.0) -> Iterator[None]:
     """One index writer per clone; readers never wait (SQLite WAL)."""
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise SystemFailure(f"{directory} is not a directory",
+                            hint="remove it: the index is rebuilt there") from exc
     with file_lock(directory / ".lock", timeout, f"another process is writing {directory}",
                    "wait for it to finish", delay=0.05, max_delay=0.05):
         yield

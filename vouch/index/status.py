@@ -61,7 +61,7 @@ def index_status(kb: KB) -> dict[str, Any]:
         mismatch = settings.mismatch(meta)
         if mismatch:
             out.update(state="stale", reason=mismatch)
-        elif meta["source_hash"] != now.source_hash:
+        elif meta["source_hash"] != now.source_hash and _changed(kb, meta, now):
             out.update(state="stale", reason="knowledge files changed since it was built")
         else:
             out["state"] = "fresh"
@@ -79,3 +79,10 @@ def index_status(kb: KB) -> dict[str, Any]:
     finally:
         index.close()
     return out
+
+
+def _changed(kb: KB, meta: store.Meta, now: freshness.State) -> bool:
+    try:
+        return freshness.knowledge_changed(kb, indexed_state(meta), now)
+    except freshness.HistoryGone:
+        return True
