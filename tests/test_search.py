@@ -485,3 +485,21 @@ def test_stale_index_with_auto_refresh_off_is_e002_and_logged(tmp_path: Path,
     assert result.json()["error"]["code"] == "E002"
     last = list(search_log.read(kb.dir))[-1]
     assert last["error"].startswith("E002") and last["result_count"] == 0
+
+
+def test_type_filter_matches_a_relations_type(kb_with_sources, run_cli) -> None:
+    from gate_support import BOB, call
+
+    kb = kb_with_sources
+    ids = []
+    for name in ("Billing service", "Postgres"):
+        res = call(kb, "kb.propose_entity", {"name": name, "type": "system"})
+        call(kb, "kb.approve", {"proposal_id": res["proposal_id"]}, actor=BOB)
+        ids.append(res["entity_id"])
+    res = call(kb, "kb.propose_relation",
+               {"source": ids[0], "relation": "depends_on", "target": ids[1]})
+    call(kb, "kb.approve", {"proposal_id": res["proposal_id"]}, actor=BOB)
+    out = run_cli("search", "billing postgres", "--kind", "relation", "--type", "depends_on",
+                  cwd=kb.root)
+    assert out.code == 0, out.err
+    assert [r["id"] for r in out.json()["results"]] == [res["relation_id"]]

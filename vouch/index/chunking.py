@@ -20,7 +20,7 @@ from vouch.kinds import KINDS, Chunk, Obj, module_for
 from vouch.kinds import page as page_kind
 from vouch.kinds import source as source_kind
 
-CHUNKER_VERSION = "1"
+CHUNKER_VERSION = "2"  # 2: relations carry their relation type as `type`
 WINDOW_WORDS = 250  # a window is at most this many words ...
 OVERLAP_WORDS = 40  # ... and repeats this many from the previous one
 
@@ -93,7 +93,8 @@ def object_doc(kind: str, obj: Obj, path: str, labels: dict[str, str] | None = N
     else:
         chunks, headings = module_for(kind).chunks(obj), []
     return Doc(kind=kind, object_id=str(obj["id"]), path=path, title=k.title_of(obj),
-               type=str(obj.get("type") or ""), status=str(obj.get("status") or ""),
+               type=str(obj.get(k.type_field) or "") if k.type_field else "",
+               status=str(obj.get("status") or ""),
                format="markdown" if kind == "page" else "note",
                tags=tuple(obj.get("tags") or ()), chunks=chunks, headings=headings)
 
