@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import append_results, load_average, machine, table, time_cold_cpu, today
+from common import append_results, conditions, load_average, table, time_cold_cpu
 from generate import counts_for, marker
 
 HERE = Path(__file__).resolve().parent
@@ -45,8 +45,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
     if not args.no_record:
         append_results("Benchmark KB generator (issue 2 item 10)", "\n\n".join([
-            f"{today()} — {machine()}. Load average before: {load_before}, after: "
-            f"{load_average()}.",
+            conditions(load_before),
             f"Command: `python bench/bench_generate.py --sizes {args.sizes}` (one run each of "
             "`python bench/generate.py --claims N --out <tmp>`; CPU = user + system of the "
             "generator and its git processes).",

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import append_results, bench_env, load_average, machine, summary, table, today
+from common import append_results, bench_env, conditions, load_average, summary, table
 from generate import ensure
 
 QUERIES = (
@@ -157,8 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         print(line, file=sys.stderr)
     if not args.no_record:
         body = "\n\n".join([
-            f"{today()} — {machine()}. Load average (1/5/15 min) before: {load_before}, "
-            f"after: {load_average()}.",
+            conditions(load_before),
             f"Command: `python bench/bench_servers.py --claims {args.claims} "
             f"--rounds {args.rounds}` — one warm `vouch serve --transport jsonl` on the "
             f"generated {args.claims}-claim knowledge base; client-side round trips "

@@ -17,12 +17,11 @@ import sys
 
 from common import (
     append_results,
+    conditions,
     load_average,
-    machine,
     summary,
     table,
     time_cold_cpu,
-    today,
     vouch_exe,
 )
 from generate import ensure
@@ -81,8 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     print(verdict, file=sys.stderr)
     if not args.no_record:
         body = "\n\n".join([
-            f"{today()} — {machine()}. Load average (1/5/15 min) before: {load_before}, "
-            f"after: {load_average()}.",
+            conditions(load_before),
             f"Command: `python bench/bench_status.py --sizes {args.sizes} --runs {args.runs}` "
             f"({args.runs} timed cold runs each after one warm-up; `list claims` is its "
             "default first page of 50).",

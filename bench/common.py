@@ -128,6 +128,12 @@ def today() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def conditions(load_before: str) -> str:
+    """When and on what a section was measured, with the load around the run."""
+    return (f"{today()} — {machine()}. Load average (1/5/15 min) before: {load_before}, "
+            f"after: {load_average()}.")
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
