@@ -42,9 +42,8 @@ def _status_human(data: dict[str, Any]) -> str:
     lines += [f"  {name:<10} {count:>8}" for name, count in data["counts"].items()]
     lines.append(f"Pending proposals: {data['pending']}")
     lines.append(f"Last audit event: {data['last_audit_at'] or 'none'}")
-    for key, label in (("index", "Index"),):
-        if isinstance(data.get(key), dict):
-            lines.append(f"{label}: {data[key].get('state', '?')}")
+    if data.get("index_state"):
+        lines.append(f"Index: {data['index_state']}, {data.get('total_chunks', 0)} chunks")
     return "\n".join(lines)
 
 
@@ -59,9 +58,7 @@ def find_object(ctx: CallContext, object_id: str) -> tuple[str, dict[str, Any]]:
     """Locate an id among the kinds: sources by sha256, the rest by file."""
     check_id(object_id)
     kb = ctx.kb
-    candidates = ["source"] if is_source_id(object_id) else [
-        k for k in (*GATED, "evidence", "session")
-    ]
+    candidates = ["source"] if is_source_id(object_id) else [*GATED, "evidence", "session"]
     for name in candidates:
         obj = kb.read(KINDS[name], object_id)
         if obj is not None:

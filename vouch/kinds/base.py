@@ -22,18 +22,6 @@ Obj = dict[str, Any]
 SCOPES = ("private", "project", "team", "public")
 
 
-_JSON_TYPES: dict[str, dict[str, Any]] = {
-    "str": {"type": "string"},
-    "text": {"type": "string"},
-    "time": {"type": "string", "format": "date-time"},
-    "float": {"type": "number"},
-    "int": {"type": "integer"},
-    "bool": {"type": "boolean"},
-    "list": {"type": "array", "items": {"type": "string"}},
-    "map": {"type": "object"},
-}
-
-
 @dataclass(frozen=True)
 class Field:
     name: str
@@ -44,16 +32,6 @@ class Field:
     ids: bool = False  # value (or each list item) must be a vouch id
     min: float | None = None
     max: float | None = None
-
-    def json_schema(self) -> dict[str, Any]:
-        base = dict(_JSON_TYPES[self.type])
-        if self.enum:
-            base["enum"] = list(self.enum)
-        if self.min is not None:
-            base["minimum"] = self.min
-        if self.max is not None:
-            base["maximum"] = self.max
-        return base
 
 
 @dataclass(frozen=True)
@@ -177,10 +155,6 @@ class Kind:
         """Path of the object's file relative to `.vouch/`."""
         ids.check_id(object_id, f"{self.name} id")
         return f"{self.directory}/{ids.shard(object_id)}/{object_id}{self.ext}"
-
-    def id_from_path(self, rel: str) -> str:
-        name = rel.rsplit("/", 1)[-1]
-        return name[: -len(self.ext)] if name.endswith(self.ext) else name
 
     # -- identity & construction -------------------------------------------------
     def make_id(self, data: Mapping[str, Any]) -> str:
