@@ -21,7 +21,6 @@ from vouch.index.filters import Filters
 from vouch.index.lexical import LexicalHit
 from vouch.search.weighting import STOPWORDS
 
-LexHit = LexicalHit
 OVERFETCH = 4
 FRESHNESS_SECONDS = 2.0
 
@@ -44,7 +43,9 @@ def filters(*, kinds: Sequence[str], tags: Sequence[str], types: Sequence[str],
                       exclude_statuses=exclude or None)
 
 
-def _passes(info: ChunkInfo, f: Filters) -> bool:
+def passes(info: ChunkInfo, f: Filters) -> bool:
+    """Whether a chunk outside the index (a pending one) passes `f`, as `Filters.sql`
+    decides for the index's chunks."""
     return ((not f.kinds or info.kind in f.kinds)
             and (not f.types or info.type in f.types)
             and (not f.statuses or info.status in f.statuses)

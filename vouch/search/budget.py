@@ -49,7 +49,7 @@ def apply_budget(results: Sequence[dict[str, Any]], max_tokens: int | None) -> B
         if not kept or left > 0:
             shortened = _shorten(result, left)
             if shortened is not None or not kept:
-                kept.append(shortened if shortened is not None else _shorten_all(result))
+                kept.append(shortened if shortened is not None else _textless(result))
                 used += estimate_tokens(kept[-1])
         return Budgeted(kept, True, used)
     return Budgeted(kept, False, used)
@@ -57,9 +57,8 @@ def apply_budget(results: Sequence[dict[str, Any]], max_tokens: int | None) -> B
 
 def _shorten(result: dict[str, Any], tokens_left: int) -> dict[str, Any] | None:
     """The result with `text` cut to fit `tokens_left`, or None when nothing useful fits."""
-    empty = {**result, "text": ELLIPSIS}
     room = tokens_left * CHARS_PER_TOKEN - len(
-        json.dumps(empty, ensure_ascii=False, separators=(",", ":")))
+        json.dumps(_textless(result), ensure_ascii=False, separators=(",", ":")))
     text = str(result.get("text") or "")
     if room < 1 or not text:
         return None
@@ -73,6 +72,6 @@ def _shorten(result: dict[str, Any], tokens_left: int) -> dict[str, Any] | None:
     return None
 
 
-def _shorten_all(result: dict[str, Any]) -> dict[str, Any]:
+def _textless(result: dict[str, Any]) -> dict[str, Any]:
     """The smallest useful form of a result: no text, so the caller sees what matched."""
     return {**result, "text": ELLIPSIS}

@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vouch.errors import UsageError, VouchError
 from vouch.search import cursor as cursors
@@ -22,6 +22,9 @@ from vouch.search import query as queries
 from vouch.search.budget import apply_budget
 from vouch.search.fusion import DEFAULT_K, Fused, rrf
 from vouch.search.snippet import make_snippet
+
+if TYPE_CHECKING:
+    from vouch.index.lexical import LexicalHit
 
 SCHEMA_VERSION = "search_response.v1"
 MODES = ("hybrid", "fts", "vector")
@@ -211,7 +214,7 @@ def _search(kb: Any, request: SearchRequest, warm: dict[str, Any], started: floa
         offset, depth = 0, CANDIDATE_FACTOR * req.top
     timer = _Timer()
 
-    lexical: list[access.LexHit] | None = None
+    lexical: list[LexicalHit] | None = None
     if req.mode in ("hybrid", "fts"):
         t0 = time.perf_counter()
         lexical = index.lexical(req.query, depth, filters)

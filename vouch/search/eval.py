@@ -52,10 +52,7 @@ def load_golden(path: Path) -> list[GoldenQuery]:
 
 
 def distinct(ids: Iterable[str]) -> list[str]:
-    seen: dict[str, None] = {}
-    for i in ids:
-        seen.setdefault(i, None)
-    return list(seen)
+    return list(dict.fromkeys(ids))
 
 
 def reciprocal_rank(ranked: Sequence[str], relevant: frozenset[str], k: int = CUTOFF) -> float:

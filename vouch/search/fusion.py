@@ -13,7 +13,6 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 DEFAULT_K = 60
-CHANNELS = ("fts", "vector")
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vouch.index.api import ChunkInfo
 from vouch.index.filters import Filters
 from vouch.index.lexical import LexicalHit
+from vouch.search.access import passes
 from vouch.search.snippet import make_snippet
 from vouch.search.weighting import content_stems, coverage
 
@@ -59,24 +60,15 @@ def _load(kb: Any, warm: dict[str, Any]) -> list[PendingChunk]:
                     found.append(PendingChunk(info, proposal.id))
             cache[proposal.commit] = found
         chunks.extend(cache[proposal.commit])
-    numbered = []
-    for n, pc in enumerate(chunks, 1):
-        info = ChunkInfo(**{**pc.info.to_json(), "chunk_id": -n})
-        numbered.append(PendingChunk(info, pc.proposal_id))
-    return numbered
-
-
-def _passes(info: ChunkInfo, f: Filters) -> bool:
-    from vouch.search.access import _passes as passes
-
-    return passes(info, f)
+    return [PendingChunk(replace(pc.info, chunk_id=-n), pc.proposal_id)
+            for n, pc in enumerate(chunks, 1)]
 
 
 class Pending:
     """The open proposals matching the filters, ready to merge into a search."""
 
     def __init__(self, kb: Any, f: Filters, warm: dict[str, Any]):
-        self.chunks = {pc.info.chunk_id: pc for pc in _load(kb, warm) if _passes(pc.info, f)}
+        self.chunks = {pc.info.chunk_id: pc for pc in _load(kb, warm) if passes(pc.info, f)}
 
     def revision(self) -> str:
         ids = sorted(f"{pc.proposal_id}:{pc.info.id}" for pc in self.chunks.values())
