@@ -85,13 +85,7 @@ def last_line(path: Path) -> str | None:
 
 def last_event(vouch_dir: Path) -> dict[str, Any] | None:
     line = last_line(vouch_dir / LOG_NAME)
-    if not line:
-        return None
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError:
-        return None
-    return record if isinstance(record, dict) else None
+    return parse_line(line) if line else None
 
 
 def next_event(vouch_dir: Path, event: str, actor: str, object_ids: Iterable[str],
@@ -102,22 +96,8 @@ def next_event(vouch_dir: Path, event: str, actor: str, object_ids: Iterable[str
 
 
 def read_events(vouch_dir: Path) -> Iterator[dict[str, Any]]:
-    path = vouch_dir / LOG_NAME
-    try:
-        fh = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
-    except FileNotFoundError:
-        return
-    with fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(record, dict):
-                yield record
+    """The active log's events, oldest first (unreadable lines skipped)."""
+    yield from _records(vouch_dir / LOG_NAME)
 
 
 # -- appending inside a commit (no work tree) ----------------------------------------------
@@ -164,12 +144,10 @@ def append_events(content: bytes, specs: Iterable[tuple[str, str, list[str], dic
     `seq` names a segment closed now (see `segment_name`).
     """
     segments: dict[str, bytes] = {}
+    previous = last_in(content)
     if len(content) >= SEGMENT_BYTES:
         segments[segment_name(content, seq)] = content
-        previous = last_in(content)
         content = b""
-    else:
-        previous = last_in(content)
     if content and not content.endswith(b"\n"):
         content += b"\n"
     out = bytearray(content)

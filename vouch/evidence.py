@@ -74,8 +74,7 @@ def register_evidence(kb: KB, actor: str, source_id: str, locator: str,
         raise ValidationFailed(errors, what="evidence")
     rel = evidence_kind.path_for(obj["id"])
     with write_lock(kb.dir, kb.config.number("lock.timeout_seconds", 30)):
-        head = kb.repo.resolve("HEAD")
-        if head and kb.repo.tree_entry("HEAD", kb.rel(rel)):
+        if kb.repo.tree_entry("HEAD", kb.rel(rel)):  # None too before the first commit
             return {"id": obj["id"], "deduplicated": True}
         writer.commit_direct(kb, {rel: evidence_kind.dump(obj).encode()},
                              subject=f"vouch: register evidence {obj['id']}",

@@ -55,11 +55,10 @@ def init_kb(path: Path, actor: str | None = None) -> InitResult:
     kb = KB(vouch_dir)
     with write_lock(vouch_dir):
         repo = kb.repo
-        head = repo.resolve("HEAD")
         missing: dict[str, bytes] = {}
         for name, payload in skeleton().items():
             on_disk = vouch_dir / name
-            committed = head is not None and repo.tree_entry("HEAD", kb.rel(name))
+            committed = repo.tree_entry("HEAD", kb.rel(name))  # None before the first commit
             if not on_disk.exists():
                 missing[name] = payload
             elif not committed:

@@ -28,17 +28,13 @@ class Intake:
     tags: tuple[str, ...] = ()
 
 
-def _lock_timeout(kb: KB) -> float:
-    return kb.config.number("lock.timeout_seconds", 30)
-
-
 def register_many(kb: KB, items: Iterable[Intake], actor: str,
                   progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
     """Register sources in one commit. Each result is `{id, deduplicated}`."""
     results: list[dict[str, Any]] = []
     files: dict[str, bytes] = {}
     new_ids: list[str] = []
-    with write_lock(kb.dir, _lock_timeout(kb)):
+    with write_lock(kb.dir, kb.config.number("lock.timeout_seconds", 30)):
         head = kb.repo.resolve("HEAD")
         for n, item in enumerate(items, 1):
             meta = source.new(
@@ -51,7 +47,9 @@ def register_many(kb: KB, items: Iterable[Intake], actor: str,
             )
             sid = meta["id"]
             meta_path = source.path_for(sid)
-            committed = head is not None and kb.repo.tree_entry("HEAD", kb.rel(meta_path))
+            # through the long-lived cat-file: no process per item of a recursive add
+            committed = head is not None and kb.repo.store.info(
+                f"{head}:{kb.rel(meta_path)}") is not None
             if committed or sid in new_ids:
                 results.append({"id": sid, "deduplicated": True})
             else:
@@ -118,7 +116,7 @@ def files_under(directory: Path) -> list[Path]:
     return found
 
 
-def resolve_path(kb: KB, raw: str) -> Path:
+def resolve_path(raw: str) -> Path:
     path = Path(raw).expanduser()
     return path if path.is_absolute() else (Path.cwd() / path)
 
@@ -126,7 +124,7 @@ def resolve_path(kb: KB, raw: str) -> Path:
 def register_source_from_path(kb: KB, actor: str, path: str, type: str | None = None,
                               title: str | None = None,
                               tags: list[str] | None = None) -> dict[str, Any]:
-    target = resolve_path(kb, path)
+    target = resolve_path(path)
     if not target.exists() and not Path(path).is_absolute():
         target = kb.root / path  # repo-relative
     return register_many(kb, [intake_for_path(kb, target, type, title, tags or ())], actor)[0]

@@ -68,7 +68,8 @@ def commit_direct(
             hint="commit or stash them, then run the command again",
         )
     if head and log_rel in dirty:
-        committed = repo.cat_file(f"{head}:{log_rel}") or b""
+        blob = repo.blob_at(head, log_rel)
+        committed = repo.read_blob(blob) if blob else b""
         log = kb.dir / audit.LOG_NAME
         current = log.read_bytes() if log.exists() else b""
         if audit.foreign_edit(current, committed):

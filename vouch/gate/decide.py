@@ -108,8 +108,7 @@ def _new_events(kb: KB, proposal: Proposal) -> list[str]:
     return [x.decode() for x in lines(proposal.commit) if x not in before]
 
 
-def _decision(kb: KB, proposal: Proposal, decision: str, actor: str,
-              reason: str | None) -> bytes:
+def _decision(proposal: Proposal, decision: str, actor: str, reason: str | None) -> bytes:
     record = {
         "proposal_id": proposal.id, "decision": decision, "kind": proposal.kind,
         "object_id": proposal.object_id, "proposer": proposal.proposer, "decided_by": actor,
@@ -117,6 +116,17 @@ def _decision(kb: KB, proposal: Proposal, decision: str, actor: str,
         "proposal_commit": proposal.commit,
     }
     return yamlio.dump_yaml({k: v for k, v in record.items() if v is not None}).encode()
+
+
+def _message(proposal: Proposal, decision: str, actor: str, reason: str) -> str:
+    """The decision commit's message: `vouch: approve|reject <kind> <id>` plus trailers."""
+    verb = "approve" if decision == "approved" else "reject"
+    return records.message(
+        f"vouch: {verb} {proposal.kind} {proposal.object_id}", reason, {
+            "Vouch-Proposal": proposal.id, "Vouch-Decision": decision,
+            "Vouch-Approver": actor, "Vouch-Proposer": proposal.proposer,
+            "Vouch-Kind": proposal.kind, "Vouch-Object": proposal.object_id,
+        })
 
 
 def _audit_changes(kb: KB, tip: str, tree: str, proposal: Proposal, event: str, actor: str,
@@ -177,16 +187,11 @@ def approve(kb: KB, actor: str, proposal_id: str, reason: str | None = None) -> 
         edited = _with_approver(kind, text, actor, obj_path)
         changes[obj_path] = repo.write_blob(edited.encode())
         changes[kb.rel(records.decided_path(proposal.id))] = repo.write_blob(
-            _decision(kb, proposal, "approved", actor, reason))
+            _decision(proposal, "approved", actor, reason))
         changes.update(_audit_changes(kb, tip, tree, proposal, "proposal.approve", actor, {
             "kind": proposal.kind, "proposer": proposal.proposer, "reason": reason or ""}))
         final = repo.edit_tree(tree, changes)
-        message = records.message(
-            f"vouch: approve {proposal.kind} {proposal.object_id}", reason or "", {
-                "Vouch-Proposal": proposal.id, "Vouch-Decision": "approved",
-                "Vouch-Approver": actor, "Vouch-Proposer": proposal.proposer,
-                "Vouch-Kind": proposal.kind, "Vouch-Object": proposal.object_id,
-            })
+        message = _message(proposal, "approved", actor, reason or "")
         commit = repo.write_commit(final, [tip, proposal.commit], message)
         fault("committed")
         others = [(proposal.ref, None, proposal.commit)] if proposal.local else []
@@ -214,18 +219,12 @@ def reject(kb: KB, actor: str, proposal_id: str, reason: str) -> dict[str, Any]:
         assert base_tree is not None
         changes: dict[str, str | None] = {
             kb.rel(records.decided_path(proposal.id)): repo.write_blob(
-                _decision(kb, proposal, "rejected", actor, reason)),
+                _decision(proposal, "rejected", actor, reason)),
         }
         changes.update(_audit_changes(kb, tip, base_tree, proposal, "proposal.reject", actor, {
             "kind": proposal.kind, "proposer": proposal.proposer, "reason": reason}))
         tree = repo.edit_tree(base_tree, changes)
-        message = records.message(
-            f"vouch: reject {proposal.kind} {proposal.object_id}", reason, {
-                "Vouch-Proposal": proposal.id, "Vouch-Decision": "rejected",
-                "Vouch-Approver": actor, "Vouch-Proposer": proposal.proposer,
-                "Vouch-Kind": proposal.kind, "Vouch-Object": proposal.object_id,
-            })
-        commit = repo.write_commit(tree, [tip], message)
+        commit = repo.write_commit(tree, [tip], _message(proposal, "rejected", actor, reason))
         fault("committed")
         others: list[tuple[str, str | None, str | None]] = [
             (records.REJECTED_PREFIX + proposal.id, proposal.commit, None)]

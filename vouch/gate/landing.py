@@ -14,13 +14,13 @@ if killed (tests walk every step; see `STEPS`). It costs one dict lookup when un
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 
 from vouch import fsio
 from vouch.errors import Conflict
+from vouch.git import object_sha
 from vouch.kb import KB
 from vouch.lock import write_lock
 
@@ -74,15 +74,9 @@ def recover(kb: KB) -> None:
 
 def _current_blob(kb: KB, path: str) -> str | None:
     try:
-        return blob_sha((kb.root / path).read_bytes())
+        return object_sha("blob", (kb.root / path).read_bytes())
     except (FileNotFoundError, IsADirectoryError):
         return None
-
-
-def blob_sha(data: bytes) -> str:
-    digest = hashlib.sha1(f"blob {len(data)}\0".encode())
-    digest.update(data)
-    return digest.hexdigest()
 
 
 def refuse_clobber(kb: KB, committed: Mapping[str, str | None],
@@ -101,7 +95,7 @@ def refuse_clobber(kb: KB, committed: Mapping[str, str | None],
             current = (kb.root / path).read_bytes()
         except (FileNotFoundError, IsADirectoryError):
             current = None
-        if new is not None and current is not None and blob_sha(current) == new:
+        if new is not None and current is not None and object_sha("blob", current) == new:
             continue  # already holds exactly what we are about to write
         clobbered.append(path)
     if clobbered:

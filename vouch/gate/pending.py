@@ -53,9 +53,8 @@ def show(kb: KB, proposal_id: str) -> dict[str, Any]:
     """Metadata, the proposed object and the diff the proposal would merge (or merged)."""
     records.check_proposal_id(proposal_id)
     repo = kb.repo
-    found = records.read_proposals(kb, [
-        PROPOSAL_PREFIX + proposal_id, f"{records.REMOTE_PREFIX}*/vouch/proposal/{proposal_id}",
-        records.REJECTED_PREFIX + proposal_id])
+    found = records.read_proposals(kb, [*records.branch_patterns(proposal_id),
+                                        records.REJECTED_PREFIX + proposal_id])
     found.sort(key=lambda p: (not p.local, p.ref.startswith(records.REJECTED_PREFIX)))
     decision = records.decision_of(kb, proposal_id, repo.resolve("HEAD"))
     if not found:

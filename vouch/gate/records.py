@@ -60,8 +60,6 @@ def check_proposal_id(value: object) -> str:
     return value
 
 
-
-
 def message(subject: str, body: str, trailers: dict[str, str | None]) -> str:
     # control characters never reach a commit message: a NUL or \x01 in a claim's text
     # would split the for-each-ref records the gate reads and hide the proposal
@@ -145,6 +143,11 @@ def refuse_decided(proposal_id: str, decision: dict[str, Any] | None) -> GateRef
     )
 
 
+def branch_patterns(proposal_id: str) -> list[str]:
+    """The ref patterns of a proposal's branch: local, then remote-tracking copies."""
+    return [PROPOSAL_PREFIX + proposal_id, f"{REMOTE_PREFIX}*/vouch/proposal/{proposal_id}"]
+
+
 def find(kb: KB, proposal_id: str) -> Proposal:
     """The open proposal: its local branch, else a remote-tracking one (review on a host).
 
@@ -152,10 +155,7 @@ def find(kb: KB, proposal_id: str) -> Proposal:
     or unknown (NotFound).
     """
     check_proposal_id(proposal_id)
-    found = read_proposals(kb, [
-        PROPOSAL_PREFIX + proposal_id,
-        f"{REMOTE_PREFIX}*/vouch/proposal/{proposal_id}",
-    ])
+    found = read_proposals(kb, branch_patterns(proposal_id))
     found.sort(key=lambda p: not p.local)  # the local branch wins over origin's copy
     if found:
         return found[0]
@@ -164,8 +164,7 @@ def find(kb: KB, proposal_id: str) -> Proposal:
     decision = decision_of(kb, proposal_id, kb.repo.resolve("HEAD"))
     if decision:
         raise refuse_decided(proposal_id, decision)
-    remote = f"{REMOTE_PREFIX}*/vouch/proposal/{proposal_id}"
-    for pattern in (PROPOSAL_PREFIX + proposal_id, remote):
+    for pattern in branch_patterns(proposal_id):
         for (ref,) in kb.repo.for_each_ref(pattern, ["refname"]):
             # someone committed on top of the proposal: its tip is no longer what was proposed
             raise GateRefused(

@@ -17,7 +17,7 @@ from vouch.git.command import (
     run_bytes,
     toplevel,
 )
-from vouch.git.objects import ObjectStore, format_tree, parse_tree
+from vouch.git.objects import ObjectStore, format_tree, object_sha, parse_tree
 from vouch.git.repo import Repo
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "format_tree",
     "init_repo",
     "inside_git_dir",
+    "object_sha",
     "parse_tree",
     "run",
     "run_bytes",

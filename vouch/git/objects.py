@@ -120,9 +120,7 @@ class ObjectStore:
             out = run_bytes(["hash-object", "-w", "--stdin", "-t", typ], self.root, input=data)
             return out.decode().strip()
         header = f"{typ} {len(data)}\0".encode()
-        digest = hashlib.sha1(header)
-        digest.update(data)
-        sha = digest.hexdigest()
+        sha = object_sha(typ, data)
         path = self.objects / sha[:2] / sha[2:]
         if path.exists():
             return sha
@@ -138,6 +136,13 @@ class ObjectStore:
         if self._proc is not None:
             _close(self._proc)
             self._proc = None
+
+
+def object_sha(typ: str, data: bytes) -> str:
+    """The SHA-1 id git gives `data` stored as a `typ` object (what `hash-object` prints)."""
+    digest = hashlib.sha1(f"{typ} {len(data)}\0".encode())
+    digest.update(data)
+    return digest.hexdigest()
 
 
 def _close(proc: subprocess.Popen[bytes]) -> None:

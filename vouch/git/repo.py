@@ -3,7 +3,6 @@ the user's index kept in step for the few paths vouch changes.
 """
 
 
-import hashlib
 import os
 import stat
 import time
@@ -22,7 +21,7 @@ from vouch.git.command import (
     run_bytes,
     start,
 )
-from vouch.git.objects import ObjectStore, format_tree, parse_tree
+from vouch.git.objects import ObjectStore, format_tree, object_sha, parse_tree
 
 if TYPE_CHECKING:
     from vouch.git import index_file as gitindex
@@ -45,11 +44,11 @@ class Repo:
     # -- refs ----------------------------------------------------------------------
     def head_branch(self) -> str:
         """`refs/heads/<name>` of the checked-out branch; an error when HEAD is detached."""
-        out = self.git("symbolic-ref", "-q", "HEAD", check=False).strip()
-        if not out:
+        branch = self.current_branch()
+        if branch is None:
             raise UsageError("HEAD is detached",
                              hint="check out a branch before changing knowledge")
-        return out
+        return branch
 
     def current_branch(self) -> str | None:
         """`refs/heads/<name>` checked out here, or None when HEAD is detached.
@@ -84,10 +83,6 @@ class Repo:
         """Atomic compare-and-swap of `ref` from `old` (None: must not exist) to `new`."""
         self.git("update-ref", "-m", message, ref, new, old or "0" * len(new))
 
-    def delete_ref(self, ref: str, old: str | None = None) -> None:
-        args = ["update-ref", "-d", ref] + ([old] if old else [])
-        self.git(*args)
-
     def for_each_ref(self, pattern: str, fields: Iterable[str]) -> list[list[str]]:
         """One `for-each-ref` call; each row is the requested fields, split on NUL."""
         fmt = "%00".join(f"%({f})" for f in fields)
@@ -101,9 +96,6 @@ class Repo:
         return [rec.lstrip("\n").split("\0") for rec in out.split("\x01") if rec.strip("\n")]
 
     # -- objects --------------------------------------------------------------------
-    def hash_blob(self, data: bytes) -> str:
-        return run_bytes(["hash-object", "-w", "--stdin"], self.root, input=data).decode().strip()
-
     def hash_files(self, paths: list[Path]) -> list[str]:
         if not paths:
             return []
@@ -171,10 +163,6 @@ class Repo:
             args += ["-p", p]
         env = identity.env() if identity else None
         return self.git(*args, input=message, env=env).strip()
-
-    def cat_file(self, spec: str) -> bytes | None:
-        proc = run_bytes(["cat-file", "-p", spec], self.root, check=False)
-        return proc if proc else None
 
     def tree_entry(self, rev: str, path: str) -> str | None:
         out = self.git("rev-parse", "-q", "--verify", f"{rev}:{path}", check=False).strip()
@@ -291,12 +279,6 @@ class Repo:
         return self.store.write("commit", body.encode() if body.endswith("\n")
                                 else (body + "\n").encode())
 
-    def commit_message(self, commit: str) -> str:
-        found = self.store.read(commit)
-        if found is None or found[0] != "commit":
-            raise GitFailure(f"{commit} is not a commit")
-        return found[1].split(b"\n\n", 1)[-1].decode("utf-8", "replace")
-
     def commit_parents(self, commit: str) -> list[str]:
         found = self.store.read(commit)
         if found is None or found[0] != "commit":
@@ -331,20 +313,11 @@ class Repo:
                 lines.append(f"update {ref} {new} {old}")
         self.git("update-ref", "-m", message, "--stdin", input="\n".join(lines) + "\n")
 
-    def diff_trees(self, old: str, new: str) -> dict[str, str | None]:
-        """Paths that differ between two trees: path -> new blob sha (None: deleted)."""
-        out = run_bytes(["diff-tree", "-r", "-z", "--no-renames", old, new], self.root)
-        parts = out.split(b"\0")
-        changes: dict[str, str | None] = {}
-        for meta, path in zip(parts[0::2], parts[1::2], strict=False):
-            if not meta.startswith(b":"):
-                continue
-            fields = meta[1:].decode().split(" ")
-            changes[path.decode()] = None if fields[4] == "D" else fields[3]
-        return changes
-
     def tree_changes(self, old: str | None, new: str, prefix: str = "") -> dict[str, str | None]:
-        """Like diff_trees, in-process: only subtrees whose ids differ are opened."""
+        """Paths that differ between two trees: path -> new blob sha (None: deleted).
+
+        In-process: only subtrees whose ids differ are opened.
+        """
         before = {e[3]: e for e in self.ls_tree(old)} if old else {}
         after = {e[3]: e for e in self.ls_tree(new)}
         changes: dict[str, str | None] = {}
@@ -394,6 +367,4 @@ def _file_blob(path: Path) -> str | None:
         data = path.read_bytes()
     except OSError:
         return None
-    digest = hashlib.sha1(f"blob {len(data)}\0".encode())
-    digest.update(data)
-    return digest.hexdigest()
+    return object_sha("blob", data)
