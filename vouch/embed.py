@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vouch import wordpiece
-from vouch.errors import EmbeddingDisabled, ModelFailure, UsageError
+from vouch.errors import ModelFailure, UsageError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -320,13 +320,3 @@ def embedder(ref: ModelRef) -> Embedder:
             found = _LOADED[ref.model_id] = Embedder(ref)
         return found
 
-
-def require(config: Any) -> Embedder:
-    """The configured embedder, or EmbeddingDisabled for a vector request."""
-    ref = resolve(config)
-    if ref is None:
-        raise EmbeddingDisabled(
-            "vector search is off: embedding.enabled is false in config.yaml",
-            hint="use lexical search (--fts-only), or set embedding.enabled: true",
-        )
-    return embedder(ref)

@@ -80,7 +80,7 @@ class KB:
 
     # -- reading objects ------------------------------------------------------------
     def path_of(self, kind: Kind, object_id: str) -> Path:
-        return self.dir / _path_for(kind, object_id)
+        return self.dir / path_for(kind, object_id)
 
     def read(self, kind: Kind, object_id: str) -> Obj | None:
         """The object, or None when no such file exists. Broken files raise CorruptFile."""
@@ -92,9 +92,6 @@ class KB:
         except (OSError, UnicodeDecodeError) as exc:
             raise CorruptFile(f"cannot read {path}: {exc}") from exc
         return kind.load(text, where=str(path.relative_to(self.dir.parent)))
-
-    def exists(self, kind: Kind, object_id: str) -> bool:
-        return self.path_of(kind, object_id).is_file()
 
     def ids(self, kind: Kind) -> list[str]:
         """Every id of a kind, sorted; found by listing directories, not reading files."""
@@ -221,13 +218,9 @@ def _shard_counter(kind: Kind) -> Callable[[str], int]:
     return files
 
 
-def _path_for(kind: Kind, object_id: str) -> str:
-    return source.path_for(object_id) if kind.name == "source" else kind.path_for(object_id)
-
-
 def path_for(kind: Kind, object_id: str) -> str:
     """Path of an object's main file relative to `.vouch/` (meta.yaml for sources)."""
-    return _path_for(kind, object_id)
+    return source.path_for(object_id) if kind.name == "source" else kind.path_for(object_id)
 
 
 def matches(obj: Mapping[str, Any], filter: Mapping[str, Any]) -> bool:

@@ -20,15 +20,15 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from vouch.index.api import ChunkInfo, Index, VectorHit, open_index, rebuild_index
+    from vouch.index.api import ChunkInfo, Index, VectorHit, rebuild_index
     from vouch.index.filters import Filters
     from vouch.index.lexical import LexicalHit
     from vouch.index.status import index_status
 
 _WHERE = {
     "ChunkInfo": "vouch.index.api", "Index": "vouch.index.api",
-    "VectorHit": "vouch.index.api", "open_index": "vouch.index.api",
-    "rebuild_index": "vouch.index.api", "Filters": "vouch.index.filters",
+    "VectorHit": "vouch.index.api", "rebuild_index": "vouch.index.api",
+    "Filters": "vouch.index.filters",
     "LexicalHit": "vouch.index.lexical", "index_status": "vouch.index.status",
 }
 
@@ -41,4 +41,4 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["ChunkInfo", "Filters", "Index", "LexicalHit", "VectorHit", "index_status",
-           "open_index", "rebuild_index"]
+           "rebuild_index"]

@@ -26,7 +26,7 @@ from vouch import embed
 from vouch.errors import EmbeddingDisabled, IndexCollision, IndexUnusable, LockTimeout
 from vouch.index import freshness, state, store, vectors
 from vouch.index.filters import Filters
-from vouch.index.lexical import LexicalHit, backend
+from vouch.index.lexical import BACKENDS, LexicalHit, backend
 from vouch.index.settings import Settings
 from vouch.kb import KB
 
@@ -151,8 +151,7 @@ class Index:
                 vectors.check_sizes(directory, meta.vector_rows, meta.dims, meta.hnsw_size)
             except vectors.VectorFilesBroken as exc:
                 raise store.Corrupt(str(exc)) from exc
-            backend(meta["lexical"] if meta["lexical"] in ("fts5", "whoosh") else "fts5"
-                    ).check(directory)
+            backend(meta["lexical"] if meta["lexical"] in BACKENDS else "fts5").check(directory)
         except BaseException:
             conn.close()
             raise
@@ -210,7 +209,7 @@ class Index:
             self._keep_stamps(now)
             return None
         if not self.settings.auto_refresh:
-            if reason is None and not _knowledge_changed(self.kb, self.meta, now):
+            if reason is None and not state.knowledge_changed(self.kb, self.meta, now):
                 self._checked_at = time.monotonic()  # config, audit log, a commit: no change
                 return None
             why = reason or "knowledge files changed since it was built"
@@ -432,11 +431,6 @@ class Index:
                 "chunks": c.chunks, "vectors": c.vectors}
 
 
-def open_index(kb: KB, *, ensure_fresh: bool = True,
-               progress: Progress | None = None) -> Index:
-    return Index.open(kb, ensure_fresh=ensure_fresh, progress=progress)
-
-
 def rebuild_index(kb: KB, *, force: bool = False,
                   progress: Progress | None = None) -> Report:
     """`vouch index rebuild`: always a full build. E003 for another KB's index unless
@@ -451,11 +445,3 @@ def rebuild_index(kb: KB, *, force: bool = False,
     assert report is not None
     return report
 
-
-def _knowledge_changed(kb: KB, meta: store.Meta, now: freshness.State) -> bool:
-    """Whether indexed objects changed since the index's recorded state (which stays as
-    it was when `index.auto_refresh: false` keeps the index from refreshing itself)."""
-    try:
-        return freshness.knowledge_changed(kb, state.indexed_state(meta), now)
-    except freshness.HistoryGone:
-        return True

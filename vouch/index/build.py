@@ -25,9 +25,8 @@ from vouch.index.ingest import Progress, Report, embed_texts, insert_docs, meta_
 from vouch.index.lexical import backend
 from vouch.index.settings import Settings
 from vouch.index.state import Counts
-from vouch.kb import KB
+from vouch.kb import KB, path_for
 from vouch.kinds import KINDS
-from vouch.kinds import source as source_kind
 
 # -- reading every object ----------------------------------------------------------------
 # The string fields each small kind needs for its chunk. Files vouch wrote are read by
@@ -45,7 +44,7 @@ def _fast_doc(kb: KB, prefix: str, kind: str, oid: str,
     """An object read through fastyaml; None when its file is anything but a plain,
     well-typed object in vouch's own layout (the caller then takes the validating
     path, which also reports broken files)."""
-    rel = source_kind.path_for(oid) if kind == "source" else KINDS[kind].path_for(oid)
+    rel = path_for(KINDS[kind], oid)
     try:
         with open(os.path.join(kb.dir, rel), encoding="utf-8") as fh:
             text = fh.read()
@@ -62,11 +61,7 @@ def _fast_doc(kb: KB, prefix: str, kind: str, oid: str,
     if kind == "source":
         if data.get("metadata") not in (None, {}):
             return None  # nested metadata: only the real parser reads it
-        try:
-            content: bytes | None = (kb.dir / source_kind.content_path_for(oid)).read_bytes()
-        except FileNotFoundError:
-            content = None
-        return chunking.source_doc(data, content, f"{prefix}/{rel}")
+        return chunking.source_doc(data, kb.source_content(oid), f"{prefix}/{rel}")
     return chunking.object_doc(kind, data, f"{prefix}/{rel}", labels)
 
 

@@ -113,8 +113,11 @@ def page_chunks(obj: Obj) -> tuple[list[Chunk], list[Heading]]:
                              end_line=sec.end_line, heading_level=sec.level or None)
         for n, (sec, text) in enumerate(pieces)
     ]
-    headings = [Heading(s.heading, s.level, s.start_line, s.end_line) for s in secs if s.heading]
-    return chunks, headings
+    return chunks, _headings(secs)
+
+
+def _headings(secs: list[page_kind.Section]) -> list[Heading]:
+    return [Heading(s.heading, s.level, s.start_line, s.end_line) for s in secs if s.heading]
 
 
 # -- windows -----------------------------------------------------------------------------
@@ -255,8 +258,7 @@ def _markdown_pieces(text: str) -> tuple[list[dict[str, object]], list[Heading]]
             pieces.append({"text": window.text, "section": sec.heading,
                            "start_line": window.start_line, "end_line": window.end_line,
                            "level": sec.level or None})
-    headings = [Heading(s.heading, s.level, s.start_line, s.end_line) for s in secs if s.heading]
-    return pieces, headings
+    return pieces, _headings(secs)
 
 
 _PDF_SPACES = re.compile(r"[ \t]+")

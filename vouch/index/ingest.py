@@ -18,9 +18,8 @@ from vouch.index.chunking import Doc
 from vouch.index.lexical import ChunkRow
 from vouch.index.settings import Settings
 from vouch.index.state import Counts
-from vouch.kb import KB
+from vouch.kb import KB, path_for
 from vouch.kinds import KINDS
-from vouch.kinds import source as source_kind
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 EMBED_BATCH = 16384  # texts per model2vec call (progress is reported between calls)
@@ -62,17 +61,14 @@ def read_doc(kb: KB, kind: str, object_id: str, labels: dict[str, str],
     and left out (None): a build or refresh indexes the rest and reports it.
     """
     try:
-        if kind == "source":
-            meta = kb.read(source_kind.KIND, object_id)
-            if meta is None:
-                return None
-            content = kb.source_content(object_id)
-            return chunking.source_doc(meta, content, kb.rel(source_kind.path_for(object_id)))
         k = KINDS[kind]
         obj = kb.read(k, object_id)
         if obj is None:
             return None
-        return chunking.object_doc(kind, obj, kb.rel(k.path_for(object_id)), labels)
+        rel = kb.rel(path_for(k, object_id))
+        if kind == "source":
+            return chunking.source_doc(obj, kb.source_content(object_id), rel)
+        return chunking.object_doc(kind, obj, rel, labels)
     except CorruptFile as exc:
         if skipped is None:
             raise

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from vouch.errors import SystemFailure
 from vouch.index import freshness, store
+from vouch.kb import KB
 from vouch.lock import file_lock
 
 
@@ -34,6 +35,16 @@ def index_lock(directory: Path, timeout: float = 120.0) -> Iterator[None]:
 def indexed_state(meta: store.Meta) -> freshness.State:
     """The git identity the index was built from (validated when the index was opened)."""
     return freshness.State.from_meta(meta["tree"], meta["dirty"], meta.values.get("stamps"))
+
+
+def knowledge_changed(kb: KB, meta: store.Meta, now: freshness.State) -> bool:
+    """Whether indexed objects changed since the index's recorded state (which stays as
+    it was when `index.auto_refresh: false` keeps the index from refreshing itself); a
+    recorded tree git no longer has counts as changed."""
+    try:
+        return freshness.knowledge_changed(kb, indexed_state(meta), now)
+    except freshness.HistoryGone:
+        return True
 
 
 @dataclass

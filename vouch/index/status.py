@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from vouch.errors import IndexCollision
-from vouch.index import freshness, store
+from vouch.index import freshness, store, vectors
+from vouch.index.lexical.whoosh import DIRNAME as WHOOSH_DIR
 from vouch.index.settings import Settings
-from vouch.index.state import indexed_state
+from vouch.index.state import indexed_state, knowledge_changed
 from vouch.kb import KB
 
-_FILES = ("search.db", "search.db-wal", "vectors.f32", "vectors.ids", "vectors.hnsw")
+_FILES = (store.DB_NAME, store.DB_NAME + "-wal", vectors.MATRIX, vectors.IDS, vectors.HNSW)
 
 
 def _sizes(kb: KB) -> dict[str, int]:
@@ -20,7 +21,7 @@ def _sizes(kb: KB) -> dict[str, int]:
         path = directory / name
         if path.is_file():
             sizes[name] = path.stat().st_size
-    whoosh = directory / "whoosh"
+    whoosh = directory / WHOOSH_DIR
     if whoosh.is_dir():
         sizes["whoosh"] = sum(p.stat().st_size for p in whoosh.iterdir() if p.is_file())
     sizes["total"] = sum(sizes.values())
@@ -61,7 +62,7 @@ def index_status(kb: KB) -> dict[str, Any]:
         mismatch = settings.mismatch(meta)
         if mismatch:
             out.update(state="stale", reason=mismatch)
-        elif meta["source_hash"] != now.source_hash and _changed(kb, meta, now):
+        elif meta["source_hash"] != now.source_hash and knowledge_changed(kb, meta, now):
             out.update(state="stale", reason="knowledge files changed since it was built")
         else:
             out["state"] = "fresh"
@@ -80,9 +81,3 @@ def index_status(kb: KB) -> dict[str, Any]:
         index.close()
     return out
 
-
-def _changed(kb: KB, meta: store.Meta, now: freshness.State) -> bool:
-    try:
-        return freshness.knowledge_changed(kb, indexed_state(meta), now)
-    except freshness.HistoryGone:
-        return True

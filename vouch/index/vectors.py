@@ -49,19 +49,17 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def write_all(directory: Path, matrix: np.ndarray, chunk_ids: np.ndarray,
-              build_hnsw: bool = True) -> tuple[str, int]:
+def write_all(directory: Path, matrix: np.ndarray, chunk_ids: np.ndarray) -> tuple[str, int]:
     """Write all three files for a fresh index; returns (hnsw sha256, hnsw size)."""
     import numpy as np
 
     matrix = np.ascontiguousarray(matrix, dtype=np.float32)
     (directory / MATRIX).write_bytes(matrix.tobytes())
     (directory / IDS).write_bytes(np.ascontiguousarray(chunk_ids, dtype=np.int64).tobytes())
-    if build_hnsw:
-        graph = new_graph(matrix.shape[1], max(1, matrix.shape[0]))
-        if matrix.shape[0]:
-            graph.add_items(matrix, np.arange(matrix.shape[0]), num_threads=os.cpu_count() or 1)
-        graph.save_index(str(directory / HNSW))
+    graph = new_graph(matrix.shape[1], max(1, matrix.shape[0]))
+    if matrix.shape[0]:
+        graph.add_items(matrix, np.arange(matrix.shape[0]), num_threads=os.cpu_count() or 1)
+    graph.save_index(str(directory / HNSW))
     path = directory / HNSW
     return sha256_file(path), path.stat().st_size
 
@@ -149,13 +147,6 @@ def clear_rows(directory: Path, dims: int, rows: Iterable[int]) -> None:
             mat.write(zero)
             idf.seek(row * 8)
             idf.write(minus_one)
-
-
-def truncate(directory: Path, rows: int, dims: int) -> None:
-    with open(directory / MATRIX, "r+b") as mat:
-        mat.truncate(rows * dims * 4)
-    with open(directory / IDS, "r+b") as idf:
-        idf.truncate(rows * 8)
 
 
 def exact_top(matrix: np.ndarray, ids: np.ndarray, query: np.ndarray, k: int,
