@@ -109,12 +109,13 @@ def test_append_reads_only_a_bounded_tail() -> None:
     assert made[0]["prev_hash"] == json.loads(big.splitlines()[-1])["hash"]
 
 
-def test_worktree_appends_close_segments_too(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_direct_commits_close_segments_too(kb: KB, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vouch import sources
+
     monkeypatch.setattr(audit, "SEGMENT_BYTES", 600)
-    changed: list[str] = []
     for n in range(8):
-        record = audit.next_event(tmp_path, "source.register", "a", [f"s{n}"])
-        changed += audit.append_worktree(tmp_path, record)
-    assert any(p.startswith("audit/") for p in changed)
-    assert (tmp_path / audit.LOG_NAME).stat().st_size < 600 + 400
-    assert audit.verify(tmp_path)["ok"] and len(audit.query(tmp_path)) == 8
+        sources.register_source(kb, "a", f"source number {n}", f"s{n}")
+    assert list((kb.dir / audit.SEGMENT_DIR).glob("*.jsonl"))
+    assert (kb.dir / audit.LOG_NAME).stat().st_size < 600 + 400
+    assert git(kb.root, "status", "--porcelain") == ""
+    assert audit.verify(kb.dir)["ok"] and len(audit.query(kb.dir)) == 9  # kb.init + 8

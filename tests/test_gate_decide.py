@@ -104,7 +104,8 @@ def test_approver_param_needs_a_trusted_caller(kb_with_sources: KB) -> None:
     trusted = CallContext(kb_path=str(kb.root), actor_override=ALICE)
     result = ops.invoke(trusted, "kb.approve", {"proposal_id": pid, "approver": "bob"})
     assert result == {"ok": True, "object_id": claim_id("Trusted approver claim"),
-                      "object_kind": "claim", "proposal_id": pid, "commit": head(kb.root)}
+                      "object_kind": "claim", "proposal_id": pid, "commit": head(kb.root),
+                      "proposal_commit": result["proposal_commit"]}
 
 
 def test_approve_refuses_to_clobber_uncommitted_vouch_changes(kb_with_sources: KB,

@@ -61,7 +61,7 @@ def test_kinds_refuse_to_write_what_they_could_not_load() -> None:
 @pytest.mark.skipif(sys.platform == "darwin", reason="macOS file names must be UTF-8")
 def test_a_file_name_that_is_not_utf8_still_registers(kb: KB, run_cli,
                                                       tmp_path: Path) -> None:
-    folder = tmp_path / "docs"
+    folder = kb.root / "docs"
     folder.mkdir()
     odd = os.fsdecode(b"caf\xe9.txt")  # latin-1 name
     (folder / odd).write_text("odd name\n")

@@ -240,14 +240,25 @@ def test_scripted_agent_session_across_two_servers(kb: KB) -> None:
         assert agent.result("kb.read_claim", {"id": claim_id}) is None  # not merged yet
 
         before = kb_state(kb.root)
+        # decisions are a person's: this server was not started with --allow-decisions
         own = agent.call("kb.approve", {"proposal_id": proposal_id})
         assert own["ok"] is False and own["error"]["vouch_code"] == "E104", own
-        # naming someone else as approver is not honoured without --trusted-host
+        assert "--allow-decisions" in own["error"]["hint"]
         spoof = agent.call("kb.approve", {"proposal_id": proposal_id, "approver": "alice"})
-        assert spoof["ok"] is False and "trusted" in spoof["error"]["message"], spoof
+        assert spoof["ok"] is False and spoof["error"]["vouch_code"] == "E104", spoof
         assert kb_state(kb.root) == before
 
-        with JsonlServer(kb.root, env={"VOUCH_AGENT": "alice"}) as reviewer:
+        # allowed to decide, an agent still cannot approve its own proposal, nor name
+        # someone else as the approver without --trusted-host
+        with JsonlServer(kb.root, "--allow-decisions", env={"VOUCH_AGENT": "agent-a"}) as same:
+            own = same.call("kb.approve", {"proposal_id": proposal_id})
+            assert own["ok"] is False and own["error"]["vouch_code"] == "E104", own
+            spoof = same.call("kb.approve", {"proposal_id": proposal_id, "approver": "alice"})
+            assert spoof["ok"] is False and "trusted" in spoof["error"]["message"], spoof
+            assert same.close() == 0
+        assert kb_state(kb.root) == before
+
+        with JsonlServer(kb.root, "--allow-decisions", env={"VOUCH_AGENT": "alice"}) as reviewer:
             approved = reviewer.result("kb.approve", {"proposal_id": proposal_id,
                                                       "reason": "checked the notes"})
             assert approved["ok"] is True and approved["object_id"] == claim_id
@@ -268,7 +279,8 @@ def test_trusted_host_may_name_the_approver(kb: KB) -> None:
         proposed = agent.result("kb.propose_claim", {"text": "A trusted host names approvers.",
                                                      "evidence": [source["id"]]})
         assert agent.close() == 0
-    with JsonlServer(kb.root, "--trusted-host", env={"VOUCH_AGENT": "host-bot"}) as host:
+    with JsonlServer(kb.root, "--trusted-host", "--allow-decisions",
+                     env={"VOUCH_AGENT": "host-bot"}) as host:
         approved = host.result("kb.approve", {"proposal_id": proposed["proposal_id"],
                                               "approver": "alice"})
         assert approved["ok"] is True

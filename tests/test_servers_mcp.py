@@ -49,8 +49,9 @@ def test_tools_are_generated_from_the_registry(kb: KB) -> None:
     assert set(tools) == {m.tool_name for m in ops.REGISTRY.values()}
     for method in ops.REGISTRY.values():
         assert tools[method.tool_name].input_schema == method.input_schema()
-    assert tools["kb_status"].annotations.read_only_hint is True
-    assert tools["kb_register_source"].annotations.read_only_hint is False
+    status, register = tools["kb_status"].annotations, tools["kb_register_source"].annotations
+    assert status is not None and status.read_only_hint is True
+    assert register is not None and register.read_only_hint is False
     result = mcp_server.call(ctx, "kb_read_claim", {"id": 3})
     assert result.is_error and result.structured_content["error"]["code"] == "invalid_request"
     with pytest.raises(MCPError) as exc:
@@ -86,7 +87,7 @@ def test_sdk_client_session(kb_with_sources: KB) -> None:
         out["status_after"] = await client.call_tool("kb_status", {})
         return out
 
-    out = run_client(kb, session, client_name="test-agent")
+    out = run_client(kb, session, client_name="test-agent", env={"VOUCH_AGENT": "mcp-bot"})
 
     assert set(out["tools"]) == {m.tool_name for m in ops.REGISTRY.values()}
     assert out["tools"]["kb_read_claim"]["required"] == ["id"]
@@ -105,10 +106,11 @@ def test_sdk_client_session(kb_with_sources: KB) -> None:
     assert out["unknown"].code == types.INVALID_PARAMS
     assert "kb_no_such_tool" in out["unknown"].message
 
-    # the actor is the MCP client's name: no VOUCH_AGENT or config agent was set
+    # the actor is the declared agent, never the name the client gave itself
     events = [json.loads(x) for x in (kb.dir / "audit.log.jsonl").read_text().splitlines()]
     registered = [e for e in events if e["event"] == "source.register"]
-    assert registered[-1]["actor"] == "test-agent"
+    assert registered[-1]["actor"] == "mcp-bot"
+    assert "test-agent" not in json.dumps(events)
 
     if not have_gate:
         pytest.skip("kb.propose_claim / kb.search not registered yet (other issues); "
@@ -129,12 +131,13 @@ def test_vouch_agent_wins_over_client_name(kb: KB) -> None:
     assert last["actor"] == "env-bot"
 
 
-def test_legacy_handshake_client_name_is_the_actor(kb: KB) -> None:
+def test_legacy_handshake_client_name_is_not_the_actor(kb: KB) -> None:
     async def session(client: Client) -> Any:
         first = await client.call_tool("kb_register_source", {"content": "a", "locator": "l"})
         return first, client.protocol_version
 
-    result, version = run_client(kb, session, client_name="legacy-agent", mode="legacy")
+    result, version = run_client(kb, session, client_name="legacy-agent", mode="legacy",
+                                 env={"VOUCH_AGENT": "env-bot"})
     assert not result.is_error and version < "2026"
     last = json.loads((kb.dir / "audit.log.jsonl").read_text().splitlines()[-1])
-    assert last["actor"] == "legacy-agent"
+    assert last["actor"] == "env-bot"

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from vouch import fsio, ids
+from vouch import ids
 
 LOG_NAME = "audit.log.jsonl"
 SEGMENT_DIR = "audit"
@@ -88,13 +88,6 @@ def last_event(vouch_dir: Path) -> dict[str, Any] | None:
     return parse_line(line) if line else None
 
 
-def next_event(vouch_dir: Path, event: str, actor: str, object_ids: Iterable[str],
-               data: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A new event chained to the last one in the work tree's log."""
-    last = last_event(vouch_dir)
-    return make_event(event, actor, object_ids, data, str(last.get("hash", "")) if last else "")
-
-
 def read_events(vouch_dir: Path) -> Iterator[dict[str, Any]]:
     """The active log's events, oldest first (unreadable lines skipped)."""
     yield from _records(vouch_dir / LOG_NAME)
@@ -134,12 +127,10 @@ def next_seq(names: Iterable[str]) -> int:
 
 
 def append_events(content: bytes, specs: Iterable[tuple[str, str, list[str], dict[str, Any]]],
-                  *, verbatim: Iterable[str] = (), seq: int = 1
-                  ) -> tuple[bytes, dict[str, bytes], list[dict[str, Any]]]:
+                  *, seq: int = 1) -> tuple[bytes, dict[str, bytes], list[dict[str, Any]]]:
     """Append events to an active log's bytes.
 
-    `verbatim` lines (events recorded elsewhere, e.g. in a proposal commit) go first, then
-    one new event per (event, actor, object_ids, data), each chained to the one before.
+    One new event per (event, actor, object_ids, data), each chained to the one before.
     Returns the new active log, segment files to add ({path: bytes}), and the new events.
     `seq` names a segment closed now (see `segment_name`).
     """
@@ -151,9 +142,6 @@ def append_events(content: bytes, specs: Iterable[tuple[str, str, list[str], dic
     if content and not content.endswith(b"\n"):
         content += b"\n"
     out = bytearray(content)
-    for line in verbatim:
-        out += line.rstrip("\n").encode() + b"\n"
-        previous = parse_line(line) or previous
     made = []
     for event, actor, object_ids, data in specs:
         prev = str(previous.get("hash", "")) if previous else ""
@@ -216,11 +204,19 @@ def query(vouch_dir: Path, tail: int | None = None, event: str | None = None,
     return found[-tail:] if tail is not None and tail > 0 else ([] if tail == 0 else found)
 
 
-def verify(vouch_dir: Path) -> dict[str, Any]:
-    """Check every event's hash and that every prev_hash names an existing event."""
+def verify(vouch_dir: Path, anchors: Iterable[tuple[str, str]] = ()) -> dict[str, Any]:
+    """Check the log files: every event's hash, every prev_hash, one first event.
+
+    `anchors` are (commit, head hash) pairs that git history recorded — each vouch
+    commit names the chain's head it left. Each must name an event here (else events
+    were dropped or rewritten and re-chained), and every event must be an ancestor of
+    one of them (else it was inserted by hand). With no anchors (a log written by an
+    older vouch) only the chain itself is checked.
+    """
     issues: list[dict[str, Any]] = []
-    hashes: set[str] = set()
-    links: list[tuple[str, int, str]] = []
+    prev_of: dict[str, str] = {}
+    where: dict[str, tuple[str, int]] = {}
+    firsts: dict[str, tuple[str, int]] = {}  # events that start a chain, by hash
     files = log_files(vouch_dir)
     for path in files:
         rel = path.relative_to(vouch_dir).as_posix()
@@ -239,67 +235,44 @@ def verify(vouch_dir: Path) -> dict[str, Any]:
                 issues.append({"file": rel, "line": lineno,
                                "detail": f"hash mismatch for event {record.get('id')}"})
                 continue
-            hashes.add(str(record["hash"]))
+            key = str(record["hash"])
             prev = str(record.get("prev_hash") or "")
-            if prev:
-                links.append((rel, lineno, prev))
-    for rel, lineno, prev in links:
-        if prev not in hashes:
+            prev_of[key] = prev
+            where.setdefault(key, (rel, lineno))
+            if not prev:
+                firsts.setdefault(key, (rel, lineno))
+    for key, prev in prev_of.items():
+        if prev and prev not in prev_of:
+            rel, lineno = where[key]
             issues.append({"file": rel, "line": lineno,
                            "detail": f"prev_hash {prev[:12]}… names no event in the log"})
-    return {"ok": not issues, "events": len(hashes), "files": len(files), "issues": issues}
+    for rel, lineno in list(firsts.values())[1:]:
+        issues.append({"file": rel, "line": lineno,
+                       "detail": "a second event without prev_hash: only the first event "
+                                 "of the log may start a chain"})
+    issues += _anchor_issues(prev_of, where, list(anchors))
+    return {"ok": not issues, "events": len(prev_of), "files": len(files), "issues": issues}
 
 
-def foreign_edit(current: bytes, committed: bytes) -> bool:
-    """Whether the work tree's active log (`current`) holds changes vouch did not make.
-
-    vouch only appends hashed, chained events to the committed log (`committed`), or —
-    after a crash that closed a segment — starts a fresh log chained to its last event.
-    Anything else (a hand edit, deleted lines) must not be committed by the next write.
-    """
-    if current == committed:
-        return False
-    if not current.strip():
-        return True  # the log was emptied or deleted: committing that would drop events
-    last = last_in(committed)
-    anchor = str(last.get("hash", "")) if last else ""
-    if current.startswith(committed):
-        extra, prev = current[len(committed):], anchor
-    else:
-        extra, prev = current, None  # a fresh active log: its first event names the anchor
-    for line in extra.splitlines():
-        if not line.strip():
+def _anchor_issues(prev_of: dict[str, str], where: dict[str, tuple[str, int]],
+                   anchors: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    if not anchors:
+        return []
+    issues: list[dict[str, Any]] = []
+    anchored: set[str] = set()
+    for commit, head in anchors:
+        if head not in prev_of:
+            issues.append({"file": LOG_NAME, "line": None,
+                           "detail": f"event {head[:12]}… recorded by commit {commit[:12]} is "
+                                     "not in the log: events were dropped or rewritten"})
             continue
-        record = parse_line(line)
-        if record is None or record.get("hash") != event_hash(record):
-            return True
-        if prev is None and record.get("prev_hash") != anchor:
-            return True
-        if prev is not None and record.get("prev_hash") != prev:
-            return True
-        prev = str(record["hash"])
-    return False
-
-
-def append_worktree(vouch_dir: Path, record: dict[str, Any]) -> list[str]:
-    """Append `record` to the work tree's log, closing it into a segment first when it
-    has reached SEGMENT_BYTES. Returns the `.vouch/`-relative paths that changed (what a
-    direct commit must include), so direct commits keep the per-commit cost flat too."""
-    active = vouch_dir / LOG_NAME
-    changed = [LOG_NAME]
-    try:
-        size = active.stat().st_size
-    except FileNotFoundError:
-        size = 0
-    if size >= SEGMENT_BYTES:
-        content = active.read_bytes()
-        seg_dir = vouch_dir / SEGMENT_DIR
-        names = [p.name for p in seg_dir.iterdir()] if seg_dir.is_dir() else []
-        name = segment_name(content, next_seq(names))
-        fsio.write_atomic(vouch_dir / name, content)
-        # the new active log appears whole, never empty: a crash leaves old or new
-        fsio.write_atomic(active, to_line(record))
-        changed.insert(0, name)
-        return changed
-    fsio.append_line(active, to_line(record))
-    return changed
+        node = head
+        while node and node not in anchored and node in prev_of:
+            anchored.add(node)
+            node = prev_of[node]
+    for key in prev_of.keys() - anchored:
+        rel, lineno = where[key]
+        issues.append({"file": rel, "line": lineno,
+                       "detail": f"event {key[:12]}… is not recorded by any vouch commit "
+                                 "(added by hand?)"})
+    return issues

@@ -16,6 +16,7 @@ class CallContext:
     actor_override: str | None = None  # --as on the CLI; never a request parameter
     trusted: bool = True  # may `approver` override the actor? (servers: --trusted-host)
     transport: str = "cli"
+    allow_decisions: bool = False  # servers: --allow-decisions (the CLI always may decide)
     warm: dict[str, Any] = field(default_factory=dict)  # long-lived caches (index, model)
     _kb: KB | None = None
 
@@ -25,7 +26,16 @@ class CallContext:
             self._kb = KB.open(self.start, self.kb_path)
         return self._kb
 
-    def actor(self) -> str:
-        from vouch.actor import resolve_actor
+    @property
+    def may_decide(self) -> bool:
+        """May this caller approve or reject? A person at the CLI, or a server whose
+        starter allowed it (DESIGN §4.1)."""
+        return self.transport == "cli" or self.allow_decisions
 
-        return resolve_actor(self.kb, self.actor_override)
+    def actor(self) -> str:
+        """Who is acting; over a transport only a declared agent (else GateRefused)."""
+        from vouch.actor import declared_agent, resolve_actor
+
+        if self.transport == "cli":
+            return resolve_actor(self.kb, self.actor_override)
+        return declared_agent(self.kb, self.transport)

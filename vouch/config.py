@@ -108,15 +108,21 @@ class Config:
 
     @classmethod
     def load(cls, vouch_dir: Path) -> Config:
-        defaults = parse(template_text(CONFIG_NAME), where="default config")
         path = vouch_dir / CONFIG_NAME
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return cls(defaults)
+            return cls.from_text(None, str(path))
         except OSError as exc:
             raise CorruptFile(f"cannot read {path}: {exc}") from exc
-        return cls(_merge(defaults, parse(text, where=str(path))))
+        return cls.from_text(text, str(path))
+
+    @classmethod
+    def from_text(cls, text: str | None, where: str) -> Config:
+        """The settings a configuration file's text gives (None: the defaults), e.g. the
+        one committed on a branch, which is what the gate obeys."""
+        defaults = parse(template_text(CONFIG_NAME), where="default config")
+        return cls(defaults if text is None else _merge(defaults, parse(text, where=where)))
 
     def number(self, dotted: str, default: float) -> float:
         """A non-negative number setting; a wrong value is the user's error, named."""

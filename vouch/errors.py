@@ -110,3 +110,66 @@ class GitFailure(SystemFailure):
 
 class ModelFailure(SystemFailure):
     code = "E203"
+
+
+class OutsideRepository(VouchError):
+    """A source path that leads out of the work tree, or into `.git/` or `.vouch/`."""
+
+    code = "E108"
+
+
+class InvalidPath(VouchError):
+    """A path the operating system cannot use as given: a NUL byte, a name too long, ..."""
+
+    code = "E109"
+
+
+class SourceTooLarge(VouchError):
+    """A source over `sources.max_bytes`, refused before it is read whole."""
+
+    code = "E110"
+
+
+class PermissionDenied(SystemFailure):
+    code = "E204"
+
+
+class DiskFull(SystemFailure):
+    """No space left on the device, or the disk quota is exhausted."""
+
+    code = "E205"
+
+
+def from_os_error(exc: BaseException, path: object = None) -> VouchError | None:
+    """The VouchError an operating-system failure means, or None for other exceptions.
+
+    Every transport's one error handler calls this, so "permission denied" or "disk full"
+    is the same stable code at the CLI, over JSONL and over MCP. `path` names the file
+    when the caller knows it better than the exception does.
+    """
+    import errno
+
+    if isinstance(exc, ValueError) and "embedded null" in str(exc):  # before any syscall
+        where = f" {path!r}" if path is not None else ""
+        return InvalidPath(f"the path{where} contains a NUL byte", hint="pass the file's real name")
+    if not isinstance(exc, OSError):
+        return None
+    name = path if path is not None else exc.filename
+    what = f" {name}" if name is not None else ""
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return PermissionDenied(
+            f"permission denied{':' if what else ''}{what} ({exc.strerror})",
+            hint="check the owner and permissions of that file and its directory (ls -l), "
+            "then run the command again as a user who may use it",
+        )
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return DiskFull(
+            f"no space left{' for' if what else ''}{what} ({exc.strerror})",
+            hint="free some disk space (or raise the quota), then run the command again",
+        )
+    if exc.errno in (errno.ENAMETOOLONG, errno.EILSEQ):
+        return InvalidPath(
+            f"unusable path{':' if what else ''}{what} ({exc.strerror})",
+            hint="pass a shorter or differently spelled path",
+        )
+    return None

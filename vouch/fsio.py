@@ -4,29 +4,61 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from pathlib import Path
+
+# O_EXCL: never open a file (or a planted symlink) that is already there, as mkstemp does
+_TEMP_FLAGS = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _create_temp(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(path)  # a failed write() names no file; the error should
         raise
+
+
+def _create_temp(path: Path) -> tuple[int, Path]:
+    """A new temp file beside `path`, created 0o666 so the kernel applies the umask.
+
+    `tempfile.mkstemp` creates 0600, so every knowledge file would end up private to its
+    writer; an ordinary open() gives 0644 under umask 022 and 0664 under 002 (and honours
+    a directory's default ACL), which is what a teammate sharing the clone expects.
+    """
+    while True:
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(tmp, _TEMP_FLAGS, 0o666), tmp
+        except FileExistsError:
+            continue
 
 
 def append_line(path: Path, line: str) -> None:
     """Append one line with a single write, so a reader never sees half a line."""
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(line if line.endswith("\n") else line + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(line if line.endswith("\n") else line + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = str(path)
+        raise

@@ -69,5 +69,5 @@ def init_kb(path: Path, actor: str | None = None) -> InitResult:
 
         who = resolve_actor(kb, actor)
         writer.commit_direct(kb, missing, subject="vouch: initialise knowledge base",
-                             event="kb.init", actor=who, object_ids=[], check_dirty=False)
+                             event="kb.init", actor=who, object_ids=[])
         return InitResult(vouch_dir, True, git_initialised, tuple(sorted(missing)))

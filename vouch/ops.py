@@ -15,10 +15,13 @@ from typing import Any
 
 from vouch import __version__, yamlio
 from vouch.callctx import CallContext
-from vouch.errors import UsageError
+from vouch.errors import GateRefused, UsageError
 from vouch.kinds import source as source_kind
 
 SCOPES = ("read", "intake", "propose", "decide", "lifecycle", "session", "maintenance")
+# Scopes whose methods write something someone answers for: the audit log or a commit
+# records who acted. (`maintenance` that only rebuilds the derived index is not one.)
+ATTRIBUTED_SCOPES = ("intake", "propose", "decide", "lifecycle", "session")
 TRANSPORTS = ("cli", "jsonl", "mcp")
 SPEC = "vouch kb-methods (spec/kb-methods.md)"
 
@@ -65,6 +68,11 @@ class Method:
     params: tuple[Param, ...] = ()
     writes: bool = False
     _resolved: list[Callable[..., Any]] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def attributed(self) -> bool:
+        """Does a call record who acted? Then a transport needs a declared agent."""
+        return self.writes or self.scope in ATTRIBUTED_SCOPES
 
     @property
     def tool_name(self) -> str:
@@ -171,9 +179,27 @@ def get(name: str) -> Method:
 
 
 def invoke(ctx: CallContext, name: str, params: Mapping[str, Any] | None = None) -> Any:
-    """Validate `params` against the method's schema and run its handler."""
+    """Validate `params` against the method's schema, check the caller may, run the handler."""
     method = get(name)
-    return method.function()(ctx, **method.bind(params))
+    bound = method.bind(params)
+    authorize(ctx, method)
+    return method.function()(ctx, **bound)
+
+
+def authorize(ctx: CallContext, method: Method) -> None:
+    """The trust model's one door (DESIGN §4.1), by scope, before any handler runs.
+
+    Agent transports read, register and propose; they decide only when the person who
+    started the server allowed it, and they write only as the agent that person declared.
+    """
+    if method.scope == "decide" and not ctx.may_decide:
+        raise GateRefused(
+            f"{method.name}: approving or rejecting is a person's decision, and this "
+            f"{ctx.transport} server was not started to allow it",
+            hint="a person decides at the CLI (`vouch approve ID`, `vouch reject ID --reason "
+                 "...`), or starts the server with `vouch serve --allow-decisions`")
+    if method.attributed and ctx.transport != "cli":
+        ctx.actor()  # GateRefused when the server's starter declared no agent
 
 
 def capabilities(ctx: CallContext) -> dict[str, Any]:
@@ -190,7 +216,23 @@ def capabilities(ctx: CallContext) -> dict[str, Any]:
         "retrieval": retrieval,
         "review_gated": True,
         "transports": list(TRANSPORTS),
+        "caller": _caller(ctx),
     }
+
+
+def _caller(ctx: CallContext) -> dict[str, Any]:
+    """What this caller may do here, so that an agent learns it before being refused.
+
+    `agent` is the declared actor (--as, VOUCH_AGENT, config `agent`); at the CLI a null
+    one means the git user acts.
+    """
+    from vouch.actor import configured_actor
+
+    cli = ctx.transport == "cli"
+    agent = configured_actor(ctx.kb, ctx.actor_override if cli else None)
+    may_write = cli or agent is not None
+    return {"transport": ctx.transport, "agent": agent, "may_write": may_write,
+            "may_decide": ctx.may_decide and may_write}
 
 
 # -- declarations ------------------------------------------------------------------------
@@ -203,7 +245,8 @@ _LIST = (
 )
 
 register(Method("kb.capabilities", "read",
-                "What this server offers: methods, retrieval, transports.",
+                "What this server offers (methods, retrieval, transports) and may_write / "
+                "may_decide for this caller.",
                 "vouch.ops:capabilities"))
 register(Method("kb.status", "read", "Counts of knowledge, pending proposals, last audit time.",
                 "vouch.reads:status"))
@@ -370,6 +413,8 @@ def _register_gate() -> None:
             Param("reason", {"type": "string"}),
             Param("approver", {"type": "string"},
                   description="acts as this approver (trusted callers only)"),
+            Param("expect", {"type": "string"},
+                  description="the proposal commit that was reviewed; refused if it differs"),
         ),
         writes=True,
     ))

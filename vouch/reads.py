@@ -72,4 +72,6 @@ def register_source(ctx: CallContext, content: str, locator: str, type: str = "f
 def register_source_from_path(ctx: CallContext, path: str, type: str | None = None,
                               title: str | None = None,
                               tags: list[str] | None = None) -> dict[str, Any]:
+    """Confined to the work tree, always: reading outside is a person's CLI opt-in
+    (`vouch source add --allow-outside`), never a parameter an agent could pass."""
     return sources.register_source_from_path(ctx.kb, ctx.actor(), path, type, title, tags)

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import mimetypes
 import os
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vouch import writer
-from vouch.errors import NotFound, UsageError
+from vouch.errors import (
+    InvalidPath,
+    NotFound,
+    OutsideRepository,
+    SourceTooLarge,
+    UsageError,
+    from_os_error,
+)
 from vouch.kb import KB
 from vouch.kinds import source
 from vouch.lock import write_lock
@@ -34,6 +44,11 @@ def register_many(kb: KB, items: Iterable[Intake], actor: str,
     results: list[dict[str, Any]] = []
     files: dict[str, bytes] = {}
     new_ids: list[str] = []
+    items = list(items)
+    limit = max_bytes(kb)
+    for item in items:
+        if len(item.content) > limit:  # stdin, kb.register_source: files stop earlier
+            raise _too_large(Path(item.locator or "-"), limit, len(item.content))
     with write_lock(kb.dir, kb.config.number("lock.timeout_seconds", 30)):
         head = kb.repo.resolve("HEAD")
         for n, item in enumerate(items, 1):
@@ -64,7 +79,7 @@ def register_many(kb: KB, items: Iterable[Intake], actor: str,
             subject = (f"vouch: register source {new_ids[0][:12]}" if len(new_ids) == 1
                        else f"vouch: register {len(new_ids)} sources")
             writer.commit_direct(kb, files, subject=subject, event="source.register",
-                                 actor=actor, object_ids=new_ids, check_dirty=False)
+                                 actor=actor, object_ids=new_ids)
     return results
 
 
@@ -76,29 +91,134 @@ def register_source(kb: KB, actor: str, content: str | bytes, locator: str,
     return register_many(kb, [item], actor)[0]
 
 
-def intake_for_path(kb: KB, path: Path, type: str | None = None, title: str | None = None,
-                    tags: Iterable[str] = ()) -> Intake:
-    if path.exists() and not path.is_dir() and not path.is_file():
-        # a FIFO, socket or device (/dev/zero) would block or never end
-        raise UsageError(f"{path} is not a regular file", hint="register files or stdin (-)")
-    try:
-        content = path.read_bytes()
-    except FileNotFoundError as exc:
-        raise NotFound(f"no such file: {path}") from exc
-    except IsADirectoryError as exc:
-        raise UsageError(f"{path} is a directory", hint="pass --recursive to add a folder") from exc
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+_OUTSIDE_HINT = "copy it into the repository, or (CLI only) pass --allow-outside"
+_FOLLOW_NOTHING = getattr(os, "O_NOFOLLOW", 0)
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def max_bytes(kb: KB) -> int:
+    """`sources.max_bytes` in config.yaml (default 50 MiB): larger sources are refused."""
+    return int(kb.config.number("sources.max_bytes", DEFAULT_MAX_BYTES))
+
+
+def check_path_text(raw: str) -> None:
+    if "\0" in raw:
+        raise InvalidPath(f"the path {raw!r} contains a NUL byte",
+                          hint="pass the file's real name")
+
+
+def confine(kb: KB, path: Path, *, allow_outside: bool = False) -> tuple[Path, str | None]:
+    """`path` resolved, and its repo-relative (posix) locator: None when it lies outside.
+
+    Symlinks and `..` are resolved first, so a link or a climb that leads out is caught;
+    outside the work tree is refused unless `allow_outside`. git's own directory (`.git`
+    in any case, at any depth) and the knowledge base's files (`.vouch/`) are inside the
+    tree but are never sources.
+    """
+    check_path_text(str(path))
     resolved = path.resolve()
     try:
-        locator = resolved.relative_to(kb.root).as_posix()
+        rel = resolved.relative_to(kb.root)
     except ValueError:
-        locator = str(resolved)
+        if allow_outside:
+            return resolved, None
+        raise OutsideRepository(f"{path} is outside the repository {kb.root}",
+                                hint=_OUTSIDE_HINT) from None
+    for part in rel.parts:
+        folded = part.casefold().rstrip(". ")  # NTFS ignores trailing dots and spaces
+        if folded in (".git", "git~1"):
+            raise OutsideRepository(f"{path} is inside git's own directory (.git)",
+                                    hint="register files of the work tree")
+        if folded == ".vouch":
+            raise OutsideRepository(f"{path} is one of the knowledge base's own files (.vouch/)",
+                                    hint="cite knowledge by its id instead of registering it")
+    return resolved, rel.as_posix()
+
+
+def intake_for_path(kb: KB, path: Path, type: str | None = None, title: str | None = None,
+                    tags: Iterable[str] = (), *, confined: bool = False) -> Intake:
+    """Read one file as a source. `confined`: refuse anything outside the work tree.
+
+    Library callers (tests, `vouch eval` corpora) may read outside; every path an agent or
+    a CLI user names is confined unless a person passed --allow-outside. `.git/` and
+    `.vouch/` are refused either way.
+    """
+    resolved, rel = confine(kb, path, allow_outside=not confined)
+    content = _read_limited(kb, path, resolved, rel)
     media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     if type is None:
         type = "pdf" if media_type == "application/pdf" else "file"
-    return Intake(content, type, _readable(locator), title or _readable(path.name), media_type,
-                  tuple(tags))
+    return Intake(content, type, _readable(rel or str(resolved)), title or _readable(path.name),
+                  media_type, tuple(tags))
+
+
+def _read_limited(kb: KB, path: Path, resolved: Path, rel: str | None) -> bytes:
+    """The bytes of a regular file of at most `sources.max_bytes`, checked before reading.
+
+    With `rel` (a confined path) the file is opened from the work tree's root one
+    component at a time without following links, so a link swapped in after `confine`
+    looked cannot lead the read out of the repository.
+    """
+    limit = max_bytes(kb)
+    with contextlib.suppress(OSError):  # a missing file is reported by the open below
+        if _is_special(os.stat(resolved).st_mode):  # before opening: a device may react
+            raise _not_regular(path)
+    try:
+        fd = _open_below(kb.root, rel) if rel is not None else os.open(resolved, _READ_FLAGS)
+    except FileNotFoundError as exc:
+        raise NotFound(f"no such file: {path}") from exc
+    except OSError as exc:
+        if rel is not None and exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            if Path(os.path.realpath(kb.root / rel)) != kb.root / rel:
+                raise OutsideRepository(f"{path}: a link appeared in its path while it was "
+                                        "being read", hint=_OUTSIDE_HINT) from exc
+            raise NotFound(f"no such file: {path} (a part of it is not a directory)") from exc
+        raise from_os_error(exc, path) or UsageError(f"cannot read {path}: {exc.strerror}") \
+            from exc
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise UsageError(f"{path} is a directory", hint="pass --recursive to add a folder")
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(path)
+        if st.st_size > limit:
+            raise _too_large(path, limit, st.st_size)
+        content = fh.read(limit + 1)  # files in /proc report size 0; a file may grow
+    if len(content) > limit:
+        raise _too_large(path, limit)
+    return content
+
+
+def _is_special(mode: int) -> bool:
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _not_regular(path: Path) -> UsageError:
+    # a FIFO, socket or device (/dev/zero) would block or never end
+    return UsageError(f"{path} is not a regular file", hint="register files or stdin (-)")
+
+
+def _open_below(root: Path, rel: str) -> int:
+    *dirs, name = rel.split("/")
+    if not hasattr(os, "O_DIRECTORY") or os.open not in os.supports_dir_fd:
+        return os.open(root / rel, _READ_FLAGS | _FOLLOW_NOTHING)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        for part in dirs:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | _FOLLOW_NOTHING, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return os.open(name, _READ_FLAGS | _FOLLOW_NOTHING, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _too_large(path: Path, limit: int, size: int | None = None) -> SourceTooLarge:
+    what = f"{size} bytes" if size is not None else "larger"
+    return SourceTooLarge(
+        f"{path} is {what}, over the limit for a source (sources.max_bytes: {limit} bytes)",
+        hint="register a smaller extract, or raise sources.max_bytes in .vouch/config.yaml")
 
 
 def _readable(name: str) -> str:
@@ -106,25 +226,72 @@ def _readable(name: str) -> str:
     return os.fsencode(name).decode("utf-8", "replace")
 
 
-def files_under(directory: Path) -> list[Path]:
-    """Regular files below `directory`, sorted, skipping VCS and hidden directories."""
+@dataclass(frozen=True)
+class Walk:
+    files: list[Path]
+    links: list[Path]  # symbolic links met on the way: never followed
+
+
+def walk(directory: Path) -> Walk:
+    """Regular files below `directory`, sorted, skipping VCS and hidden directories.
+
+    A walk never follows a symbolic link, to a file or to a folder: a link may lead out
+    of the repository, and a person who means its target can name it.
+    """
     found: list[Path] = []
+    links: list[Path] = []
     for base, dirs, names in os.walk(directory):
+        here = Path(base)
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
-        found.extend(Path(base) / n for n in sorted(names)
-                     if not n.startswith(".") and (Path(base) / n).is_file())
-    return found
+        links.extend(here / d for d in dirs if (here / d).is_symlink())
+        dirs[:] = [d for d in dirs if not (here / d).is_symlink()]
+        for n in sorted(names):
+            if n.startswith("."):
+                continue
+            if (here / n).is_symlink():
+                links.append(here / n)
+            elif (here / n).is_file():
+                found.append(here / n)
+    return Walk(found, links)
+
+
+def files_under(directory: Path) -> list[Path]:
+    return walk(directory).files
 
 
 def resolve_path(raw: str) -> Path:
+    check_path_text(raw)
     path = Path(raw).expanduser()
     return path if path.is_absolute() else (Path.cwd() / path)
 
 
-def register_source_from_path(kb: KB, actor: str, path: str, type: str | None = None,
-                              title: str | None = None,
-                              tags: list[str] | None = None) -> dict[str, Any]:
+def _target(kb: KB, path: str) -> Path:
     target = resolve_path(path)
     if not target.exists() and not Path(path).is_absolute():
         target = kb.root / path  # repo-relative
-    return register_many(kb, [intake_for_path(kb, target, type, title, tags or ())], actor)[0]
+    return target
+
+
+def register_source_from_path(kb: KB, actor: str, path: str, type: str | None = None,
+                              title: str | None = None, tags: list[str] | None = None,
+                              *, allow_outside: bool = False) -> dict[str, Any]:
+    """Register one file. It must lie in the work tree unless `allow_outside`, which only
+    the CLI passes (`vouch source add --allow-outside`): agents never read outside."""
+    item = intake_for_path(kb, _target(kb, path), type, title, tags or (),
+                           confined=not allow_outside)
+    return register_many(kb, [item], actor)[0]
+
+
+def intakes_under(kb: KB, directory: str, type: str | None = None,
+                  tags: Iterable[str] = (), *,
+                  allow_outside: bool = False) -> tuple[list[Intake], list[Path]]:
+    """The files below `directory` as intakes, and the symbolic links skipped on the way.
+
+    The folder itself must lie in the work tree unless `allow_outside`.
+    """
+    root = _target(kb, directory)
+    confine(kb, root, allow_outside=allow_outside)
+    found = walk(root)
+    items = [intake_for_path(kb, p, type, None, tags, confined=not allow_outside)
+             for p in found.files]
+    return items, found.links

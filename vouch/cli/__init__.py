@@ -21,7 +21,7 @@ from vouch.cli.options import (
     remember_group_options,
     shared_options,
 )
-from vouch.errors import SystemFailure, UsageError, VouchError
+from vouch.errors import SystemFailure, UsageError, VouchError, from_os_error
 
 
 class _LazyGroup(click.Group):
@@ -113,8 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the one place a bug becomes an exit status, not a traceback
         if os.environ.get("VOUCH_DEBUG"):
             traceback.print_exc()
-        wrapped = SystemFailure(f"internal error: {type(exc).__name__}: {exc}",
-                                hint="set VOUCH_DEBUG=1 for the traceback")
+        wrapped = from_os_error(exc) or SystemFailure(
+            f"internal error: {type(exc).__name__}: {exc}",
+            hint="set VOUCH_DEBUG=1 for the traceback")
         return _report(wrapped, chosen_format(args))
     return result if isinstance(result, int) else 0
 

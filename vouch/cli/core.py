@@ -103,7 +103,11 @@ def _show_proposal_human(data: dict[str, Any]) -> str:
     from vouch import yamlio
 
     meta = {k: v for k, v in data.items() if k not in ("diff", "object") and v}
-    return f"{yamlio.dump_yaml(meta).rstrip()}\n\n{data.get('diff') or ''}".rstrip()
+    text = f"{yamlio.dump_yaml(meta).rstrip()}\n\n{data.get('diff') or ''}".rstrip()
+    if data.get("state") == "pending" and not data.get("problems") and data.get("commit"):
+        text += (f"\n\nTo approve exactly this: vouch approve {data['proposal_id']} "
+                 f"--expect {str(data['commit'])[:12]}")
+    return text
 
 
 def _list_human(rows: list[dict[str, Any]]) -> str:

@@ -160,13 +160,22 @@ def pending_cmd(ctx: CallContext, out: Output, limit: int, offset: int, kind: st
 @cli.command("approve")
 @click.argument("proposal_ids", nargs=-1, required=True, metavar="ID...")
 @click.option("--reason", help="Why; recorded in the merge commit and decision record.")
+@click.option("--expect", metavar="COMMIT",
+              help="Approve only if the proposal is still this commit (as `vouch show` "
+                   "printed it); one ID only.")
 @kb_command()
 def approve_cmd(ctx: CallContext, out: Output, proposal_ids: tuple[str, ...],
-                reason: str | None) -> None:
-    """Approve proposals: merge each into its base branch. Stops at the first refusal."""
+                reason: str | None, expect: str | None) -> None:
+    """Approve proposals: merge each into its base branch. Stops at the first refusal.
+
+    A proposal changed since `vouch show` displayed it here is refused.
+    """
+    if expect and len(proposal_ids) > 1:
+        raise UsageError("--expect pins one proposal", hint="approve one ID at a time")
     results = []
     for pid in proposal_ids:
-        result = ops.invoke(ctx, "kb.approve", {"proposal_id": pid, "reason": reason})
+        result = ops.invoke(ctx, "kb.approve",
+                            {"proposal_id": pid, "reason": reason, "expect": expect})
         results.append(result)
         if not out.json:
             click.echo(f"approved {pid} → {result['object_kind']} {result['object_id']}")

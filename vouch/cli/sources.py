@@ -11,6 +11,7 @@ from vouch import ops
 from vouch.callctx import CallContext
 from vouch.cli import cli
 from vouch.cli.options import Output, kb_command, split_csv, stdin_bytes
+from vouch.errors import UsageError
 from vouch.kinds import source as source_kind
 
 
@@ -25,11 +26,17 @@ def source_group() -> None:
 @click.option("--type", "type_", type=click.Choice(source_kind.TYPES), help="Source type.")
 @click.option("--tags", help="Comma-separated tags.")
 @click.option("--recursive", "-r", is_flag=True, help="Add every file below a directory, "
-              "in one commit.")
+              "in one commit (symbolic links are skipped).")
+@click.option("--allow-outside", is_flag=True, help="Read a file outside the repository "
+              "(recorded by its absolute path). Agents can never do this.")
 @kb_command()
 def add_cmd(ctx: CallContext, out: Output, target: str, title: str | None, type_: str | None,
-            tags: str | None, recursive: bool) -> None:
-    """Store FILE (or stdin, `-`) as a source and print its id."""
+            tags: str | None, recursive: bool, allow_outside: bool) -> None:
+    """Store FILE (or stdin, `-`) as a source and print its id.
+
+    FILE must lie in the repository's work tree (not in .git/ or .vouch/) unless
+    --allow-outside is given.
+    """
     from vouch import sources
 
     tag_list = split_csv(tags)
@@ -43,8 +50,12 @@ def add_cmd(ctx: CallContext, out: Output, target: str, title: str | None, type_
         results = [result]
     elif recursive and Path(target).is_dir():
         kb = ctx.kb
-        paths = sources.files_under(Path(target))
-        items = [sources.intake_for_path(kb, p, type_, None, tag_list) for p in paths]
+        items, links = sources.intakes_under(kb, target, type_, tag_list,
+                                             allow_outside=allow_outside)
+        if links:
+            out.info(f"skipped {len(links)} symbolic link(s), which a recursive add never "
+                     "follows: " + ", ".join(str(p) for p in links[:5])
+                     + (", ..." if len(links) > 5 else ""))
         if sys.stderr.isatty() and items:
             with click.progressbar(length=len(items), label="Registering", file=sys.stderr) as bar:
                 last = [0]
@@ -56,7 +67,14 @@ def add_cmd(ctx: CallContext, out: Output, target: str, title: str | None, type_
                 results = sources.register_many(kb, items, ctx.actor(), progress=advance)
         else:
             results = sources.register_many(kb, items, ctx.actor())
+    elif allow_outside:
+        # a person's opt-in, so a direct library call: the registry method (what agents
+        # reach) has no such parameter
+        results = [sources.register_source_from_path(
+            ctx.kb, ctx.actor(), target, type_, title, tag_list or None, allow_outside=True)]
     else:
+        if Path(target).is_dir():
+            raise UsageError(f"{target} is a directory", hint="pass --recursive to add a folder")
         results = [ops.invoke(ctx, "kb.register_source_from_path", {
             "path": target, "type": type_, "title": title, "tags": tag_list or None,
         })]

@@ -1,27 +1,44 @@
 """Approve and reject: the two ways a proposal ends.
 
-Approve merges the proposal into its base branch with one merge commit that also sets
-`approved_by` on the object, writes `decided/<hh>/<id>.yaml` and appends the audit
-events. The merge is computed by `git merge-tree --write-tree` (no work tree, no index),
-so it works while the user has staged, unstaged and untracked work — which stays exactly
-as it was. Reject commits the decision record and keeps the proposal commit under
-`refs/vouch/rejected/<id>`. In both, every ref change (base branch, proposal branch,
-rejected ref) happens in one git ref transaction.
+Approve checks the proposal (`verify`: exactly what vouch proposes, the commit the
+reviewer saw), then lands one merge commit on the base branch whose tree is the tip's
+plus the checked files, with `approved_by` set on the object, `decided/<hh>/<id>.yaml`
+and the audit events. Nothing from the proposal's tree is taken unchecked, so the merge
+is computed in-process; the user's staged, unstaged and untracked work stays as it was.
+Reject commits the decision record and keeps the proposal commit under
+`refs/vouch/rejected/<id>`. A proposal that someone merged with git itself (or a host's
+merge button) is recognised: approve records the decision afterwards, reject refuses.
+
+The gate's settings (`review.*`) are read from the configuration committed on the
+target branch, never from the work tree. Every decision commit records the audit
+chain's head (`Vouch-Audit-Head`), so `vouch audit --verify` detects dropped or
+rewritten events.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from vouch import audit, ids, yamlio
-from vouch.errors import Conflict, CorruptFile, GateRefused, UsageError
-from vouch.gate import records
-from vouch.gate.landing import checked_out_branch, fault, gate_lock, land
+from vouch import ids, writer, yamlio
+from vouch.config import CONFIG_NAME, Config
+from vouch.errors import CorruptFile, GateRefused, UsageError
+from vouch.gate import records, verify
 from vouch.gate.records import Proposal
 from vouch.kb import KB
 from vouch.kinds import KINDS, Kind
+from vouch.landing import RefUpdate, checked_out_branch, fault, gate_lock, land
 
 TRUSTED_ROLE = "trusted-agent"
+_COMMIT_PREFIX = re.compile(r"[0-9a-fA-F]{7,64}")
+
+
+def gate_settings(kb: KB, tip: str) -> Config:
+    """The configuration committed on the branch a decision lands on."""
+    where = f"{tip[:12]}:{kb.rel(CONFIG_NAME)}"
+    blob = kb.repo.blob_at(tip, kb.rel(CONFIG_NAME))
+    return Config.from_text(kb.repo.read_blob(blob).decode("utf-8", "replace")
+                            if blob else None, where)
 
 
 def _target(kb: KB, proposal: Proposal, current: str | None) -> tuple[str, str]:
@@ -35,40 +52,39 @@ def _target(kb: KB, proposal: Proposal, current: str | None) -> tuple[str, str]:
                      hint="check out a branch to approve into")
 
 
-def _merge(kb: KB, tip: str, proposal: Proposal) -> tuple[str, dict[str, str | None]]:
-    """(tree to edit, changes to apply to it) that merge the proposal into `tip`.
+def _check_approver(actor: str, proposal: Proposal, settings: Config) -> None:
+    if actor == proposal.proposer and settings.get("review.approver_role") != TRUSTED_ROLE:
+        raise GateRefused(
+            f"{actor} proposed {proposal.id} and cannot also approve it",
+            hint="another person must approve (or commit review.approver_role: "
+                 "trusted-agent in .vouch/config.yaml on the target branch)")
 
-    A proposal made by vouch is one commit that only adds content-addressed files (and
-    appends to the audit log, rebuilt by the caller), so the merge is those files on top
-    of the tip's tree — computed in-process. Anything else (extra commits pushed to the
-    proposal branch during review, edits to files the tip changed too) goes through
-    `git merge-tree --write-tree`, which handles every case.
+
+def _pinned(kb: KB, proposal: Proposal, expect: str | None) -> list[RefUpdate]:
+    """Refuse a proposal that changed since it was reviewed; the reviewed ref to drop.
+
+    `expect` pins the commit explicitly; otherwise the commit `vouch show` last
+    displayed here (refs/vouch/reviewed/<id>) must still be the tip.
     """
-    repo = kb.repo
-    log_path = kb.rel(audit.LOG_NAME)
-    tip_tree = repo.store.peel_tree(tip)
-    assert tip_tree is not None
-    if proposal.base_commit and repo.commit_parents(proposal.commit) == [proposal.base_commit]:
-        base_tree = repo.store.peel_tree(proposal.base_commit)
-        prop_tree = repo.store.peel_tree(proposal.commit)
-        assert prop_tree is not None
-        added = repo.tree_changes(base_tree, prop_tree)
-        added.pop(log_path, None)
-        clean = True
-        for path, blob in added.items():
-            now = repo.blob_at(tip_tree, path)
-            if now != blob and now != (repo.blob_at(base_tree, path) if base_tree else None):
-                clean = False  # the tip changed this path too: let git merge it
-                break
-        if clean:
-            return tip_tree, added
-    merged, conflicts = repo.merge_tree(tip, proposal.commit)
-    conflicts = [c for c in conflicts if c != log_path]  # rebuilt by the caller
-    if conflicts:
-        raise Conflict(f"proposal {proposal.id} conflicts with the base branch: "
-                       + ", ".join(conflicts[:5]),
-                       hint="reject it and propose again from the current branch")
-    return merged, {}
+    ref = records.REVIEWED_PREFIX + proposal.id
+    reviewed = kb.repo.peek(ref)
+    if expect is not None:
+        if not isinstance(expect, str) or not _COMMIT_PREFIX.fullmatch(expect):
+            raise UsageError(f"--expect {expect!r} is not a commit id",
+                             hint="pass the commit `vouch show ID` printed (7 or more hex "
+                                  "digits)")
+        if not proposal.commit.startswith(expect.lower()):
+            raise _changed(proposal, expect)
+    elif reviewed and reviewed != proposal.commit:
+        raise _changed(proposal, reviewed)
+    return [(ref, None, reviewed)] if reviewed else []
+
+
+def _changed(proposal: Proposal, seen: str) -> GateRefused:
+    return GateRefused(
+        f"proposal {proposal.id} is now commit {proposal.commit[:12]}, not the "
+        f"{seen[:12]} that was reviewed: it changed after review",
+        hint=f"review it again (vouch show {proposal.id}), then approve what you saw")
 
 
 def _with_approver(kind: Kind, text: str, actor: str, where: str) -> str:
@@ -95,57 +111,39 @@ def _with_approver(kind: Kind, text: str, actor: str, where: str) -> str:
     return kind.edit(text, {"approved_by": actor}, where=where)
 
 
-def _new_events(kb: KB, proposal: Proposal) -> list[str]:
-    """The audit lines the proposal commit added (its proposal.create event)."""
-    repo = kb.repo
-    log_path = kb.rel(audit.LOG_NAME)
-
-    def lines(commit: str | None) -> list[bytes]:
-        blob = repo.blob_at(commit, log_path) if commit else None
-        return [x for x in repo.read_blob(blob).split(b"\n") if x.strip()] if blob else []
-
-    before = set(lines(proposal.base_commit or None))
-    return [x.decode() for x in lines(proposal.commit) if x not in before]
-
-
-def _decision(proposal: Proposal, decision: str, actor: str, reason: str | None) -> bytes:
+def _decision(proposal: Proposal, decision: str, actor: str, reason: str | None,
+              note: str | None = None) -> bytes:
     record = {
         "proposal_id": proposal.id, "decision": decision, "kind": proposal.kind,
         "object_id": proposal.object_id, "proposer": proposal.proposer, "decided_by": actor,
         "decided_at": ids.now_iso(), "reason": reason or None, "base": proposal.base,
-        "proposal_commit": proposal.commit,
+        "proposal_commit": proposal.commit, "note": note,
     }
     return yamlio.dump_yaml({k: v for k, v in record.items() if v is not None}).encode()
 
 
-def _message(proposal: Proposal, decision: str, actor: str, reason: str) -> str:
+def _message(proposal: Proposal, decision: str, actor: str, reason: str, chain: str,
+             subject: str | None = None) -> str:
     """The decision commit's message: `vouch: approve|reject <kind> <id>` plus trailers."""
     verb = "approve" if decision == "approved" else "reject"
     return records.message(
-        f"vouch: {verb} {proposal.kind} {proposal.object_id}", reason, {
+        subject or f"vouch: {verb} {proposal.kind} {proposal.object_id}", reason, {
             "Vouch-Proposal": proposal.id, "Vouch-Decision": decision,
             "Vouch-Approver": actor, "Vouch-Proposer": proposal.proposer,
             "Vouch-Kind": proposal.kind, "Vouch-Object": proposal.object_id,
+            "Vouch-Proposal-Commit": proposal.commit, writer.AUDIT_HEAD: chain,
         })
 
 
-def _audit_changes(kb: KB, tip: str, tree: str, proposal: Proposal, event: str, actor: str,
-                   data: dict[str, Any]) -> dict[str, str | None]:
-    """The active log of `tip` plus the proposal's own events plus this decision."""
-    repo = kb.repo
-    blob = repo.blob_at(tip, kb.rel(audit.LOG_NAME))
-    log = repo.read_blob(blob) if blob else b""
-    new_log, segments, _ = audit.append_events(
-        log, [(event, actor, [proposal.id, proposal.object_id], data)],
-        verbatim=_new_events(kb, proposal), seq=records.segment_seq(kb, tip, log))
-    files = {**segments, audit.LOG_NAME: new_log}
-    changes: dict[str, str | None] = {}
-    for rel, payload in files.items():
-        path = kb.rel(rel)
-        if rel != audit.LOG_NAME and repo.blob_at(tree, path):
-            continue  # the same closed segment already arrived with the merge
-        changes[path] = repo.write_blob(payload)
-    return changes
+def _events(proposal: Proposal, event: str, actor: str, data: dict[str, Any]
+            ) -> list[tuple[str, str, list[str], dict[str, Any]]]:
+    """The proposal's creation (read from its trailers) and the decision, as audit events."""
+    created = {"kind": proposal.kind, "base": proposal.base, "commit": proposal.commit,
+               "proposed_at": proposal.created_at}
+    objects = [proposal.id, proposal.object_id]
+    return [("proposal.create", proposal.proposer, objects, created),
+            (event, actor, objects, {"kind": proposal.kind, "proposer": proposal.proposer,
+                                     **data})]
 
 
 def _decided_check(kb: KB, proposal: Proposal, tip: str) -> None:
@@ -154,56 +152,94 @@ def _decided_check(kb: KB, proposal: Proposal, tip: str) -> None:
         raise records.refuse_decided(proposal.id, decision)
 
 
-def approve(kb: KB, actor: str, proposal_id: str, reason: str | None = None) -> dict[str, Any]:
+def _logs(kb: KB, tip: str, events: list[tuple[str, str, list[str], dict[str, Any]]]
+          ) -> tuple[dict[str, str | None], str]:
+    logs, chain = writer.audit_changes(kb, tip, events)
+    return {kb.rel(p): kb.repo.write_blob(b) for p, b in logs.items()}, chain
+
+
+def approve(kb: KB, actor: str, proposal_id: str, reason: str | None = None, *,
+            expect: str | None = None) -> dict[str, Any]:
     repo = kb.repo
     with gate_lock(kb):
         proposal = records.find(kb, proposal_id)
-        role = kb.config.get("review.approver_role", "human")
-        if actor == proposal.proposer and role != TRUSTED_ROLE:
-            raise GateRefused(
-                f"{actor} proposed {proposal.id} and cannot also approve it",
-                hint="another person must approve (or set review.approver_role: "
-                     "trusted-agent in .vouch/config.yaml)")
-        kind = KINDS.get(proposal.kind)
-        if kind is None or not ids.is_object_id(proposal.object_id):
-            raise GateRefused(f"proposal {proposal.id} does not name a knowledge object",
-                              hint="its commit lacks Vouch-Kind / Vouch-Object trailers")
         current = checked_out_branch(kb)
         branch, tip = _target(kb, proposal, current)
+        settings = gate_settings(kb, tip)
+        _check_approver(actor, proposal, settings)
         _decided_check(kb, proposal, tip)
-        obj_path = kb.rel(kind.path_for(proposal.object_id))
-        if repo.blob_at(tip, obj_path) is not None:
+        others = _pinned(kb, proposal, expect)
+        if proposal.local:
+            others.append((proposal.ref, None, proposal.commit))
+        if repo.is_ancestor(proposal.commit, tip):
+            return _record_merged(kb, proposal, actor, reason, branch, tip, others, current)
+        kind = KINDS.get(proposal.kind)
+        obj_path = kb.rel(kind.path_for(proposal.object_id)) if kind else ""
+        if kind and ids.is_object_id(proposal.object_id) and repo.blob_at(tip, obj_path):
             # e.g. the same claim proposed in two clones, one already approved
             raise GateRefused(f"{proposal.kind} {proposal.object_id} is already approved "
                               f"on {branch.removeprefix('refs/heads/')}",
                               hint=f"reject this proposal: vouch reject {proposal.id} "
                                    "--reason duplicate")
-        tree, changes = _merge(kb, tip, proposal)
+        checked = verify.check(kb, proposal, tip, require_citations=settings.get(
+            "review.require_citations", True) is not False)
         fault("merged")
-        obj_blob = changes.get(obj_path) or repo.blob_at(tree, obj_path)
-        if obj_blob is None:
-            raise GateRefused(f"proposal {proposal.id} does not contain {obj_path}")
-        text = repo.read_blob(obj_blob).decode("utf-8")
-        edited = _with_approver(kind, text, actor, obj_path)
+        changes: dict[str, str | None] = {
+            p: b for p, b in checked.files.items() if repo.blob_at(tip, p) != b}
+        edited = _with_approver(checked.kind, checked.text, actor, obj_path)
         changes[obj_path] = repo.write_blob(edited.encode())
         changes[kb.rel(records.decided_path(proposal.id))] = repo.write_blob(
             _decision(proposal, "approved", actor, reason))
-        changes.update(_audit_changes(kb, tip, tree, proposal, "proposal.approve", actor, {
-            "kind": proposal.kind, "proposer": proposal.proposer, "reason": reason or ""}))
-        final = repo.edit_tree(tree, changes)
-        message = _message(proposal, "approved", actor, reason or "")
+        logs, chain = _logs(kb, tip, _events(proposal, "proposal.approve", actor,
+                                             {"reason": reason or ""}))
+        changes.update(logs)
+        final = repo.edit_tree(repo.store.peel_tree(tip), changes)
+        message = _message(proposal, "approved", actor, reason or "", chain)
         commit = repo.write_commit(final, [tip, proposal.commit], message)
         fault("committed")
-        others = [(proposal.ref, None, proposal.commit)] if proposal.local else []
-        land(kb, branch, tip, commit, _changed(kb, tip, final), others,
+        land(kb, branch, tip, commit, changes, others,
              message=f"vouch: approve {proposal.id}", current=current)
     return {"ok": True, "object_id": proposal.object_id, "object_kind": proposal.kind,
-            "proposal_id": proposal.id, "commit": commit}
+            "proposal_id": proposal.id, "commit": commit,
+            "proposal_commit": proposal.commit}
 
 
-def _changed(kb: KB, tip: str, final: str) -> dict[str, str | None]:
-    """Paths the new commit changes relative to the tip (what the work tree must follow)."""
-    return kb.repo.tree_changes(kb.repo.store.peel_tree(tip), final)
+def _record_merged(kb: KB, proposal: Proposal, actor: str, reason: str | None, branch: str,
+                   tip: str, others: list[RefUpdate], current: str | None) -> dict[str, Any]:
+    """Record the decision for a proposal already merged by git (not by vouch)."""
+    repo = kb.repo
+    kind = KINDS.get(proposal.kind)
+    obj_path = kb.rel(kind.path_for(proposal.object_id)) \
+        if kind and ids.is_object_id(proposal.object_id) else ""
+    blob = repo.blob_at(tip, obj_path) if obj_path else None
+    if kind is None or blob is None:
+        raise GateRefused(
+            f"proposal {proposal.id} was merged outside vouch, but "
+            f"{obj_path or 'its object'} is not on {branch.removeprefix('refs/heads/')}",
+            hint="nothing to approve; reject it or propose the content again")
+    note = "merged outside vouch; decision recorded afterwards"
+    text = repo.read_blob(blob).decode("utf-8")
+    changes: dict[str, str | None] = {
+        obj_path: repo.write_blob(kind.edit(text, {"approved_by": actor}, where=obj_path)
+                                  .encode()),
+        kb.rel(records.decided_path(proposal.id)): repo.write_blob(
+            _decision(proposal, "approved", actor, reason, note)),
+    }
+    logs, chain = _logs(kb, tip, _events(proposal, "proposal.approve", actor,
+                                         {"reason": reason or "", "note": note}))
+    changes.update(logs)
+    changes = {p: b for p, b in changes.items() if repo.blob_at(tip, p) != b}
+    final = repo.edit_tree(repo.store.peel_tree(tip), changes)
+    message = _message(proposal, "approved", actor, reason or "", chain,
+                       f"vouch: record approval of {proposal.kind} {proposal.object_id} "
+                       "(merged outside vouch)")
+    commit = repo.write_commit(final, [tip], message)
+    fault("committed")
+    land(kb, branch, tip, commit, changes, others,
+         message=f"vouch: record approval of {proposal.id}", current=current)
+    return {"ok": True, "object_id": proposal.object_id, "object_kind": proposal.kind,
+            "proposal_id": proposal.id, "commit": commit,
+            "proposal_commit": proposal.commit, "recorded_after_merge": True}
 
 
 def reject(kb: KB, actor: str, proposal_id: str, reason: str) -> dict[str, Any]:
@@ -215,21 +251,29 @@ def reject(kb: KB, actor: str, proposal_id: str, reason: str) -> dict[str, Any]:
         current = checked_out_branch(kb)
         branch, tip = _target(kb, proposal, current)
         _decided_check(kb, proposal, tip)
-        base_tree = repo.store.peel_tree(tip)
-        assert base_tree is not None
+        if repo.is_ancestor(proposal.commit, tip):
+            raise GateRefused(
+                f"proposal {proposal.id} was already merged into "
+                f"{branch.removeprefix('refs/heads/')} outside vouch; its content is live",
+                hint=f"record the decision with `vouch approve {proposal.id}`, or revert "
+                     "the merge with `git revert` first")
         changes: dict[str, str | None] = {
             kb.rel(records.decided_path(proposal.id)): repo.write_blob(
                 _decision(proposal, "rejected", actor, reason)),
         }
-        changes.update(_audit_changes(kb, tip, base_tree, proposal, "proposal.reject", actor, {
-            "kind": proposal.kind, "proposer": proposal.proposer, "reason": reason}))
-        tree = repo.edit_tree(base_tree, changes)
-        commit = repo.write_commit(tree, [tip], _message(proposal, "rejected", actor, reason))
+        logs, chain = _logs(kb, tip, _events(proposal, "proposal.reject", actor,
+                                             {"reason": reason}))
+        changes.update(logs)
+        tree = repo.edit_tree(repo.store.peel_tree(tip), changes)
+        commit = repo.write_commit(tree, [tip],
+                                   _message(proposal, "rejected", actor, reason, chain))
         fault("committed")
-        others: list[tuple[str, str | None, str | None]] = [
-            (records.REJECTED_PREFIX + proposal.id, proposal.commit, None)]
+        others: list[RefUpdate] = [(records.REJECTED_PREFIX + proposal.id, proposal.commit, None)]
         if proposal.local:
             others.append((proposal.ref, None, proposal.commit))
-        land(kb, branch, tip, commit, _changed(kb, tip, tree), others,
+        reviewed = repo.peek(records.REVIEWED_PREFIX + proposal.id)
+        if reviewed:
+            others.append((records.REVIEWED_PREFIX + proposal.id, None, reviewed))
+        land(kb, branch, tip, commit, changes, others,
              message=f"vouch: reject {proposal.id}", current=current)
     return {"ok": True, "proposal_id": proposal.id, "commit": commit}

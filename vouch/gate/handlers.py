@@ -56,17 +56,18 @@ def list_pending(ctx: CallContext, limit: int = 50, offset: int = 0,
 
 
 def read_proposal(ctx: CallContext, id: str) -> dict[str, Any]:
-    return pending.show(ctx.kb, id)
+    # a person looking at a proposal at the CLI pins what approve may merge
+    return pending.show(ctx.kb, id, record=ctx.transport == "cli")
 
 
 def approve(ctx: CallContext, proposal_id: str, reason: str | None = None,
-            approver: str | None = None) -> dict[str, Any]:
+            approver: str | None = None, expect: str | None = None) -> dict[str, Any]:
     # `approver` speaks for someone else: only a trusted transport may say it.
     if approver is not None and not ctx.trusted:
         raise UsageError("approver may only be set by a trusted caller",
                          hint="the server must run with --trusted-host")
     actor = approver.strip() if approver and approver.strip() else ctx.actor()
-    return decide.approve(ctx.kb, actor, proposal_id, reason)
+    return decide.approve(ctx.kb, actor, proposal_id, reason, expect=expect)
 
 
 def reject(ctx: CallContext, proposal_id: str, reason: str) -> dict[str, Any]:
@@ -85,7 +86,9 @@ def audit_events(ctx: CallContext, tail: int | None = None,
 
 
 def audit_verify(ctx: CallContext) -> dict[str, Any]:
-    return audit.verify(ctx.kb.dir)
+    from vouch.gate import provenance
+
+    return provenance.verify(ctx.kb)
 
 
 def register_evidence(ctx: CallContext, source_id: str, locator: str,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from vouch import audit
-from vouch.errors import NotFound
+from vouch import ids
+from vouch.errors import CorruptFile, GateRefused, GitFailure, NotFound
 from vouch.gate import records
 from vouch.kb import KB, PROPOSAL_PREFIX, matches
 from vouch.kinds import KINDS
@@ -14,7 +15,7 @@ from vouch.kinds import KINDS
 
 def open_proposals(kb: KB) -> list[records.Proposal]:
     """Proposal branches — local, and remote-tracking ones (review on a host) — that the
-    checked-out branch has not decided yet.
+    checked-out branch has neither decided nor merged (a `git merge` outside vouch).
 
     A branch can outlive its decision: a remote one until the remote deletes it, a local
     one when the decision arrived by `git pull`. Each is checked with one in-process
@@ -22,7 +23,7 @@ def open_proposals(kb: KB) -> list[records.Proposal]:
     stays one git process plus a few pipe round trips.
     """
     found = records.read_proposals(kb, [PROPOSAL_PREFIX, records.REMOTE_PREFIX,
-                                        records.REJECTED_PREFIX])
+                                        records.REJECTED_PREFIX], unmerged=True)
     rejected = {p.id for p in found if p.ref.startswith(records.REJECTED_PREFIX)}
     by_id: dict[str, records.Proposal] = {}
     for p in sorted(found, key=lambda p: not p.local):  # the local branch wins
@@ -49,39 +50,70 @@ def list_pending(kb: KB, limit: int | None = 50, offset: int = 0,
     return rows[offset: None if limit is None else offset + limit]
 
 
-def show(kb: KB, proposal_id: str) -> dict[str, Any]:
-    """Metadata, the proposed object and the diff the proposal would merge (or merged)."""
+def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
+    """Metadata, the proposed object, what approve would refuse, and the whole diff.
+
+    With `record` (a person at the CLI), the commit shown is remembered in
+    refs/vouch/reviewed/<id>: approve then refuses the proposal if it changes.
+    """
     records.check_proposal_id(proposal_id)
     repo = kb.repo
     found = records.read_proposals(kb, [*records.branch_patterns(proposal_id),
                                         records.REJECTED_PREFIX + proposal_id])
     found.sort(key=lambda p: (not p.local, p.ref.startswith(records.REJECTED_PREFIX)))
-    decision = records.decision_of(kb, proposal_id, repo.resolve("HEAD"))
+    head = repo.resolve("HEAD")
+    decision = records.decision_of(kb, proposal_id, head)
     if not found:
         if decision is None:
-            raise NotFound(f"no proposal {proposal_id}",
-                           hint="`vouch pending` lists open proposals")
+            merged = records.find_merged(kb, proposal_id, head)
+            if merged is None:
+                raise NotFound(f"no proposal {proposal_id}",
+                               hint="`vouch pending` lists open proposals")
+            return {**merged.to_json(), "state": "merged-without-decision", "object": None,
+                    "decision": None, "problems": [], "diff": _diff(kb, merged.commit)}
         commit = str(decision.get("proposal_commit") or "")
         return {"proposal_id": proposal_id, "state": decision.get("decision"),
                 "decision": decision, "diff": _diff(kb, commit) if commit else ""}
     proposal = found[0]
     state = "rejected" if proposal.ref.startswith(records.REJECTED_PREFIX) else (
         (decision or {}).get("decision") or "pending")
+    if state == "pending" and head and repo.is_ancestor(proposal.commit, head):
+        state = "merged-without-decision"
     obj = None
     kind = KINDS.get(proposal.kind)
-    if kind is not None:
+    problems: list[str] = []
+    if kind is not None and ids.is_object_id(proposal.object_id):
         path = kb.rel(kind.path_for(proposal.object_id))
         blob = repo.blob_at(proposal.commit, path)
         if blob:
-            obj = kind.load(repo.read_blob(blob).decode("utf-8"), where=path)
+            with contextlib.suppress(CorruptFile, UnicodeDecodeError):
+                obj = kind.load(repo.read_blob(blob).decode("utf-8"), where=path)
+    if state == "pending":
+        problems = _problems(kb, proposal, head)
+        if record and not problems:
+            with contextlib.suppress(GitFailure):
+                repo.git("update-ref", "-m", "vouch: show", records.REVIEWED_PREFIX + proposal.id,
+                         proposal.commit)
     return {**proposal.to_json(), "state": state, "object": obj, "decision": decision,
-            "diff": _diff(kb, proposal.commit)}
+            "problems": problems, "diff": _diff(kb, proposal.commit)}
+
+
+def _problems(kb: KB, proposal: records.Proposal, head: str | None) -> list[str]:
+    """Why approve would refuse this proposal as it stands (empty: it is well-formed)."""
+    from vouch.gate import verify
+
+    if head is None:
+        return []
+    try:
+        verify.check(kb, proposal, head, require_citations=True)
+    except GateRefused as exc:
+        return [exc.message]
+    return []
 
 
 def _diff(kb: KB, commit: str) -> str:
-    """What the proposal commit adds to its parent, without the audit bookkeeping."""
+    """Everything the proposal commit changes against its parent — every path shown."""
     parents = kb.repo.commit_parents(commit)
     if not parents:
         return ""
-    return kb.repo.diff_text(parents[0], commit, [f":(exclude){kb.rel(audit.LOG_NAME)}",
-                                                   f":(exclude){kb.rel(audit.SEGMENT_DIR)}"])
+    return kb.repo.diff_text(parents[0], commit)

@@ -1,9 +1,9 @@
 """Propose: validate, then write one commit on a new `vouch/proposal/<id>` branch.
 
 The commit is built from the base commit's tree with in-process git objects — the work
-tree, the user's index and HEAD are never touched. It adds the object file(s) and the
-`proposal.create` audit event, so that event reaches the base branch with the approval
-(and is copied beside the decision record on rejection).
+tree, the user's index and HEAD are never touched. It adds the object file and any
+evidence it creates, nothing else: the audit events (`proposal.create` and the decision)
+are written by the decision, never taken from a branch (see `verify`).
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from vouch import audit, evidence, ids
+from vouch import evidence, ids
 from vouch.errors import UsageError, ValidationFailed
 from vouch.gate import records
-from vouch.gate.landing import gate_lock
 from vouch.kb import KB, PROPOSAL_PREFIX
 from vouch.kinds import KINDS, Kind, Obj
 from vouch.kinds import evidence as evidence_kind
 from vouch.kinds import source as source_kind
+from vouch.landing import gate_lock
 
 # kinds a relation endpoint may be, in the order they are looked for
 _ENDPOINT_KINDS = ("claim", "entity", "page", "relation", "evidence", "session")
@@ -203,13 +203,6 @@ def _write_proposal(kb: KB, kind: Kind, obj: Obj, made: dict[str, Obj], pid: str
     for eid, ev in made.items():
         if not view.exists("evidence", eid):
             files[evidence_kind.path_for(eid)] = evidence_kind.dump(ev).encode()
-    log = view.read(audit.LOG_NAME) or b""
-    data = {"kind": kind.name, "base": branch, "files": sorted(files)}
-    new_log, segments, _ = audit.append_events(
-        log, [("proposal.create", actor, [pid, obj["id"], *made], data)],
-        seq=records.segment_seq(kb, base, log))
-    files.update(segments)
-    files[audit.LOG_NAME] = new_log
     changes: dict[str, str | None] = {kb.rel(p): repo.write_blob(b) for p, b in files.items()}
     tree = repo.edit_tree(repo.store.peel_tree(base), changes)
     title = " ".join(kind.title_of(obj).split())[:72] or obj["id"]

@@ -17,6 +17,7 @@ from vouch.errors import GateRefused, InvalidId, NotFound
 from vouch.kb import KB, PROPOSAL_PREFIX, decided_path
 
 REJECTED_PREFIX = "refs/vouch/rejected/"
+REVIEWED_PREFIX = "refs/vouch/reviewed/"  # the commit `vouch show` last displayed
 REMOTE_PREFIX = "refs/remotes/"
 _TRAILER = re.compile(r"^(Vouch-[A-Za-z-]+): (.*)$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -51,6 +52,10 @@ class Proposal:
             "created_at": self.created_at, "rationale": self.rationale,
             "session_id": self.session_id, "ref": self.ref, "commit": self.commit,
         }
+
+
+def is_proposal_id(value: object) -> bool:
+    return isinstance(value, str) and ids.is_proposal_id(value)
 
 
 def check_proposal_id(value: object) -> str:
@@ -116,9 +121,11 @@ def from_record(row: list[str]) -> Proposal | None:
     )
 
 
-def read_proposals(kb: KB, patterns: list[str]) -> list[Proposal]:
-    """Proposals on the refs matching `patterns`, in one for-each-ref call."""
-    rows = kb.repo.ref_records(patterns, REF_FIELDS)
+def read_proposals(kb: KB, patterns: list[str], *, unmerged: bool = False) -> list[Proposal]:
+    """Proposals on the refs matching `patterns`, in one for-each-ref call; with
+    `unmerged`, only those whose commit HEAD's history does not hold yet."""
+    extra = ["--no-merged=HEAD"] if unmerged and kb.repo.peek("HEAD") else []
+    rows = kb.repo.ref_records(patterns, REF_FIELDS, extra)
     return [p for p in (from_record(r) for r in rows) if p is not None]
 
 
@@ -161,9 +168,13 @@ def find(kb: KB, proposal_id: str) -> Proposal:
         return found[0]
     if kb.repo.resolve(REJECTED_PREFIX + proposal_id):
         raise refuse_decided(proposal_id, None)
-    decision = decision_of(kb, proposal_id, kb.repo.resolve("HEAD"))
+    head = kb.repo.resolve("HEAD")
+    decision = decision_of(kb, proposal_id, head)
     if decision:
         raise refuse_decided(proposal_id, decision)
+    merged = find_merged(kb, proposal_id, head)
+    if merged is not None:
+        return merged
     for pattern in branch_patterns(proposal_id):
         for (ref,) in kb.repo.for_each_ref(pattern, ["refname"]):
             # someone committed on top of the proposal: its tip is no longer what was proposed
@@ -176,11 +187,16 @@ def find(kb: KB, proposal_id: str) -> Proposal:
                    hint="`vouch pending` lists open proposals; `git fetch` brings remote ones")
 
 
-def segment_seq(kb: KB, commit: str, log: bytes) -> int:
-    """The sequence number a closed audit segment would get on top of `commit`."""
-    from vouch import audit
-
-    if len(log) < audit.SEGMENT_BYTES:
-        return 1  # nothing will be closed
-    tree = kb.repo.blob_at(commit, kb.rel(audit.SEGMENT_DIR))
-    return audit.next_seq(row[3] for row in kb.repo.ls_tree(tree)) if tree else 1
+def find_merged(kb: KB, proposal_id: str, commit: str | None) -> Proposal | None:
+    """The proposal commit, when git itself merged it into `commit`'s history (a
+    `git merge` or a host's merge button, then the branch deleted); else None."""
+    if commit is None:
+        return None
+    out = kb.repo.git("log", "-n8", "-F", f"--grep=Vouch-Proposal: {proposal_id}",
+                      "--format=%H%x00%cI%x00%B%x01", commit)
+    for record in out.split("\x01"):
+        parts = record.lstrip("\n").split("\0", 2)
+        found = from_record([f"merged/{proposal_id}", *parts]) if len(parts) == 3 else None
+        if found is not None and "Vouch-Decision" not in found.trailers:
+            return found
+    return None

@@ -89,10 +89,11 @@ class Repo:
         out = self.git("for-each-ref", f"--format={fmt}", pattern)
         return [line.split("\0") for line in out.splitlines() if line]
 
-    def ref_records(self, patterns: Iterable[str], fields: Iterable[str]) -> list[list[str]]:
+    def ref_records(self, patterns: Iterable[str], fields: Iterable[str],
+                    options: Iterable[str] = ()) -> list[list[str]]:
         """Like for_each_ref, but fields may hold newlines (e.g. `contents`)."""
         fmt = "%00".join(f"%({f})" for f in fields) + "%01"
-        out = self.git("for-each-ref", f"--format={fmt}", *patterns)
+        out = self.git("for-each-ref", f"--format={fmt}", *options, *patterns)
         return [rec.lstrip("\n").split("\0") for rec in out.split("\x01") if rec.strip("\n")]
 
     # -- objects --------------------------------------------------------------------
@@ -296,6 +297,12 @@ class Repo:
             raise GitFailure(f"git merge-tree failed for {ours[:12]} and {theirs[:12]}")
         conflicted = sorted({p.decode() for p in parts[1:] if p})
         return tree, conflicted
+
+    def is_ancestor(self, commit: str, of: str) -> bool:
+        """Whether `commit` is in the history of `of` (itself included)."""
+        if commit == of:
+            return True
+        return self.git("merge-base", commit, of, check=False).strip() == commit
 
     def update_refs(self, updates: Iterable[tuple[str, str | None, str | None]],
                     message: str = "vouch") -> None:

@@ -4,32 +4,55 @@ Nothing here knows what a method does. A server opens the knowledge base once, h
 long-lived `CallContext` (its `warm` dict keeps the index and the embedding model loaded
 between requests) and turns each request into `ops.invoke(ctx, name, params)`.
 
-Identity. Who acts is decided by whoever *started* the server, never by a request:
-`VOUCH_AGENT`, then `agent` in config.yaml, then (MCP only) the name the client gave in
-its `clientInfo`, then git's user.name. No request parameter names the proposer, so an
-agent cannot approve its own proposal by claiming to be someone else. `kb.approve`'s
-`approver` parameter is honoured only when the server runs with `--trusted-host`
-(`CallContext.trusted`), which says the host enforces identity itself.
+Trust (DESIGN §4.1), enforced by scope in `ops.authorize`, not here:
+- Identity is declared by whoever *started* the server, never by a client: `VOUCH_AGENT`,
+  else `agent` in config.yaml. No request parameter names the actor, and an MCP client's
+  self-chosen `clientInfo` name is only logged. With neither set the server still starts
+  but only reads: every method that records who acted (intake, propose, decide,
+  lifecycle, session) is refused with E104 — it never falls back to the git user, so an
+  agent's writes are never made in the name of the person who ran it.
+- Approving and rejecting (scope "decide") are a person's: refused with E104 unless the
+  server was started with `--allow-decisions`. Even then the gate refuses an agent's
+  approval of its own proposal. `kb.approve`'s `approver` parameter is honoured only
+  with `--trusted-host` (`CallContext.trusted`), which says the host enforces identity.
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from vouch.callctx import CallContext
 
 
 def server_context(transport: str, *, kb_path: str | None = None, start: Path | None = None,
-                   trusted_host: bool = False) -> CallContext:
+                   trusted_host: bool = False, allow_decisions: bool = False) -> CallContext:
     """The one context a server keeps for its lifetime; opening the KB here fails early."""
     ctx = CallContext(kb_path=kb_path, start=start, actor_override=None,
-                      trusted=trusted_host, transport=transport)
+                      trusted=trusted_host, transport=transport,
+                      allow_decisions=allow_decisions)
     _ = ctx.kb  # E001 at start-up, not on the first request
     return ctx
 
 
 def configured_actor(ctx: CallContext) -> str | None:
-    """The actor the server's environment names (VOUCH_AGENT, config `agent`), if any."""
+    """The agent the server's starter declared (VOUCH_AGENT, config `agent`), if any."""
     from vouch.actor import configured_actor as from_environment
 
     return from_environment(ctx.kb)
+
+
+def log_ready(log: logging.Logger, ctx: CallContext, what: str) -> None:
+    """The start-up lines on stderr: who the server acts as and what it may do."""
+    from vouch import ops
+    from vouch.actor import AGENT_HINT
+
+    agent = configured_actor(ctx)
+    if agent is None:
+        log.warning("no VOUCH_AGENT or config `agent`: this server is read-only (reads and "
+                    "searches work; registering, proposing and deciding are refused); %s",
+                    AGENT_HINT)
+    log.info("vouch %s server ready: kb=%s agent=%s decisions=%s trusted_host=%s methods=%d",
+             what, ctx.kb.dir, agent or "(none: read-only)",
+             "allowed" if ctx.allow_decisions else "refused (a person decides at the CLI)",
+             ctx.trusted, len(ops.REGISTRY))

@@ -12,7 +12,9 @@ so every error body carries both: `code` (the transport code a client branches o
   request is still one the client must change before retrying, which is what
   invalid_request tells it. `vouch_code` carries the specifics (E101 not found, E104
   refused by the gate, ...).
-- `SystemFailure` (exit status 2) and any unexpected exception -> internal_error.
+- `SystemFailure` (exit status 2) and any unexpected exception -> internal_error; an
+  OSError is first given its own code by `errors.from_os_error` (E204 permission denied,
+  E205 disk full; a NUL byte in a path is E109, a user error -> invalid_request).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from vouch import ops
-from vouch.errors import SystemFailure, VouchError
+from vouch.errors import SystemFailure, VouchError, from_os_error
 
 METHOD_NOT_FOUND = "method_not_found"
 MISSING_PARAM = "missing_param"
@@ -30,10 +32,11 @@ CODES = (METHOD_NOT_FOUND, MISSING_PARAM, INVALID_REQUEST, INTERNAL_ERROR)
 
 
 def as_vouch_error(exc: BaseException) -> VouchError:
-    """A VouchError as is; anything else is a bug, reported as an internal SystemFailure."""
+    """A VouchError as is; an operating-system failure (permission denied, disk full, a NUL
+    byte in a path) as its own code; anything else is a bug, an internal SystemFailure."""
     if isinstance(exc, VouchError):
         return exc
-    return SystemFailure(f"internal error: {type(exc).__name__}: {exc}",
+    return from_os_error(exc) or SystemFailure(f"internal error: {type(exc).__name__}: {exc}",
                          hint="the server log (stderr) has the traceback")
 
 

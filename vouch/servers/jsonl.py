@@ -31,7 +31,7 @@ from typing import IO, Any
 
 from vouch import ops
 from vouch.callctx import CallContext
-from vouch.servers import configured_actor
+from vouch.servers import log_ready
 from vouch.servers.errors import error_body, invalid_request
 
 log = logging.getLogger("vouch.serve.jsonl")
@@ -207,10 +207,5 @@ def claimed_stdio() -> Iterator[tuple[IO[bytes], IO[bytes]]]:
 
 def run_stdio(ctx: CallContext, max_line: int = MAX_LINE_BYTES) -> int:
     with claimed_stdio() as (wire_in, wire_out):
-        if configured_actor(ctx) is None:
-            log.warning("no VOUCH_AGENT or config `agent`: acting as git user %r; start the "
-                        "server with VOUCH_AGENT=<agent name> so that an agent's proposals "
-                        "are not made in your name", ctx.actor())
-        log.info("vouch JSONL server ready: kb=%s actor=%s trusted_host=%s methods=%d",
-                 ctx.kb.dir, ctx.actor(), ctx.trusted, len(ops.REGISTRY))
+        log_ready(log, ctx, "JSONL")
         return serve(ctx, wire_in, wire_out, max_line)

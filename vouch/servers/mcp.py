@@ -35,7 +35,7 @@ from mcp.shared.exceptions import MCPError
 
 from vouch import __version__, ops
 from vouch.callctx import CallContext
-from vouch.servers import configured_actor
+from vouch.servers import log_ready
 from vouch.servers.errors import error_body
 
 log = logging.getLogger("vouch.serve.mcp")
@@ -44,7 +44,9 @@ INSTRUCTIONS = (
     "vouch is this repository's reviewed knowledge base. Search it (kb_search) before "
     "answering questions about the project; cite claim ids and source titles. Add "
     "knowledge with kb_register_source and kb_propose_*: proposals wait for a person to "
-    "approve them. Never approve your own proposal. See SKILL.md."
+    "approve them (`vouch approve ID` at the CLI); kb_approve and kb_reject are refused "
+    "unless the person started this server with --allow-decisions. Never approve your own "
+    "proposal. kb_capabilities says (`caller`) whether you may write and decide. See SKILL.md."
 )
 
 
@@ -99,30 +101,15 @@ def call(ctx: CallContext, name: str, arguments: dict[str, Any] | None) -> types
     )
 
 
-class _ClientIdentity:
-    """Pins the actor to the first client name seen, unless the environment names one.
-
-    On newer protocol versions client info travels with every request; pinning it once
-    means a client cannot propose under one name and approve under another.
-    """
-
-    def __init__(self, ctx: CallContext):
-        self.ctx = ctx
-        self.pinned = configured_actor(ctx) is not None
-
-    def observe(self, rctx: ServerRequestContext[Any]) -> None:
-        if self.pinned:
-            return
-        params = rctx.session.client_params
-        name = params.client_info.name.strip() if params and params.client_info else ""
-        if name:
-            self.ctx.actor_override = name
-            self.pinned = True
-            log.info("acting as MCP client %r", name)
+def _client_name(rctx: ServerRequestContext[Any]) -> str:
+    params = rctx.session.client_params
+    return params.client_info.name if params and params.client_info else ""
 
 
 def build_server(ctx: CallContext) -> Server[Any]:
-    identity = _ClientIdentity(ctx)
+    # The client names itself in `clientInfo`; that name is only logged, never an identity
+    # (DESIGN §4.1): anyone can claim any name. The actor is what the starter declared.
+    last_name: list[str] = []
 
     async def list_tools(rctx: ServerRequestContext[Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -130,7 +117,10 @@ def build_server(ctx: CallContext) -> Server[Any]:
 
     async def call_tool(rctx: ServerRequestContext[Any],
                         params: types.CallToolRequestParams) -> types.CallToolResult:
-        identity.observe(rctx)
+        name = _client_name(rctx)[:200]
+        if last_name != [name]:  # once, and again only when it changes
+            last_name[:] = [name]
+            log.info("MCP client calls itself %r (logged only: not an identity)", name)
         return call(ctx, params.name, params.arguments)
 
     def input_schema(name: str) -> dict[str, Any] | None:
@@ -146,8 +136,7 @@ def build_server(ctx: CallContext) -> Server[Any]:
 
 def run_stdio(ctx: CallContext) -> int:
     server = build_server(ctx)
-    log.info("vouch MCP server ready: kb=%s trusted_host=%s tools=%d",
-             ctx.kb.dir, ctx.trusted, len(ops.REGISTRY))
+    log_ready(log, ctx, "MCP")
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):

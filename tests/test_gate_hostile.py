@@ -1,0 +1,264 @@
+"""Hostile proposal branches, built with git plumbing as an attacker would.
+
+Each test takes a proposal vouch made, rewrites its commit by hand (same parent, same
+trailers) and shows that `vouch approve` refuses it with nothing written: no ref moved,
+no file in the work tree or outside it, the index and the audit log as they were.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import git
+from gate_support import ALICE, BOB, branches, call, head, propose_claim
+
+from vouch import audit
+from vouch.kb import KB, PROPOSAL_PREFIX
+from vouch.kinds import claim
+
+
+def git_in(root: Path, *args: str, data: bytes | None = None,
+           env: dict[str, str] | None = None) -> str:
+    return subprocess.run(["git", *args], cwd=root, input=data, check=True,
+                          capture_output=True, env={**os.environ, **(env or {})}
+                          ).stdout.decode().strip()
+
+
+def raw_tree(root: Path, entries: list[tuple[str, str, str]]) -> str:
+    """A tree object written literally — git's own checks never see it."""
+    body = b"".join(f"{mode} {name}".encode() + b"\0" + bytes.fromhex(sha)
+                    for mode, name, sha in entries)
+    return git_in(root, "hash-object", "-t", "tree", "-w", "--literally", "--stdin", data=body)
+
+
+def tree_entries(root: Path, tree: str) -> list[tuple[str, str, str]]:
+    rows = git_in(root, "ls-tree", tree).splitlines()
+    return [(r.split()[0], r.split("\t", 1)[1], r.split()[2]) for r in rows]
+
+
+def blob(root: Path, data: bytes) -> str:
+    return git_in(root, "hash-object", "-w", "--stdin", data=data)
+
+
+def rewrite(kb: KB, pid: str, tree: str, parent: str | None = None) -> str:
+    """Point the proposal branch at a new commit: `tree`, same parent and message."""
+    ref = PROPOSAL_PREFIX + pid
+    old = git_in(kb.root, "rev-parse", ref)
+    message = git_in(kb.root, "log", "-1", "--format=%B", ref)
+    parent = parent or git_in(kb.root, "rev-parse", f"{ref}^")
+    new = git_in(kb.root, "commit-tree", tree, "-p", parent, "-m", message)
+    git_in(kb.root, "update-ref", ref, new, old)
+    return new
+
+
+def edited_tree(kb: KB, pid: str, files: dict[str, bytes | None]) -> str:
+    """The proposal's tree with ordinary paths set (or removed), via a temporary index."""
+    env = {"GIT_INDEX_FILE": str(kb.root / ".git" / "forge.index")}
+    git_in(kb.root, "read-tree", PROPOSAL_PREFIX + pid, env=env)
+    for path, data in files.items():
+        if data is None:
+            git_in(kb.root, "update-index", "--force-remove", path, env=env)
+        else:
+            git_in(kb.root, "update-index", "--add", "--cacheinfo",
+                   f"100644,{blob(kb.root, data)},{path}", env=env)
+    tree = git_in(kb.root, "write-tree", env=env)
+    (kb.root / ".git" / "forge.index").unlink()
+    return tree
+
+
+def snapshot(kb: KB) -> tuple[str, ...]:
+    """Everything approve could change: refs, index, work tree, files beside the repo."""
+    outside = sorted(p.name for p in kb.root.parent.iterdir())
+    hooks = sorted(p.name for p in (kb.root / ".git" / "hooks").iterdir())
+    return (git_in(kb.root, "for-each-ref", "--format=%(refname) %(objectname)"),
+            git_in(kb.root, "ls-files", "-s"),
+            git_in(kb.root, "status", "--porcelain", "--untracked-files=all"),
+            (kb.dir / audit.LOG_NAME).read_text(), " ".join(outside), " ".join(hooks))
+
+
+def refused(kb: KB, run_cli: Callable[..., object], pid: str, *needles: str) -> str:
+    before = snapshot(kb)
+    res = run_cli("approve", pid, "--as", BOB, cwd=kb.root)
+    assert res.code == 1, (res.out, res.err)  # type: ignore[attr-defined]
+    err: str = res.err  # type: ignore[attr-defined]
+    assert "E104" in err and "Traceback" not in err
+    for needle in needles:
+        assert needle in err, err
+    assert snapshot(kb) == before
+    return err
+
+
+def _proposal(kb: KB, text: str = "Hostile proposals are refused") -> tuple[str, str]:
+    pid = propose_claim(kb, text)
+    return pid, git_in(kb.root, "rev-parse", f"{PROPOSAL_PREFIX}{pid}^{{tree}}")
+
+
+@pytest.mark.parametrize("name", ["..", ".git", ".GIT", "git~1", ".git. "])
+def test_escaping_tree_entries_are_refused(kb_with_sources: KB, run_cli, name: str) -> None:
+    kb = kb_with_sources
+    pid, tree = _proposal(kb)
+    payload = blob(kb.root, b"import os; os.system('touch PWNED')\n")
+    inner = raw_tree(kb.root, [("100644", "ESCAPED_FILE", payload),
+                               ("100755", "post-merge", payload)])
+    hostile = raw_tree(kb.root, sorted([*tree_entries(kb.root, tree), ("40000", name, inner)],
+                                       key=lambda e: e[1]))
+    rewrite(kb, pid, hostile)
+    refused(kb, run_cli, pid, "git refuses", name)
+    assert not (kb.root.parent / "ESCAPED_FILE").exists()
+    assert not (kb.root / ".git" / "hooks" / "post-merge").exists()
+
+
+def test_a_pth_file_beside_the_repository_is_refused(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    pid, tree = _proposal(kb)
+    pth = raw_tree(kb.root, [("100644", "x.pth", blob(kb.root, b"import os\n"))])
+    site = raw_tree(kb.root, [("40000", "site-packages", pth)])
+    up = raw_tree(kb.root, [("40000", "venv", site)])
+    hostile = raw_tree(kb.root, sorted([*tree_entries(kb.root, tree), ("40000", "..", up)],
+                                       key=lambda e: e[1]))
+    rewrite(kb, pid, hostile)
+    refused(kb, run_cli, pid)
+    assert not (kb.root.parent / "venv").exists()
+
+
+def test_a_name_with_a_slash_inside_is_refused(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    pid, tree = _proposal(kb)
+    hostile = raw_tree(kb.root, sorted([*tree_entries(kb.root, tree),
+                                        ("100644", "../../ESCAPED", blob(kb.root, b"x"))],
+                                       key=lambda e: e[1]))
+    rewrite(kb, pid, hostile)
+    refused(kb, run_cli, pid)
+
+
+@pytest.mark.parametrize("mode", ["120000", "160000", "100755"])
+def test_the_object_file_must_be_a_regular_file(kb_with_sources: KB, run_cli, mode: str) -> None:
+    kb = kb_with_sources
+    text = f"Mode {mode} is refused"
+    pid, _ = _proposal(kb, text)
+    path = f".vouch/{claim.path_for(claim.KIND.make_id({'text': text}))}"
+    env = {"GIT_INDEX_FILE": str(kb.root / ".git" / "forge.index")}
+    git_in(kb.root, "read-tree", PROPOSAL_PREFIX + pid, env=env)
+    target = head(kb.root) if mode == "160000" else blob(kb.root, b"/etc/passwd")
+    git_in(kb.root, "update-index", "--cacheinfo", f"{mode},{target},{path}", env=env)
+    rewrite(kb, pid, git_in(kb.root, "write-tree", env=env))
+    refused(kb, run_cli, pid, path)
+
+
+def test_a_proposal_can_only_add_its_own_object(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    approved = propose_claim(kb, "An approved claim")
+    call(kb, "kb.approve", {"proposal_id": approved}, actor=BOB)
+    approved_path = f".vouch/{claim.path_for(claim.KIND.make_id({'text': 'An approved claim'}))}"
+    pid, _ = _proposal(kb)
+    forged_text = "A forged second claim"
+    forged_id = claim.KIND.make_id({"text": forged_text})
+    forged = claim.dump(claim.new(text=forged_text, evidence=[], approved_by="bob",
+                                  proposed_by=ALICE)).encode()
+    log = (kb.dir / audit.LOG_NAME).read_bytes()
+    fake_event = audit.to_line(audit.make_event("proposal.approve", "bob", [], {}, "")).encode()
+    hostile = edited_tree(kb, pid, {
+        approved_path: b"text: rollback is never needed\n",
+        f".vouch/{claim.path_for(forged_id)}": forged,
+        ".vouch/config.yaml": b"review:\n  approver_role: trusted-agent\n",
+        "README.md": b"rewritten by a proposal\n",
+        ".vouch/audit.log.jsonl": log + fake_event,
+        ".vouch/audit/000009-0000000000000000.jsonl": fake_event,
+    })
+    rewrite(kb, pid, hostile)
+    err = refused(kb, run_cli, pid, approved_path, ".vouch/config.yaml", "README.md",
+                  ".vouch/audit.log.jsonl", forged_id)
+    assert "changes" in err and "outside what a claim proposal may add" in err
+    assert run_cli("audit", "--verify", cwd=kb.root).code == 0  # the log is untouched
+
+
+def test_a_hand_made_object_must_be_what_vouch_writes(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    text = "Hand-made claims are refused"
+    pid, _ = _proposal(kb, text)
+    cid = claim.KIND.make_id({"text": text})
+    path = f".vouch/{claim.path_for(cid)}"
+    original = git_in(kb.root, "show", f"{PROPOSAL_PREFIX}{pid}:{path}") + "\n"
+    for forged, needle in [
+        (original + "approved_by: bob\n", "approved_by"),
+        (original.replace("status: working", "status: stable"), "status"),
+        (original.replace("proposed_by: alice", "proposed_by: bob"), "proposed_by"),
+        (original + "# a comment\n", "not written the way vouch writes"),
+        (original.replace(text, "Rollback is never needed"), "does not hash"),
+    ]:
+        rewrite(kb, pid, edited_tree(kb, pid, {path: forged.encode()}))
+        refused(kb, run_cli, pid, needle)
+
+
+def test_more_commits_or_another_parent_are_refused(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    pid, tree = _proposal(kb)
+    tip = git_in(kb.root, "rev-parse", PROPOSAL_PREFIX + pid)
+    rewrite(kb, pid, tree, parent=tip)  # a second commit on top, same trailers
+    refused(kb, run_cli, pid, "not one commit on its recorded base")
+
+
+def test_approve_pins_what_was_reviewed(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    text = "Reviewed content is what lands"
+    pid, _ = _proposal(kb, text)
+    path = f".vouch/{claim.path_for(claim.KIND.make_id({'text': text}))}"
+    shown = run_cli("show", pid, cwd=kb.root)
+    assert shown.code == 0 and f"--expect {head(kb.root, PROPOSAL_PREFIX + pid)[:12]}" in shown.out
+    reviewed = head(kb.root, PROPOSAL_PREFIX + pid)
+    # rewritten after review: same id (the text is unchanged), another confidence
+    original = git_in(kb.root, "show", f"{PROPOSAL_PREFIX}{pid}:{path}") + "\n"
+    rewrite(kb, pid, edited_tree(kb, pid, {
+        path: original.replace("confidence: 0.7", "confidence: 1.0").encode()}))
+    refused(kb, run_cli, pid, "changed after review", reviewed[:12])
+    before = snapshot(kb)
+    res = run_cli("approve", pid, "--as", BOB, "--expect", reviewed[:12], cwd=kb.root)
+    assert res.code == 1 and "changed after review" in res.err and snapshot(kb) == before
+    # shown again, the new content can be approved — and only that commit
+    run_cli("show", pid, cwd=kb.root)
+    now = head(kb.root, PROPOSAL_PREFIX + pid)
+    res = run_cli("approve", pid, "--as", BOB, "--expect", now[:12], "--json", cwd=kb.root)
+    assert res.code == 0, res.err
+    assert res.json()["proposal_commit"] == now
+    assert kb.read(claim.KIND, claim.KIND.make_id({"text": text}))["confidence"] == 1.0
+    assert not git_in(kb.root, "for-each-ref", "refs/vouch/reviewed/")
+
+
+def test_show_names_what_approve_would_refuse(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    pid, _ = _proposal(kb)
+    rewrite(kb, pid, edited_tree(kb, pid, {".vouch/config.yaml": b"agent: x\n"}))
+    data = run_cli("show", pid, "--json", cwd=kb.root).json()
+    assert data["problems"] and ".vouch/config.yaml" in data["problems"][0]
+    assert ".vouch/config.yaml" in data["diff"]  # every path the commit touches is shown
+    assert not git_in(kb.root, "for-each-ref", "refs/vouch/reviewed/")  # nothing to pin
+
+
+def test_gate_settings_come_from_the_committed_config(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    pid = propose_claim(kb, "Self approval needs committed consent")
+    config = kb.dir / "config.yaml"
+    original = config.read_text()
+    config.write_text(original.replace("approver_role: human", "approver_role: trusted-agent"))
+    assert "trusted-agent" in config.read_text()
+    res = run_cli("approve", pid, "--as", ALICE, cwd=kb.root)
+    assert res.code == 1 and "cannot also approve" in res.err
+    git(kb.root, "commit", "-qam", "let agents approve their own proposals")
+    res = run_cli("approve", pid, "--as", ALICE, cwd=kb.root)
+    assert res.code == 0, res.err
+
+
+def test_the_decision_writes_the_audit_events(kb_with_sources: KB) -> None:
+    kb = kb_with_sources
+    pid = propose_claim(kb, "Events come from the decision")
+    call(kb, "kb.approve", {"proposal_id": pid}, actor=BOB)
+    events = [e for e in audit.query(kb.dir) if pid in e["object_ids"]]
+    assert [(e["event"], e["actor"]) for e in events] == [
+        ("proposal.create", ALICE), ("proposal.approve", BOB)]
+    message = git_in(kb.root, "log", "-1", "--format=%B")
+    assert f"Vouch-Audit-Head: {events[-1]['hash']}" in message
+    assert branches(kb.root) == []
