@@ -128,10 +128,20 @@ def _catch_up(kb: KB, changes: Mapping[str, str | None], before: Mapping[str, st
         kb.repo.stage_entries(edited, worktree_matches=False)
 
 
-def _undo(kb: KB, changes: Mapping[str, str | None], before: Mapping[str, str | None]) -> None:
-    """Put back the files and index entries a landing that cannot finish had written."""
+def _undo(kb: KB, changes: Mapping[str, str | None], before: Mapping[str, str | None],
+          *, stage: bool = True) -> None:
+    """Put back the files (and, with `stage`, index entries) a landing that cannot
+    finish had written."""
     restore = {p: before.get(p) for p, b in changes.items() if _current_blob(kb, p) == b}
-    sync_worktree(kb, restore)
+    if stage:
+        sync_worktree(kb, restore)
+        return
+    for path, blob in restore.items():
+        target = kb.root / path
+        if blob is None:
+            target.unlink(missing_ok=True)
+        else:
+            fsio.write_atomic(target, kb.repo.read_blob(blob))
 
 
 def _current_blob(kb: KB, path: str) -> str | None:
@@ -269,7 +279,13 @@ def land(kb: KB, branch: str, old: str | None, commit: str, changes: Mapping[str
             "branch": branch, "old": old, "commit": commit, "others": others,
             "changes": dict(changes), "before": before}))
         fault("journal")
-        sync_worktree(kb, changes)
+        try:
+            sync_worktree(kb, changes)
+        except BaseException:
+            # e.g. git holds index.lock: the index was not written, the files were
+            _undo(kb, changes, before, stage=False)
+            journal.unlink(missing_ok=True)
+            raise
         fault("staged")
     try:
         kb.repo.update_refs([(branch, commit, old), *others], message=message)

@@ -1,0 +1,191 @@
+"""Kills at random points of a write, each followed by an ordinary `git commit`.
+
+A forked child runs the real command with a line tracer over the write path (the gate's
+decisions, the landing, the git layer) and SIGKILLs itself at the Nth line, N drawn at
+random over a whole run. The user then does what users do — `git commit` — and runs
+the command again. Nothing may be lost: the approval (or the source) ends up on the
+branch exactly once, with its decision record and audit events, the work tree clean.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+from conftest import git
+from gate_support import BOB, branches, propose_claim
+
+import vouch
+from vouch import audit
+from vouch.cli import main
+from vouch.gate import provenance, records
+from vouch.kb import KB
+from vouch.kinds import claim, source
+
+PACKAGE = Path(vouch.__file__).parent
+WRITE_PATH = tuple(str(PACKAGE / p) for p in (
+    "landing.py", "writer.py", "git", "gate/decide.py", "sources.py"))
+
+
+def _run_killed_at(root: Path, args: list[str], line: int | None) -> int:
+    """Run `vouch ARGS` in a forked child, SIGKILLed at the `line`th traced line (None:
+    never); returns the number of traced lines the child executed (when not killed)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        os.close(read)
+        count = 0
+
+        def tracer(frame: FrameType, event: str, arg: Any) -> Callable[..., Any] | None:
+            nonlocal count
+            if not frame.f_code.co_filename.startswith(WRITE_PATH):
+                return None
+            if event == "line":
+                count += 1
+                if count == line:
+                    os.kill(os.getpid(), signal.SIGKILL)
+            return tracer
+
+        try:
+            os.chdir(root)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            sys.settrace(tracer)
+            main(args)
+            sys.settrace(None)
+            os.write(write, str(count).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    out = os.read(read, 64)
+    os.close(read)
+    if os.WIFSIGNALED(status):
+        assert os.WTERMSIG(status) == signal.SIGKILL
+        return 0
+    return int(out or b"0")
+
+
+def _user_commits(root: Path) -> None:
+    """An ordinary `git commit` of whatever is staged (it may have nothing to commit)."""
+    import subprocess
+
+    subprocess.run(["git", "commit", "-qm", "my own work"], cwd=root, capture_output=True)
+
+
+def _approval_intact(kb: KB, pid: str, text: str) -> list[str]:
+    problems = []
+    cid = claim.KIND.make_id({"text": text})
+    tree = git(kb.root, "ls-tree", "-r", "--name-only", "HEAD", "--", ".vouch").split()
+    if f".vouch/{claim.path_for(cid)}" not in tree:
+        problems.append("claim not on the branch")
+    elif (kb.read(claim.KIND, cid) or {}).get("approved_by") != BOB:
+        problems.append("claim without approved_by")
+    if f".vouch/{records.decided_path(pid)}" not in tree:
+        problems.append("no decision record")
+    approvals = [e for e in audit.query(kb.dir, event="proposal.approve")
+                 if pid in e["object_ids"]]
+    if len(approvals) != 1:
+        problems.append(f"{len(approvals)} approve events")
+    if f"refs/heads/vouch/proposal/{pid}" in branches(kb.root):
+        problems.append("proposal branch left")
+    if git(kb.root, "status", "--porcelain", "--untracked-files=all"):
+        problems.append("work tree not clean: " + git(kb.root, "status", "--porcelain"))
+    return problems
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_approve_killed_at_random_points_loses_nothing(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    rng = random.Random(20261123)
+    # one undisturbed run measures how many traced lines an approval executes
+    pid = propose_claim(kb, "Measured approval")
+    total = _run_killed_at(kb.root, ["approve", pid, "--as", BOB], None)
+    assert total > 100 and not _approval_intact(kb, pid, "Measured approval")
+    lost = []
+    kills = 0
+    for n in range(60):
+        text = f"Approval under fire {n}"
+        pid = propose_claim(kb, text)
+        line = rng.randint(1, total)
+        if _run_killed_at(kb.root, ["approve", pid, "--as", BOB], line) == 0:
+            kills += 1
+        _user_commits(kb.root)
+        res = run_cli("approve", pid, "--as", BOB, cwd=kb.root)
+        assert res.code in (0, 1) and "Traceback" not in res.err, res.err
+        assert res.code == 0 or "already approved" in res.err, res.err
+        problems = _approval_intact(kb, pid, text)
+        if problems:
+            lost.append((n, line, problems))
+    assert kills >= 50
+    assert lost == []
+    assert provenance.verify(kb)["ok"], provenance.verify(kb)["issues"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_source_add_killed_at_random_points_loses_nothing(kb: KB, run_cli) -> None:
+    rng = random.Random(7)
+    (kb.root / "measure.txt").write_text("measure\n")
+    total = _run_killed_at(kb.root, ["source", "add", "measure.txt"], None)
+    assert total > 50
+    git(kb.root, "add", "measure.txt")
+    git(kb.root, "commit", "-qm", "measure")
+    for n in range(25):
+        name = f"doc{n}.txt"
+        (kb.root / name).write_text(f"document {n}\n")
+        git(kb.root, "add", name)
+        git(kb.root, "commit", "-qm", f"add {name}")
+        _run_killed_at(kb.root, ["source", "add", name], rng.randint(1, total))
+        _user_commits(kb.root)
+        res = run_cli("source", "add", name, "--json", cwd=kb.root)
+        assert res.code == 0, res.err
+        sid = res.json()["id"]
+        tree = git(kb.root, "ls-tree", "-r", "--name-only", "HEAD", "--", ".vouch/sources")
+        assert f"{sid}/meta.yaml" in tree and f"{sid}/content" in tree, n
+        assert kb.read(source.KIND, sid) is not None
+        assert git(kb.root, "status", "--porcelain", "--untracked-files=all") == "", n
+    registered = [e for e in audit.query(kb.dir, event="source.register")]
+    assert len({tuple(e["object_ids"]) for e in registered}) == 26
+    assert provenance.verify(kb)["ok"], provenance.verify(kb)["issues"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.parametrize("verb", ["reject", "propose-claim"])
+def test_reject_and_propose_killed_at_random_points(kb_with_sources: KB, run_cli,
+                                                    verb: str) -> None:
+    kb = kb_with_sources
+    rng = random.Random(verb)
+    sid = run_cli("list", "sources", "--json", cwd=kb.root).json()[0]["id"]
+
+    def args(n: int, pid: str) -> list[str]:
+        if verb == "reject":
+            return ["reject", pid, "--reason", "not now", "--as", BOB]
+        return ["propose-claim", "--text", f"Proposed under fire {n}", "--source", sid]
+
+    total = _run_killed_at(kb.root, args(-1, propose_claim(kb, "measure")), None)
+    assert total > 50
+    for n in range(20):
+        pid = propose_claim(kb, f"Rejected under fire {n}") if verb == "reject" else ""
+        _run_killed_at(kb.root, args(n, pid), rng.randint(1, total))
+        _user_commits(kb.root)
+        res = run_cli(*args(n, pid), "--json", cwd=kb.root)
+        if verb == "reject":
+            assert res.code == 0 or "already rejected" in res.err, res.err
+            assert git(kb.root, "for-each-ref", f"refs/vouch/rejected/{pid}").strip()
+            assert f"refs/heads/vouch/proposal/{pid}" not in branches(kb.root)
+        else:
+            assert res.code == 0, res.err
+        assert git(kb.root, "status", "--porcelain", "--untracked-files=all") == "", n
+    if verb == "propose-claim":  # each claim is pending exactly once
+        pending = run_cli("pending", "--limit", "100", "--json", cwd=kb.root).json()
+        titles = [p["title"] for p in pending if p["title"].startswith("Proposed under")]
+        assert len(titles) == len(set(titles)) == 21  # with the measuring run
+    assert provenance.verify(kb)["ok"], provenance.verify(kb)["issues"]
