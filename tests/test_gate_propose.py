@@ -92,10 +92,14 @@ def test_invalid_claim_lists_every_problem(kb_with_sources: KB, run_cli) -> None
         assert needle in text, text
     assert branches(kb.root) == []
     cli = run_cli("propose-claim", "--text", "t", "--type", "rumour", "--confidence", "7",
-                  "--json", cwd=kb.root)
+                  "--source", "f" * 64, "--json", cwd=kb.root)
     assert cli.code == 1
     err = cli.json()["error"]
-    assert err["code"] == "E102" and len(err["errors"]) == 3  # type, range, no citation
+    assert err["code"] == "E102" and len(err["errors"]) == 3  # type, range, unregistered
+    # evidence is a required parameter on every transport: without it, a usage error
+    cli = run_cli("propose-claim", "--text", "t", "--json", cwd=kb.root)
+    assert cli.code == 1 and cli.json()["error"]["code"] == "E100"
+    assert "--evidence" in cli.json()["error"]["message"]
     assert "Traceback" not in cli.err
 
 

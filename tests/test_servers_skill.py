@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from vouch import ops
-from vouch.cli import _load_commands, cli
+from vouch.cli import cli
 
 SKILL = Path(__file__).parent.parent / "SKILL.md"
 
@@ -30,36 +30,44 @@ def test_every_method_and_tool_named_in_skill_md_is_registered() -> None:
     assert not missing, f"SKILL.md names methods that do not exist: {missing}"
 
 
+def _command(*words: str) -> click.Command | None:
+    """`vouch WORDS...` as the CLI resolves it (commands are built on demand)."""
+    ctx = click.Context(cli)
+    command = cli.get_command(ctx, words[0])
+    if isinstance(command, click.Group) and len(words) > 1:
+        return command.get_command(ctx, words[1])
+    return command
+
+
 def test_every_command_named_in_skill_md_exists() -> None:
-    _load_commands()
     text = SKILL.read_text(encoding="utf-8")
     missing = []
     for words in re.findall(r"`vouch ((?:[a-z][a-z-]*)(?: [a-z][a-z-]*)?)", text):
         first, _, second = words.partition(" ")
-        command = cli.commands.get(first)
+        command = _command(first)
         if command is None:
             missing.append(first)
-        elif isinstance(command, click.Group) and second and second not in command.commands:
+        elif isinstance(command, click.Group) and second and _command(first, second) is None:
             missing.append(words)
     assert not missing, f"SKILL.md names commands that do not exist: {sorted(set(missing))}"
 
 
 def test_every_flag_shown_with_a_command_in_skill_md_exists() -> None:
     # review: the command names were checked, their flags were not
-    _load_commands()
     text = SKILL.read_text(encoding="utf-8")
     missing = []
     for span in re.findall(r"`(vouch [^`]+)`", text):
         words = span.split()
-        command = cli.commands.get(words[1])
+        command = _command(words[1])
         if isinstance(command, click.Group) and len(words) > 2:
-            command = command.commands.get(words[2])
+            command = _command(words[1], words[2])
         if command is None:
             continue  # the command test above reports it
         options = {opt for p in command.params for opt in getattr(p, "opts", ())}
         missing += [f"{span}: {flag}" for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*", span)
                     if flag not in options]
-    search = cli.commands["search"]
+    search = _command("search")
+    assert search is not None
     options = {opt for p in search.params for opt in getattr(p, "opts", ())}
     paragraph = text[text.index("Search options"):text.index("## Adding knowledge")]
     missing += [f"search: {flag}" for flag in re.findall(r"`(--[a-z][a-z-]*)", paragraph)

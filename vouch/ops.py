@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vouch import __version__, yamlio
@@ -60,6 +60,31 @@ class Param:
 
 
 @dataclass(frozen=True)
+class Cli:
+    """How a method looks on the command line; `vouch/cli/build.py` makes the command.
+
+    Every parameter becomes an option (`dry_run` → `--dry-run`) with the parameter's
+    type, default and required-ness, unless it is a positional argument (`args`) or a
+    value the command always sends (`presets`). Arrays repeat and split on commas; an
+    object takes `--NAME KEY=VALUE` and, for the `keys` declared, `--KEY VALUE`.
+    """
+
+    verb: tuple[str, ...] = ()  # the command path; () → the method name, dashed
+    args: tuple[str, ...] = ()  # parameters given as positional arguments, in order
+    names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # option spellings
+    keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # object → --KEY
+    files: tuple[str, ...] = ()  # string parameters read from FILE (or - for stdin)
+    presets: Mapping[str, Any] = field(default_factory=dict)  # sent, never asked
+    repeat: bool = False  # the first argument takes many values: one call each
+    human: str | None = None  # "module:function(result) -> str" for people
+    emit: str | None = None  # "module:function(out, result)": prints instead of `human`
+    format: str = "human"  # the default output format
+
+    def path(self, method_name: str) -> tuple[str, ...]:
+        return self.verb or (method_name.removeprefix("kb.").replace("_", "-"),)
+
+
+@dataclass(frozen=True)
 class Method:
     name: str
     scope: str
@@ -67,7 +92,13 @@ class Method:
     handler: str  # "module:function", called as function(ctx, **params)
     params: tuple[Param, ...] = ()
     writes: bool = False
+    cli: Cli = field(default_factory=Cli)
     _resolved: list[Callable[..., Any]] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        """The CLI command path (`vouch <path...>`)."""
+        return self.cli.path(self.name)
 
     @property
     def attributed(self) -> bool:
@@ -236,6 +267,7 @@ def _caller(ctx: CallContext) -> dict[str, Any]:
 
 
 # -- declarations ------------------------------------------------------------------------
+_HUMAN = "vouch.cli.human:"
 _ID = Param("id", {"type": "string"}, required=True, description="object id")
 _LIST = (
     Param("limit", {"type": "integer", "minimum": 0}, default=50),
@@ -247,15 +279,18 @@ _LIST = (
 register(Method("kb.capabilities", "read",
                 "What this server offers (methods, retrieval, transports) and may_write / "
                 "may_decide for this caller.",
-                "vouch.ops:capabilities"))
+                "vouch.ops:capabilities",
+                cli=Cli(human=f"{_HUMAN}capabilities", format="json")))
 register(Method("kb.status", "read", "Counts of knowledge, pending proposals, last audit time.",
-                "vouch.reads:status"))
+                "vouch.reads:status", cli=Cli(human=f"{_HUMAN}status")))
 for _kind in ("page", "claim", "entity", "relation"):
     register(Method(f"kb.read_{_kind}", "read", f"Read one {_kind} by id (null when absent).",
-                    f"vouch.reads:read_{_kind}", (_ID,)))
+                    f"vouch.reads:read_{_kind}", (_ID,),
+                    cli=Cli(verb=("read", _kind), args=("id",), human=f"{_HUMAN}read")))
 for _plural in ("pages", "claims", "entities", "relations", "sources"):
     register(Method(f"kb.list_{_plural}", "read", f"List {_plural}, sorted by id.",
-                    f"vouch.reads:list_{_plural}", _LIST))
+                    f"vouch.reads:list_{_plural}", _LIST,
+                    cli=Cli(verb=("list", _plural), human=f"{_HUMAN}listing")))
 
 _SOURCE_TYPE = {"type": "string", "enum": list(source_kind.TYPES)}
 register(Method(
@@ -271,6 +306,7 @@ register(Method(
         Param("tags", _string_list()),
     ),
     writes=True,
+    cli=Cli(verb=("source", "register"), args=("content",), human=f"{_HUMAN}registered"),
 ))
 register(Method(
     "kb.register_source_from_path", "intake", "Store a file as a content-addressed source.",
@@ -283,6 +319,7 @@ register(Method(
         Param("tags", _string_list()),
     ),
     writes=True,
+    cli=Cli(verb=("source", "add"), args=("path",), human=f"{_HUMAN}registered"),
 ))
 
 # -- search (issue 5) ----------------------------------------------------------------------
@@ -314,16 +351,20 @@ register(Method(
         Param("envelope", {"type": "boolean"},
               description="return the whole response (cursor, truncated, trace), not the hits"),
     ),
+    cli=Cli(args=("query",), presets={"envelope": True}, format="json",
+            names={"limit": ("--top", "--limit"), "kinds": ("--kind",), "types": ("--type",),
+                   "statuses": ("--status",)},
+            human="vouch.search.human:render"),
 ))
 register(Method("kb.tags", "read", "Every tag with the number of objects carrying it.",
-                "vouch.search.catalog:tags"))
+                "vouch.search.catalog:tags", cli=Cli(human=f"{_HUMAN}tags")))
 register(Method("kb.info", "read", "What the index holds for one object: chunks, headings.",
-                "vouch.search.catalog:info", (_ID,)))
+                "vouch.search.catalog:info", (_ID,), cli=Cli(args=("id",), human=f"{_HUMAN}info")))
 
 # -- review gate (issue 3) ---------------------------------------------------------------
 _DRY_RUN = Param("dry_run", {"type": "boolean"}, default=False,
                  description="validate only; write nothing, not even an audit line")
-_CONFIDENCE = Param("confidence", {"type": "number"}, default=0.7, description="0..1")
+_PROPOSED = Cli(emit=f"{_HUMAN}proposed")
 _IDS = _string_list
 
 
@@ -336,6 +377,8 @@ def _register_gate() -> None:
     # gets every problem listed at once (valid: false, errors: [...]).
     from vouch.kinds import claim, entity, page, relation
 
+    confidence = Param("confidence", {"type": "number"},
+                       default=claim.KIND.default("confidence"), description="0..1")
     register(Method(
         "kb.propose_claim", "propose", "Propose a claim citing sources/evidence (a branch).",
         "vouch.gate.handlers:propose_claim",
@@ -343,9 +386,9 @@ def _register_gate() -> None:
             Param("text", {"type": "string"}, required=True),
             Param("evidence", _IDS(), required=True,
                   description="source ids, evidence ids, or <source-id>:L10-L20 pointers"),
-            Param("type", {"type": "string"}, default="observation",
+            Param("type", {"type": "string"}, default=claim.KIND.default("type"),
                   description=_enum_doc(claim.TYPES)),
-            _CONFIDENCE,
+            confidence,
             Param("entities", _IDS()),
             Param("scope", {"type": "string"}, description=_enum_doc(source_kind.SCOPES)),
             Param("tags", _IDS()),
@@ -354,6 +397,8 @@ def _register_gate() -> None:
             _DRY_RUN,
         ),
         writes=True,
+        cli=replace(_PROPOSED, names={"evidence": ("--evidence", "--source"),
+                                      "entities": ("--entity",), "session_id": ("--session",)}),
     ))
     register(Method(
         "kb.propose_page", "propose", "Propose a markdown page.",
@@ -361,7 +406,7 @@ def _register_gate() -> None:
         (
             Param("title", {"type": "string"}, required=True),
             Param("body", {"type": "string"}, description="markdown"),
-            Param("type", {"type": "string"}, default="concept",
+            Param("type", {"type": "string"}, default=page.KIND.default("type"),
                   description=_enum_doc(page.TYPES)),
             Param("claims", _IDS()),
             Param("entities", _IDS()),
@@ -370,6 +415,8 @@ def _register_gate() -> None:
             _DRY_RUN,
         ),
         writes=True,
+        cli=replace(_PROPOSED, files=("body",), names={
+            "claims": ("--claim",), "entities": ("--entity",), "sources": ("--source",)}),
     ))
     register(Method(
         "kb.propose_entity", "propose", "Propose an entity (person, system, concept, ...).",
@@ -383,6 +430,7 @@ def _register_gate() -> None:
             _DRY_RUN,
         ),
         writes=True,
+        cli=replace(_PROPOSED, names={"aliases": ("--alias",)}),
     ))
     register(Method(
         "kb.propose_relation", "propose", "Propose a typed relation between two objects.",
@@ -392,19 +440,25 @@ def _register_gate() -> None:
             Param("relation", {"type": "string"}, required=True,
                   description=_enum_doc(relation.TYPES)),
             Param("target", {"type": "string"}, required=True, description="to this id"),
-            _CONFIDENCE,
+            confidence,
             Param("evidence", _IDS()),
             _DRY_RUN,
         ),
         writes=True,
+        cli=replace(_PROPOSED, names={"source": ("--from",), "relation": ("--rel",),
+                                      "target": ("--to",)}),
     ))
     register(Method("kb.list_pending", "read", "Open proposals, oldest first.",
-                    "vouch.gate.handlers:list_pending", _LIST))
+                    "vouch.gate.handlers:list_pending", _LIST,
+                    cli=Cli(verb=("pending",), keys={"filter": ("kind", "proposer")},
+                            human=f"{_HUMAN}pending")))
     register(Method("kb.read_proposal", "read",
                     "One proposal: metadata, object, state and the diff it merges.",
                     "vouch.gate.handlers:read_proposal",
                     (Param("id", {"type": "string"}, required=True,
-                           description="proposal id"),)))
+                           description="proposal id"),),
+                    cli=Cli(verb=("read", "proposal"), args=("id",),
+                            human=f"{_HUMAN}proposal")))
     register(Method(
         "kb.approve", "decide", "Approve a proposal: merge it into its base branch.",
         "vouch.gate.handlers:approve",
@@ -417,6 +471,7 @@ def _register_gate() -> None:
                   description="the proposal commit that was reviewed; refused if it differs"),
         ),
         writes=True,
+        cli=Cli(args=("proposal_id",), repeat=True, human=f"{_HUMAN}approved"),
     ))
     register(Method(
         "kb.reject", "decide", "Reject a proposal with a reason; its commit is kept.",
@@ -426,6 +481,7 @@ def _register_gate() -> None:
             Param("reason", {"type": "string"}, required=True),
         ),
         writes=True,
+        cli=Cli(args=("proposal_id",), human=f"{_HUMAN}rejected"),
     ))
     register(Method(
         "kb.audit", "maintenance", "Audit events, oldest first (tail: only the newest N).",
@@ -435,10 +491,13 @@ def _register_gate() -> None:
             Param("filter", {"type": "object"},
                   description="{event, actor}; event also matches its dotted children"),
         ),
+        cli=Cli(keys={"filter": ("event", "actor")}, human=f"{_HUMAN}audit"),
     ))
     register(Method("kb.audit_verify", "maintenance",
-                    "Check the audit hash chain (accepts union-merged interleavings).",
-                    "vouch.gate.handlers:audit_verify"))
+                    "Check the audit log against git history: hashes, chain, anchors, "
+                    "merges made without a decision.",
+                    "vouch.gate.handlers:audit_verify",
+                    cli=Cli(verb=("audit-verify",), human=f"{_HUMAN}verified")))
     register(Method(
         "kb.register_evidence", "intake",
         "Store a span pointer into a source (quote checked against its content).",
@@ -450,6 +509,8 @@ def _register_gate() -> None:
             Param("quote", {"type": "string"}),
         ),
         writes=True,
+        cli=Cli(verb=("evidence", "add"), args=("source_id", "locator"),
+                human=f"{_HUMAN}identifier"),
     ))
 
 
@@ -463,7 +524,9 @@ register(Method(
     "vouch.index.methods:index_rebuild",
     (Param("force", {"type": "boolean"}, default=False,
            description="replace an index that belongs to another knowledge base (E003)"),),
+    cli=Cli(verb=("index", "rebuild"), human=f"{_HUMAN}rebuilt"),
 ))
 register(Method("kb.index_status", "read",
                 "The search index: fresh/stale/missing/corrupt, counts, model, sizes.",
-                "vouch.index.methods:index_status"))
+                "vouch.index.methods:index_status",
+                cli=Cli(verb=("index", "status"), human=f"{_HUMAN}index_status")))

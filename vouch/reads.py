@@ -39,7 +39,14 @@ def read_relation(ctx: CallContext, id: str) -> Obj | None:
 
 def list_kind(ctx: CallContext, kind: str, limit: int = 50, offset: int = 0,
               filter: dict[str, Any] | None = None) -> list[Obj]:
-    return ctx.kb.list(kind_named(kind), limit=limit, offset=offset, filter=filter)
+    """Objects of a kind, each with the listing fields of search-output.md (title,
+    type, tags, created_at, chunk_count) on every transport alike."""
+    from vouch.search.catalog import annotate_list
+
+    found = kind_named(kind)
+    rows = ctx.kb.list(found, limit=limit, offset=offset, filter=filter)
+    annotate_list(ctx.kb, found, rows)
+    return rows
 
 
 def list_pages(ctx: CallContext, **kw: Any) -> list[Obj]:

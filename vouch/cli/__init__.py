@@ -25,26 +25,29 @@ from vouch.errors import SystemFailure, UsageError, VouchError, from_os_error
 
 
 class _LazyGroup(click.Group):
-    """Loads the command modules beyond `cli.core` only when a command is not found there.
-
-    Commands register themselves when their module is imported. Most cold invocations
-    (hooks, scripts, `vouch status`) run an everyday command from `cli.core`; importing
-    every command module first (gate, search, servers, ...) would add ~15 ms to each.
+    """Commands come from the registry (`vouch.cli.build`), built when asked for; the few
+    that are not methods (`init`, `show`, `call`, `demo`, `serve`, `eval`, `stats`) are
+    hand-written in their modules, imported only for their own command, so a cold
+    `vouch status` builds one command and imports no other command module.
     """
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         found = super().get_command(ctx, cmd_name)
-        if found is None and cmd_name in _COMMAND_MODULES:
-            import_module(f"vouch.cli.{_COMMAND_MODULES[cmd_name]}")
+        if found is None and cmd_name in HAND_WRITTEN:
+            import_module(f"vouch.cli.{HAND_WRITTEN[cmd_name]}")
             found = super().get_command(ctx, cmd_name)
         if found is None:
-            _load_commands()
-            found = super().get_command(ctx, cmd_name)
+            from vouch.cli.build import command_for
+
+            found = command_for(cmd_name)
+            if found is not None:
+                self.add_command(found, cmd_name)
         return found
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        _load_commands()
-        return super().list_commands(ctx)
+        from vouch.cli.build import verbs
+
+        return sorted({*HAND_WRITTEN, *verbs()})
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -58,21 +61,9 @@ def cli(kb_path: str | None, actor: str | None, fmt: str | None, as_json: bool) 
     remember_group_options(kb_path, actor, fmt, as_json)
 
 
-# The module of each command beyond `cli.core`, so a cold `vouch search` imports only
-# `cli.search` (loading every command module costs ~8 ms). A command missing here, or
-# moved, still works: then every module is loaded, as for --help.
-_COMMAND_MODULES = {
-    "search": "search", "eval": "search", "stats": "search", "tags": "search",
-    "info": "search", "index": "index", "source": "sources", "demo": "demo",
-    "serve": "serve", "propose-claim": "gate", "propose-entity": "gate",
-    "propose-relation": "gate", "propose-page": "gate", "pending": "gate",
-    "approve": "gate", "reject": "gate", "audit": "gate", "evidence": "gate",
-}
-
-
-def _load_commands() -> None:
-    # Importing a command module registers its commands on `cli`.
-    from vouch.cli import core, demo, gate, index, search, serve, sources  # noqa: F401
+# Commands that are not registry methods, and the module that defines each.
+HAND_WRITTEN = {"init": "core", "show": "core", "call": "core", "demo": "demo",
+                "serve": "serve", "eval": "search", "stats": "search"}
 
 
 def _report(err: VouchError, fmt: str) -> int:
@@ -87,7 +78,6 @@ def main(argv: list[str] | None = None) -> int:
     # A command multiplies at most a few vectors by the index's matrix; OpenBLAS would
     # start and spin a thread per core when numpy loads (~40 ms of CPU per cold search).
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from vouch.cli import core  # noqa: F401 - everyday commands; the rest load on demand
     forget_format()  # a usage error's format comes from this argv, not an earlier call
     try:
         result = cli.main(args=args, prog_name="vouch", standalone_mode=False)

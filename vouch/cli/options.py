@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from vouch.callctx import CallContext
+from vouch.errors import UsageError
 
 FORMATS = ("human", "json")
 _chosen: dict[str, str] = {}
@@ -73,31 +74,63 @@ class Output:
         click.echo(message, err=True)
 
 
+def shared_params(default_format: str = "human", writes_actor: bool = True
+                  ) -> list[click.Parameter]:
+    """--kb, --as, --format and --json, as click parameters for one command."""
+    return [
+        click.Option(["--kb", "kb_path"], metavar="PATH",
+                     help="Knowledge base (a repo or its .vouch/); else VOUCH_KB, else walk "
+                          "up from here."),
+        click.Option(["--as", "actor"], metavar="NAME", hidden=not writes_actor,
+                     help="Act as NAME (else VOUCH_AGENT, config agent, git user.name)."),
+        click.Option(["--format", "fmt"], type=click.Choice(FORMATS), default=None,
+                     help=f"Output format (default {default_format})."),
+        click.Option(["--json", "as_json"], is_flag=True, help="Same as --format json."),
+    ]
+
+
+def open_call(values: dict[str, Any], default_format: str) -> tuple[CallContext, Output]:
+    """Take the shared options out of a command's `values`: the call's context and output."""
+    early = _before_command
+    kb_path, actor = values.pop("kb_path", None), values.pop("actor", None)
+    fmt, as_json = values.pop("fmt", None), values.pop("as_json", False)
+    chosen = "json" if as_json else (fmt or early.get("fmt") or default_format)
+    _chosen["format"] = chosen
+    ctx = CallContext(kb_path=kb_path or early.get("kb_path"),
+                      actor_override=actor or early.get("actor"), transport="cli")
+    return ctx, Output(chosen)
+
+
 def kb_command(default_format: str = "human", writes_actor: bool = True) -> Callable[..., Any]:
-    """Add --kb, --as, --format and --json to a command; pass it (ctx, out, ...)."""
+    """For hand-written commands: add the shared options; pass the command (ctx, out, ...)."""
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        @click.option("--kb", "kb_path", metavar="PATH",
-                      help="Knowledge base (a repo or its .vouch/); else VOUCH_KB, else walk "
-                           "up from here.")
-        @click.option("--as", "actor", metavar="NAME", help="Act as NAME (else VOUCH_AGENT, "
-                      "config agent, git user.name).", hidden=not writes_actor)
-        @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-                      help=f"Output format (default {default_format}).")
-        @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
         @functools.wraps(fn)
-        def wrapper(kb_path: str | None, actor: str | None, fmt: str | None, as_json: bool,
-                    **kwargs: Any) -> Any:
-            early = _before_command
-            chosen = "json" if as_json else (fmt or early.get("fmt") or default_format)
-            _chosen["format"] = chosen
-            ctx = CallContext(kb_path=kb_path or early.get("kb_path"),
-                              actor_override=actor or early.get("actor"), transport="cli")
-            return fn(ctx, Output(chosen), **kwargs)
+        def wrapper(**values: Any) -> Any:
+            ctx, out = open_call(values, default_format)
+            return fn(ctx, out, **values)
 
+        params = getattr(fn, "__click_params__", [])
+        wrapper.__click_params__ = [*reversed(shared_params(default_format, writes_actor)),  # type: ignore[attr-defined]
+                                    *params]
         return wrapper
 
     return decorate
+
+
+def key_values(pairs: tuple[str, ...] | list[str], option: str = "--filter") -> dict[str, Any]:
+    """`KEY=VALUE` pairs as a mapping; a key given twice collects a list."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"{option} {pair!r} must look like key=value")
+        if key in out:
+            existing = out[key] if isinstance(out[key], list) else [out[key]]
+            out[key] = [*existing, value]
+        else:
+            out[key] = value
+    return out
 
 
 def split_csv(value: str | None) -> list[str]:

@@ -15,7 +15,7 @@ from vouch.gate import decide, pending, propose
 
 
 def propose_claim(ctx: CallContext, text: str, evidence: list[str] | None = None,
-                  type: str = "observation", confidence: float = 0.7,
+                  type: str | None = None, confidence: float | None = None,
                   entities: list[str] | None = None, scope: str | None = None,
                   tags: list[str] | None = None, session_id: str | None = None,
                   rationale: str | None = None, dry_run: bool = False) -> dict[str, Any]:
@@ -26,7 +26,7 @@ def propose_claim(ctx: CallContext, text: str, evidence: list[str] | None = None
                            session_id=session_id, dry_run=dry_run)
 
 
-def propose_page(ctx: CallContext, title: str, body: str | None = None, type: str = "concept",
+def propose_page(ctx: CallContext, title: str, body: str | None = None, type: str | None = None,
                  claims: list[str] | None = None, entities: list[str] | None = None,
                  sources: list[str] | None = None, tags: list[str] | None = None,
                  dry_run: bool = False) -> dict[str, Any]:
@@ -43,7 +43,7 @@ def propose_entity(ctx: CallContext, name: str, type: str, aliases: list[str] | 
 
 
 def propose_relation(ctx: CallContext, source: str, relation: str, target: str,
-                     confidence: float = 0.7, evidence: list[str] | None = None,
+                     confidence: float | None = None, evidence: list[str] | None = None,
                      dry_run: bool = False) -> dict[str, Any]:
     values = {"source": source, "relation": relation, "target": target,
               "confidence": confidence, "evidence": evidence}

@@ -146,6 +146,10 @@ class Kind:
     def directory(self) -> str:
         return self.plural
 
+    def default(self, name: str) -> Any:
+        """The default of one field: the one place such a default is declared."""
+        return next(f.default for f in self.fields if f.name == name)
+
     @property
     def field_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields)

@@ -38,5 +38,11 @@ def request_from_params(query: str, *, limit: int | None = None,
 
 def kb_search(ctx: CallContext, query: str, envelope: bool = False, **params: Any) -> Any:
     request = request_from_params(query, transport=ctx.transport, **params)
+    if request.rrf_k is not None:
+        # an explicit k asks for textbook RRF: equal channel weights (the spec's worked
+        # example), on every transport alike
+        from dataclasses import replace
+
+        request = replace(request, weights={})
     response = search(ctx.kb, request, warm=ctx.warm)
     return response if envelope else response["results"]

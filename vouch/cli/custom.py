@@ -1,0 +1,176 @@
+"""Named customisations layered on generated commands (aws-cli style).
+
+Each adds CLI-only sugar to one registry method's command: flags that are spellings of
+a parameter (`--fts-only` is `mode: fts`), a person's opt-ins that agents never get
+(`source add --allow-outside`, `--recursive`, stdin), a progress bar. None adds a
+parameter the method lacks: what a command sends is still validated by the registry.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from vouch import ops
+from vouch.callctx import CallContext
+from vouch.cli.options import Output
+from vouch.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Custom:
+    options: Callable[[], list[click.Parameter]] = lambda: []
+    run: Callable[[ops.Method, CallContext, Output, dict[str, Any]], None] | None = None
+
+
+def _search(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
+    from vouch.cli.build import emit, params_from
+
+    fts_only, vec_only = values.pop("fts_only"), values.pop("vec_only")
+    if fts_only and vec_only:
+        raise UsageError("--fts-only and --vec-only exclude each other")
+    params = params_from(method, values)
+    if fts_only or vec_only:
+        params["mode"] = "fts" if fts_only else "vector"
+    emit(method, out, ops.invoke(ctx, method.name, params))
+
+
+def _search_options() -> list[click.Parameter]:
+    return [click.Option(["--fts-only"], is_flag=True, help="Same as --mode fts."),
+            click.Option(["--vec-only"], is_flag=True, help="Same as --mode vector.")]
+
+
+def _source_add(method: ops.Method, ctx: CallContext, out: Output,
+                values: dict[str, Any]) -> None:
+    """`vouch source add FILE|-|DIR`: stdin and folders are a person's conveniences;
+    `--allow-outside` a person's opt-in, through the library (agents cannot reach it)."""
+    from vouch import sources
+    from vouch.cli.build import emit, params_from
+
+    recursive, allow_outside = values.pop("recursive"), values.pop("allow_outside")
+    params = params_from(method, values)
+    target, tags = params["path"], params.get("tags") or []
+    if target == "-":
+        item = sources.Intake(sys.stdin.buffer.read(), params.get("type") or "file", "stdin",
+                              params.get("title"), "text/plain", tuple(tags))
+        emit(method, out, sources.register_many(ctx.kb, [item], ctx.actor())[0])
+        return
+    if Path(target).is_dir():
+        if not recursive:
+            raise UsageError(f"{target} is a directory", hint="pass --recursive to add a folder")
+        _add_folder(ctx, out, target, params, allow_outside)
+        return
+    if allow_outside:
+        emit(method, out, sources.register_source_from_path(
+            ctx.kb, ctx.actor(), target, params.get("type"), params.get("title"),
+            tags or None, allow_outside=True))
+        return
+    emit(method, out, ops.invoke(ctx, method.name, params))
+
+
+def _add_folder(ctx: CallContext, out: Output, target: str, params: dict[str, Any],
+                allow_outside: bool) -> None:
+    from vouch import sources
+
+    kb = ctx.kb
+    items, links = sources.intakes_under(kb, target, params.get("type"),
+                                         params.get("tags") or [], allow_outside=allow_outside)
+    if links:
+        out.info(f"skipped {len(links)} symbolic link(s), which a recursive add never "
+                 "follows: " + ", ".join(str(p) for p in links[:5])
+                 + (", ..." if len(links) > 5 else ""))
+    if sys.stderr.isatty() and items:
+        with click.progressbar(length=len(items), label="Registering", file=sys.stderr) as bar:
+            last = [0]
+
+            def advance(n: int) -> None:
+                bar.update(n - last[0])
+                last[0] = n
+
+            results = sources.register_many(kb, items, ctx.actor(), progress=advance)
+    else:
+        results = sources.register_many(kb, items, ctx.actor())
+    if out.json:
+        out.emit(results)
+        return
+    for r in results:
+        click.echo(r["id"])
+    dups = sum(1 for r in results if r["deduplicated"])
+    if dups:
+        out.info(f"{dups} already registered (deduplicated)")
+
+
+def _source_add_options() -> list[click.Parameter]:
+    return [click.Option(["--recursive", "-r"], is_flag=True,
+                         help="Add every file below a directory, in one commit (symbolic "
+                              "links are skipped)."),
+            click.Option(["--allow-outside"], is_flag=True,
+                         help="Read a file outside the repository (recorded by its absolute "
+                              "path). Agents can never do this.")]
+
+
+def _rebuild(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
+    """A progress bar on a terminal; otherwise the plain method."""
+    from vouch.cli.build import emit, params_from
+
+    params = params_from(method, values)
+    if not sys.stderr.isatty():
+        emit(method, out, ops.invoke(ctx, method.name, params))
+        return
+    from vouch.index.api import rebuild_index
+
+    bars: dict[str, Any] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        for name in [n for n in bars if n != stage]:  # a new stage ends the previous bar
+            bars.pop(name).render_finish()
+        if stage in ("done", "vectors"):
+            if stage == "vectors":
+                click.echo("Writing vectors, graph and full-text index...", err=True)
+            return
+        bar = bars.get(stage)
+        if bar is None:
+            bar = bars[stage] = click.progressbar(length=total, label=stage.capitalize(),
+                                                  file=sys.stderr)
+        bar.update(done - bar.pos)
+
+    report = rebuild_index(ctx.kb, force=bool(params.get("force")), progress=progress)
+    emit(method, out, {"ok": True, "indexed": report.documents, **report.to_json()})
+
+
+def _audit(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
+    """`vouch audit --verify` is `vouch audit-verify`, as the README has always said."""
+    from vouch.cli.build import emit, params_from
+
+    verify = values.pop("verify")
+    if verify:
+        _verified(ops.get("kb.audit_verify"), ctx, out, {})
+        return
+    emit(method, out, ops.invoke(ctx, method.name, params_from(method, values)))
+
+
+def _verified(method: ops.Method, ctx: CallContext, out: Output,
+              values: dict[str, Any]) -> None:
+    """A broken log is a failed check: exit 1 after the report."""
+    from vouch.cli.build import emit
+
+    report = ops.invoke(ctx, method.name, {})
+    emit(method, out, report)
+    if not report["ok"]:
+        raise click.exceptions.Exit(1)
+
+
+CUSTOM: dict[str, Custom] = {
+    "kb.search": Custom(_search_options, _search),
+    "kb.register_source_from_path": Custom(_source_add_options, _source_add),
+    "kb.index_rebuild": Custom(run=_rebuild),
+    "kb.audit": Custom(lambda: [click.Option(["--verify"], is_flag=True,
+                                             help="Check the log instead of listing it.")],
+                       _audit),
+    "kb.audit_verify": Custom(run=_verified),
+}

@@ -1,0 +1,163 @@
+"""How method results look to people (`--format human`); the registry names them.
+
+Each function takes a method's result and returns text; `proposed` (an `emit`) prints
+itself, because a proposal's id goes alone to stdout and its story to stderr.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from vouch import yamlio
+
+
+def capabilities(d: dict[str, Any]) -> str:
+    lines = [f"vouch {d['version']} — transports: {', '.join(d['transports'])}"]
+    lines += [f"  {m['name']:<32} {m['scope']:<12} {m['summary']}" for m in d["methods"]]
+    return "\n".join(lines)
+
+
+def status(data: dict[str, Any]) -> str:
+    lines = [f"Knowledge base: {data['root']}"]
+    lines += [f"  {name:<10} {count:>8}" for name, count in data["counts"].items()]
+    lines.append(f"Pending proposals: {data['pending']}")
+    lines.append(f"Last audit event: {data['last_audit_at'] or 'none'}")
+    if data.get("index_state"):
+        lines.append(f"Index: {data['index_state']}, {data.get('total_chunks', 0)} chunks")
+    if data.get("invalid_files"):
+        lines.append(f"Invalid knowledge files (not indexed): {data['invalid_files']}")
+    return "\n".join(lines)
+
+
+def read(data: dict[str, Any] | None) -> str:
+    if data is None:
+        return "(none)"
+    data = dict(data)
+    body = data.pop("body", None)
+    text = yamlio.dump_yaml(data).rstrip()
+    return f"{text}\n\n{body}" if body else text
+
+
+def listing(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "(none)"
+    width = max(len(r["id"]) for r in rows)
+    return "\n".join(f"{r['id']:<{width}}  {r.get('type') or '':<12} {r.get('title', '')}"
+                     for r in rows)
+
+
+def registered(result: dict[str, Any]) -> str:
+    if result.get("deduplicated"):
+        click.echo("already registered (deduplicated)", err=True)
+    return str(result["id"])
+
+
+def identifier(result: dict[str, Any]) -> str:
+    return str(result["id"])
+
+
+def tags(rows: list[dict[str, Any]]) -> str:
+    return "\n".join(f"{r['count']:>6}  {r['name']}" for r in rows) or "(no tags)"
+
+
+def info(d: dict[str, Any]) -> str:
+    lines = [f"{d['kind']} {d['id']}", f"  title:   {d['title']}",
+             f"  type:    {d['type'] or '-'}", f"  status:  {d['status'] or '-'}",
+             f"  tags:    {', '.join(d['tags']) or '-'}", f"  path:    {d['path']}",
+             f"  chunks:  {d['chunk_count']}"]
+    lines += [f"  §{h['text']} (level {h['level']}, lines {h['start_line']}-"
+              f"{h['end_line'] - 1})" for h in d.get("headings") or ()]
+    return "\n".join(lines)
+
+
+def proposed(out: Any, result: dict[str, Any]) -> None:
+    """The proposal id alone on stdout; what else happened on stderr. Invalid → E102."""
+    from vouch.gate.propose import require_valid
+
+    kind = next(k.removesuffix("_id") for k in result if k.endswith("_id")
+                and k != "proposal_id")
+    require_valid(result, kind)
+    object_id = result.get(f"{kind}_id")
+    if out.json:
+        out.emit(result)
+    elif result.get("duplicate") == "durable":
+        out.info(f"{kind} {object_id} is already approved; nothing proposed")
+    elif result.get("duplicate") == "pending":
+        out.info(f"{kind} {object_id} is already pending in this proposal")
+        click.echo(result["proposal_id"])
+    elif result.get("proposal_id") is None:
+        out.info(f"valid: {kind} {object_id} (dry run, nothing written)")
+    else:
+        click.echo(result["proposal_id"])
+
+
+def pending(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "No open proposals."
+    lines = [f"{'PROPOSAL':<26}{'KIND':<10}{'PROPOSER':<18}TITLE"]
+    for r in rows:
+        origin = "" if r["ref"].startswith("refs/heads/") else "  (remote)"
+        lines.append(f"{r['proposal_id']:<26}{r['kind']:<10}{r['proposer'][:17]:<18}"
+                     f"{r['title'][:70]}{origin}")
+    return "\n".join(lines)
+
+
+def proposal(data: dict[str, Any]) -> str:
+    meta = {k: v for k, v in data.items() if k not in ("diff", "object") and v}
+    text = f"{yamlio.dump_yaml(meta).rstrip()}\n\n{data.get('diff') or ''}".rstrip()
+    if data.get("state") == "pending" and not data.get("problems") and data.get("commit"):
+        text += (f"\n\nTo approve exactly this: vouch approve {data['proposal_id']} "
+                 f"--expect {str(data['commit'])[:12]}")
+    return text
+
+
+def approved(result: dict[str, Any]) -> str:
+    return f"approved {result['proposal_id']} → {result['object_kind']} {result['object_id']}"
+
+
+def rejected(result: dict[str, Any]) -> str:
+    return f"rejected {result['proposal_id']}"
+
+
+def audit(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "(no events)"
+    return "\n".join(
+        f"{r.get('created_at', '?'):<21} {r.get('event', '?'):<20} {str(r.get('actor'))[:20]:<21}"
+        f"{' '.join(map(str, r.get('object_ids') or []))[:80]}" for r in rows)
+
+
+def verified(report: dict[str, Any]) -> str:
+    head = (f"audit log OK: {report['events']} events in {report['files']} file(s)"
+            if report["ok"] else f"audit log BROKEN: {len(report['issues'])} problem(s)")
+    lines = [head] + [f"  {i['file'] or 'history'}:{i['line'] or '-'}: {i['detail']}"
+                      for i in report["issues"]]
+    return "\n".join(lines)
+
+
+def rebuilt(data: dict[str, Any]) -> str:
+    lines = [f"Indexed {data['documents']} documents, {data['chunks']} chunks "
+             f"({data['embedded']} embedded) in {data['seconds']:.2f}s"]
+    lines += [f"  skipped: {s}" for s in data.get("skipped", [])]
+    return "\n".join(lines)
+
+
+def index_status(data: dict[str, Any]) -> str:
+    lines = [f"Index: {data['state']}" + (f" ({data['reason']})" if data.get("reason") else ""),
+             f"  path:      {data['path']}"]
+    counts = data.get("counts")
+    if counts:
+        kinds = ", ".join(f"{n} {k}" for k, n in counts["by_kind"].items())
+        lines.append(f"  documents: {counts['documents']} ({kinds or 'none'})")
+        lines.append(f"  chunks:    {counts['chunks']} ({counts['vectors']} with vectors)")
+    model = data["model"]
+    lines.append(f"  model:     {model['configured'] or 'disabled (lexical only)'}"
+                 + (f" [{model['id']}, {model['dims']} dims]" if model["configured"] else ""))
+    lines.append(f"  lexical:   {data['lexical']} ({data['tokenizer']})")
+    if data.get("indexed_at"):
+        lines.append(f"  built:     {data['indexed_at']}  revision {data['corpus_revision']}")
+    size = data["sizes"].get("total", 0)
+    lines.append(f"  size:      {size / 1e6:.2f} MB")
+    return "\n".join(lines)
