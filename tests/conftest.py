@@ -22,11 +22,12 @@ def _isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    for var in ("VOUCH_KB", "VOUCH_AGENT", "VOUCH_DEBUG", "GIT_DIR", "GIT_WORK_TREE",
-                "GIT_INDEX_FILE", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
+    for var in ("VOUCH_KB", "VOUCH_AGENT", "VOUCH_DEBUG", "VOUCH_INDEX_DIR", "GIT_DIR",
+                "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
         monkeypatch.delenv(var, raising=False)
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Test Person\n\temail = test@example.invalid\n"

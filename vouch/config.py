@@ -133,6 +133,15 @@ class Config:
                              f"not {value!r}")
         return float(value)
 
+    def typed(self, dotted: str, default: float, kind: type[int] | type[float]) -> Any:
+        """A numeric setting as `kind`; E100 naming the key when it is not a number."""
+        raw = self.get(dotted, default)
+        try:
+            return kind(default if raw is None else raw)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"{dotted} in {CONFIG_NAME} must be a number",
+                             hint=f"the default is {default}") from exc
+
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.data
         for part in dotted.split("."):

@@ -18,6 +18,7 @@ import click
 
 from vouch import ops
 from vouch.callctx import CallContext
+from vouch.cli.calling import emit, params_from
 from vouch.cli.options import Output
 from vouch.errors import UsageError
 
@@ -29,8 +30,6 @@ class Custom:
 
 
 def _search(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
-    from vouch.cli.build import emit, params_from
-
     fts_only, vec_only = values.pop("fts_only"), values.pop("vec_only")
     if fts_only and vec_only:
         raise UsageError("--fts-only and --vec-only exclude each other")
@@ -50,8 +49,6 @@ def _source_add(method: ops.Method, ctx: CallContext, out: Output,
     """`vouch source add FILE|-|DIR`: stdin and folders are a person's conveniences;
     `--allow-outside` a person's opt-in, through the library (agents cannot reach it)."""
     from vouch import sources
-    from vouch.cli.build import emit, params_from
-
     recursive, allow_outside = values.pop("recursive"), values.pop("allow_outside")
     params = params_from(method, values)
     target, tags = params["path"], params.get("tags") or []
@@ -116,8 +113,6 @@ def _source_add_options() -> list[click.Parameter]:
 
 def _rebuild(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
     """A progress bar on a terminal; otherwise the plain method."""
-    from vouch.cli.build import emit, params_from
-
     params = params_from(method, values)
     if not sys.stderr.isatty():
         emit(method, out, ops.invoke(ctx, method.name, params))
@@ -145,8 +140,6 @@ def _rebuild(method: ops.Method, ctx: CallContext, out: Output, values: dict[str
 
 def _audit(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
     """`vouch audit --verify` is `vouch audit-verify`, as the README has always said."""
-    from vouch.cli.build import emit, params_from
-
     verify = values.pop("verify")
     if verify:
         _verified(ops.get("kb.audit_verify"), ctx, out, {})
@@ -157,8 +150,6 @@ def _audit(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, 
 def _verified(method: ops.Method, ctx: CallContext, out: Output,
               values: dict[str, Any]) -> None:
     """A broken log is a failed check: exit 1 after the report."""
-    from vouch.cli.build import emit
-
     report = ops.invoke(ctx, method.name, {})
     emit(method, out, report)
     if not report["ok"]:

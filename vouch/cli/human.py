@@ -146,7 +146,8 @@ def rebuilt(data: dict[str, Any]) -> str:
 
 def index_status(data: dict[str, Any]) -> str:
     lines = [f"Index: {data['state']}" + (f" ({data['reason']})" if data.get("reason") else ""),
-             f"  path:      {data['path']}"]
+             f"  path:      {data['path']}"
+             + (f" ({data['location']})" if data.get("location") else "")]
     counts = data.get("counts")
     if counts:
         kinds = ", ".join(f"{n} {k}" for k, n in counts["by_kind"].items())

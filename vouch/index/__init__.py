@@ -8,7 +8,8 @@ Modules: store (SQLite schema, meta), lexical/ (fts5, whoosh), vectors (matrix +
 chunking, fastyaml (bulk reads), freshness (git identity, diffs), build (full rebuild aside +
 swap), refresh (incremental, from the git diff), ingest (what build and refresh share: read,
 embed, insert, meta), state (lock, counts, indexed identity: what opening needs without the
-writers), settings, status, capabilities, methods (registry handlers).
+writers), location (`.vouch/index/` or a per-user cache), settings, status, capabilities,
+methods (registry handlers).
 
 Names are resolved lazily, so importing one submodule (`vouch.index.chunking`) does not
 load the rest for a cold command.

@@ -9,6 +9,13 @@ Opening follows spec/search-index-lifecycle.md with DESIGN §5's self-healing: a
 missing or corrupt index is rebuilt; another knowledge base's index at this path is
 E003; a stale one is refreshed incrementally (or rebuilt when the configuration it was
 built under changed) unless `index.auto_refresh: false`, which makes it E002.
+
+Corrupt includes vector files that do not match their recorded checksums. Those are
+verified on first use, not on every open (a lexical search must not pay for reading the
+matrix); a caller that embeds its query while the index opens (`meanwhile`, as a cold
+search does) has them verified then too, so a damaged matrix is rebuilt before any
+result is read. The index lives where `location` says: `.vouch/index/`, or a per-user
+cache when that cannot be written.
 """
 
 from __future__ import annotations
@@ -23,8 +30,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from vouch import embed
-from vouch.errors import EmbeddingDisabled, IndexCollision, IndexUnusable, LockTimeout
-from vouch.index import freshness, state, store, vectors
+from vouch.errors import (
+    EmbeddingDisabled,
+    IndexCollision,
+    IndexUnusable,
+    LockTimeout,
+    PermissionDenied,
+)
+from vouch.index import freshness, location, state, store, vectors
 from vouch.index.filters import Filters
 from vouch.index.lexical import BACKENDS, LexicalHit, backend
 from vouch.index.settings import Settings
@@ -97,12 +110,15 @@ class Index:
         self._matrix: tuple[Any, Any] | None = None
         self._graph: Any = None
         self._checked_at = float("-inf")
+        self._wordpiece: Path | None = None
         self._wordpiece_checked = False
         self._last_query: tuple[tuple[str, str], Any] | None = None
+        self._wants_vectors = False  # this load embedded a query or mapped the matrix
+        self._damaged: str | None = None  # why the vector files failed verification
 
     @property
     def directory(self) -> Path:
-        return store.index_dir(self.kb.dir)
+        return self.settings.index_dir
 
     @property
     def corpus_revision(self) -> str:
@@ -118,21 +134,36 @@ class Index:
         files (loading the model, embedding a query) then costs no extra wall time."""
         settings = Settings.of(kb)
         try:
+            return cls._open(kb, settings, ensure_fresh, progress, meanwhile)
+        except PermissionDenied:
+            if settings.where != location.REPOSITORY:
+                raise
+            # `.vouch/index/` looked writable but is not (see `location`)
+            return cls._open(kb, settings.in_cache(), ensure_fresh, progress, meanwhile)
+
+    @classmethod
+    def _open(cls, kb: KB, settings: Settings, ensure_fresh: bool, progress: Progress | None,
+              meanwhile: Callable[[Index], object] | None) -> Index:
+        try:
             index = cls._validated(kb, settings)
         except store.Corrupt as exc:
             if not ensure_fresh:
                 raise IndexUnusable(f"the search index is unusable: {exc}",
                                     hint="run `vouch index rebuild`") from exc
             index = cls._rebuilt(kb, settings, progress)
-        if ensure_fresh:
-            index.ensure_fresh(progress, meanwhile=meanwhile)
-        elif meanwhile is not None:
-            meanwhile(index)
+        try:
+            if ensure_fresh:
+                index.ensure_fresh(progress, meanwhile=meanwhile)
+            elif meanwhile is not None:
+                meanwhile(index)
+        except BaseException:
+            index.close()
+            raise
         return index
 
     @classmethod
     def _validated(cls, kb: KB, settings: Settings) -> Index:
-        directory = store.index_dir(kb.dir)
+        directory = settings.index_dir
         conn = store.connect(directory / store.DB_NAME)
         try:
             meta = store.read_meta(conn)
@@ -162,8 +193,7 @@ class Index:
                  force: bool = False) -> Index:
         from vouch.index import build  # the build machinery loads only when it runs
 
-        directory = store.index_dir(kb.dir)
-        with state.index_lock(directory):
+        with state.index_lock(settings.index_dir):
             if not force:
                 try:  # another process may have rebuilt it while we waited
                     return cls._validated(kb, settings)
@@ -180,6 +210,8 @@ class Index:
         self.conn, self.meta = fresh.conn, fresh.meta
         self._matrix = None
         self._graph = None
+        self._damaged = None
+        self._wordpiece_checked = False
 
     def ensure_fresh(self, progress: Progress | None = None, *, max_age: float = 0.0,
                      meanwhile: Callable[[Index], object] | None = None
@@ -189,42 +221,48 @@ class Index:
         Returns what was done, or None when the index was already fresh. The check costs
         a few git calls (~30 ms at 10k objects, most of it git's stat of every tracked
         file); a warm server answering many queries may pass `max_age` to skip checks
-        made less than that many seconds after the last one.
+        made less than that many seconds after the last one. Vector files found damaged
+        (here, or by an earlier query of this load) make it a rebuild.
         """
-        if max_age and time.monotonic() - self._checked_at < max_age:
+        if self._damaged is None and max_age and time.monotonic() - self._checked_at < max_age:
             if meanwhile is not None:
                 meanwhile(self)
             return None
         probe = freshness.start(self.kb, state.indexed_state(self.meta))
-        if meanwhile is not None:
-            try:
+        try:
+            if meanwhile is not None:
                 meanwhile(self)
-            except BaseException:
-                probe.close()
-                raise
+            self._check_vectors()  # while git works, and before anything is read
+        except BaseException:
+            probe.close()
+            raise
         now = probe.result()
         reason = self.settings.mismatch(self.meta)
-        if reason is None and self.meta["source_hash"] == now.source_hash:
-            self._checked_at = time.monotonic()
-            self._keep_stamps(now)
-            return None
-        if not self.settings.auto_refresh:
-            if reason is None and not state.knowledge_changed(self.kb, self.meta, now):
-                self._checked_at = time.monotonic()  # config, audit log, a commit: no change
+        if self._damaged is None:
+            if reason is None and self.meta["source_hash"] == now.source_hash:
+                self._checked_at = time.monotonic()
+                self._keep_stamps(now)
                 return None
-            why = reason or "knowledge files changed since it was built"
-            raise IndexUnusable(f"the search index is stale: {why}",
-                                hint="run `vouch index rebuild`, or set index.auto_refresh: true")
+            if not self.settings.auto_refresh:
+                if reason is None and not state.knowledge_changed(self.kb, self.meta, now):
+                    self._checked_at = time.monotonic()  # config, audit log, a commit
+                    return None
+                why = reason or "knowledge files changed since it was built"
+                raise IndexUnusable(
+                    f"the search index is stale: {why}",
+                    hint="run `vouch index rebuild`, or set index.auto_refresh: true")
         from vouch.index import build
 
         with state.index_lock(self.directory):
             report = None
             try:
                 self._reload()  # another process may have refreshed it while we waited
+                self._check_vectors()
                 reason = self.settings.mismatch(self.meta)
-                if reason is None and self.meta["source_hash"] == now.source_hash:
+                if self._damaged is None and reason is None \
+                        and self.meta["source_hash"] == now.source_hash:
                     return None
-                if reason is None:
+                if self._damaged is None and reason is None:
                     report = self._refresh(now)
             except store.Corrupt:
                 report = None
@@ -252,7 +290,7 @@ class Index:
                     self.conn.execute("ROLLBACK")
                     raise
             self.meta = store.read_meta(self.conn)
-        except (LockTimeout, sqlite3.Error):
+        except (LockTimeout, PermissionDenied, sqlite3.Error):
             pass
 
     def _refresh(self, now: freshness.State) -> Report | None:
@@ -297,29 +335,78 @@ class Index:
         """The query's vector; the last one is kept (a search may ask more than once,
         and a cold one asks first while git checks freshness)."""
         embedder = self._require_vectors()
+        self._wants_vectors = True  # a vector search follows: see ensure_fresh
         key = (text, embedder.model_id)
         if self._last_query is None or self._last_query[0] != key:
-            self._last_query = (key, embedder.encode_query(text, self._wordpiece(embedder)))
+            words = self._checked_wordpiece(embedder)
+            self._last_query = (key, embedder.encode_query(text, words))
         return self._last_query[1]
 
-    def _wordpiece(self, embedder: embed.Embedder) -> Path | None:
-        """The query tokenizer's table (vectors.words), written by every build; an index
-        built before it existed gets one on its first query, when no writer is busy."""
-        path = self.directory / vectors.WORDPIECE
-        if not self._wordpiece_checked and not path.exists():
-            text = embedder.wordpiece_table()
-            if text is not None:
-                with contextlib.suppress(LockTimeout, OSError), \
+    def _checked_wordpiece(self, embedder: embed.Embedder) -> Path | None:
+        """The query tokenizer's table (vectors.words) if it is the one the build
+        recorded. One that is missing or damaged is written again when no writer is
+        busy; until then the query is tokenized by `tokenizers` (None)."""
+        if not self._wordpiece_checked:
+            self._wordpiece_checked = True
+            recorded = (self.meta.checksums or {}).get(vectors.WORDPIECE)
+            self._wordpiece = self.directory / vectors.WORDPIECE
+            try:
+                intact = recorded in (None, vectors.wordpiece_checksum(self.directory))
+            except OSError:
+                intact = False
+            if not intact:
+                self._wordpiece = None
+                with contextlib.suppress(LockTimeout, PermissionDenied, OSError), \
                         state.index_lock(self.directory, timeout=0):
-                    vectors.write_wordpiece(self.directory, text)
-        self._wordpiece_checked = True
-        return path
+                    if vectors.write_wordpiece(
+                            self.directory, embedder.wordpiece_table()) == recorded:
+                        self._wordpiece = self.directory / vectors.WORDPIECE
+        return self._wordpiece
 
     def _vectors(self) -> tuple[Any, Any]:
+        """The memory-mapped matrix and ids, verified against their recorded checksums
+        on first use in this load. A mismatch is looked at once more with index_meta as
+        committed now (a refresh by another process since this load records new
+        checksums); if it stands, it is remembered and the next ensure_fresh rebuilds."""
+        self._wants_vectors = True
         if self._matrix is None:
-            self._matrix = vectors.open_matrix(self.directory, self.meta.vector_rows,
-                                               self.meta.dims)
+            try:
+                self._matrix = self._verified_vectors()
+            except vectors.VectorFilesBroken as exc:
+                latest = self._committed_meta()
+                if latest is None or latest.checksums == self.meta.checksums:
+                    self._damaged = str(exc)
+                    raise
+                self.meta = latest
+                try:
+                    self._matrix = self._verified_vectors()
+                except vectors.VectorFilesBroken as again:
+                    self._damaged = str(again)
+                    raise
         return self._matrix
+
+    def _verified_vectors(self) -> tuple[Any, Any]:
+        vectors.check_sizes(self.directory, self.meta.vector_rows, self.meta.dims,
+                            self.meta.hnsw_size)
+        matrix, ids = vectors.open_matrix(self.directory, self.meta.vector_rows,
+                                          self.meta.dims)
+        recorded = self.meta.checksums
+        if recorded is not None:  # None: an older index, rebuilt by ensure_fresh
+            vectors.verify_matrix(matrix, ids, recorded)
+        return matrix, ids
+
+    def _committed_meta(self) -> store.Meta | None:
+        try:
+            return store.read_meta(self.conn)
+        except store.Corrupt:
+            return None
+
+    def _check_vectors(self) -> None:
+        """Verify the vector files now when this load is going to search them (a query
+        was embedded), so damage is found while the index can still be rebuilt."""
+        if self._wants_vectors and self._matrix is None and self.meta.dims:
+            with contextlib.suppress(vectors.VectorFilesBroken, OSError, ValueError):
+                self._vectors()
 
     @_guarded
     def load_graph(self) -> bool:
@@ -436,6 +523,15 @@ def rebuild_index(kb: KB, *, force: bool = False,
     """`vouch index rebuild`: always a full build. E003 for another KB's index unless
     `force`, which deletes it."""
     settings = Settings.of(kb)
+    try:
+        return _rebuild(kb, settings, force, progress)
+    except PermissionDenied:
+        if settings.where != location.REPOSITORY:
+            raise
+        return _rebuild(kb, settings.in_cache(), force, progress)
+
+
+def _rebuild(kb: KB, settings: Settings, force: bool, progress: Progress | None) -> Report:
     if not force:
         with contextlib.suppress(store.Corrupt):
             Index._validated(kb, settings).close()

@@ -103,7 +103,7 @@ def _all_docs(kb: KB, report: Report, progress: Progress | None) -> list[Doc]:
 def rebuild(kb: KB, settings: Settings, progress: Progress | None = None) -> Report:
     """Build a complete index aside and swap it in. The caller holds the index lock."""
     started = time.perf_counter()
-    live = store.index_dir(kb.dir)
+    live = settings.index_dir
     live.mkdir(parents=True, exist_ok=True)
     for leftover in live.glob(".build-*"):  # from a build that died (we hold the lock)
         shutil.rmtree(leftover, ignore_errors=True)
@@ -154,7 +154,9 @@ def _rebuild(kb: KB, settings: Settings, live: Path, started: float,
             if not embedder:
                 chunk_ids = chunk_ids[:0]
             hnsw = vectors.write_all(aside, matrix, chunk_ids)
-            vectors.write_wordpiece(aside, embedder.wordpiece_table() if embedder else None)
+            checksums = vectors.matrix_checksums(aside)
+            checksums[vectors.WORDPIECE] = vectors.write_wordpiece(
+                aside, embedder.wordpiece_table() if embedder else None)
             t = report.lap("vectors", t)
             lex = backend(settings.lexical)
             lex.create(aside)
@@ -164,7 +166,7 @@ def _rebuild(kb: KB, settings: Settings, live: Path, started: float,
             for d in docs:
                 counts.add(d.kind, d.format)
             store.write_meta(conn, meta_values(settings, state, int(matrix.shape[0]), hnsw,
-                                               counts))
+                                               counts, checksums))
             conn.execute("COMMIT")
             # Leave a self-contained file: no -wal beside it once it is moved into place.
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,9 +134,12 @@ def corpus_revision(source_hash: str, settings: Settings) -> str:
 
 
 def meta_values(settings: Settings, state: freshness.State, rows: int,
-                hnsw: tuple[str, int], counts: Counts) -> dict[str, object]:
-    """Everything `index_meta` records about a build or refresh that reached `state`."""
+                hnsw: tuple[str, int], counts: Counts,
+                checksums: Mapping[str, str]) -> dict[str, object]:
+    """Everything `index_meta` records about a build or refresh that reached `state`;
+    `checksums` by file name (vectors.MATRIX, IDS, WORDPIECE)."""
     return {
+        **{store.CHECKSUM_META[name]: value for name, value in checksums.items()},
         "counts": counts.to_json(),
         "schema_version": store.SCHEMA_VERSION,
         "tokenizer": settings.tokenizer,

@@ -30,7 +30,13 @@ def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Me
     objects whose files changed. Raises freshness.HistoryGone when git no longer has the
     indexed tree (the caller rebuilds)."""
     started = time.perf_counter()
-    live = store.index_dir(kb.dir)
+    live = settings.index_dir
+    recorded = meta.checksums
+    if recorded is None:
+        raise vectors.VectorFilesBroken("index_meta records no checksums")
+    # rows are rewritten in place below: files that are not what was recorded would
+    # otherwise be carried forward under new checksums
+    vectors.verify_files(live, meta.vector_rows, meta.dims, recorded)
     before = indexed_state(meta)
     report = Report("refresh")
     touched: dict[tuple[str, str], None] = {}
@@ -50,6 +56,7 @@ def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Me
     embedder = embed.embedder(settings.model) if settings.model else None
     matrix = embed_texts(embedder, texts, None)
     lex = backend(settings.lexical)
+    words = _wordpiece(live, embedder, recorded[vectors.WORDPIECE])
 
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -86,6 +93,8 @@ def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Me
             vectors.write_rows(live, settings.dims, [int(r) for r in new_rows if r is not None],
                                matrix, range(first, first + len(texts)))
         still_free = sorted(set(freed) - {r for r in new_rows if r is not None})
+        if still_free:
+            vectors.clear_rows(live, settings.dims, still_free)
         changed_rows = sorted(set(freed) | {r for r in new_rows if r is not None})
         conn.executemany("INSERT OR IGNORE INTO vec_dirty(vec_row) VALUES (?)",
                          [(r,) for r in changed_rows])
@@ -99,19 +108,28 @@ def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Me
             counts.add(d.kind, d.format)
         counts.chunks += len(texts) - len(old_chunks)
         counts.vectors += (len(texts) if embedder else 0) - len(freed)
-        store.write_meta(conn, meta_values(settings, now, rows_total, hnsw, counts))
+        checksums = {**vectors.matrix_checksums(live), vectors.WORDPIECE: words}
+        store.write_meta(conn, meta_values(settings, now, rows_total, hnsw, counts, checksums))
         conn.execute("COMMIT")
     except BaseException:
+        # rows already rewritten no longer match the recorded checksums: the next
+        # open that checks them rebuilds the index
         conn.execute("ROLLBACK")
         raise
-    if still_free:
-        vectors.clear_rows(live, settings.dims, still_free)
     report.reindexed = len(docs)
     report.removed = len(existed - {d.key for d in docs})
     report.embedded = len(texts) if embedder else 0
     report.documents, report.chunks = counts.documents, counts.chunks
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _wordpiece(live: Path, embedder: embed.Embedder | None, recorded: str) -> str:
+    """vectors.words as recorded, or written again: a query ignores a damaged or missing
+    table (and tokenizes ~25 ms slower), so the next refresh repairs it."""
+    if vectors.wordpiece_checksum(live) == recorded:
+        return recorded
+    return vectors.write_wordpiece(live, embedder.wordpiece_table() if embedder else None)
 
 
 def _entity_labels(conn: sqlite3.Connection,

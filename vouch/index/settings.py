@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from vouch import embed
 from vouch.errors import UsageError
-from vouch.index import chunking, store
+from vouch.index import chunking, location, store
 from vouch.index.lexical import BACKENDS
 from vouch.kb import KB
 
@@ -18,6 +19,8 @@ class Settings:
     model: embed.ModelRef | None  # None: embeddings disabled (lexical-only)
     tokenizer: str
     auto_refresh: bool
+    index_dir: Path  # where the index lives (vouch.index.location)
+    where: str  # location.REPOSITORY | CACHE | ENVIRONMENT
 
     @property
     def model_id(self) -> str:
@@ -35,9 +38,17 @@ class Settings:
             raise UsageError(f"index.lexical {lexical!r} is not a lexical backend",
                              hint="one of: " + ", ".join(BACKENDS))
         auto = config.get("index.auto_refresh", True)
-        return cls(kb_path=str(kb.dir.resolve()), lexical=lexical,
+        kb_path = str(kb.dir.resolve())
+        found = location.locate(kb.dir, kb_path)
+        return cls(kb_path=kb_path, lexical=lexical,
                    model=embed.resolve(config, kb.root), tokenizer=store.tokenizer_preference(),
-                   auto_refresh=auto is not False)
+                   auto_refresh=auto is not False, index_dir=found.path, where=found.kind)
+
+    def in_cache(self) -> Settings:
+        """These settings with the index in the per-user cache: where it goes when
+        `.vouch/index/` turned out not to be writable after all."""
+        found = location.in_cache(self.kb_path)
+        return replace(self, index_dir=found.path, where=found.kind)
 
     def mismatch(self, meta: store.Meta) -> str | None:
         """Why an index built under `meta` cannot serve these settings (None: it can).

@@ -13,22 +13,35 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vouch.errors import SystemFailure
-from vouch.index import freshness, store
+from vouch.errors import PermissionDenied, SystemFailure
+from vouch.index import freshness, location, store
 from vouch.kb import KB
 from vouch.lock import file_lock
 
 
 @contextlib.contextmanager
 def index_lock(directory: Path, timeout: float = 120.0) -> Iterator[None]:
-    """One index writer per clone; readers never wait (SQLite WAL)."""
+    """One index writer per clone; readers never wait (SQLite WAL).
+
+    PermissionDenied (E204) when this user may not write `directory` (`Index.open` then
+    moves the index to the per-user cache, see `location`)."""
+    held = contextlib.ExitStack()
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        held.enter_context(file_lock(
+            directory / ".lock", timeout, f"another process is writing {directory}",
+            "wait for it to finish", delay=0.05, max_delay=0.05))
     except (FileExistsError, NotADirectoryError) as exc:
         raise SystemFailure(f"{directory} is not a directory",
                             hint="remove it: the index is rebuilt there") from exc
-    with file_lock(directory / ".lock", timeout, f"another process is writing {directory}",
-                   "wait for it to finish", delay=0.05, max_delay=0.05):
+    except OSError as exc:
+        if not location.denied(exc):
+            raise
+        raise PermissionDenied(
+            f"cannot write the search index at {directory} ({exc.strerror})",
+            hint=f"make it writable, or set {location.ENV} to a directory you can write"
+        ) from exc
+    with held:
         yield
 
 

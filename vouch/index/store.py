@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-SCHEMA_VERSION = 3
+from vouch.index import vectors
+
+# 4: checksums of vectors.f32, vectors.ids and vectors.words in index_meta
+SCHEMA_VERSION = 4
 DB_NAME = "search.db"
-INDEX_DIR = "index"
 IN_BATCH = 500  # values per `IN (...)`: well under SQLite's cap on bound parameters
 
 T = TypeVar("T")
@@ -27,14 +29,15 @@ REQUIRED_META = (
     "embedding_dims", "chunker_version", "vector_sha256", "indexed_at", "corpus_revision",
     "lexical", "tree", "dirty", "vector_rows", "hnsw_size", "counts",
 )
+# The recorded checksum of each derived file beside search.db (vectors.hnsw's is
+# `vector_sha256`), required from schema 4 on: an older index is stale, not corrupt.
+CHECKSUM_META = {vectors.MATRIX: "matrix_checksum", vectors.IDS: "ids_checksum",
+                 vectors.WORDPIECE: "words_checksum"}
+CHECKSUMS_SINCE = 4
 
 
 class Corrupt(Exception):
     """The index cannot be trusted; the message says why (for `vouch index status`)."""
-
-
-def index_dir(vouch_dir: Path) -> Path:
-    return vouch_dir / INDEX_DIR
 
 
 def in_batches(values: Sequence[T]) -> Iterator[tuple[Sequence[T], str]]:
@@ -195,6 +198,14 @@ class Meta:
     def hnsw_size(self) -> int:
         return int(self.values["hnsw_size"])
 
+    @property
+    def checksums(self) -> dict[str, str] | None:
+        """The recorded checksum of each file (by name); None for an index older than
+        checksums (stale by its schema_version, so it is rebuilt, not verified)."""
+        if self.schema_version < CHECKSUMS_SINCE:
+            return None
+        return {name: self.values[key] for name, key in CHECKSUM_META.items()}
+
 
 def read_meta(conn: sqlite3.Connection) -> Meta:
     """Parse and check `index_meta`; any failure is Corrupt."""
@@ -214,6 +225,10 @@ def read_meta(conn: sqlite3.Connection) -> Meta:
         meta.hnsw_size  # noqa: B018
     except ValueError as exc:
         raise Corrupt(f"index_meta holds an unparsable number: {exc}") from exc
+    if meta.schema_version >= CHECKSUMS_SINCE:
+        missing = [k for k in CHECKSUM_META.values() if k not in values]
+        if missing:
+            raise Corrupt("index_meta lacks " + ", ".join(missing))
     return meta
 
 

@@ -149,9 +149,7 @@ def open_index(kb: Any, warm: dict[str, Any], *,
         found.checked = (now, _signature(kb))
         warm[key] = found
     else:
-        from vouch.search.engine import config_number
-
-        ttl = config_number(kb.config, "search.freshness_seconds", FRESHNESS_SECONDS, float)
+        ttl = kb.config.typed("search.freshness_seconds", FRESHNESS_SECONDS, float)
         signature = _signature(kb)
         last_time, last_signature = found.checked
         if signature is None or signature != last_signature or now - last_time > ttl:

@@ -52,7 +52,7 @@ def index_status(kb: Any) -> dict[str, Any]:
         "model_name": ref.name if ref else None, "embedding_dim": ref.dims if ref else 0,
         "schema_version": None, "index_state": "missing",
     }
-    if not (kb.dir / "index" / "search.db").is_file():
+    if not _db_path(kb).is_file():
         return out
     from vouch.index.api import Index
     from vouch.index.catalog import summary
@@ -72,7 +72,7 @@ def index_status(kb: Any) -> dict[str, Any]:
 
 def chunk_counts(kb: Any, object_ids: list[str]) -> dict[str, int] | None:
     """Chunks per object from an existing index; None when there is none (no build)."""
-    if not (kb.dir / "index" / "search.db").is_file():
+    if not _db_path(kb).is_file():
         return None
     from vouch.index.api import Index
     from vouch.index.catalog import chunk_counts as counts
@@ -123,3 +123,10 @@ def section(ctx: CallContext, object_id: str, heading: str) -> dict[str, Any]:
     body = "\n".join(lines[found["start_line"] - 1: found["end_line"] - 1]).strip("\n")
     return {"id": object_id, "section": found["text"], "level": found["level"],
             "start_line": found["start_line"], "end_line": found["end_line"], "text": body}
+
+
+def _db_path(kb: Any) -> Any:
+    """Where the index database lives (in a read-only clone: the user's cache)."""
+    from vouch.index import location, store
+
+    return location.of(kb.dir).path / store.DB_NAME

@@ -24,6 +24,7 @@ from vouch.search.fusion import DEFAULT_K, Fused, rrf
 from vouch.search.snippet import make_snippet
 
 if TYPE_CHECKING:
+    from vouch.config import Config
     from vouch.index.lexical import LexicalHit
 
 SCHEMA_VERSION = "search_response.v1"
@@ -90,18 +91,18 @@ class SearchRequest:
     log: bool = True
     transport: str = "cli"
 
-    def checked(self, config: Any) -> SearchRequest:
+    def checked(self, config: Config) -> SearchRequest:
         """Validated, with config defaults filled in; raise E004 / E100 on bad input."""
         text = queries.normalize(self.query)
         if self.mode not in MODES:
             raise UsageError(f"unknown search mode {self.mode!r}", hint="hybrid, fts or vector")
         top = (self.top if self.top is not None
-               else config_number(config, "search.default_top", 10, int))
+               else config.typed("search.default_top", 10, int))
         if not 1 <= top <= MAX_TOP:
             raise UsageError(f"--top must be between 1 and {MAX_TOP}",
                              hint="page through more results with --cursor")
         k = (self.rrf_k if self.rrf_k is not None
-             else config_number(config, "search.rrf_k", DEFAULT_K, float))
+             else config.typed("search.rrf_k", DEFAULT_K, float))
         if k < 0:
             raise UsageError("--rrf-k must be >= 0")
         if self.max_tokens is not None and self.max_tokens < 1:
@@ -120,16 +121,6 @@ class SearchRequest:
             if number is not None and not math.isfinite(number):
                 raise UsageError(f"{flag} must be a finite number")
         return replace(self, query=text, top=top, rrf_k=k)
-
-
-def config_number(config: Any, key: str, default: float, kind: type[int] | type[float]) -> Any:
-    """A numeric setting of config.yaml as `kind`; E100 naming the key when it is not one."""
-    raw = config.get(key, default)
-    try:
-        return kind(default if raw is None else raw)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"{key} in config.yaml must be a number",
-                         hint=f"the default is {default}") from exc
 
 
 def _known(enum: str) -> tuple[str, ...]:

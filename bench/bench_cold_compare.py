@@ -1,0 +1,80 @@
+"""Cold `vouch status` and `vouch search` of two vouch source trees, on the same run.
+
+    python bench/bench_cold_compare.py --before DIR --after DIR [--claims 10000] [--runs 15]
+
+DIR is a checkout of vouch (e.g. `git worktree add /tmp/before <commit>`). Each run is a
+fresh `python -m vouch` process with PYTHONPATH pointing at one tree, in its own copy of
+the generated knowledge base (bench/generate.py), so each version builds and reads its
+own index. Runs alternate between the two trees, so load on the machine hits both alike.
+Results are appended to RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import append_results, bench_env, conditions, load_average, summary, table
+from generate import ensure
+
+COMMANDS = {
+    "status": ["status", "--json"],
+    "search": ["search", "deploy rollback billing", "--json"],
+}
+
+
+def _run(tree: Path, kb: Path, args: list[str]) -> float:
+    env = bench_env({"PYTHONPATH": str(tree)})
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "vouch", *args], cwd=kb, env=env, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", type=Path, required=True)
+    parser.add_argument("--after", type=Path, required=True)
+    parser.add_argument("--claims", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--no-record", action="store_true")
+    args = parser.parse_args(argv)
+    load_before = load_average()
+    source = ensure(args.claims)
+    trees = {"before": args.before.resolve(), "after": args.after.resolve()}
+    with tempfile.TemporaryDirectory() as scratch:
+        kbs = {}
+        for label in trees:
+            kbs[label] = Path(scratch) / label
+            shutil.copytree(source, kbs[label], symlinks=True)
+            shutil.rmtree(kbs[label] / ".vouch" / "index", ignore_errors=True)
+            for args_ in COMMANDS.values():  # build the index, write .pyc files
+                _run(trees[label], kbs[label], args_)
+        samples: dict[tuple[str, str], list[float]] = {}
+        for _ in range(args.runs):
+            for name, cmd in COMMANDS.items():
+                for label in trees:
+                    samples.setdefault((name, label), []).append(
+                        _run(trees[label], kbs[label], cmd))
+    rows = []
+    for (name, label), walls in sorted(samples.items()):
+        stats = summary(walls)
+        rows.append([f"vouch {name}", label, stats["p50_ms"], stats["p95_ms"], stats["min_ms"]])
+        print(f"vouch {name:<8} {label:<7} p50 {stats['p50_ms']:7.1f} ms  "
+              f"p95 {stats['p95_ms']:7.1f} ms")
+    if not args.no_record:
+        append_results(
+            f"Cold status and search before/after, {args.claims} claims",
+            f"`python bench/bench_cold_compare.py --before {args.before} --after {args.after} "
+            f"--claims {args.claims} --runs {args.runs}`\n\n{conditions(load_before)}\n\n"
+            + table(["command", "tree", "p50 ms", "p95 ms", "min ms"], rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

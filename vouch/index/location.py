@@ -1,0 +1,70 @@
+"""Where a knowledge base's derived index lives.
+
+- `.vouch/index/`, beside the knowledge, when this user can write there;
+- otherwise (a read-only clone, a checkout owned by another user, a read-only mount) a
+  per-user cache, `$XDG_CACHE_HOME/vouch/<key>/index` (`~/.cache` by default), where key
+  is the first 16 hex digits of the sha256 of the resolved `.vouch` path, so two
+  knowledge bases never share one (and if they ever did, `kb_path` in `index_meta` makes
+  it E003, not a wrong answer);
+- `VOUCH_INDEX_DIR`, when set, is the index directory itself (a scratch disk, a
+  container volume).
+
+Deciding costs one `access(2)` call, which is honest about permission bits, ACLs and
+read-only mounts. Where it is not (root on a squashed network share, a security
+module), the first write fails: `state.index_lock` turns EACCES, EPERM and EROFS into
+PermissionDenied, and the index opens again in the cache (`Settings.in_cache`).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+ENV = "VOUCH_INDEX_DIR"
+INDEX_DIR = "index"
+REPOSITORY, CACHE, ENVIRONMENT = "repository", "cache", "environment"
+_DENIED = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+@dataclass(frozen=True)
+class Location:
+    path: Path
+    kind: str  # REPOSITORY | CACHE | ENVIRONMENT
+
+
+def locate(vouch_dir: Path, resolved: str) -> Location:
+    """Where the index of the knowledge base at `vouch_dir` (resolved: `resolved`) lives."""
+    forced = os.environ.get(ENV)
+    if forced:
+        return Location(Path(forced).expanduser().absolute(), ENVIRONMENT)
+    local = vouch_dir / INDEX_DIR
+    # an existing index directory must be writable (SQLite creates its -wal and -shm
+    # files beside the database even to read); a missing one must be creatable
+    if _writable(local if local.is_dir() else vouch_dir):
+        return Location(local, REPOSITORY)
+    return in_cache(resolved)
+
+
+def of(vouch_dir: Path) -> Location:
+    """`locate` for a caller without `Settings` (one that must not resolve the model)."""
+    return locate(vouch_dir, str(vouch_dir.resolve()))
+
+
+def in_cache(resolved: str) -> Location:
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+    key = hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return Location(root / "vouch" / key / INDEX_DIR, CACHE)
+
+
+def denied(exc: OSError) -> bool:
+    """Whether a failed write means this user may not write there (not a full disk)."""
+    return exc.errno in _DENIED
+
+
+def _writable(directory: Path) -> bool:
+    effective = os.access in os.supports_effective_ids
+    return os.access(directory, os.W_OK | os.X_OK, effective_ids=effective)
