@@ -8,81 +8,18 @@ triggers; whoosh keeps its own directory beside it and is told about changes.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol
+from vouch.errors import UsageError
+from vouch.index.lexical.base import (
+    BACKENDS,
+    Backend,
+    ChunkRow,
+    LexicalHit,
+    fts5_query,
+    query_terms,
+)
 
-from vouch.errors import EmptyQuery, UsageError
-from vouch.index.filters import Filters
-
-BACKENDS = ("fts5", "whoosh")
-_ASCII_WHITESPACE = " \t\n\r"
-
-
-@dataclass(frozen=True)
-class LexicalHit:
-    chunk_id: int
-    score: float  # higher is better (FTS5's bm25, negated)
-    snippet: str
-
-
-@dataclass(frozen=True)
-class ChunkRow:
-    """The fields a lexical backend indexes for one chunk."""
-
-    chunk_id: int
-    title: str
-    section: str
-    text: str
-    kind: str
-    type: str
-    status: str
-    format: str
-    doc_key: str
-    tags: tuple[str, ...]
-
-
-def query_terms(query: str) -> list[str]:
-    """Split on ASCII whitespace only; E004 when nothing is left."""
-    terms: list[str] = []
-    current: list[str] = []
-    for ch in query:
-        if ch in _ASCII_WHITESPACE:
-            if current:
-                terms.append("".join(current))
-                current = []
-        else:
-            current.append(ch)
-    if current:
-        terms.append("".join(current))
-    if not terms:
-        raise EmptyQuery("empty query", hint="give at least one word to search for")
-    return terms
-
-
-def fts5_query(query: str, match_any: bool = False) -> str:
-    """Each term quoted as an FTS5 literal (`"` doubled); joined by space = AND."""
-    quoted = ['"' + t.replace('"', '""') + '"' for t in query_terms(query)]
-    return (" OR " if match_any else " ").join(quoted)
-
-
-class Backend(Protocol):
-    name: str
-
-    def create(self, directory: Path) -> None:
-        """Start an empty index in `directory` (a build directory)."""
-
-    def add(self, directory: Path, rows: Sequence[ChunkRow]) -> None: ...
-
-    def remove(self, directory: Path, chunk_ids: Sequence[int]) -> None: ...
-
-    def check(self, directory: Path) -> None:
-        """Raise store.Corrupt when the backend's files are unusable."""
-
-    def query(self, conn: sqlite3.Connection, directory: Path, query: str, k: int,
-              filters: Filters, match_any: bool = False) -> list[LexicalHit]: ...
+__all__ = ["BACKENDS", "Backend", "ChunkRow", "LexicalHit", "backend", "fts5_query",
+           "query_terms"]
 
 
 def backend(name: str) -> Backend:

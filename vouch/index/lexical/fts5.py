@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vouch.index.filters import Filters
-from vouch.index.lexical import ChunkRow, LexicalHit, fts5_query
+from vouch.index.lexical.base import ChunkRow, LexicalHit, fts5_query
 
 # bm25 column weights: a hit in a title or heading says more than one in running text.
 _WEIGHTS = (2.0, 1.5, 1.0)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vouch.index.filters import Filters
-from vouch.index.lexical import ChunkRow, LexicalHit, query_terms
+from vouch.index.lexical.base import ChunkRow, LexicalHit, query_terms
 from vouch.index.store import Corrupt
 
 DIRNAME = "whoosh"
