@@ -13,13 +13,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vouch.index.api import ChunkInfo, Index
 from vouch.index.catalog import passing
 from vouch.index.filters import Filters
 from vouch.index.lexical import LexicalHit
 from vouch.search.weighting import STOPWORDS
+
+if TYPE_CHECKING:
+    from vouch.kb import KB
 
 OVERFETCH = 4
 FRESHNESS_SECONDS = 2.0
@@ -106,7 +109,7 @@ class SearchIndex:
         return self.index.chunks(ids)
 
 
-def _signature(kb: Any) -> tuple[Any, ...] | None:
+def _signature(kb: KB) -> tuple[Any, ...] | None:
     """Cheap evidence that nothing vouch or git did changed the files: stats of HEAD, the
     refs, git's index and the audit log (every vouch write appends to it). None when the
     repository layout is unusual (worktrees, GIT_DIR): then every search checks."""
@@ -131,7 +134,7 @@ def _signature(kb: Any) -> tuple[Any, ...] | None:
     return tuple(out)
 
 
-def open_index(kb: Any, warm: dict[str, Any], *,
+def open_index(kb: KB, warm: dict[str, Any], *,
                meanwhile: Callable[[Index], object] | None = None) -> SearchIndex:
     """The knowledge base's index, fresh; reused from `warm` when this process has it.
 

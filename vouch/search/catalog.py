@@ -3,11 +3,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vouch.callctx import CallContext
 from vouch.errors import NotFound, UsageError, VouchError
 from vouch.ids import check_id
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from vouch.kb import KB
+    from vouch.kinds import Kind
 
 
 def _index(ctx: CallContext) -> Any:
@@ -36,7 +42,7 @@ def info(ctx: CallContext, id: str) -> dict[str, Any]:
     return doc
 
 
-def index_status(kb: Any) -> dict[str, Any]:
+def index_status(kb: KB) -> dict[str, Any]:
     """What the index holds now, without building or refreshing it (status stays fast).
 
     Every field is present whether or not an index exists, so the JSON schema is stable.
@@ -70,7 +76,7 @@ def index_status(kb: Any) -> dict[str, Any]:
     return out
 
 
-def chunk_counts(kb: Any, object_ids: list[str]) -> dict[str, int] | None:
+def chunk_counts(kb: KB, object_ids: list[str]) -> dict[str, int] | None:
     """Chunks per object from an existing index; None when there is none (no build)."""
     if not _db_path(kb).is_file():
         return None
@@ -87,7 +93,7 @@ def chunk_counts(kb: Any, object_ids: list[str]) -> dict[str, int] | None:
         index.close()
 
 
-def annotate_list(kb: Any, kind: Any, rows: list[dict[str, Any]]) -> None:
+def annotate_list(kb: KB, kind: Kind, rows: list[dict[str, Any]]) -> None:
     """Give each `vouch list` row the search-output.md fields, in place."""
     counts = chunk_counts(kb, [str(r.get("id")) for r in rows]) or {}
     for row in rows:
@@ -125,7 +131,7 @@ def section(ctx: CallContext, object_id: str, heading: str) -> dict[str, Any]:
             "start_line": found["start_line"], "end_line": found["end_line"], "text": body}
 
 
-def _db_path(kb: Any) -> Any:
+def _db_path(kb: KB) -> Path:
     """Where the index database lives (in a read-only clone: the user's cache)."""
     from vouch.index import location, store
 

@@ -25,7 +25,10 @@ from vouch.search.snippet import make_snippet
 
 if TYPE_CHECKING:
     from vouch.config import Config
+    from vouch.index.api import Index
     from vouch.index.lexical import LexicalHit
+    from vouch.kb import KB
+    from vouch.search.access import SearchIndex
 
 SCHEMA_VERSION = "search_response.v1"
 MODES = ("hybrid", "fts", "vector")
@@ -58,7 +61,7 @@ class Tuning:
     min_similarity: float = 0.0
 
     @classmethod
-    def from_config(cls, config: Any) -> Tuning:
+    def from_config(cls, config: Config) -> Tuning:
         values = {}
         for name in cls.__dataclass_fields__:
             raw = config.get(f"search.{name}", getattr(DEFAULTS, name))
@@ -145,7 +148,7 @@ class _Timer:
         return round(self.marks.get(name, 0.0))
 
 
-def search(kb: Any, request: SearchRequest, *, warm: dict[str, Any] | None = None
+def search(kb: KB, request: SearchRequest, *, warm: dict[str, Any] | None = None
            ) -> dict[str, Any]:
     """Run one search and log it (also when it fails)."""
     from vouch.search import log
@@ -170,7 +173,7 @@ def search(kb: Any, request: SearchRequest, *, warm: dict[str, Any] | None = Non
     return response
 
 
-def _search(kb: Any, request: SearchRequest, warm: dict[str, Any], started: float
+def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
             ) -> dict[str, Any]:
     from vouch.search import access
 
@@ -283,7 +286,7 @@ def _embed_early(req: SearchRequest) -> Callable[[Any], object] | None:
     if req.mode == "fts":
         return None
 
-    def embed(index: Any) -> None:
+    def embed(index: Index) -> None:
         with contextlib.suppress(VouchError):
             index.embed_query(req.query)
 
@@ -291,7 +294,7 @@ def _embed_early(req: SearchRequest) -> Callable[[Any], object] | None:
 
 
 def _weights(req: SearchRequest, tuning: Tuning, lexical: Sequence[Any] | None,
-             index: Any) -> tuple[dict[str, float], float | None]:
+             index: SearchIndex) -> tuple[dict[str, float], float | None]:
     """Channel weights for this query, and the lexical coverage they were based on."""
     if req.weights is not None:
         return {"fts": float(req.weights.get("fts", 1.0)),

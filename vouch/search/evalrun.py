@@ -10,12 +10,15 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vouch.callctx import CallContext
 from vouch.errors import UsageError
 from vouch.search.engine import SearchRequest, search
 from vouch.search.eval import CUTOFF, MODES, evaluate, load_golden
+
+if TYPE_CHECKING:
+    from vouch.kb import KB
 
 _MODE_NAMES = {"fts": "fts", "fts-only": "fts", "vector": "vector", "vec": "vector",
                "vec-only": "vector", "hybrid": "hybrid"}
@@ -55,7 +58,7 @@ def run(ctx: CallContext, golden_path: Path, *, corpus: Path | None = None,
         return report
 
 
-def _evaluate(kb: Any, golden: Any, modes: Sequence[str], warm: dict[str, Any],
+def _evaluate(kb: KB, golden: Any, modes: Sequence[str], warm: dict[str, Any],
               tuning: dict[str, Any] | None) -> dict[str, Any]:
     def ranked(query: str, mode: str) -> list[str]:
         request = SearchRequest(query=query, mode=mode, top=CUTOFF, log=False,

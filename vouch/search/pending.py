@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vouch.index.api import ChunkInfo
 from vouch.index.filters import Filters
@@ -24,6 +24,9 @@ from vouch.search.access import passes
 from vouch.search.snippet import make_snippet
 from vouch.search.weighting import content_stems, coverage
 
+if TYPE_CHECKING:
+    from vouch.kb import KB
+
 
 @dataclass(frozen=True)
 class PendingChunk:
@@ -31,7 +34,7 @@ class PendingChunk:
     proposal_id: str
 
 
-def _load(kb: Any, warm: dict[str, Any]) -> list[PendingChunk]:
+def _load(kb: KB, warm: dict[str, Any]) -> list[PendingChunk]:
     from vouch.gate.pending import open_proposals
     from vouch.index import chunking
     from vouch.kinds import KINDS
@@ -67,7 +70,7 @@ def _load(kb: Any, warm: dict[str, Any]) -> list[PendingChunk]:
 class Pending:
     """The open proposals matching the filters, ready to merge into a search."""
 
-    def __init__(self, kb: Any, f: Filters, warm: dict[str, Any]):
+    def __init__(self, kb: KB, f: Filters, warm: dict[str, Any]):
         self.chunks = {pc.info.chunk_id: pc for pc in _load(kb, warm) if passes(pc.info, f)}
 
     def revision(self) -> str:
