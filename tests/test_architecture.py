@@ -144,3 +144,24 @@ def test_each_dependency_has_one_owner(dependency: str) -> None:
                    if any(d == dependency or d.startswith(dependency + ".") for d in deps)
                    and not _inside(m, *owners))
     assert found == []
+
+
+def test_pyproject_declares_every_third_party_import() -> None:
+    import re
+    import sys
+    import tomllib
+    from importlib.metadata import packages_distributions
+
+    pyproject = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    declared = {re.split(r"[<>=!~\[; ]", d, maxsplit=1)[0].lower().replace("_", "-")
+                for d in pyproject["project"]["dependencies"]}
+    dists = packages_distributions()
+    imported = {d.split(".")[0] for deps in GRAPH.values() for d in deps}
+    third = sorted(m for m in imported
+                   if m not in sys.stdlib_module_names and m not in ("vouch", "__future__"))
+    undeclared = []
+    for module in third:
+        names = {n.lower().replace("_", "-") for n in dists.get(module, [module])}
+        if not names & declared:
+            undeclared.append(f"{module} ({', '.join(sorted(names))})")
+    assert undeclared == []
