@@ -1,0 +1,186 @@
+"""The shape of a kb.* method: its parameters, its command line, its scope.
+
+The registry (`vouch.ops`) holds one `Method` per name; each area declares its methods
+in its own module under `vouch/methods/` (a `METHODS` tuple) from these classes, so
+declaring a method costs one entry and its handler, and loading the declarations
+imports no handler.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from vouch import yamlio
+from vouch.errors import UsageError
+
+SCOPES = ("read", "intake", "propose", "decide", "lifecycle", "session", "maintenance")
+# Scopes whose methods write something someone answers for: the audit log or a commit
+# records who acted. (`maintenance` that only rebuilds the derived index is not one.)
+ATTRIBUTED_SCOPES = ("intake", "propose", "decide", "lifecycle", "session")
+
+
+class MissingParam(UsageError):
+    """A required parameter is absent or null (JSONL: missing_param)."""
+
+
+class InvalidParams(UsageError):
+    """A parameter has the wrong type or an unknown name (JSONL: invalid_request)."""
+
+
+class MethodNotFound(UsageError):
+    """No such method (JSONL: method_not_found)."""
+
+
+def string_list() -> dict[str, Any]:
+    return {"type": "array", "items": {"type": "string"}}
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    schema: dict[str, Any]
+    required: bool = False
+    default: Any = None
+    description: str = ""
+
+    def property_schema(self) -> dict[str, Any]:
+        out = dict(self.schema)
+        if self.description:
+            out["description"] = self.description
+        if self.default is not None:
+            out["default"] = self.default
+        return out
+
+
+@dataclass(frozen=True)
+class Cli:
+    """How a method looks on the command line; `vouch/cli/build.py` makes the command.
+
+    Every parameter becomes an option (`dry_run` → `--dry-run`) with the parameter's
+    type, default and required-ness, unless it is a positional argument (`args`) or a
+    value the command always sends (`presets`). Arrays repeat and split on commas; an
+    object takes `--NAME KEY=VALUE` and, for the `keys` declared, `--KEY VALUE`.
+    """
+
+    verb: tuple[str, ...] = ()  # the command path; () → the method name, dashed
+    args: tuple[str, ...] = ()  # parameters given as positional arguments, in order
+    names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # option spellings
+    keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # object → --KEY
+    files: tuple[str, ...] = ()  # string parameters read from FILE (or - for stdin)
+    presets: Mapping[str, Any] = field(default_factory=dict)  # sent, never asked
+    repeat: bool = False  # the first argument takes many values: one call each
+    human: str | None = None  # "module:function(result) -> str" for people
+    emit: str | None = None  # "module:function(out, result)": prints instead of `human`
+    format: str = "human"  # the default output format
+
+    def path(self, method_name: str) -> tuple[str, ...]:
+        return self.verb or (method_name.removeprefix("kb.").replace("_", "-"),)
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    scope: str
+    summary: str
+    handler: str  # "module:function", called as function(ctx, **params)
+    params: tuple[Param, ...] = ()
+    writes: bool = False
+    cli: Cli = field(default_factory=Cli)
+    _resolved: list[Callable[..., Any]] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        """The CLI command path (`vouch <path...>`)."""
+        return self.cli.path(self.name)
+
+    @property
+    def attributed(self) -> bool:
+        """Does a call record who acted? Then a transport needs a declared agent."""
+        return self.writes or self.scope in ATTRIBUTED_SCOPES
+
+    @property
+    def tool_name(self) -> str:
+        return self.name.replace(".", "_")
+
+    def input_schema(self) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {p.name: p.property_schema() for p in self.params},
+            "required": [p.name for p in self.params if p.required],
+            "additionalProperties": False,
+        }
+
+    def bind(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Check names and types, fill defaults; raise MissingParam / InvalidParams."""
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, Mapping):
+            raise InvalidParams(f"{self.name}: params must be an object")
+        raw = dict(raw)
+        known = {p.name for p in self.params}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise InvalidParams(
+                f"{self.name}: unknown parameter(s) {', '.join(unknown)}",
+                hint="known: " + (", ".join(sorted(known)) or "none"),
+            )
+        bound: dict[str, Any] = {}
+        for p in self.params:
+            value = raw.get(p.name)
+            if value is None:
+                if p.required:
+                    raise MissingParam(f"{self.name}: missing required parameter {p.name!r}")
+                if p.default is not None:
+                    bound[p.name] = p.default
+                continue
+            problem = type_problem(value, p.schema)
+            if problem:
+                raise InvalidParams(f"{self.name}: parameter {p.name!r} {problem}")
+            bound[p.name] = value
+        return bound
+
+    def function(self) -> Callable[..., Any]:
+        if not self._resolved:
+            module, _, attr = self.handler.partition(":")
+            self._resolved.append(getattr(importlib.import_module(module), attr))
+        return self._resolved[0]
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "scope": self.scope, "summary": self.summary,
+                "params": self.input_schema()}
+
+
+
+def type_problem(value: Any, schema: Mapping[str, Any]) -> str | None:
+    kind = schema.get("type")
+    checks: dict[str, Callable[[Any], bool]] = {
+        "string": lambda v: isinstance(v, str),
+        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        "boolean": lambda v: isinstance(v, bool),
+        "object": lambda v: isinstance(v, dict),
+        "array": lambda v: isinstance(v, list),
+    }
+    if kind in checks and not checks[kind](value):
+        return f"must be {'an' if kind in ('integer', 'object', 'array') else 'a'} {kind}"
+    unstorable = kind == "string" and not yamlio.is_storable_text(value)
+    if unstorable and schema.get("format") != "path":
+        # Bytes that are not UTF-8 reach us as lone surrogates (argv, JSON "\udcff"); they
+        # cannot be written to a YAML file that loads again, so refuse them at the edge.
+        return "must be valid Unicode text (it holds bytes that are not UTF-8)"
+    if kind == "array" and "items" in schema:
+        for item in value:
+            problem = type_problem(item, schema["items"])
+            if problem:
+                return f"items {problem}"
+    if "enum" in schema and value not in schema["enum"]:
+        return f"must be one of: {', '.join(map(str, schema['enum']))}"
+    if kind in ("integer", "number"):
+        if "minimum" in schema and value < schema["minimum"]:
+            return f"must be >= {schema['minimum']}"
+        if "maximum" in schema and value > schema["maximum"]:
+            return f"must be <= {schema['maximum']}"
+    return None
