@@ -36,7 +36,6 @@ from typing import Any
 
 from vouch import fsio
 from vouch.errors import Conflict, GitFailure
-from vouch.git import object_sha
 from vouch.kb import KB
 from vouch.lock import write_lock
 
@@ -146,7 +145,7 @@ def _undo(kb: KB, changes: Mapping[str, str | None], before: Mapping[str, str | 
 
 def _current_blob(kb: KB, path: str) -> str | None:
     try:
-        return object_sha("blob", (kb.root / path).read_bytes())
+        return kb.repo.blob_id((kb.root / path).read_bytes())
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
 
@@ -224,7 +223,7 @@ def refuse_clobber(kb: KB, committed: Mapping[str, str | None],
             current = (kb.root / path).read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             current = None
-        if new is not None and current is not None and object_sha("blob", current) == new:
+        if new is not None and current is not None and kb.repo.blob_id(current) == new:
             continue  # already holds exactly what we are about to write
         clobbered.append(path)
     if clobbered:

@@ -1,13 +1,15 @@
-"""The git adapter: the only package that runs git, reads git's files or imports GitPython.
+"""The git adapter: the only package that runs git or reads git's files.
 
 Hot paths (commits through plumbing, ref listing, object reads) run in-process or through
-one long-lived `git cat-file` — no import cost for a cold CLI, few processes per command.
-GitPython serves porcelain that is not on a hot path. Every failure becomes a
-`GitFailure` (exit 2) or a user error.
+one long-lived `git cat-file` — no import cost for a cold CLI, few processes per command;
+everything else is plain `git` (no GitPython: README "Design notes" says why). Object ids
+follow the repository's format (sha1 or sha256). Every failure becomes a `GitFailure`
+(exit 2) or a user error.
 """
 
 from vouch.git.command import (
     EMPTY_TREE,
+    EMPTY_TREES,
     GitCommandFailed,
     Identity,
     config_value,
@@ -22,6 +24,7 @@ from vouch.git.repo import Repo
 
 __all__ = [
     "EMPTY_TREE",
+    "EMPTY_TREES",
     "GitCommandFailed",
     "Identity",
     "ObjectStore",

@@ -1,7 +1,6 @@
 """Running git: the one place a `git` process starts, and its failures become ours.
 
-Every failure becomes a `GitFailure` (exit 2) or a user error. GitPython serves the
-porcelain that is not on a hot path, imported lazily so a cold CLI never pays for it.
+Every failure becomes a `GitFailure` (exit 2) or a user error.
 """
 
 
@@ -13,7 +12,11 @@ from pathlib import Path
 
 from vouch.errors import GitFailure
 
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+EMPTY_TREES = {  # the id of the empty tree, per object format
+    "sha1": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+    "sha256": "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+}
+EMPTY_TREE = EMPTY_TREES["sha1"]  # sha1 repositories only: ask `Repo.empty_tree`
 _BASE_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 
 
@@ -109,13 +112,13 @@ def inside_git_dir(path: Path) -> bool:
     return run(["rev-parse", "--is-inside-git-dir"], probe, check=False).strip() == "true"
 
 
-def init_repo(path: Path) -> None:
-    import git as gitpython
-
-    try:
-        gitpython.Repo.init(path)
-    except gitpython.GitCommandError as exc:
-        raise GitFailure(f"git init failed in {path}: {exc.stderr.strip()}") from exc
+def init_repo(path: Path, object_format: str | None = None) -> None:
+    """`git init` in `path` (created when missing); `object_format`: sha1 or sha256."""
+    path.mkdir(parents=True, exist_ok=True)
+    args = ["init", "-q"]
+    if object_format:
+        args.append(f"--object-format={object_format}")
+    run([*args, str(path)], path)
 
 
 def config_value(root: Path, key: str) -> str | None:

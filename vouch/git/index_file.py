@@ -5,11 +5,22 @@ rewrites) the whole index, ~20 MB and 100+ ms at 100k files, on every approval. 
 only ever touches a few `.vouch/` paths, so this module finds those entries with
 anchored byte searches (no walk over all entries), splices the new ones in, invalidates
 the cache-tree on their directories and writes the file back under `index.lock` with a
-fresh checksum: about a memory copy plus one sha1 of the file.
+fresh checksum: about a memory copy plus one hash of the file.
 
-Only plain indexes are patched: versions 2 and 3, no split index, no sparse index, and
-no flags on the touched entries. Anything else returns None / False, and the caller
-falls back to git itself, which is always correct, just slower.
+What is patched, and what is left to git (tests/test_git_index_variants.py builds each
+case in a real repository and compares the result with `git update-index`):
+
+- versions 2 and 3, sha1 and sha256 repositories; entries elsewhere in the index may
+  carry any flags (skip-worktree in a sparse checkout, intent-to-add);
+- extensions: the cache-tree (TREE) is invalidated on the touched directories; resolve-
+  undo (REUC) is kept; the untracked cache (UNTR), fsmonitor state (FSMN), EOIE/IEOT and
+  any optional extension this module does not know are dropped — caches git rebuilds
+  on its next command (FSMN's bitmap counts entries by position, so a kept one would
+  mark the wrong files unchanged; without it git checks every file once);
+- left to git (None / False, the caller falls back to `git update-index`, always
+  correct, just slower): version 4 (prefix-compressed paths), a split index (`link`), a
+  sparse index (`sdir`), a touched entry that is conflicted or flagged, an EOIE that
+  disagrees with where the entries end, and anything that does not parse.
 """
 
 from __future__ import annotations
@@ -25,8 +36,10 @@ from pathlib import Path
 
 _KNOWN_EXT = {b"TREE", b"REUC", b"UNTR", b"EOIE", b"IEOT", b"FSMN", b"link", b"sdir"}
 _EXT_SIG = re.compile(b"|".join(sorted(_KNOWN_EXT)))
-_DROPPABLE = {b"UNTR", b"EOIE", b"IEOT", b"FSMN"}  # optional caches git rebuilds itself
+_KEPT = {b"TREE", b"REUC"}  # the rest are optional caches git rebuilds (see above)
 _UNSUPPORTED = {b"link", b"sdir"}  # split / sparse index: leave those to git
+_HASH_BYTES = {"sha1": 20, "sha256": 32}
+_STAT_BYTES = 40  # ctime, mtime, dev, ino, mode, uid, gid, size: ten 32-bit fields
 _FLAG_EXTENDED = 0x4000
 _FLAG_STAGE = 0x3000
 _NAME_MASK = 0x0FFF
@@ -50,13 +63,13 @@ class Entry:
     size: int
 
 
-def _entry_at(data: bytes | mmap.mmap, start: int, version: int) -> Entry:
-    flags = struct.unpack_from(">H", data, start + 60)[0]
-    head = 62
+def _entry_at(data: bytes | mmap.mmap, start: int, version: int, width: int) -> Entry:
+    flags = struct.unpack_from(">H", data, start + _STAT_BYTES + width)[0]
+    head = _STAT_BYTES + width + 2
     if flags & _FLAG_EXTENDED:
         if version < 3:
             raise Unsupported("extended flags in a version 2 index")
-        head = 64
+        head += 2
     name_start = start + head
     nul = data.find(b"\0", name_start)
     if nul < 0:
@@ -69,17 +82,21 @@ def _entry_at(data: bytes | mmap.mmap, start: int, version: int) -> Entry:
     mtime = struct.unpack_from(">II", data, start + 8)
     ino = struct.unpack_from(">I", data, start + 20)[0]
     fsize = struct.unpack_from(">I", data, start + 36)[0]
-    return Entry(start, start + size, data[name_start:nul], data[start + 40 : start + 60].hex(),
+    return Entry(start, start + size, data[name_start:nul],
+                 data[start + _STAT_BYTES : start + _STAT_BYTES + width].hex(),
                  flags, (ctime[0], ctime[1]), (mtime[0], mtime[1]), ino, fsize)
 
 
 class Index:
     """One snapshot of an index file, with the entry region located."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, algo: str = "sha1"):
         # The trailing checksum is not verified, as git itself does not on ordinary reads
         # (only fsck does): hashing 20 MB would cost more than the whole patch.
         self.path = path
+        self.algo = algo
+        self.width = _HASH_BYTES[algo]  # object ids and the trailing checksum
+        self._heads = (_STAT_BYTES + self.width + 2, _STAT_BYTES + self.width + 4)
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
             if st.st_size < 32:
@@ -103,7 +120,7 @@ class Index:
         signature are the candidates; the smallest one whose chain of (signature, size)
         records ends exactly at the checksum, and right after a well-formed entry, wins.
         """
-        data, tail = self.data, len(self.data) - 20
+        data, tail = self.data, len(self.data) - self.width
         window = 1 << 16
         while True:
             low = max(12, tail - window)
@@ -127,14 +144,15 @@ class Index:
         path_end = end - 1
         while path_end > 12 and data[path_end - 1] == 0 and end - path_end < 8:
             path_end -= 1
-        for namelen in range(1, min(_NAME_MASK, path_end - 12 - 62) + 1):
+        short, long = self._heads
+        for namelen in range(1, min(_NAME_MASK, path_end - 12 - short) + 1):
             name_start = path_end - namelen
-            for head in (62, 64):
+            for head in self._heads:
                 start = name_start - head
                 if start < 12 or (start - 12) % 8:
                     continue
-                flags = struct.unpack_from(">H", data, start + 60)[0]
-                if flags & _NAME_MASK == namelen and (head == 64) == bool(
+                flags = struct.unpack_from(">H", data, start + _STAT_BYTES + self.width)[0]
+                if flags & _NAME_MASK == namelen and (head == long) == bool(
                         flags & _FLAG_EXTENDED) and (head + namelen + 8) & ~7 == end - start:
                     return True
         return False
@@ -155,6 +173,9 @@ class Index:
             return None
         if any(sig in _UNSUPPORTED for sig, _ in exts):
             raise Unsupported("split or sparse index")
+        for sig, body in exts:  # end of index entries: must agree, when git wrote one
+            if sig == b"EOIE" and (len(body) < 4 or struct.unpack_from(">I", body)[0] != start):
+                raise Unsupported("the EOIE extension disagrees")
         return exts
 
     # -- finding entries ----------------------------------------------------------------
@@ -162,11 +183,11 @@ class Index:
         """The first entry whose path starts with `prefix` (entries are path-sorted)."""
         pos = self.data.find(prefix, self._cursor, self.entries_end)
         while pos != -1:
-            for head in (62, 64):
+            for head in self._heads:
                 start = pos - head
                 if start >= 12 and (start - 12) % 8 == 0:
                     try:
-                        entry = _entry_at(self.data, start, self.version)
+                        entry = _entry_at(self.data, start, self.version, self.width)
                     except (Unsupported, ValueError, struct.error):
                         continue
                     if entry.path.startswith(prefix) and entry.end <= self.entries_end:
@@ -187,7 +208,8 @@ class Index:
             if prefix:
                 anchor = self._anchor(prefix)
             else:
-                anchor = _entry_at(self.data, 12, self.version) if self.count else None
+                anchor = (_entry_at(self.data, 12, self.version, self.width)
+                          if self.count else None)
             if anchor is None:
                 if not prefix:
                     return 12, None  # an empty index
@@ -202,7 +224,7 @@ class Index:
                     return entry.start, None
                 if entry.end >= self.entries_end:
                     return self.entries_end, None
-                entry = _entry_at(self.data, entry.end, self.version)
+                entry = _entry_at(self.data, entry.end, self.version, self.width)
             raise Unsupported("too many entries to walk")
         return self.entries_end, None
 
@@ -251,12 +273,12 @@ class Index:
         spans.sort(key=lambda span: (span[0], span[2]))  # same offset: path order
         tail = bytearray()
         for sig, body in self.extensions:
-            if sig in _DROPPABLE:
+            if sig not in _KEPT:
                 continue
             if sig == b"TREE":
-                body = _invalidate_tree(body, entries)
+                body = _invalidate_tree(body, entries, self.width)
             tail += sig + struct.pack(">I", len(body)) + body
-        digest = hashlib.sha1()
+        digest = hashlib.new(self.algo)
 
         def emit(chunk: bytes | memoryview) -> None:
             digest.update(chunk)
@@ -291,7 +313,7 @@ def _pack_entry(path: bytes, sha: str, st: os.stat_result) -> bytes:
     return body + b"\0" * (8 - (len(body) % 8))
 
 
-def _invalidate_tree(body: bytes, paths: Iterable[str]) -> bytes:
+def _invalidate_tree(body: bytes, paths: Iterable[str], width: int = 20) -> bytes:
     """The cache-tree with every directory above a changed path marked invalid.
 
     Nodes are stored depth-first; parsing stops as soon as every such directory has been
@@ -325,8 +347,8 @@ def _invalidate_tree(body: bytes, paths: Iterable[str]) -> bytes:
                 _drop(remaining, gone)
         sha = b""
         if int(count_s) >= 0:
-            sha = body[pos : pos + 20]
-            pos += 20
+            sha = body[pos : pos + width]
+            pos += width
         if full in wanted:
             remaining.discard(full)
             out += name.encode("utf-8", "surrogateescape") + b"\0-1 " + subtrees_s + b"\n"
@@ -363,9 +385,9 @@ def _parent(directory: str) -> str:
     return directory.rsplit("/", 1)[0] if "/" in directory else ""
 
 
-def read(path: Path) -> Index | None:
+def read(path: Path, algo: str = "sha1") -> Index | None:
     try:
-        return Index(path)
+        return Index(path, algo)
     except (Unsupported, FileNotFoundError, ValueError, struct.error):
         return None
 
@@ -375,7 +397,7 @@ def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
 
 
 def update(path: Path, entries: dict[str, tuple[str, os.stat_result] | None],
-           snapshot: Index | None = None) -> bool:
+           snapshot: Index | None = None, algo: str = "sha1") -> bool:
     """Patch the index under git's `index.lock`, so no git command runs in between.
 
     `snapshot` (from an earlier `read`) is reused when the file has not changed since,
@@ -391,8 +413,9 @@ def update(path: Path, entries: dict[str, tuple[str, os.stat_result] | None],
         with os.fdopen(fd, "wb") as fh:
             try:
                 current = snapshot
-                if current is None or current.stat_key != stat_key(os.stat(path)):
-                    current = Index(path)
+                if (current is None or current.algo != algo
+                        or current.stat_key != stat_key(os.stat(path))):
+                    current = Index(path, algo)
                 current.write_patched(entries, fh.write)
             except (Unsupported, FileNotFoundError, ValueError, struct.error):
                 lock.unlink(missing_ok=True)

@@ -1,5 +1,9 @@
 """Git's object database, in-process: loose objects written with zlib, objects read
 through one long-lived `git cat-file --batch` process, and raw tree (de)serialisation.
+
+Object ids follow the repository's hash (`extensions.objectFormat`: sha1, or sha256 for
+`git init --object-format=sha256`); `ObjectStore.algo` names it and everything that
+hashes asks the store.
 """
 
 
@@ -13,26 +17,38 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from vouch.errors import GitFailure
-from vouch.git.command import _BASE_ENV, run, run_bytes
+from vouch.git.command import _BASE_ENV, EMPTY_TREES, run
+
+HASH_BYTES = {"sha1": 20, "sha256": 32}
 
 
 class ObjectStore:
     """Git objects without a process per object.
 
     Reads go through one long-lived `git cat-file --batch-command`; loose objects are
-    written in-process (zlib + sha1, exactly git's format). A gate operation then costs
-    a handful of git processes instead of one per tree level and blob.
+    written in-process (zlib + the repository's hash, exactly git's format). A gate
+    operation then costs a handful of git processes instead of one per tree level and
+    blob.
     """
 
     def __init__(self, root: Path):
         self.root = root
         out = run(["rev-parse", "--git-path", "objects", "--git-path", "index",
-                   "--git-path", "HEAD", "--show-object-format"], root).split("\n")
-        objects, index, head = Path(out[0]), Path(out[1]), Path(out[2])
+                   "--git-path", "HEAD", "--git-common-dir", "--show-object-format"],
+                  root).split("\n")
+        objects, index, head, common = (Path(line) for line in out[:4])
         self.objects = objects if objects.is_absolute() else root / objects
         self.index = index if index.is_absolute() else root / index
         self.head_file = head if head.is_absolute() else root / head
-        self.sha1 = out[3].strip() == "sha1"
+        self.common_dir = common if common.is_absolute() else root / common
+        algo = out[4].strip()
+        if algo not in HASH_BYTES:
+            raise GitFailure(f"unsupported object format {algo!r} in {root}")
+        self.algo = algo
+        self.sha1 = algo == "sha1"
+        self.width = HASH_BYTES[algo]  # bytes of a raw object id
+        self.empty_tree = EMPTY_TREES[algo]
+        self.null_id = "0" * (2 * self.width)
         self._trees: dict[str, list[tuple[str, str, str, str]]] = {}
         self._proc: subprocess.Popen[bytes] | None = None
         self._mutex = threading.Lock()
@@ -111,16 +127,17 @@ class ObjectStore:
         found = self.read(name)
         if found is None:
             return None
-        if found[0] == "commit":
-            return found[1][5:45].decode()  # "tree <sha>\n" always comes first
+        if found[0] == "commit":  # "tree <id>\n" always comes first
+            return found[1][5 : 5 + 2 * self.width].decode()
         return name if found[0] == "tree" else None
 
+    def hash(self, typ: str, data: bytes) -> str:
+        """The id this repository gives `data` stored as a `typ` object."""
+        return object_sha(typ, data, self.algo)
+
     def write(self, typ: str, data: bytes) -> str:
-        if not self.sha1:  # sha256 repositories: let git hash
-            out = run_bytes(["hash-object", "-w", "--stdin", "-t", typ], self.root, input=data)
-            return out.decode().strip()
         header = f"{typ} {len(data)}\0".encode()
-        sha = object_sha(typ, data)
+        sha = object_sha(typ, data, self.algo)
         path = self.objects / sha[:2] / sha[2:]
         if path.exists():
             return sha
@@ -138,9 +155,11 @@ class ObjectStore:
             self._proc = None
 
 
-def object_sha(typ: str, data: bytes) -> str:
-    """The SHA-1 id git gives `data` stored as a `typ` object (what `hash-object` prints)."""
-    digest = hashlib.sha1(f"{typ} {len(data)}\0".encode())
+def object_sha(typ: str, data: bytes, algo: str = "sha1") -> str:
+    """The id git gives `data` stored as a `typ` object (what `hash-object` prints) in a
+    repository whose object format is `algo`. Callers with a repository at hand use
+    `ObjectStore.hash`, which knows the format."""
+    digest = hashlib.new(algo, f"{typ} {len(data)}\0".encode())
     digest.update(data)
     return digest.hexdigest()
 

@@ -5,15 +5,14 @@ the user's index kept in step for the few paths vouch changes.
 
 import os
 import stat
-import time
 from collections.abc import Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vouch.errors import GitFailure, UsageError
+from vouch.git import ident
 from vouch.git.command import (
-    EMPTY_TREE,
     Identity,
     Started,
     config_value,
@@ -21,7 +20,7 @@ from vouch.git.command import (
     run_bytes,
     start,
 )
-from vouch.git.objects import ObjectStore, format_tree, object_sha, parse_tree
+from vouch.git.objects import ObjectStore, format_tree, parse_tree
 
 if TYPE_CHECKING:
     from vouch.git import index_file as gitindex
@@ -32,6 +31,8 @@ class Repo:
     def __init__(self, root: Path):
         self.root = root
         self._index_snapshot: gitindex.Index | None = None
+        self._signed: tuple[tuple[str | None, ...], tuple[ident.Signature, ident.Signature]
+                            ] | None = None
 
     def git(self, *args: str, input: bytes | str | None = None,
             env: Mapping[str, str] | None = None, check: bool = True) -> str:
@@ -79,9 +80,12 @@ class Repo:
         out = self.git("rev-parse", "-q", "--verify", f"{rev}^{{tree}}", check=False).strip()
         return out or None
 
-    def update_ref(self, ref: str, new: str, old: str | None, message: str = "vouch") -> None:
-        """Atomic compare-and-swap of `ref` from `old` (None: must not exist) to `new`."""
-        self.git("update-ref", "-m", message, ref, new, old or "0" * len(new))
+    def update_ref(self, ref: str, new: str, old: str | None, message: str = "vouch", *,
+                   force: bool = False) -> None:
+        """Atomic compare-and-swap of `ref` from `old` (None: must not exist) to `new`;
+        with `force`, whatever `ref` held (a bookmark, not a decision)."""
+        expected = [] if force else [old or self.store.null_id]
+        self.git("update-ref", "-m", message, ref, new, *expected)
 
     def for_each_ref(self, pattern: str, fields: Iterable[str]) -> list[list[str]]:
         """One `for-each-ref` call; each row is the requested fields, split on NUL."""
@@ -97,16 +101,26 @@ class Repo:
         return [rec.lstrip("\n").split("\0") for rec in out.split("\x01") if rec.strip("\n")]
 
     # -- objects --------------------------------------------------------------------
-    def hash_files(self, paths: list[Path]) -> list[str]:
-        if not paths:
+    def hash_files(self, paths: Iterable[Path | str], *, write: bool = True) -> list[str]:
+        """Blob ids of work-tree files (no clean filters), stored unless `write` is False."""
+        listing = "".join(f"{p}\n" for p in paths)
+        if not listing:
             return []
-        listing = "\n".join(str(p) for p in paths) + "\n"
-        out = self.git("hash-object", "-w", "--stdin-paths", "--no-filters", input=listing)
-        return out.split()
+        args = ["hash-object", *(["-w"] if write else []), "--stdin-paths", "--no-filters"]
+        return self.git(*args, input=listing).split()
 
     @cached_property
     def store(self) -> ObjectStore:
         return ObjectStore(self.root)
+
+    @property
+    def empty_tree(self) -> str:
+        """The empty tree's id in this repository's object format."""
+        return self.store.empty_tree
+
+    def blob_id(self, data: bytes) -> str:
+        """The id `data` has as a blob here (nothing written): the repository's hash."""
+        return self.store.hash("blob", data)
 
     def ls_tree(self, tree: str) -> list[tuple[str, str, str, str]]:
         """Entries of one tree object: (mode, type, sha, name), parsed in-process."""
@@ -116,7 +130,7 @@ class Repo:
             found = self.store.read(tree)
             if found is None or found[0] != "tree":
                 raise GitFailure(f"{tree} is not a tree object")
-            rows = parse_tree(found[1], 20 if self.store.sha1 else 32)
+            rows = parse_tree(found[1], self.store.width)
             if len(cache) > 4096:  # trees are immutable; the bound only caps memory
                 cache.clear()
             if len(tree) in (40, 64):  # a name like HEAD^{tree} moves: never cache it
@@ -149,12 +163,12 @@ class Repo:
             current = entries.get(name)
             sub_tree = current[2] if current and current[1] == "tree" else None
             new_sub = self._edit(sub_tree, sub)
-            if new_sub == EMPTY_TREE:
+            if new_sub == self.empty_tree:
                 entries.pop(name, None)
             else:
                 entries[name] = ("040000", "tree", new_sub, name)
         if not entries:
-            return EMPTY_TREE
+            return self.empty_tree
         return self.mktree(sorted(entries.values(), key=lambda e: e[3]))
 
     def commit_tree(self, tree: str, parents: list[str], message: str,
@@ -176,15 +190,16 @@ class Repo:
 
         With `worktree_matches` (the work-tree file at each path holds exactly its blob)
         the index records the files' stat data, so git sees them clean without
-        re-hashing; plain indexes are then patched in-process (`index_file`). Otherwise, or
-        for any other index, `git update-index` records the blobs without stat data.
+        re-hashing; the indexes `index_file` understands are then patched in-process.
+        Otherwise, or for any other index, `git update-index` records the blobs without
+        stat data.
         """
-        if worktree_matches and self.store.sha1 and self._stage_fast(entries):
+        if worktree_matches and self._stage_fast(entries):
             return
         lines = []
         for path, blob in entries.items():
             if blob is None:
-                lines.append(f"0 {'0' * 40}\t{path}")
+                lines.append(f"0 {self.store.null_id}\t{path}")
             else:
                 lines.append(f"100644 {blob}\t{path}")
         self.git("update-index", "--index-info", input="\n".join(lines) + "\n")
@@ -205,7 +220,7 @@ class Repo:
                 return False
             stats[path] = (blob, st)
         snapshot, self._index_snapshot = self._index_snapshot, None
-        return gitindex.update(self.store.index, stats, snapshot)
+        return gitindex.update(self.store.index, stats, snapshot, self.store.algo)
 
     def index_dirty(self, paths: Iterable[str], committed: Mapping[str, str | None]
                     ) -> list[str] | None:
@@ -214,7 +229,7 @@ class Repo:
         work. None when the index needs git itself to answer (see `index_file`)."""
         from vouch.git import index_file as gitindex
 
-        index = gitindex.read(self.store.index) if self.store.sha1 else None
+        index = gitindex.read(self.store.index, self.store.algo)
         if index is None:
             return None
         self._index_snapshot = index  # stage_entries may reuse it
@@ -233,20 +248,32 @@ class Repo:
                     continue
                 if entry is None:
                     dirty.append(path)  # an untracked file in the way
-                elif not _stat_matches(entry, st) and _file_blob(self.root / path) != entry.sha:
+                elif not _stat_matches(entry, st) and self._file_blob(path) != entry.sha:
                     dirty.append(path)
         except gitindex.Unsupported:
             return None
         return dirty
 
+    def _file_blob(self, path: str) -> str | None:
+        try:
+            data = (self.root / path).read_bytes()
+        except OSError:
+            return None
+        return self.blob_id(data)
+
     def identity(self) -> Identity:
+        """user.name / user.email (vouch's defaults when unset): the person at this clone."""
         name = config_value(self.root, "user.name") or "vouch"
         email = config_value(self.root, "user.email") or "vouch@localhost"
         return Identity(name, email)
 
-    @cached_property
-    def cached_identity(self) -> Identity:
-        return self.identity()
+    def signatures(self) -> tuple[ident.Signature, ident.Signature]:
+        """(author, committer) as `git commit` would sign here; asked of git once per
+        environment (see `ident`)."""
+        key = ident.env_key()
+        if self._signed is None or self._signed[0] != key:
+            self._signed = key, ident.signatures(self.root)
+        return self._signed[1]
 
     # -- the review gate's plumbing -----------------------------------------------------
     def read_blob(self, sha: str) -> bytes:
@@ -270,12 +297,17 @@ class Repo:
 
     def write_commit(self, tree: str, parents: list[str], message: str,
                      identity: Identity | None = None) -> str:
-        """A commit object written in-process (same bytes `git commit-tree` would write)."""
-        who = identity or self.cached_identity
-        stamp = f"{int(time.time())} +0000"
+        """A commit object written in-process: the bytes `git commit-tree` would write in
+        the same environment (identity, GIT_*_DATE, local timezone). `identity`, when
+        given, signs as both author and committer."""
+        author, committer = self.signatures()
+        if identity is not None:
+            who = f"{identity.name} <{identity.email}>"
+            author, committer = (ident.Signature(who, author.date),
+                                 ident.Signature(who, committer.date))
+        now = ident.now_stamp()
         lines = [f"tree {tree}", *(f"parent {p}" for p in parents),
-                 f"author {who.name} <{who.email}> {stamp}",
-                 f"committer {who.name} <{who.email}> {stamp}", "", message]
+                 f"author {author.line(now)}", f"committer {committer.line(now)}", "", message]
         body = "\n".join(lines)
         return self.store.write("commit", body.encode() if body.endswith("\n")
                                 else (body + "\n").encode())
@@ -352,6 +384,55 @@ class Repo:
     def diff_text(self, old: str, new: str, paths: Iterable[str] = ()) -> str:
         return self.git("diff", "--no-color", "--no-renames", old, new, "--", *paths)
 
+    def changed_names(self, old: str, new: str) -> list[str]:
+        """Paths whose blobs differ between two trees or commits (`diff-tree -r`)."""
+        out = self.git("diff-tree", "-r", "--no-renames", "--name-only", "-z", old, new)
+        return [p for p in out.split("\0") if p]
+
+    def tree_blobs(self, tree: str, paths: Iterable[str] = ()) -> dict[str, str]:
+        """path -> blob id under `tree`, recursively (only `paths`, when given)."""
+        out = self.git("ls-tree", "-r", "-z", tree, "--", *paths)
+        rows = (entry.partition("\t") for entry in out.split("\0") if entry)
+        return {path: info.split()[2] for info, _, path in rows}
+
+    # -- history and the work tree, as the rest of vouch reads them ----------------------
+    @property
+    def common_dir(self) -> Path:
+        """The repository's common git directory (shared by its worktrees)."""
+        return self.store.common_dir
+
+    def log_records(self, rev: str, fields: Iterable[str], *, grep: str | None = None,
+                    max_count: int | None = None) -> list[list[str]]:
+        """`git log rev`, one row of `fields` (pretty-format placeholders, which may hold
+        newlines) per commit, newest first; `grep` keeps commits whose message contains
+        that fixed string."""
+        args = ["log", "--format=" + "%x00".join(fields) + "%x01"]
+        if max_count is not None:
+            args.append(f"-n{max_count}")
+        if grep is not None:
+            args += ["-F", f"--grep={grep}"]
+        out = self.git(*args, rev, "--")
+        return [rec.lstrip("\n").split("\0") for rec in out.split("\x01") if rec.strip("\n")]
+
+    def set_config(self, key: str, value: str) -> None:
+        self.git("config", key, value)
+
+    def index_changes(self, rev: str, pathspec: str) -> list[str]:
+        """Paths under `pathspec` where the index or work tree differs from `rev`."""
+        out = self.git("diff-index", "--name-only", "-z", "--no-renames", rev, "--", pathspec)
+        return [p for p in out.split("\0") if p]
+
+    def tracked(self, pathspec: str) -> list[str]:
+        """Paths in the index under `pathspec`."""
+        return [p for p in self.git("ls-files", "-z", "--", pathspec).split("\0") if p]
+
+    def untracked(self, pathspecs: Iterable[str], *, literal: bool = False) -> list[str]:
+        """Untracked, not ignored files under `pathspecs` (`literal`: exact paths)."""
+        args = ["--literal-pathspecs"] if literal else []
+        out = self.git(*args, "ls-files", "--others", "--exclude-standard", "-z", "--",
+                       *pathspecs)
+        return [p for p in out.split("\0") if p]
+
     def worktree_changes(self, paths: Iterable[str]) -> list[str]:
         """Of `paths`, those with staged, unstaged or untracked changes in the work tree."""
         wanted = list(paths)
@@ -368,10 +449,3 @@ def _stat_matches(entry: object, st: os.stat_result) -> bool:
             and getattr(entry, "size", None) == st.st_size & 0xFFFFFFFF
             and getattr(entry, "ino", None) == st.st_ino & 0xFFFFFFFF)
 
-
-def _file_blob(path: Path) -> str | None:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    return object_sha("blob", data)
