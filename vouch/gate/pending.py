@@ -92,8 +92,8 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
         problems = _problems(kb, proposal, head)
         if record and not problems:
             with contextlib.suppress(GitFailure):
-                repo.git("update-ref", "-m", "vouch: show", records.REVIEWED_PREFIX + proposal.id,
-                         proposal.commit)
+                repo.update_ref(records.REVIEWED_PREFIX + proposal.id, proposal.commit, None,
+                                message="vouch: show", force=True)
     return {**proposal.to_json(), "state": state, "object": obj, "decision": decision,
             "problems": problems, "diff": _diff(kb, proposal.commit)}
 

@@ -25,11 +25,9 @@ def history(kb: KB) -> tuple[list[tuple[str, str]], dict[str, str]]:
     every commit in HEAD's history, read in one `git log`."""
     if kb.repo.peek("HEAD") is None:
         return [], {}
-    out = kb.repo.git("log", "--format=" + "%x00".join(_FIELDS) + "%x01", "HEAD")
     anchors: list[tuple[str, str]] = []
     proposals: dict[str, str] = {}
-    for record in out.split("\x01"):
-        parts = record.strip("\n").split("\0")
+    for parts in kb.repo.log_records("HEAD", _FIELDS):
         if len(parts) != 4:
             continue
         commit, head, proposal, decision = (p.strip() for p in parts)

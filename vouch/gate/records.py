@@ -192,10 +192,9 @@ def find_merged(kb: KB, proposal_id: str, commit: str | None) -> Proposal | None
     `git merge` or a host's merge button, then the branch deleted); else None."""
     if commit is None:
         return None
-    out = kb.repo.git("log", "-n8", "-F", f"--grep=Vouch-Proposal: {proposal_id}",
-                      "--format=%H%x00%cI%x00%B%x01", commit)
-    for record in out.split("\x01"):
-        parts = record.lstrip("\n").split("\0", 2)
+    rows = kb.repo.log_records(commit, ("%H", "%cI", "%B"), max_count=8,
+                               grep=f"Vouch-Proposal: {proposal_id}")
+    for parts in rows:
         found = from_record([f"merged/{proposal_id}", *parts]) if len(parts) == 3 else None
         if found is not None and "Vouch-Decision" not in found.trailers:
             return found
