@@ -24,9 +24,10 @@ def example_files() -> list[Path]:
 
 def run_demo(repo: Path) -> Iterator[str]:
     repo.mkdir(parents=True)
-    git.run(["init", "-q"], repo)
-    git.run(["config", "user.name", "Demo Reviewer"], repo)
-    git.run(["config", "user.email", "reviewer@example.invalid"], repo)
+    git.init_repo(repo)
+    plumbing = git.Repo(repo)
+    plumbing.set_config("user.name", "Demo Reviewer")
+    plumbing.set_config("user.email", "reviewer@example.invalid")
     result = init_kb(repo, AUTHOR)
     yield f"1. vouch init → {result.root} (committed: {', '.join(result.files)})"
 
@@ -42,8 +43,8 @@ def run_demo(repo: Path) -> Iterator[str]:
     status = ops.invoke(agent, "kb.status")
     counts = ", ".join(f"{v} {k}" for k, v in status["counts"].items() if v)
     yield f"3. vouch status → {counts}; {status['pending']} pending"
-    log = git.run(["log", "--oneline"], repo).strip().splitlines()
-    yield f"4. git log → {len(log)} commits, newest: {log[0]}"
+    log = plumbing.log_records("HEAD", ("%h", "%s"))
+    yield f"4. git log → {len(log)} commits, newest: {' '.join(log[0])}"
     yield from _review_gate(repo, agent)
 
     # -- search (issue 5): the demo ends by finding what the knowledge base knows ----------
@@ -83,7 +84,7 @@ def _review_gate(repo: Path, agent: CallContext) -> Iterator[str]:
     reviewer = CallContext(kb_path=str(repo), actor_override=REVIEWER)
     approved = ops.invoke(reviewer, "kb.approve", {"proposal_id": pid,
                                                     "reason": "matches the runbook"})
-    merge = git.run(["log", "-1", "--format=%h %s"], repo).strip()
+    merge = " ".join(git.Repo(repo).log_records("HEAD", ("%h", "%s"), max_count=1)[0])
     yield (f"8. vouch approve (as {REVIEWER}) → {approved['object_kind']} "
            f"{approved['object_id']} merged: {merge}")
     report = ops.invoke(reviewer, "kb.audit_verify")

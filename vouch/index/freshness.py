@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vouch.errors import GitFailure
-from vouch.git import EMPTY_TREE
 from vouch.kb import KB
 
 # A directory modified this recently may change again within its timestamp's
@@ -151,27 +150,24 @@ class Probe:
         tree = self._tree.output(check=False).strip()
         out = self._diff.output(check=False)
         if self._diff.returncode != 0:  # no HEAD yet, or a real failure
-            has_head = bool(tree) or bool(
-                repo.git("rev-parse", "-q", "--verify", "HEAD", check=False).strip())
-            if has_head:  # say what went wrong
-                out = repo.git("diff-index", "--name-only", "-z", "--no-renames", "HEAD",
-                               "--", top)
-            else:  # no commit yet: everything in the index is a change
-                out = repo.git("ls-files", "-z", "--", top)
-        changed = {p for p in out.split("\0") if p.startswith(prefix)}
+            has_head = bool(tree) or repo.resolve("HEAD") is not None
+            # with a HEAD, say what went wrong; without, everything in the index changed
+            names = repo.index_changes("HEAD", top) if has_head else repo.tracked(top)
+        else:
+            names = [p for p in out.split("\0") if p]
+        changed = {p for p in names if p.startswith(prefix)}
         changed |= _untracked(self.kb, prefix, self.stamps, self.previous)
         present = sorted(p for p in changed if (self.kb.root / p).is_file())
         blobs = _hash_without_writing(self.kb, present)
         dirty = {p[len(prefix):]: blobs.get(p) for p in changed}
-        return State(tree or EMPTY_TREE, dirty, self.stamps)
+        return State(tree or repo.empty_tree, dirty, self.stamps)
 
 
 def _untracked(kb: KB, prefix: str, stamps: dict[str, int],
                previous: State | None) -> set[str]:
     repo = kb.repo
     if previous is None or not previous.stamps:
-        out = repo.git("ls-files", "--others", "--exclude-standard", "-z", "--", prefix[:-1])
-        return {p for p in out.split("\0") if p.startswith(prefix)}
+        return {p for p in repo.untracked([prefix[:-1]]) if p.startswith(prefix)}
     moved = [d for d, m in stamps.items() if m == 0 or previous.stamps.get(d) != m]
     candidates: set[str] = set(previous.dirty)  # untracked before: still there? changed?
     for rel in moved:
@@ -186,18 +182,15 @@ def _untracked(kb: KB, prefix: str, stamps: dict[str, int],
     for start in range(0, len(paths), 2000):
         # --others over exact paths: git prints those that exist, are untracked and are
         # not ignored, with its own ignore rules
-        out = repo.git("--literal-pathspecs", "ls-files", "--others", "--exclude-standard",
-                       "-z", "--", *paths[start:start + 2000])
-        found.update(p for p in out.split("\0") if p.startswith(prefix))
+        found.update(p for p in repo.untracked(paths[start:start + 2000], literal=True)
+                     if p.startswith(prefix))
     return found
 
 
 def _hash_without_writing(kb: KB, paths: list[str]) -> dict[str, str]:
     if not paths:
         return {}
-    out = kb.repo.git("hash-object", "--no-filters", "--stdin-paths",
-                      input="\n".join(paths) + "\n")
-    return dict(zip(paths, out.split(), strict=True))
+    return dict(zip(paths, kb.repo.hash_files(paths, write=False), strict=True))
 
 
 def knowledge_changed(kb: KB, before: State, after: State) -> bool:
@@ -218,17 +211,13 @@ def _blobs(kb: KB, state: State, paths: set[str]) -> dict[str, str | None]:
     """`.vouch`-relative path → blob id in `state` (None: absent) for `paths`."""
     out: dict[str, str | None] = {p: state.dirty[p] for p in paths if p in state.dirty}
     rest = sorted(paths - set(out))
-    if rest and state.tree != EMPTY_TREE:
+    if rest and state.tree != kb.repo.empty_tree:
         try:  # a long list: read the whole tree instead of passing every path
-            listing = kb.repo.git("ls-tree", "-r", "-z", state.tree, "--",
-                                  *(rest if len(rest) <= 1000 else ()))
+            listing = kb.repo.tree_blobs(state.tree, rest if len(rest) <= 1000 else ())
         except GitFailure as exc:
             raise HistoryGone(str(exc)) from exc
         wanted = set(rest)
-        for entry in listing.split("\0"):
-            info, _, path = entry.partition("\t")
-            if path in wanted:
-                out[path] = info.split()[2]
+        out.update((path, blob) for path, blob in listing.items() if path in wanted)
     return out
 
 
@@ -241,9 +230,7 @@ def changed_paths(kb: KB, before: State, after: State) -> set[str]:
     paths = set(before.dirty) | set(after.dirty)
     if before.tree != after.tree:
         try:
-            out = kb.repo.git("diff-tree", "-r", "--no-renames", "--name-only", "-z",
-                              before.tree, after.tree)
+            paths.update(kb.repo.changed_names(before.tree, after.tree))
         except GitFailure as exc:
             raise HistoryGone(str(exc)) from exc
-        paths.update(p for p in out.split("\0") if p)
     return paths
