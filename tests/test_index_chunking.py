@@ -120,36 +120,3 @@ def test_sources_are_indexed_by_page_section_and_line(kb: KB, tmp_path) -> None:
             assert len(ids_of(index, index.lexical("backups", filters=narrowed))) == 1
     finally:
         index.close()
-
-
-def test_fast_reader_gives_the_same_docs_as_the_validating_reader(kb: KB, tmp_path) -> None:
-    from index_support import write
-
-    from vouch.index import build
-    from vouch.kinds import KINDS
-
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.md").write_text("# A\n\nAlpha text.\n\n## B\n\nBeta: 'quoted' #x\n")
-    (docs / "b.txt").write_text("plain words\n\nsecond paragraph\n")
-    (docs / "c.pdf").write_bytes(tiny_pdf(["page one", "page two"]))
-    items = [sources.intake_for_path(kb, p, tags=["docs"]) for p in sorted(docs.iterdir())]
-    sources.register_many(kb, items, "Test Person")
-    person = write(kb, "entity", name="Ada Lovelace", type="person", aliases=["Ada"],
-                   description="wrote the first program")
-    tool = write(kb, "entity", name="Engine", type="tool")
-    write(kb, "relation", source=person["id"], relation="uses", target=tool["id"])
-    claim(kb, "It's 50% done: see #42", tags=["x", "y"], type="fact")
-    write(kb, "page", title="Guide: setup", tags=["ops"],
-          body="Intro.\n\n# Install\n\nRun it.\n\n---\n\n## Tail\n\nEnd.\n")
-    commit(kb)
-    prefix = kb.dir.relative_to(kb.root).as_posix()
-    labels = {person["id"]: "Ada Lovelace", tool["id"]: "Engine"}
-    compared = 0
-    for kind in ("entity", "relation", "claim", "page", "source"):
-        for oid in kb.ids(KINDS[kind]):
-            fast = build._fast_doc(kb, prefix, kind, oid, labels)
-            assert fast is not None, (kind, oid)
-            assert fast == build.read_doc(kb, kind, oid, labels), (kind, oid)
-            compared += 1
-    assert compared == 8

@@ -1,9 +1,10 @@
 """The cold search path: what it imports, and the shortcuts it takes giving the same answers.
 
 A cold `vouch search` tokenizes plain ASCII queries with `vouch.wordpiece` (not the
-`tokenizers` library), maps the model's table from its safetensors file, reads
-config.yaml without PyYAML and embeds the query while git checks freshness. Each
-shortcut is checked here against the real thing.
+`tokenizers` library), reads only the rows of the model's table it needs, reads
+config.yaml without PyYAML (`vouch.fastyaml`) and embeds the query while git checks
+freshness. Each shortcut is checked here against the real thing (and in
+test_standins.py on many more inputs).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import numpy as np
 import pytest
 from conftest import git
 from index_support import claim, commit, ids_of, index_dir
+from test_index_fastyaml import same
 
-from vouch import config, embed, wordpiece, yamlio
+from vouch import config, embed, fastyaml, wordpiece, yamlio
 from vouch.errors import CorruptFile
 from vouch.git import EMPTY_TREE
 from vouch.index import Index, freshness, vectors
@@ -189,40 +191,40 @@ def test_freshness_before_the_first_commit(tmp_path: Path) -> None:
     "a: 1\nb:\n  c: x\n  d: \"\"\n  e:\n    f: 2.5\ng:\n",
     "# only comments\n\n",
     "agent: ''\nsearch:\n  default_top: 20\n  coverage_cut: -0.5\n",
-    "model: models/my-model_v1.2\n",
+    "model: models/my-model_v1.2\n", "a: yes\n", "a: Off\n", "a: ~\n", "a: {}\n",
+    "a: 'it''s'\n", "a: hello world\n", "search:\n  paths:\n    - a\n    - b\n",
 ])
 def test_config_subset_reads_like_pyyaml(text: str) -> None:
-    assert config._plain_mapping(text) == yamlio.load_yaml(text)
+    assert same(fastyaml.parse(text), yamlio.load_yaml(text))
 
 
 @pytest.mark.parametrize("text", [
-    "a: yes\n", "a: Off\n", "a: ~\n", "a: 010\n", "a: 1e5\n", "a: 2026-01-01\n", "a: [1]\n",
-    "a: {}\n", "a: x # comment\n", "a: 'it''s'\n", 'a: "tab\\t"\n', "a: 1\na: 2\n",
-    "- a\n", "  a: 1\n", "a: &x 1\n", "a: hello world\n", "a:\tb\n", "\ufeffa: 1\n",
-    "on: 1\n", "search:\n  No: 2\n",
+    "a: 010\n", "a: 2026-01-01\n", "a: [1]\n", "a: x # comment\n", 'a: "tab\\t"\n',
+    "a: 1\na: 2\n", "- a\n", "  a: 1\n", "a: &x 1\n", "a:\tb\n", "\ufeffa: 1\n",
+    "on: 1\n", "search:\n  No: 2\n", "a: 1_000\n", "a:\n- x\n",
 ])
 def test_config_other_yaml_goes_to_pyyaml(text: str) -> None:
-    assert config._plain_mapping(text) is None
+    assert fastyaml.parse(text) is None
     try:
         expected = yamlio.load_yaml(text, where="config.yaml")
     except CorruptFile:
         with pytest.raises(CorruptFile):
             config.parse(text, where="config.yaml")
     else:
-        assert config.parse(text, where="config.yaml") == expected
+        assert same(config.parse(text, where="config.yaml"), expected)
 
 
 def test_the_shipped_template_takes_the_fast_path() -> None:
     text = config.template_text("config.yaml")
-    assert config._plain_mapping(text) == yamlio.load_yaml(text)
+    assert same(fastyaml.parse(text), yamlio.load_yaml(text))
 
 
 def test_a_cold_search_imports_only_what_it_needs(kb: KB) -> None:
     claim(kb, "Rollbacks use the ship tool")
     commit(kb)
     Index.open(kb).close()
-    heavy = ("tokenizers", "safetensors", "model2vec", "hnswlib", "yaml", "frontmatter",
-             "ruamel", "vouch.index.build", "vouch.index.fastyaml", "vouch.gate",
+    heavy = ("tokenizers", "model2vec", "hnswlib", "yaml", "frontmatter",
+             "ruamel", "vouch.index.build", "vouch.index.ingest", "vouch.gate",
              "vouch.cli.gate", "vouch.servers", "git")  # GitPython
     script = (
         "import sys, json\n"

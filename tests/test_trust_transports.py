@@ -209,5 +209,8 @@ def test_every_attributed_method_needs_an_agent_and_decide_needs_permission(
             with pytest.raises(GateRefused):
                 ops.authorize(agent, method)
             ops.authorize(allowed, method)
+        elif method.scope == "lifecycle":  # unless the committed config allows it
+            with pytest.raises(GateRefused, match="agent_lifecycle"):
+                ops.authorize(agent, method)
         else:
             ops.authorize(agent, method)

@@ -1,20 +1,18 @@
 """Settings from `.vouch/config.yaml`, merged over the defaults shipped in the template.
 
-Every command reads the configuration, so the plain block mappings a configuration
-file usually is (`key: scalar` and nested `key:` sections, comments) are read here
-without PyYAML, whose import costs ~10 ms of a cold command; anything else (lists,
-flow collections, anchors, trailing comments, unusual scalars) goes to PyYAML.
+Every command reads the configuration, so it goes through `vouch.fastyaml`, which
+reads the plain block mappings a configuration file usually is without PyYAML (whose
+import costs ~10 ms of a cold command) and gives anything else to PyYAML.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vouch import yamlio
+from vouch import fastyaml
 from vouch.errors import CorruptFile, UsageError
 
 CONFIG_NAME = "config.yaml"
@@ -27,72 +25,7 @@ def template_text(name: str) -> str:
 
 def parse(text: str, where: str) -> dict[str, Any]:
     """The mapping in a YAML configuration file (CorruptFile when it is not YAML)."""
-    fast = _plain_mapping(text)
-    return fast if fast is not None else yamlio.load_yaml(text, where=where)
-
-
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
-_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+")
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_./-]*")
-# quoted text without escapes, controls or characters YAML treats as line breaks
-_DOUBLE = re.compile('"[^"\\\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]*"')
-_SINGLE = re.compile("'[^'\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]*'")
-# YAML 1.1 (PyYAML) reads these plain words as booleans or null, in any case
-_SPECIAL_WORDS = frozenset(("yes", "no", "on", "off", "true", "false", "null", "y", "n"))
-_NO = object()
-
-
-def _scalar(text: str) -> Any:
-    """The value PyYAML gives a scalar of the accepted forms, or _NO."""
-    if text in ("true", "false"):
-        return text == "true"
-    if _DOUBLE.fullmatch(text) or _SINGLE.fullmatch(text):
-        return text[1:-1]
-    if _INT.fullmatch(text):
-        return int(text)
-    if _FLOAT.fullmatch(text):
-        return float(text)
-    if _WORD.fullmatch(text) and text.lower() not in _SPECIAL_WORDS:
-        return text
-    return _NO
-
-
-def _plain_mapping(text: str) -> dict[str, Any] | None:
-    """Nested block mappings of simple scalars, as PyYAML reads them; None otherwise."""
-    if "\t" in text or "\r" in text or text.startswith("\ufeff"):
-        return None
-    root: dict[str, Any] = {}
-    stack: list[tuple[int, dict[str, Any]]] = [(0, root)]  # (indent of its keys, mapping)
-    opened: tuple[int, dict[str, Any], str] | None = None  # `key:` with nothing after it
-    for line in text.split("\n"):
-        body = line.lstrip(" ").rstrip(" ")
-        if not body or body.startswith("#"):
-            continue
-        indent = len(line) - len(line.lstrip(" "))
-        key, colon, rest = body.partition(":")
-        if (not colon or not _KEY.fullmatch(key) or key.lower() in _SPECIAL_WORDS
-                or (rest and not rest.startswith(" "))):
-            return None  # not `key: ...`, or a key YAML reads as a boolean or null
-        if opened is not None and indent > opened[0]:  # the section `opened` starts here
-            child: dict[str, Any] = {}
-            opened[1][opened[2]] = child
-            stack.append((indent, child))
-        opened = None
-        while indent < stack[-1][0]:
-            stack.pop()
-        if indent != stack[-1][0] or key in stack[-1][1]:
-            return None  # misaligned, or a duplicate key
-        value = rest.strip(" ")
-        if not value:
-            stack[-1][1][key] = None  # null, unless indented lines follow
-            opened = (indent, stack[-1][1], key)
-            continue
-        scalar = _scalar(value)
-        if scalar is _NO:
-            return None
-        stack[-1][1][key] = scalar
-    return root
+    return fastyaml.load(text, where=where)
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

@@ -64,8 +64,20 @@ def authorize(ctx: CallContext, method: Method) -> None:
     """The trust model's one door (DESIGN §4.1), by scope, before any handler runs.
 
     Agent transports read, register and propose; they decide only when the person who
-    started the server allowed it, and they write only as the agent that person declared.
+    started the server allowed it, they change approved knowledge (scope `lifecycle`)
+    only when the configuration committed on the branch says `review.agent_lifecycle:
+    true`, and they write only as the agent that person declared.
     """
+    if method.scope == "lifecycle" and ctx.transport != "cli":
+        from vouch.lifecycle import agents_may_change
+
+        if not agents_may_change(ctx.kb):
+            raise GateRefused(
+                f"{method.name}: changing approved knowledge is a reviewer's call, and "
+                f"this knowledge base does not let agents do it over {ctx.transport}",
+                hint="a person runs it at the CLI (e.g. `vouch "
+                     f"{' '.join(method.command)} ...`), or commits `review.agent_lifecycle: "
+                     "true` in .vouch/config.yaml to allow agents")
     if method.scope == "decide" and not ctx.may_decide:
         raise GateRefused(
             f"{method.name}: approving or rejecting is a person's decision, and this "

@@ -11,9 +11,13 @@ from vouch.kinds import KINDS, Obj, kind_named
 
 
 def status(ctx: CallContext) -> dict[str, Any]:
+    from vouch.index.methods import invalid_files
     from vouch.search.catalog import index_status  # issue 5: search-output.md index fields
 
-    return {**ctx.kb.status(), **index_status(ctx.kb)}
+    found = index_status(ctx.kb)
+    # knowledge files the index leaves out (`vouch index status` names them)
+    found["invalid_files"] = 0 if found["index_state"] == "missing" else invalid_files(ctx.kb)
+    return {**ctx.kb.status(), **found}
 
 
 def read(ctx: CallContext, kind: str, id: str) -> Obj | None:

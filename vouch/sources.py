@@ -1,4 +1,9 @@
-"""Source intake: register bytes as a content-addressed source (not gated, audited)."""
+"""Source intake: register bytes as a content-addressed source (not gated, audited).
+
+Sources have versions (`Versions`): registering changed content at a locator records
+it as the locator's current version and the old one as superseded by it, in the same
+commit; `history` lists a locator's versions, newest first.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,16 @@ import contextlib
 import errno
 import mimetypes
 import os
+import re
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vouch import writer
+from vouch import fastyaml, writer
 from vouch.errors import (
+    CorruptFile,
     InvalidPath,
     NotFound,
     OutsideRepository,
@@ -22,7 +29,7 @@ from vouch.errors import (
     from_os_error,
 )
 from vouch.kb import KB
-from vouch.kinds import source
+from vouch.kinds import Obj, source
 from vouch.lock import write_lock
 
 _SKIP_DIRS = {".git", ".vouch", "__pycache__", "node_modules", ".venv"}
@@ -40,10 +47,13 @@ class Intake:
 
 def register_many(kb: KB, items: Iterable[Intake], actor: str,
                   progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
-    """Register sources in one commit. Each result is `{id, deduplicated}`."""
+    """Register sources in one commit. Each result is `{id, deduplicated}`, plus
+    `supersedes` (the versions it replaced) when it became the current version of its
+    locator (see `Versions`)."""
     results: list[dict[str, Any]] = []
     files: dict[str, bytes] = {}
     new_ids: list[str] = []
+    replaced: dict[str, list[str]] = {}
     items = list(items)
     limit = max_bytes(kb)
     for item in items:
@@ -51,6 +61,7 @@ def register_many(kb: KB, items: Iterable[Intake], actor: str,
             raise _too_large(Path(item.locator or "-"), limit, len(item.content))
     with write_lock(kb.dir, kb.config.number("lock.timeout_seconds", 30)):
         head = kb.repo.resolve("HEAD")
+        versions = Versions(kb, head, {i.locator or "-" for i in items})
         for n, item in enumerate(items, 1):
             meta = source.new(
                 item.content,
@@ -69,17 +80,25 @@ def register_many(kb: KB, items: Iterable[Intake], actor: str,
                 results.append({"id": sid, "deduplicated": True})
             else:
                 existing = kb.read(source.KIND, sid)  # left by an interrupted run: reuse it
-                files[meta_path] = source.dump(existing or meta).encode()
+                versions.add(existing or meta)
                 files[source.content_path_for(sid)] = item.content
                 new_ids.append(sid)
                 results.append({"id": sid, "deduplicated": False})
+            older = versions.make_current(sid, meta["locator"])
+            if older:
+                results[-1]["supersedes"] = replaced[sid] = older
             if progress:
                 progress(n)
+        files.update(versions.files())
         if files:
-            subject = (f"vouch: register source {new_ids[0][:12]}" if len(new_ids) == 1
-                       else f"vouch: register {len(new_ids)} sources")
+            current = [*new_ids, *(s for s in replaced if s not in new_ids)]
+            subject = (f"vouch: register source {current[0][:12]}" if len(current) == 1
+                       else f"vouch: register {len(current)} sources")
+            retired = sorted({o for olds in replaced.values() for o in olds} - set(current))
+            # every source whose files this commit touches is named by its event
             writer.commit_direct(kb, files, subject=subject, event="source.register",
-                                 actor=actor, object_ids=new_ids)
+                                 actor=actor, object_ids=[*current, *retired],
+                                 data={"supersedes": replaced} if replaced else None)
     return results
 
 
@@ -295,3 +314,195 @@ def intakes_under(kb: KB, directory: str, type: str | None = None,
     items = [intake_for_path(kb, p, type, None, tags, confined=not allow_outside)
              for p in found.files]
     return items, found.links
+
+
+# -- versions ----------------------------------------------------------------------------
+# Locators that name no document: sources registered under them are never versions of
+# one another (`vouch source add -` records `stdin`).
+UNVERSIONED = frozenset(("", "-", "stdin"))
+_LOCATOR_LINE = re.compile(rb"^locator: ([^\n]*)\n(?![ \t])", re.M)
+_NOT_PLAIN = frozenset("'\"&*!|>{}[]%@`#,?:-")
+
+
+def versioned(locator: str) -> bool:
+    return locator not in UNVERSIONED
+
+
+class Versions:
+    """The versions at the locators one registration touches, and the meta.yaml edits
+    that leave exactly one current version at each.
+
+    Registering content at a locator makes it the current version there: every other
+    current version at that locator gets `superseded_by` it, and it records the newest
+    of those in `supersedes`. Content already current changes nothing (adding the same
+    bytes again is a no-op); an older version whose bytes come back (a revert) becomes
+    current again. Bytes first registered under another locator keep that one.
+    Committed metadata is edited in place (comments survive); versions are looked up
+    in the commit the registration lands on, never only in the work tree.
+    """
+
+    def __init__(self, kb: KB, head: str | None, locators: Iterable[str]):
+        self.kb = kb
+        self.head = head
+        self.locators = {loc for loc in locators if versioned(loc)}
+        self._by_locator: dict[str, list[str]] | None = None
+        self._new: dict[str, Obj] = {}  # sources this commit adds
+        self._committed: dict[str, tuple[str, Obj]] = {}  # (text, meta) at head, as edited
+        self._edited: set[str] = set()
+
+    def add(self, meta: Obj) -> None:
+        """A source this commit adds (not yet current anywhere: see make_current)."""
+        sid = str(meta["id"])
+        self._new[sid] = dict(meta)
+        if meta["locator"] in self.locators:
+            self._index().setdefault(str(meta["locator"]), []).append(sid)
+
+    def make_current(self, sid: str, locator: str) -> list[str]:
+        """Make `sid` the current version at `locator`; the versions it replaced."""
+        meta = self._meta(sid) if locator in self.locators else None
+        if meta is None or meta.get("locator") != locator:
+            return []
+        older = [m for m in (self._meta(o) for o in self._index().get(locator, []) if o != sid)
+                 if m is not None and m.get("locator") == locator and not m.get("superseded_by")]
+        if not older and not meta.get("superseded_by"):
+            return []
+        changes: dict[str, Any] = {"superseded_by": None}
+        if older:
+            changes["supersedes"] = max(older, key=lambda m: (str(m.get("created_at")),
+                                                              m["id"]))["id"]
+        self._change(sid, changes)
+        for m in older:
+            self._change(str(m["id"]), {"superseded_by": sid})
+        return sorted(str(m["id"]) for m in older)
+
+    def files(self) -> dict[str, bytes]:
+        """Every meta.yaml this commit writes: the new sources' and the edited ones."""
+        out = {source.path_for(s): source.dump(m).encode() for s, m in self._new.items()}
+        out.update({source.path_for(s): self._committed[s][0].encode() for s in self._edited})
+        return out
+
+    def _index(self) -> dict[str, list[str]]:
+        if self._by_locator is None:
+            self._by_locator = {}
+            for sid, locator in _locators(self.kb, self.locators):
+                self._by_locator.setdefault(locator, []).append(sid)
+        return self._by_locator
+
+    def _meta(self, sid: str) -> Obj | None:
+        if sid in self._new:
+            return self._new[sid]
+        if sid not in self._committed:
+            rel = self.kb.rel(source.path_for(sid))
+            found = self.kb.repo.store.read(f"{self.head}:{rel}") if self.head else None
+            if found is None or found[0] != "blob":
+                return None
+            text = found[1].decode("utf-8", "replace")
+            self._committed[sid] = (text, source.load(text, where=rel))
+        return self._committed[sid][1]
+
+    def _change(self, sid: str, changes: dict[str, Any]) -> None:
+        if sid in self._new:
+            merged = {**self._new[sid], **changes}
+            self._new[sid] = {k: v for k, v in merged.items() if v is not None}
+            return
+        text, _ = self._committed[sid]
+        where = self.kb.rel(source.path_for(sid))
+        text = source.KIND.edit(text, changes, where=where)
+        self._committed[sid] = (text, source.load(text, where=where))
+        self._edited.add(sid)
+
+
+def _meta_files(kb: KB) -> Iterator[tuple[str, bytes]]:
+    """(id, meta.yaml bytes) of every source in the work tree, unparsed."""
+    try:
+        shards = [e.path for e in os.scandir(kb.dir / source.KIND.directory)
+                  if len(e.name) == 2 and e.is_dir()]
+    except FileNotFoundError:
+        return
+    for shard in shards:
+        with os.scandir(shard) as entries:
+            names = [e.name for e in entries if len(e.name) == 64]
+        for name in names:
+            try:
+                with open(os.path.join(shard, name, "meta.yaml"), "rb") as fh:
+                    yield name, fh.read()
+            except OSError:
+                continue
+
+
+def _locators(kb: KB, wanted: set[str]) -> Iterator[tuple[str, str]]:
+    """(id, locator) of the sources in the work tree at the `wanted` locators. Each
+    meta.yaml's `locator:` line is read without a YAML parse when it holds a plain value
+    (what vouch writes); anything else is parsed."""
+    if not wanted:
+        return
+    for sid, data in _meta_files(kb):
+        locator = _locator_in(data)
+        if locator is not None and locator in wanted:
+            yield sid, locator
+
+
+def _locator_in(data: bytes) -> str | None:
+    m = _LOCATOR_LINE.search(data)
+    raw = m.group(1).decode("utf-8", "replace") if m else ""
+    if raw and raw[0] not in _NOT_PLAIN and raw == raw.strip() and " #" not in raw \
+            and ": " not in raw:
+        return raw
+    try:
+        value = fastyaml.load(data.decode("utf-8"), where="source metadata").get("locator")
+    except (CorruptFile, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def history(kb: KB, locator: str) -> list[dict[str, Any]]:
+    """The versions registered at `locator` (or at the path it names), newest first:
+    the current version, then the superseded ones by capture time."""
+    found = _versions_at(kb, locator)
+    if not found:
+        as_path = _as_locator(kb, locator)
+        found = _versions_at(kb, as_path) if as_path not in (None, locator) else []
+    if not found:
+        raise NotFound(f"no source is registered at {locator!r}",
+                       hint="`vouch list sources` shows each source's locator")
+    found.sort(key=lambda m: (str(m.get("created_at")), m["id"]), reverse=True)
+    found.sort(key=lambda m: bool(m.get("superseded_by")))
+    keys = ("id", "locator", "title", "type", "byte_size", "media_type", "created_at",
+            "supersedes", "superseded_by")
+    return [{"current": not m.get("superseded_by"), **{k: m.get(k) for k in keys}}
+            for m in found]
+
+
+def _versions_at(kb: KB, locator: str) -> list[Obj]:
+    metas = (kb.read(source.KIND, sid) for sid, _ in _locators(kb, {locator}))
+    return [m for m in metas if m is not None and m.get("locator") == locator]
+
+
+def _as_locator(kb: KB, raw: str) -> str | None:
+    """The locator `vouch source add` records for a path: repo-relative, else absolute."""
+    if "\0" in raw:
+        return None
+    resolved = _target(kb, raw).resolve()
+    try:
+        return resolved.relative_to(kb.root).as_posix()
+    except ValueError:
+        return str(resolved)
+
+
+def superseded_sources(kb: KB) -> dict[str, str]:
+    """Each superseded source version → the current version of its locator (following
+    `superseded_by` to its end). Only metadata that names `superseded_by` is parsed."""
+    chain: dict[str, str] = {}
+    for sid, data in _meta_files(kb):
+        if b"superseded_by:" in data:
+            meta = kb.read(source.KIND, sid)
+            if meta and meta.get("superseded_by"):
+                chain[sid] = str(meta["superseded_by"])
+    out: dict[str, str] = {}
+    for sid in chain:
+        current, seen = sid, {sid}
+        while current in chain and chain[current] not in seen:
+            current = chain[current]
+            seen.add(current)
+        out[sid] = current
+    return out

@@ -5,7 +5,7 @@ incrementally from git when stale); `rebuild_index(kb)` and `index_status(kb)` s
 `vouch index rebuild|status`. See api.py for the query primitives.
 
 Modules: store (SQLite schema, meta), lexical/ (fts5, whoosh), vectors (matrix + hnswlib),
-chunking, fastyaml (bulk reads), freshness (git identity, diffs), build (full rebuild aside +
+chunking, freshness (git identity, diffs), build (full rebuild aside +
 swap), refresh (incremental, from the git diff), ingest (what build and refresh share: read,
 embed, insert, meta), state (lock, counts, indexed identity: what opening needs without the
 writers), location (`.vouch/index/` or a per-user cache), settings, status, capabilities,

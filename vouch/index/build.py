@@ -16,80 +16,28 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from vouch import embed
-from vouch.index import chunking, fastyaml, freshness, store, vectors
+from vouch.index import freshness, store, vectors
 from vouch.index.chunking import Doc
 from vouch.index.ingest import Progress, Report, embed_texts, insert_docs, meta_values, read_doc
 from vouch.index.lexical import backend
 from vouch.index.settings import Settings
 from vouch.index.state import Counts
-from vouch.kb import KB, path_for
+from vouch.kb import KB
 from vouch.kinds import KINDS
 
+
 # -- reading every object ----------------------------------------------------------------
-# The string fields each small kind needs for its chunk. Files vouch wrote are read by
-# fastyaml without full parsing and validation (0.3 ms a file, most of a rebuild);
-# anything unusual goes through the validating reader.
-_FAST_FIELDS = {"claim": ("id", "text"), "entity": ("id", "name"),
-                "relation": ("id", "source", "relation", "target"),
-                "page": ("id", "title", "body"), "source": ("id", "locator")}
-_OPTIONAL_STR = ("type", "status", "description", "title", "media_type")
-_OPTIONAL_LIST = ("tags", "aliases")
-
-
-def _fast_doc(kb: KB, prefix: str, kind: str, oid: str,
-              labels: dict[str, str]) -> Doc | None:
-    """An object read through fastyaml; None when its file is anything but a plain,
-    well-typed object in vouch's own layout (the caller then takes the validating
-    path, which also reports broken files)."""
-    rel = path_for(KINDS[kind], oid)
-    try:
-        with open(os.path.join(kb.dir, rel), encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if kind == "page":
-        split = fastyaml.split_page(text)
-        data = None if split is None else {**split[0], "body": split[1]}
-    else:
-        data = fastyaml.parse(text)
-    if not _plain_object(data, oid, _FAST_FIELDS[kind]):
-        return None
-    assert data is not None
-    if kind == "source":
-        if data.get("metadata") not in (None, {}):
-            return None  # nested metadata: only the real parser reads it
-        return chunking.source_doc(data, kb.source_content(oid), f"{prefix}/{rel}")
-    return chunking.object_doc(kind, data, f"{prefix}/{rel}", labels)
-
-
-def _plain_object(data: dict[str, Any] | None, oid: str, required: tuple[str, ...]) -> bool:
-    if not isinstance(data, dict) or data.get("id") != oid:
-        return False
-    if not all(isinstance(data.get(f), str) for f in required):
-        return False
-    if any(data.get(f) is not None and not isinstance(data[f], str) for f in _OPTIONAL_STR):
-        return False
-    for f in _OPTIONAL_LIST:
-        value = data.get(f)
-        if value is not None and not (isinstance(value, list)
-                                      and all(isinstance(v, str) for v in value)):
-            return False
-    return True
-
-
 def _all_docs(kb: KB, report: Report, progress: Progress | None) -> list[Doc]:
+    """Every object through the kinds' one validating reader; invalid files are noted
+    in the report and left out."""
     wanted = [(kind, oid) for kind in ("entity", "claim", "relation", "page", "source")
               for oid in kb.ids(KINDS[kind])]
-    prefix = kb.dir.relative_to(kb.root).as_posix()
     labels: dict[str, str] = {}
     docs: list[Doc] = []
     for n, (kind, oid) in enumerate(wanted, 1):
-        doc = _fast_doc(kb, prefix, kind, oid, labels) if kind in _FAST_FIELDS else None
-        if doc is None:
-            doc = read_doc(kb, kind, oid, labels, report.skipped)
+        doc = read_doc(kb, kind, oid, labels, report.invalid)
         if doc is not None:
             docs.append(doc)
             if kind == "entity":
@@ -166,7 +114,7 @@ def _rebuild(kb: KB, settings: Settings, live: Path, started: float,
             for d in docs:
                 counts.add(d.kind, d.format)
             store.write_meta(conn, meta_values(settings, state, int(matrix.shape[0]), hnsw,
-                                               counts, checksums))
+                                               counts, checksums, report.invalid))
             conn.execute("COMMIT")
             # Leave a self-contained file: no -wal beside it once it is moved into place.
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -20,7 +20,8 @@ from vouch.kinds import KINDS, Chunk, Obj, module_for
 from vouch.kinds import page as page_kind
 from vouch.kinds import source as source_kind
 
-CHUNKER_VERSION = "2"  # 2: relations carry their relation type as `type`
+# 2: relations carry their relation type as `type`; 3: invalid files are left out
+CHUNKER_VERSION = "3"
 WINDOW_WORDS = 250  # a window is at most this many words ...
 OVERLAP_WORDS = 40  # ... and repeats this many from the previous one
 
@@ -57,6 +58,7 @@ class Doc:
     tags: tuple[str, ...] = ()
     chunks: list[Chunk] = field(default_factory=list)
     headings: list[Heading] = field(default_factory=list)
+    problem: str | None = None  # why its content could not be read (indexed without it)
 
     @property
     def key(self) -> str:
@@ -218,11 +220,11 @@ def source_doc(meta: Obj, content: bytes | None, path: str) -> Doc:
     fmt = source_format(meta, content or b"") if content is not None else "binary"
     title = source_kind.KIND.title_of(meta)
     doc = Doc(kind="source", object_id=str(meta["id"]), path=path, title=title,
-              type=str(meta.get("type") or ""), status="", format=fmt,
+              type=str(meta.get("type") or ""), status=source_kind.status_of(meta), format=fmt,
               locator=str(meta.get("locator") or ""), tags=tuple(meta.get("tags") or ()))
     pieces: list[dict[str, object]] = []
     if content is not None and fmt == "pdf":
-        pieces = _pdf_pieces(content)
+        pieces, doc.problem = _pdf_pieces(content)
     elif content is not None and fmt != "binary":
         text = content.decode("utf-8", errors="replace")
         if fmt == "markdown":
@@ -264,18 +266,21 @@ def _markdown_pieces(text: str) -> tuple[list[dict[str, object]], list[Heading]]
 _PDF_SPACES = re.compile(r"[ \t]+")
 
 
-def _pdf_pieces(content: bytes) -> list[dict[str, object]]:
-    """Text of each PDF page (1-based `page`), split into windows; unreadable → none."""
+def _pdf_pieces(content: bytes) -> tuple[list[dict[str, object]], str | None]:
+    """Text of each PDF page (1-based `page`), split into windows, and why there is
+    none when pypdf cannot extract any."""
     try:
         from pypdf import PdfReader
 
         reader = PdfReader(io.BytesIO(content))
         texts = [(n, page.extract_text() or "") for n, page in enumerate(reader.pages, 1)]
-    except Exception:  # pypdf raises many types for damaged files; the title chunk remains
-        return []
+    except Exception as exc:  # pypdf raises many types for damaged files
+        return [], f"pypdf cannot read it ({type(exc).__name__}: {exc})"
     pieces: list[dict[str, object]] = []
     for number, raw in texts:
         text = _PDF_SPACES.sub(" ", raw)
         for window in paragraph_windows(paragraphs(text)):
             pieces.append({"text": window.text, "page": number})
-    return pieces
+    if not any(str(p["text"]).strip() for p in pieces):
+        return [], f"no text in its {len(texts)} page(s) (scanned images?)"
+    return pieces, None

@@ -5,24 +5,33 @@ result. `build` (rebuild aside + swap) and `refresh` (from the git diff) use the
 
 from __future__ import annotations
 
+import functools
+import json
+import logging
 import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from vouch import embed, ids
-from vouch.errors import CorruptFile
+from vouch.errors import CorruptFile, InvalidId
 from vouch.index import chunking, freshness, store
 from vouch.index.chunking import Doc
 from vouch.index.lexical import ChunkRow
 from vouch.index.settings import Settings
 from vouch.index.state import Counts
 from vouch.kb import KB, path_for
-from vouch.kinds import KINDS
+from vouch.kinds import KINDS, source
+
+log = logging.getLogger("vouch.index")
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 EMBED_BATCH = 16384  # texts per model2vec call (progress is reported between calls)
+
+
+Invalid = dict[str, str]  # {"path": repository path, "reason": what is wrong with it}
 
 
 @dataclass
@@ -36,7 +45,7 @@ class Report:
     reindexed: int = 0  # documents re-read and re-chunked by this run
     removed: int = 0  # documents dropped by this run
     embedded: int = 0  # chunks embedded by this run
-    skipped: list[str] = field(default_factory=list)  # unreadable files, left out
+    invalid: list[Invalid] = field(default_factory=list)  # files this run left out
     seconds: float = 0.0
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage
 
@@ -48,32 +57,68 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "documents": self.documents, "chunks": self.chunks,
                 "reindexed": self.reindexed, "removed": self.removed,
-                "embedded": self.embedded, "skipped": self.skipped,
-                "seconds": round(self.seconds, 3), "stages": self.stages}
+                "embedded": self.embedded, "skipped": [i["reason"] for i in self.invalid],
+                "invalid": self.invalid, "seconds": round(self.seconds, 3),
+                "stages": self.stages}
 
 
 # -- reading documents -------------------------------------------------------------------
 def read_doc(kb: KB, kind: str, object_id: str, labels: dict[str, str],
-             skipped: list[str] | None = None) -> Doc | None:
+             invalid: list[Invalid] | None = None) -> Doc | None:
     """The doc for one object as its files are now; None when it is gone.
 
-    A file that does not parse raises CorruptFile, or, given `skipped`, is noted there
-    and left out (None): a build or refresh indexes the rest and reports it.
+    The file is read by the kinds' one validating reader (`KB.read`). One that is not a
+    valid object raises CorruptFile, or, given `invalid`, is logged, noted there and left
+    out (None): a build or refresh indexes the rest and reports it. A source whose
+    content cannot be read (a damaged PDF) is indexed by its title and noted too.
     """
+    k = KINDS[kind]
     try:
-        k = KINDS[kind]
+        rel = _repo_path(kb, path_for(k, object_id))
         obj = kb.read(k, object_id)
-        if obj is None:
-            return None
-        rel = kb.rel(path_for(k, object_id))
-        if kind == "source":
-            return chunking.source_doc(obj, kb.source_content(object_id), rel)
-        return chunking.object_doc(kind, obj, rel, labels)
-    except CorruptFile as exc:
-        if skipped is None:
+    except (CorruptFile, InvalidId) as exc:
+        if invalid is None:
             raise
-        skipped.append(str(exc))
+        if isinstance(exc, InvalidId):  # a stray file name, e.g. `claims/ab/notes.yaml`
+            rel = _repo_path(kb, f"{k.directory}/*/{object_id}{k.ext}")
+        log.warning("not indexed: %s", exc.message)
+        invalid.append({"path": rel, "reason": exc.message})
         return None
+    if obj is None:
+        return None
+    if kind != "source":
+        return chunking.object_doc(kind, obj, rel, labels)
+    doc = chunking.source_doc(obj, kb.source_content(object_id), rel)
+    if doc.problem is not None:
+        content = _repo_path(kb, source.content_path_for(object_id))
+        reason = (f"cannot index the content of {content}: {doc.problem} (indexed by its "
+                  "title and locator only)")
+        log.warning("%s", reason)
+        if invalid is not None:
+            invalid.append({"path": content, "reason": reason})
+    return doc
+
+
+def _repo_path(kb: KB, inner: str) -> str:
+    """`kb.rel(inner)` for a path vouch made, without a Path object per file."""
+    return _vouch_prefix(kb.dir, kb.root) + inner
+
+
+@functools.lru_cache(maxsize=16)
+def _vouch_prefix(directory: Path, root: Path) -> str:
+    return directory.relative_to(root).as_posix() + "/"
+
+
+def recorded_invalid(meta: Mapping[str, str]) -> list[Invalid]:
+    """The files the index's last build or refresh left out (`index_meta` "invalid")."""
+    try:
+        found = json.loads(meta.get("invalid") or "[]")
+    except ValueError:
+        return []
+    if not isinstance(found, list):
+        return []
+    return [{"path": str(i["path"]), "reason": str(i["reason"])} for i in found
+            if isinstance(i, dict) and "path" in i and "reason" in i]
 
 
 # -- writing -----------------------------------------------------------------------------
@@ -135,10 +180,13 @@ def corpus_revision(source_hash: str, settings: Settings) -> str:
 
 def meta_values(settings: Settings, state: freshness.State, rows: int,
                 hnsw: tuple[str, int], counts: Counts,
-                checksums: Mapping[str, str]) -> dict[str, object]:
+                checksums: Mapping[str, str], invalid: list[Invalid]) -> dict[str, object]:
     """Everything `index_meta` records about a build or refresh that reached `state`;
-    `checksums` by file name (vectors.MATRIX, IDS, WORDPIECE)."""
+    `checksums` by file name (vectors.MATRIX, IDS, WORDPIECE); `invalid`: every file
+    the index leaves out now."""
     return {
+        "invalid": json.dumps(sorted(invalid, key=lambda i: (i["path"], i["reason"])),
+                              ensure_ascii=False, separators=(",", ":")),
         **{store.CHECKSUM_META[name]: value for name, value in checksums.items()},
         "counts": counts.to_json(),
         "schema_version": store.SCHEMA_VERSION,

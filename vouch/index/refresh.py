@@ -13,7 +13,15 @@ from pathlib import Path
 from vouch import embed
 from vouch.index import chunking, freshness, store, vectors
 from vouch.index.chunking import Doc
-from vouch.index.ingest import Report, embed_texts, insert_docs, meta_values, read_doc
+from vouch.index.ingest import (
+    Invalid,
+    Report,
+    embed_texts,
+    insert_docs,
+    meta_values,
+    read_doc,
+    recorded_invalid,
+)
 from vouch.index.lexical import backend
 from vouch.index.settings import Settings
 from vouch.index.state import Counts, indexed_state
@@ -49,9 +57,10 @@ def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Me
     labels = _entity_labels(conn, [(k, i) for k, i in touched if k == "relation"])
     docs: list[Doc] = []
     for kind, oid in touched:
-        doc = read_doc(kb, kind, oid, labels, report.skipped)
+        doc = read_doc(kb, kind, oid, labels, report.invalid)
         if doc is not None:
             docs.append(doc)
+    invalid = _still_invalid(kb, recorded_invalid(meta.values), touched) + report.invalid
     texts = [c.text for d in docs for c in d.chunks]
     embedder = embed.embedder(settings.model) if settings.model else None
     matrix = embed_texts(embedder, texts, None)
@@ -109,7 +118,8 @@ def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Me
         counts.chunks += len(texts) - len(old_chunks)
         counts.vectors += (len(texts) if embedder else 0) - len(freed)
         checksums = {**vectors.matrix_checksums(live), vectors.WORDPIECE: words}
-        store.write_meta(conn, meta_values(settings, now, rows_total, hnsw, counts, checksums))
+        store.write_meta(conn, meta_values(settings, now, rows_total, hnsw, counts, checksums,
+                                           invalid))
         conn.execute("COMMIT")
     except BaseException:
         # rows already rewritten no longer match the recorded checksums: the next
@@ -122,6 +132,14 @@ def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Me
     report.documents, report.chunks = counts.documents, counts.chunks
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _still_invalid(kb: KB, recorded: list[Invalid],
+                   touched: dict[tuple[str, str], None]) -> list[Invalid]:
+    """The files left out before that this refresh did not read again."""
+    prefix = kb.rel(".") + "/"  # recorded paths are repository paths
+    return [i for i in recorded
+            if chunking.doc_for_path(i["path"].removeprefix(prefix)) not in touched]
 
 
 def _wordpiece(live: Path, embedder: embed.Embedder | None, recorded: str) -> str:

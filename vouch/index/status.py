@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from vouch.errors import IndexCollision, LockTimeout, PermissionDenied
 from vouch.index import freshness, state, store, vectors
+from vouch.index.ingest import recorded_invalid
 from vouch.index.lexical.whoosh import DIRNAME as WHOOSH_DIR
 from vouch.index.settings import Settings
 from vouch.index.state import indexed_state, knowledge_changed
@@ -80,7 +81,9 @@ def _open_checked(kb: KB, settings: Settings) -> Index:
 
 def index_status(kb: KB) -> dict[str, Any]:
     """state: fresh | stale | missing | corrupt | collision, with where the index lives
-    (location: repository | cache | environment), counts, model and sizes."""
+    (location: repository | cache | environment), counts, model and sizes, and the
+    knowledge files its last build or refresh left out (`invalid`: path and reason;
+    `invalid_files`: how many)."""
     settings = Settings.of(kb)
     directory = settings.index_dir
     out: dict[str, Any] = {
@@ -94,6 +97,8 @@ def index_status(kb: KB) -> dict[str, Any]:
         "lexical": settings.lexical,
         "tokenizer": settings.tokenizer,
         "sizes": _sizes(directory),
+        "invalid": [],
+        "invalid_files": 0,
     }
     if not (directory / store.DB_NAME).is_file():
         out["reason"] = "no index has been built"
@@ -116,8 +121,11 @@ def index_status(kb: KB) -> dict[str, Any]:
             out.update(state="stale", reason="knowledge files changed since it was built")
         else:
             out["state"] = "fresh"
+        invalid = recorded_invalid(meta.values)
         out.update(
             counts=index.counts(),
+            invalid=invalid,
+            invalid_files=len(invalid),
             indexed_at=meta["indexed_at"],
             corpus_revision=meta["corpus_revision"],
             source_hash=meta["source_hash"],

@@ -2,6 +2,13 @@
 
 `sources/<shard>/<sha256>/meta.yaml` describes; `.../content` holds the exact bytes.
 Sources are not gated: registering one is an audited commit.
+
+Sources have versions: registering changed content at a locator that already has a
+current source makes the new one current (`supersedes`: the version it replaced) and
+marks the old one `superseded_by` it, in the same commit (`vouch.sources`). Both stay
+content-addressed and verifiable; only the bytes' sha256 is the id, so these two
+fields are metadata like the title. A superseded version is hidden from search like a
+superseded claim (`status_of`).
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ SCHEMA = (
     Field("tags", "list"),
     Field("metadata", "map"),
     Field("created_at", "time", required=True),
+    Field("supersedes", "str", ids=True),  # the version of this locator it replaced
+    Field("superseded_by", "str", ids=True),  # the version that replaced it
 )
 
 KIND = Kind(
@@ -70,6 +79,11 @@ def new(content: bytes, **values: Any) -> Obj:
     obj = KIND.normalize(data)
     KIND.validate_or_raise(obj)
     return obj
+
+
+def status_of(obj: Obj) -> str:
+    """`superseded` for a replaced version (search hides it unless asked), else ""."""
+    return "superseded" if obj.get("superseded_by") else ""
 
 
 def chunks(obj: Obj, content: Any = None) -> list[Chunk]:
