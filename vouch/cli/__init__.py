@@ -63,7 +63,7 @@ def cli(kb_path: str | None, actor: str | None, fmt: str | None, as_json: bool) 
 
 # Commands that are not registry methods, and the module that defines each.
 HAND_WRITTEN = {"init": "core", "show": "core", "call": "core", "demo": "demo",
-                "serve": "serve", "eval": "search", "stats": "search"}
+                "serve": "serve", "eval": "search", "stats": "search", "hooks": "hooks"}
 
 
 def _report(err: VouchError, fmt: str) -> int:

@@ -156,6 +156,32 @@ def _verified(method: ops.Method, ctx: CallContext, out: Output,
         raise click.exceptions.Exit(1)
 
 
+def _checked(method: ops.Method, ctx: CallContext, out: Output,
+             values: dict[str, Any]) -> None:
+    """A check with findings (lint, doctor, source verify) fails: exit 1 after the report."""
+    report = ops.invoke(ctx, method.name, params_from(method, values))
+    emit(method, out, report)
+    if not report["ok"]:
+        raise click.exceptions.Exit(1)
+
+
+def _each_checked(method: ops.Method, ctx: CallContext, out: Output,
+                  values: dict[str, Any]) -> None:
+    """`vouch export-check PATH...`: one report per file (a pre-commit hook passes every
+    staged bundle); exit 1 after the reports when any fails."""
+    first = method.cli.args[0]
+    reports = []
+    for item in values.pop(first):
+        reports.append(ops.invoke(ctx, method.name,
+                                  params_from(method, {**values, first: item})))
+        if not out.json:
+            emit(method, out, reports[-1])
+    if out.json:
+        out.emit(reports if len(reports) != 1 else reports[0])
+    if not all(r["ok"] for r in reports):
+        raise click.exceptions.Exit(1)
+
+
 CUSTOM: dict[str, Custom] = {
     "kb.search": Custom(_search_options, _search),
     "kb.register_source_from_path": Custom(_source_add_options, _source_add),
@@ -164,4 +190,8 @@ CUSTOM: dict[str, Custom] = {
                                              help="Check the log instead of listing it.")],
                        _audit),
     "kb.audit_verify": Custom(run=_verified),
+    "kb.lint": Custom(run=_checked),
+    "kb.source_verify": Custom(run=_checked),
+    "kb.doctor": Custom(run=_checked),
+    "kb.export_check": Custom(run=_each_checked),
 }

@@ -1,7 +1,66 @@
-"""The kb.* methods for lint, doctor, source verify, hooks (issue 13): declarations and handlers."""
+"""The kb.* methods for lint, doctor and source verification (issue 13): declarations
+and handlers. The checks themselves live in `vouch.health`; each handler is one call."""
 
 from __future__ import annotations
 
-from vouch.methods.shape import Method
+from typing import Any
 
-METHODS: tuple[Method, ...] = ()
+from vouch.callctx import CallContext
+from vouch.methods.shape import Cli, Method, Param
+
+_HUMAN = "vouch.cli.human_maintenance:"
+
+
+def lint(ctx: CallContext, stale_days: int | None = None, staged: bool = False,
+         since: str | None = None) -> dict[str, Any]:
+    from vouch.health.lint import lint as run
+
+    return run(ctx.kb, stale_days=stale_days, staged=staged, since=since)
+
+
+def source_verify(ctx: CallContext, id: str | None = None) -> dict[str, Any]:
+    from vouch.health.verify import verify_sources
+
+    return verify_sources(ctx.kb, id)
+
+
+def doctor(ctx: CallContext) -> dict[str, Any]:
+    from vouch.health.doctor import doctor as run
+
+    return run(ctx.kb)
+
+
+METHODS: tuple[Method, ...] = (
+    Method(
+        "kb.lint", "maintenance",
+        "Check knowledge files, their links and how they entered (decision records); "
+        "issues {id, kind, severity, message, path}.",
+        "vouch.methods.maintenance_methods:lint",
+        (
+            Param("stale_days", {"type": "integer", "minimum": 0},
+                  description="warn about claims not confirmed for this many days "
+                              "(default review.stale_days, 180; 0: off)"),
+            Param("staged", {"type": "boolean"}, default=False,
+                  description="only what the index changes against HEAD, and what refers "
+                              "to it (the pre-commit hook)"),
+            Param("since", {"type": "string"},
+                  description="only what changed since this commit, and prove every "
+                              "change of BASE..HEAD went through a decision (CI)"),
+        ),
+        cli=Cli(human=f"{_HUMAN}lint"),
+    ),
+    Method(
+        "kb.source_verify", "maintenance",
+        "Check that every source's content hashes to its id (one source with id).",
+        "vouch.methods.maintenance_methods:source_verify",
+        (Param("id", {"type": "string"}, description="one source id; omit to verify all"),),
+        cli=Cli(verb=("source", "verify"), args=("id",), human=f"{_HUMAN}source_verify"),
+    ),
+    Method(
+        "kb.doctor", "maintenance",
+        "Lint, source verification, index state, audit chain and config drift in one "
+        "report with a verdict.",
+        "vouch.methods.maintenance_methods:doctor",
+        cli=Cli(human=f"{_HUMAN}doctor"),
+    ),
+)

@@ -1,0 +1,72 @@
+"""How lint, source verification and doctor reports look to people (`--format human`).
+
+One line per issue, linter style: `PATH: SEVERITY[KIND] MESSAGE` (the id when there is
+no path), then a summary line with the verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def issue_line(item: dict[str, Any]) -> str:
+    where = item.get("path") or item.get("id") or "-"
+    check = f" ({item['check']})" if item.get("check") else ""
+    return f"{where}: {item['severity']}[{item['kind']}]{check} {item['message']}"
+
+
+def _tally(report: dict[str, Any]) -> str:
+    return f"{_plural(report['errors'], 'error')}, {_plural(report['warnings'], 'warning')}"
+
+
+def lint(report: dict[str, Any]) -> str:
+    lines = [issue_line(i) for i in report["issues"]]
+    scope = {"full": "every knowledge file", "staged": "the staged changes",
+             "since": "the changes since " + str((report.get("range") or {}).get("base", ""))[:12]
+             }.get(report["mode"], report["mode"])
+    extra = ""
+    if report["mode"] == "since":
+        info = report.get("range") or {}
+        extra = (f", {_plural(info.get('commits', 0), 'commit')} "
+                 f"({_plural(info.get('decisions', 0), 'decision')})")
+    lines.append(f"vouch lint ({scope}): {report['checked']['objects']} objects{extra}; "
+                 f"{_tally(report)} — {report['verdict']}")
+    return "\n".join(lines)
+
+
+def source_verify(report: dict[str, Any]) -> str:
+    lines = [f"{i.get('path') or i['id']}: error[{i['kind']}] {i['detail']}"
+             for i in report["issues"]]
+    state = "ok" if report["ok"] else f"{_plural(len(report['issues']), 'problem')}"
+    lines.append(f"{_plural(report['checked'], 'source')} verified — {state}")
+    return "\n".join(lines)
+
+
+def doctor(report: dict[str, Any]) -> str:
+    checks = report["checks"]
+    lint_ = checks["lint"]
+    index = checks["index"]
+    audit = checks["audit"]
+    sources = checks["sources"]
+    rows = [
+        ("lint", lint_["verdict"], f"{lint_['objects']} objects, "
+                                   f"{_plural(lint_['errors'], 'error')}, "
+                                   f"{_plural(lint_['warnings'], 'warning')}"),
+        ("sources", "ok" if sources["ok"] else "errors",
+         f"{_plural(sources['checked'], 'source')} verified"
+         + (f", {_plural(sources['issues'], 'problem')}" if sources["issues"] else "")),
+        ("index", index["state"], " ".join((index.get("reason") or "").split())),
+        ("audit", "ok" if audit.get("ok") else "errors",
+         f"{_plural(audit.get('events') or 0, 'event')} checked against git"),
+        ("config", checks["config"]["verdict"], ""),
+    ]
+    lines = [f"vouch doctor: {report['verdict']} ({_tally(report)})"]
+    lines += [f"  {name:<8} {state:<9} {detail}".rstrip() for name, state, detail in rows]
+    if report["issues"]:
+        lines.append("")
+        lines += [issue_line(i) for i in report["issues"]]
+    return "\n".join(lines)

@@ -1,0 +1,211 @@
+"""`kb.lint`: the knowledge files, their links and their provenance, in one report.
+
+Three scopes, one set of rules:
+
+- everything (`vouch lint`): every file under `.vouch/` in the work tree;
+- a commit being made (`--staged`, the pre-commit hook): only the files the index
+  changes against HEAD, what they link to, and what referred to the files it deletes —
+  read from the index, so a hook costs a few git processes and the changed files, not
+  the whole knowledge base;
+- a range (`--since BASE`, CI on a pull request): the files BASE..HEAD changed, read
+  from HEAD, plus the proof of review over each commit of the range (`review`).
+
+Every broken file is an issue with its path and reason, never an exception: lint is
+what a person runs when something is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from vouch import ids
+from vouch.config import Config
+from vouch.health import files, provenance, rules
+from vouch.health.issues import Issue, counts, ordered, verdict, warn
+from vouch.kb import KB
+from vouch.kinds import KINDS
+
+if TYPE_CHECKING:
+    from vouch.git.history import Change
+
+DEFAULT_STALE_DAYS = 180
+# where an id can be mentioned by another object: who refers to a deleted one
+_REFERRING = ("claims", "pages", "relations", "evidence")
+
+
+def settings_of(kb: KB) -> Config:
+    """The committed configuration at HEAD (what the gate obeys), else the work tree's."""
+    from vouch.health.review import committed_settings
+
+    head = kb.repo.peek("HEAD")
+    return committed_settings(kb, head) if head else kb.config
+
+
+def stale_days_of(settings: Config, given: int | None) -> int:
+    """`--stale-days`, else review.stale_days, else 180; 0 turns the check off."""
+    if given is not None:
+        return given
+    value = settings.get("review.stale_days", DEFAULT_STALE_DAYS)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
+        else DEFAULT_STALE_DAYS
+
+
+def lint(kb: KB, *, stale_days: int | None = None, staged: bool = False,
+         since: str | None = None) -> dict[str, Any]:
+    if staged and since:
+        from vouch.errors import UsageError
+
+        raise UsageError("--staged and --since exclude each other",
+                         hint="--staged checks a commit being made, --since a range of history")
+    if since:
+        return _since(kb, since, stale_days)
+    if staged:
+        return _staged(kb, stale_days)
+    return _everything(kb, stale_days)
+
+
+def report(mode: str, k: rules.Knowledge, issues: Iterable[Issue], **extra: Any
+           ) -> dict[str, Any]:
+    found = ordered([*k.issues, *issues])
+    objects = sum(1 for (kind, _), obj in k.objects.items()
+                  if obj is not None and kind != files.DECISION)
+    return {"ok": verdict(found) != "errors", "verdict": verdict(found), "mode": mode,
+            **counts(found), "checked": {"objects": objects}, **extra, "issues": found}
+
+
+# -- everything ----------------------------------------------------------------------------
+def everything(kb: KB, stale_days: int | None = None) -> tuple[rules.Knowledge, list[Issue]]:
+    """Every knowledge file of the work tree loaded, and the issues beyond loading."""
+    from vouch.health.cache import LoadCache
+
+    settings = settings_of(kb)
+    cache = LoadCache(kb)
+    k = rules.Knowledge(files.work_tree(kb), cache)
+    for entry in k.view.entries():
+        k.load(entry)
+    cache.save()
+    require = settings.get("review.require_citations", True) is not False
+    issues: list[Issue] = []
+    claims: list[rules.Obj] = []
+    records: list[rules.Obj] = []
+    for (kind, _), obj in k.objects.items():
+        if obj is None:
+            continue
+        if kind == files.DECISION:
+            records.append(obj)
+            continue
+        issues += rules.check_object(k, kind, obj, require_citations=require)
+        if kind == "claim":
+            claims.append(obj)
+    issues += rules.check_links(k, (str(c["id"]) for c in claims), complete=True)
+    days = stale_days_of(settings, stale_days)
+    if days:
+        issues += rules.stale(k, claims, days)
+    issues += provenance.full(k, records, settings)
+    issues += superseded_citations(kb)
+    return k, issues
+
+
+def _everything(kb: KB, stale_days: int | None) -> dict[str, Any]:
+    k, issues = everything(kb, stale_days)
+    return report("full", k, issues)
+
+
+def superseded_citations(kb: KB) -> list[Issue]:
+    """Live claims citing a source version that a newer version superseded
+    (`vouch.lifecycle.superseded_citations`): they need review against the current one."""
+    from vouch.errors import VouchError
+    from vouch.lifecycle import superseded_citations as find
+
+    try:
+        found = find(kb)
+    except VouchError as exc:  # a broken file on the way: lint reports it by its path
+        return [warn("superseded-citation", "citations of superseded source versions were "
+                     f"not checked: {exc.message}")]
+    out: list[Issue] = []
+    for row in found:
+        claim, source = str(row["claim_id"]), str(row["source_id"])
+        current = row.get("current_id")
+        via = f" (through evidence {row['evidence_id']})" if row.get("evidence_id") else ""
+        out.append(warn(
+            "superseded-citation", f"cites source {source[:12]}…{via}, a version superseded "
+            f"by {str(current)[:12]}…; review it against the current version",
+            id=claim, path=kb.rel(KINDS["claim"].path_for(claim))
+            if ids.is_object_id(claim) else None))
+    return out
+
+
+# -- what changed ----------------------------------------------------------------------------
+def _changed(k: rules.Knowledge, changes: list[Change], settings: Config,
+             stale_days: int | None, grep: dict[str, Any]) -> list[Issue]:
+    """The rules for the changed files, the claims they link to, and the objects that
+    referred to what they delete."""
+    from vouch.git.history import grep_paths
+
+    kb = k.view.kb
+    require = settings.get("review.require_citations", True) is not False
+    start = k.view.prefix
+    present: list[files.Entry] = []
+    deleted: list[str] = []
+    linked: list[str] = []  # claims an old version linked to: their side may now be one-sided
+    for change in changes:
+        if not change.path.startswith(start):
+            continue
+        entry = files.catalog(change.path[len(start):])
+        if entry is None:
+            continue
+        if change.new is not None:
+            present.append(entry)
+        elif entry.id is not None and entry.part != "content":
+            deleted.append(entry.id)
+        if entry.kind == "claim" and change.old is not None:
+            old = files.parse(None, kb.repo.read_blob(change.old), change.path).data or {}
+            for field in ("contradicts", "supersedes"):
+                items = old.get(field)
+                linked += [str(i) for i in items] if isinstance(items, list) else []
+            if isinstance(old.get("superseded_by"), str):
+                linked.append(old["superseded_by"])
+    if deleted:
+        for path in grep_paths(kb.repo, deleted, [kb.rel(d) for d in _REFERRING], **grep):
+            entry = files.catalog(path[len(start):]) if path.startswith(start) else None
+            if entry is not None and entry.id not in deleted:
+                present.append(entry)
+    issues: list[Issue] = []
+    claims: list[rules.Obj] = []
+    for entry in present:
+        obj = k.load(entry)
+        if obj is None or entry.kind in (None, files.DECISION):
+            continue
+        issues += rules.check_object(k, str(entry.kind), obj, require_citations=require)
+        if entry.kind == "claim":
+            claims.append(obj)
+    focus = [str(c["id"]) for c in claims] + linked
+    issues += rules.check_links(k, focus, complete=False)
+    days = stale_days_of(settings, stale_days)
+    if days:
+        issues += rules.stale(k, claims, days)
+    return issues
+
+
+def _staged(kb: KB, stale_days: int | None) -> dict[str, Any]:
+    from vouch.git.history import staged_changes
+
+    settings = settings_of(kb)
+    changes = staged_changes(kb.repo, [kb.rel(".")])
+    k = rules.Knowledge(files.staged(kb))
+    issues = _changed(k, changes, settings, stale_days, {"cached": True})
+    issues += provenance.staged(k, changes, settings)
+    return report("staged", k, issues, changed=len(changes))
+
+
+def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
+    from vouch.git.history import tree_diff
+    from vouch.health import review
+
+    issues, info = review.since(kb, base)
+    changes = tree_diff(kb.repo, info["merge_base"], info["head"], [kb.rel(".")])
+    k = rules.Knowledge(files.at_commit(kb, info["head"]))
+    settings = review.committed_settings(kb, info["base"])
+    issues += _changed(k, changes, settings, stale_days, {"rev": info["head"]})
+    return report("since", k, issues, changed=len(changes), range=info)

@@ -1,0 +1,224 @@
+"""Did each durable object enter through vouch? The decision-record rules of lint.
+
+Knowledge (claims, entities, relations, pages) enters only through a decision: each
+object file has an approved record in `decided/` naming it, by someone other than its
+proposer. Sources and evidence enter through their registration commits (`Vouch-Event`
+trailer), or, for evidence a claim proposal created, through that proposal's decision.
+A file that git holds without any of these was written by hand or merged with a plain
+`git merge`: the gate was bypassed.
+
+`full` checks every object of a view against the decision records and git history;
+`staged` checks what a `git commit` is about to record — vouch itself never runs the
+hooks, so knowledge staged by a person is knowledge entering by hand, unless it is a
+vouch write cut short by a crash (its audit events are staged with it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from vouch import audit
+from vouch.config import Config
+from vouch.git.history import Change
+from vouch.health.files import DECISION, catalog
+from vouch.health.issues import Issue, error, warn
+from vouch.health.rules import Knowledge, Obj, object_path
+from vouch.kb import KB, PROPOSAL_PREFIX
+from vouch.kinds import GATED
+
+TRUSTED_ROLE = "trusted-agent"
+_FIELDS = ("%H", "%(trailers:key=Vouch-Event,valueonly,separator=%x2C)",
+           "%(trailers:key=Vouch-Proposal,valueonly,separator=%x2C)",
+           "%(trailers:key=Vouch-Decision,valueonly,separator=%x2C)")
+
+
+def self_approvals(k: Knowledge, records: Iterable[Obj], settings: Config) -> list[Issue]:
+    """Approved decisions whose approver is the proposer (unless the committed
+    configuration trusts agents to approve their own proposals)."""
+    if settings.get("review.approver_role") == TRUSTED_ROLE:
+        return []
+    return [error("self-approved", f"{r['decided_by']} approved their own proposal "
+                  f"({r['kind']} {r['object_id']})", id=str(r["proposal_id"]),
+                  path=object_path(k, DECISION, str(r["proposal_id"])))
+            for r in records
+            if r["decision"] == "approved" and r["decided_by"] == r["proposer"]]
+
+
+def approved_objects(records: Iterable[Obj]) -> dict[str, Obj]:
+    """object id -> its approved decision record."""
+    return {str(r["object_id"]): r for r in records if r["decision"] == "approved"}
+
+
+def head_proposal(kb: KB) -> tuple[str, str, str] | None:
+    """(proposal id, object id, commit) when the checked-out branch is a proposal branch
+    at its undecided proposal commit: a proposal checked out for review (CI on its pull
+    request). The same commit at the tip of any other branch was merged without a
+    decision (a fast-forward `git merge`)."""
+    from vouch.gate.records import parse_message
+
+    repo = kb.repo
+    branch = repo.current_branch()
+    if repo.peek("HEAD") is None or not branch or not branch.startswith(PROPOSAL_PREFIX):
+        return None
+    rows = repo.log_records("HEAD", ["%H", "%B"], max_count=1)
+    if not rows or len(rows[0]) < 2:
+        return None
+    trailers = parse_message(rows[0][1])[2]
+    pid = (trailers.get("Vouch-Proposal") or [""])[0]
+    if not pid or trailers.get("Vouch-Decision") or branch != PROPOSAL_PREFIX + pid:
+        return None
+    return pid, (trailers.get("Vouch-Object") or [""])[0], rows[0][0]
+
+
+def full(k: Knowledge, records: list[Obj], settings: Config) -> list[Issue]:
+    """Every object of the view, against the decision records and HEAD's history."""
+    out = self_approvals(k, records, settings)
+    approved = approved_objects(records)
+    pending = head_proposal(k.view.kb)
+    for (kind, oid), obj in sorted(k.objects.items()):
+        if obj is None or kind not in GATED or oid in approved:
+            continue
+        where = object_path(k, kind, oid)
+        if pending is not None and oid == pending[1]:
+            out.append(warn("pending", f"this {kind} is proposal {pending[0]}, checked out "
+                            "for review: it awaits `vouch approve`", id=oid, path=where))
+        else:
+            out.append(error("no-decision", f"this {kind} has no approved decision record: "
+                             "it entered by hand or by a plain `git merge`, not through "
+                             "`vouch approve`", id=oid, path=where))
+    approved_ids = {str(r["proposal_id"]) for r in records if r["decision"] == "approved"}
+    if pending is not None:
+        approved_ids.add(pending[0])  # the evidence it adds is pending with it
+    out += _registered(k, approved_ids)
+    return out
+
+
+def _registered(k: Knowledge, approved_proposals: set[str]) -> list[Issue]:
+    """Sources and evidence that no vouch commit in HEAD's history added."""
+    from vouch.git import history
+
+    kb = k.view.kb
+    wanted = [(kind, oid) for (kind, oid), obj in sorted(k.objects.items())
+              if obj is not None and kind in ("source", "evidence")]
+    if not wanted:
+        return []
+    repo = kb.repo
+    if repo.peek("HEAD") is None:
+        adders: dict[str, list[str]] = {}
+    elif history.is_shallow(repo):
+        return [warn("history-shallow", "this clone's history is shallow, so which commit "
+                     "registered each source and evidence cannot be checked (fetch the "
+                     "whole history: `git fetch --unshallow`)")]
+    else:
+        adders = {}
+        for fields, paths in history.added_in_history(
+                repo, "HEAD", [kb.rel("sources"), kb.rel("evidence")], _FIELDS):
+            for path in paths:
+                adders.setdefault(path, fields)  # newest first: the last time it was added
+    out: list[Issue] = []
+    for kind, oid in wanted:
+        where = object_path(k, kind, oid)
+        assert where is not None
+        problem = _adder_problem(kind, adders.get(where), approved_proposals)
+        if problem:
+            out.append(error("not-registered", problem, id=oid, path=where))
+    return out
+
+
+def _adder_problem(kind: str, fields: list[str] | None, approved: set[str]) -> str | None:
+    how = "`vouch source add`" if kind == "source" else "`vouch evidence add`"
+    if fields is None or len(fields) < 4:
+        return f"no commit in HEAD's history added this {kind}: it was written by hand " \
+               f"(register it with {how}) or is not committed yet"
+    commit, event, proposal, decision = (f.strip() for f in fields[:4])
+    if event:
+        return None
+    if proposal and not decision:
+        if proposal in approved:
+            return None
+        return f"added by proposal {proposal} (commit {commit[:12]}), which has no " \
+               "approved decision: it was merged with git, not approved with vouch"
+    return f"added by commit {commit[:12]}, which vouch did not make (no Vouch-Event " \
+           f"trailer): registered by hand? Use {how}"
+
+
+# -- a commit being made -----------------------------------------------------------------------
+def new_audit_events(k: Knowledge, changes: list[Change]) -> list[dict[str, Any]]:
+    """Audit events the staged changes add (a vouch write cut short, then committed)."""
+    before: set[bytes] = set()
+    after: list[bytes] = []
+    prefix = k.view.prefix
+    repo = k.view.kb.repo
+    for change in changes:
+        rel = change.path[len(prefix):] if change.path.startswith(prefix) else change.path
+        if rel != audit.LOG_NAME and not rel.startswith(audit.SEGMENT_DIR + "/"):
+            continue
+        if change.old is not None:
+            before.update(repo.read_blob(change.old).split(b"\n"))
+        if change.new is not None:
+            after += repo.read_blob(change.new).split(b"\n")
+    events = []
+    for line in after:
+        if line.strip() and line not in before:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and record.get("hash") == audit.event_hash(record):
+                events.append(record)
+    return events
+
+
+def staged(k: Knowledge, changes: list[Change], settings: Config) -> list[Issue]:
+    """Provenance of each staged knowledge file (repository paths in `changes`)."""
+    events = new_audit_events(k, changes)
+    named = {str(i) for e in events for i in e.get("object_ids") or ()}
+    prefix = k.view.prefix
+    entries = []
+    for change in changes:
+        rel = change.path[len(prefix):] if change.path.startswith(prefix) else None
+        entry = catalog(rel) if rel else None
+        if entry is not None and entry.kind is not None and entry.id is not None:
+            entries.append((change, entry))
+    decided = [k.get(DECISION, e.id) for c, e in entries
+               if e.kind == DECISION and c.new is not None and e.id is not None]
+    records = [r for r in decided if r is not None]
+    out = self_approvals(k, records, settings)
+    approved = {oid: r for oid, r in approved_objects(records).items()
+                if str(r["proposal_id"]) in named}
+    cleared: set[str] = set()
+    for oid in approved:
+        obj = k.get(str(approved[oid]["kind"]), oid)
+        cleared.update(str(i) for i in (obj or {}).get("evidence") or ())
+    for change, entry in entries:
+        oid, kind = str(entry.id), str(entry.kind)
+        where = change.path
+        if kind == DECISION:
+            if change.new is not None and oid not in named:
+                out.append(error("no-decision", "decision record written by hand: no audit "
+                                 "event of vouch records this decision", id=oid, path=where))
+        elif kind in GATED:
+            if change.status == "A" and oid not in approved:
+                out.append(error("no-decision", f"{kind} added without a decision: knowledge "
+                                 "enters through `vouch propose-*` and `vouch approve`, not "
+                                 "`git commit`", id=oid, path=where))
+            elif change.status != "A" and oid not in named:
+                verb = "deleted" if change.status == "D" else "edited"
+                out.append(warn("hand-edit", f"approved {kind} {verb} by hand; vouch's "
+                                "lifecycle methods (supersede, archive, ...) keep such "
+                                "changes audited", id=oid, path=where))
+        elif kind in ("source", "evidence") and oid not in named and oid not in cleared:
+            if change.status == "A" and entry.part != "content":
+                how = "`vouch source add`" if kind == "source" else "`vouch evidence add`"
+                out.append(error("not-registered", f"{kind} added by hand: register it "
+                                 f"with {how}", id=oid, path=where))
+            elif change.status == "M" and kind == "source" and entry.part == "content":
+                out.append(error("source-changed", "a registered source's bytes changed: "
+                                 "its id is their sha256 (register the new version with "
+                                 "`vouch source add`)", id=oid, path=where))
+            elif change.status != "A":
+                verb = "deleted" if change.status == "D" else "edited"
+                out.append(warn("hand-edit", f"{kind} {verb} by hand", id=oid, path=where))
+    return out

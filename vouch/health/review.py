@@ -1,0 +1,318 @@
+"""Proof of review in CI: every knowledge change between BASE and HEAD went through vouch.
+
+`vouch lint --since BASE` walks the commits of BASE..HEAD and looks at what each one
+changed itself under `.vouch/` (for a merge: what differs from every parent, so a plain
+merge of two reviewed branches changes nothing of its own):
+
+- a decision commit (`Vouch-Decision` trailer) may add or stamp the object it decides,
+  write its decision record and append the audit log; its approver must be allowed
+  (`review.approvers`, empty = anyone but the proposer) and, with
+  `review.require_signed_decisions: true`, the commit must carry a good signature
+  (`git verify-commit`: GPG or SSH, as the CI's git is configured to trust) whose
+  signer is an allowed approver;
+- a proposal commit (`Vouch-Proposal` without a decision) is fine once a decision commit
+  in the range approved it; at HEAD of its own checked-out proposal branch, undecided,
+  it is a pending proposal (a pull request from that branch), checked as `vouch approve`
+  would check it — at the tip of any other branch it was merged without a decision;
+- a vouch direct commit (`Vouch-Event`: source and evidence registration, lifecycle
+  edits, imports) may register sources and evidence; when it changes approved knowledge
+  (a lifecycle edit, or an import with its decision records) its actor answers for it
+  like an approver (allowed, signed when required); otherwise it writes no decision
+  record;
+- any other commit that changes knowledge, evidence, sources or decision records
+  bypassed the gate.
+
+The rules come from the configuration committed on BASE: a pull request cannot relax
+the review it is checked against. Without signatures the trailers say who acted, and
+trailers can be typed by anyone: signed decisions are what make the proof hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from vouch.config import CONFIG_NAME, Config
+from vouch.errors import GateRefused, UsageError
+from vouch.health.files import DECISION, catalog, prefix
+from vouch.health.issues import Issue, error, warn
+from vouch.health.provenance import TRUSTED_ROLE
+from vouch.kb import KB, PROPOSAL_PREFIX
+from vouch.kinds import GATED
+
+_LOG_FIELDS = ("%H", "%P", "%cn", "%ce", "%cI", "%B")
+_SIGNATURE = {"B": "a bad signature", "U": "a signature by a key git does not trust",
+              "X": "an expired signature", "Y": "a signature by an expired key",
+              "R": "a signature by a revoked key", "E": "a signature git cannot check",
+              "N": "no signature"}
+
+
+@dataclass
+class Commit:
+    sha: str
+    parents: list[str]
+    committer: tuple[str, str]
+    date: str
+    message: str
+    trailers: dict[str, list[str]]
+    own: dict[str, str | None] = field(default_factory=dict)  # .vouch/-relative -> blob
+
+    def trailer(self, key: str) -> str:
+        return (self.trailers.get(key) or [""])[0]
+
+    def area(self, rel: str) -> str:
+        entry = catalog(rel)
+        if entry is None:
+            top = rel.split("/", 1)[0]
+            if rel == "audit.log.jsonl" or top == "audit":
+                return "audit"
+            return "config" if rel == CONFIG_NAME else "other"
+        if entry.kind == DECISION:
+            return "decided"
+        return entry.kind if entry.kind in (*GATED, "source", "evidence") else "other"
+
+
+def committed_settings(kb: KB, commit: str) -> Config:
+    blob = kb.repo.blob_at(commit, kb.rel(CONFIG_NAME))
+    text = kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None
+    return Config.from_text(text, f"{commit[:12]}:{kb.rel(CONFIG_NAME)}")
+
+
+def since(kb: KB, base_rev: str) -> tuple[list[Issue], dict[str, Any]]:
+    """Issues of every commit in BASE..HEAD, and what was checked."""
+    from vouch.gate.records import parse_message
+    from vouch.git import history
+
+    repo = kb.repo
+    head = repo.resolve("HEAD")
+    base = repo.resolve(base_rev)
+    if head is None:
+        raise UsageError("this branch has no commits yet")
+    if base is None:
+        raise UsageError(f"--since {base_rev!r} is not a commit here",
+                         hint="in CI, fetch the base branch with its history "
+                              "(actions/checkout with fetch-depth: 0)")
+    start = history.merge_base(repo, base, head)
+    if start is None:
+        raise UsageError(f"{base_rev} and HEAD share no history")
+    settings = committed_settings(kb, base)
+    commits = []
+    for row in repo.log_records(f"{start}..{head}", _LOG_FIELDS):
+        if len(row) < len(_LOG_FIELDS):
+            continue
+        sha, parents, name, email, date, body = row[:6]
+        commit = Commit(sha, parents.split(), (name, email), date, body,
+                        parse_message(body)[2])
+        commit.own = _own_changes(kb, commit)
+        commits.append(commit)
+    checker = _Checker(kb, settings, head, base)
+    issues = checker.run(commits)
+    issues += _settings_drift(kb, settings, head)
+    info = {"base": base, "merge_base": start, "head": head, "commits": len(commits),
+            "decisions": checker.decisions, "approvers": checker.approvers,
+            "require_signed_decisions": checker.require_signed}
+    return issues, info
+
+
+def _own_changes(kb: KB, commit: Commit) -> dict[str, str | None]:
+    """What `commit` itself changed under `.vouch/`: against its parent, or for a merge
+    what differs from every parent."""
+    repo = kb.repo
+    where = kb.rel(".")
+    mine = repo.blob_at(commit.sha, where)
+    per_parent: list[dict[str, str | None]] = []
+    for parent in commit.parents or [""]:
+        theirs = repo.blob_at(parent, where) if parent else None
+        if mine is None:
+            gone = repo.tree_changes(None, theirs) if theirs else {}
+            per_parent.append(dict.fromkeys(gone))
+        elif theirs == mine:
+            return {}
+        else:
+            per_parent.append(repo.tree_changes(theirs, mine))
+    own = per_parent[0]
+    for other in per_parent[1:]:
+        own = {p: b for p, b in own.items() if p in other}
+    return own
+
+
+def _settings_drift(kb: KB, base_settings: Config, head: str) -> list[Issue]:
+    review = committed_settings(kb, head).get("review")
+    if review != base_settings.get("review"):
+        return [warn("review-settings", "this range changes the review settings in "
+                     f"{kb.rel(CONFIG_NAME)}; it was checked against the base's, and the "
+                     "new ones apply once it is merged", path=kb.rel(CONFIG_NAME))]
+    return []
+
+
+def _identities(*values: str) -> set[str]:
+    """Names an approver may be listed as: each value, and a `Name <email>` split up."""
+    out: set[str] = set()
+    for value in values:
+        value = value.strip()
+        if not value:
+            continue
+        out.add(value)
+        if "<" in value and value.endswith(">"):
+            name, _, email = value[:-1].partition("<")
+            out.update(x for x in (name.strip(), email.strip()) if x)
+    return out
+
+
+class _Checker:
+    def __init__(self, kb: KB, settings: Config, head: str, base: str):
+        self.kb = kb
+        self.head = head
+        self.base = base
+        self.settings = settings
+        listed = settings.get("review.approvers") or []
+        self.approvers = [str(a) for a in listed] if isinstance(listed, list) else []
+        self.require_signed = settings.get("review.require_signed_decisions") is True
+        self.trusted_self = settings.get("review.approver_role") == TRUSTED_ROLE
+        self.decisions = 0
+        self.issues: list[Issue] = []
+        self.prefix = prefix(kb)
+        self.branch = kb.repo.current_branch()
+
+    def run(self, commits: list[Commit]) -> list[Issue]:
+        from vouch.git.history import signatures
+
+        answerable = [c for c in commits if self._answers(c)]
+        signed = signatures(self.kb.repo, [c.sha for c in answerable]) \
+            if self.require_signed else {}
+        approved: dict[str, str] = {}
+        for commit in commits:
+            decision = commit.trailer("Vouch-Decision")
+            if decision:
+                approved.setdefault(commit.trailer("Vouch-Proposal"), decision)
+        for commit in commits:
+            if commit.trailer("Vouch-Decision"):
+                self.decisions += 1
+                self._decision(commit, signed)
+            elif commit.trailer("Vouch-Proposal"):
+                self._proposal(commit, approved)
+            elif commit.trailer("Vouch-Event"):
+                self._direct(commit, signed)
+            else:
+                self._outside(commit)
+        return self.issues
+
+    def _answers(self, commit: Commit) -> bool:
+        """Decisions, and vouch commits that change approved knowledge."""
+        if commit.trailer("Vouch-Decision"):
+            return True
+        return bool(commit.trailer("Vouch-Event")) and any(
+            commit.area(rel) in GATED for rel in commit.own)
+
+    def _add(self, issue: Issue) -> None:
+        self.issues.append(issue)
+
+    def _who(self, commit: Commit, actor: str, signed: dict[str, Any], what: str) -> None:
+        """An approver (or lifecycle actor) must be allowed, and sign when asked to."""
+        cid = commit.sha[:12]
+        if self.require_signed:
+            sig = signed.get(commit.sha)
+            if sig is None or not sig.good:
+                said = _SIGNATURE.get(sig.status if sig else "N", "no good signature")
+                self._add(error("unsigned-decision", f"{what} commit {cid} has {said}; "
+                                "review.require_signed_decisions asks for a good one",
+                                id=commit.sha))
+                return
+            if self.approvers and not _identities(sig.signer) & set(self.approvers):
+                self._add(error("approver-not-allowed", f"{what} commit {cid} is signed by "
+                                f"{sig.signer!r}, who is not in review.approvers",
+                                id=commit.sha))
+            return
+        if self.approvers:
+            names = _identities(actor, *commit.committer,
+                                f"{commit.committer[0]} <{commit.committer[1]}>")
+            if not names & set(self.approvers):
+                self._add(error("approver-not-allowed", f"{what} commit {cid} was made by "
+                                f"{actor or commit.committer[0]!r}, who is not in "
+                                "review.approvers", id=commit.sha))
+
+    def _decision(self, commit: Commit, signed: dict[str, Any]) -> None:
+        pid = commit.trailer("Vouch-Proposal")
+        approver = commit.trailer("Vouch-Approver")
+        proposer = commit.trailer("Vouch-Proposer")
+        object_id = commit.trailer("Vouch-Object")
+        if commit.trailer("Vouch-Decision") == "approved" and approver == proposer \
+                and not self.trusted_self:
+            self._add(error("self-approved", f"{approver} approved their own proposal {pid} "
+                            f"(commit {commit.sha[:12]})", id=pid or commit.sha))
+        self._who(commit, approver, signed, "decision")
+        for rel in commit.own:
+            area = commit.area(rel)
+            entry = catalog(rel)
+            mine = entry is not None and entry.id in (object_id, pid)
+            if area == "audit" or (mine and area in (*GATED, "decided")) or area == "evidence":
+                continue
+            self._add(error("outside-vouch", f"decision commit {commit.sha[:12]} for {pid} "
+                            f"also changes {self.prefix}{rel}", id=pid or commit.sha,
+                            path=self.prefix + rel))
+
+    def _proposal(self, commit: Commit, approved: dict[str, str]) -> None:
+        pid = commit.trailer("Vouch-Proposal")
+        if approved.get(pid) == "approved":
+            return
+        if commit.sha == self.head and self.branch == PROPOSAL_PREFIX + pid:
+            self._pending(commit, pid)
+            return
+        state = "was rejected" if approved.get(pid) else "has no decision"
+        self._add(error("merged-without-decision", f"proposal {pid} (commit "
+                        f"{commit.sha[:12]}) {state}, yet its content is in HEAD: it was "
+                        f"merged with git, not approved with vouch (`vouch approve {pid}` "
+                        "records the decision, or revert the merge)", id=pid))
+
+    def _pending(self, commit: Commit, pid: str) -> None:
+        """HEAD is an undecided proposal: a pull request from its branch. It must be
+        exactly what vouch proposes; merging it is still a person's `vouch approve`."""
+        from vouch.gate import records, verify
+
+        proposal = records.from_record([f"{PROPOSAL_PREFIX}{pid}", commit.sha,
+                                        commit.date, commit.message])
+        if proposal is None:
+            self._add(error("malformed-proposal", f"commit {commit.sha[:12]} names proposal "
+                            f"{pid!r} but is not a proposal vouch made", id=commit.sha))
+            return
+        require = self.settings.get("review.require_citations", True) is not False
+        try:
+            verify.check(self.kb, proposal, self.base, require_citations=require)
+        except GateRefused as exc:
+            self._add(error("malformed-proposal", exc.message, id=pid))
+            return
+        self._add(warn("pending", f"proposal {pid} ({proposal.kind} {proposal.object_id}) "
+                       "is well-formed and awaits a decision: approve it with `vouch approve "
+                       f"{pid}`, not with the host's merge button", id=pid))
+
+    def _direct(self, commit: Commit, signed: dict[str, Any]) -> None:
+        event = commit.trailer("Vouch-Event")
+        if self._answers(commit):
+            # a lifecycle edit or an import (`bundle.import` brings knowledge with its
+            # decision records): its actor answers for it like an approver
+            self._who(commit, commit.trailer("Vouch-Actor"), signed, f"{event}")
+            return
+        for rel in commit.own:
+            if commit.area(rel) == "decided":
+                self._add(error("outside-vouch", f"commit {commit.sha[:12]} ({event}) changes "
+                                f"the decision record {self.prefix}{rel}; only a decision "
+                                "writes one", path=self.prefix + rel, id=commit.sha))
+
+    def _outside(self, commit: Commit) -> None:
+        merge = len(commit.parents) > 1
+        for rel in sorted(commit.own):
+            area = commit.area(rel)
+            path = self.prefix + rel
+            entry = catalog(rel)
+            oid = entry.id if entry is not None else None
+            if area in (*GATED, "source", "evidence", "decided"):
+                how = "merge" if merge else "commit"
+                self._add(error("outside-vouch", f"{how} {commit.sha[:12]} "
+                                f"({commit.message.splitlines()[0][:60] if commit.message else ''})"
+                                f" changes {path} outside vouch: knowledge enters through "
+                                "`vouch approve`, sources through `vouch source add`",
+                                id=oid or commit.sha, path=path))
+            elif area == "audit" and not merge:
+                self._add(warn("audit-edited", f"commit {commit.sha[:12]} edits the audit log "
+                               "outside vouch (`vouch audit --verify` checks it)",
+                               id=commit.sha, path=path))
