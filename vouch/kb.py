@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from vouch.config import Config
 from vouch.errors import CorruptFile, NoKnowledgeBase
 from vouch.kinds import Kind, Obj, source
 from vouch.statcache import ShardCounts, StampedValue
+
+log = logging.getLogger("vouch")
 
 VOUCH_DIR = ".vouch"
 PROPOSAL_PREFIX = "refs/heads/vouch/proposal/"
@@ -132,10 +135,19 @@ class KB:
         return self._shard_counts.count(self.dir / kind.directory, _shard_counter(kind))
 
     def iter_objects(self, kind: Kind) -> Iterator[Obj]:
+        """Every valid object of a kind, sorted by id. An invalid file (a hand edit, a bad
+        merge) is left out with a warning naming it: `vouch lint` reports it in full."""
         for object_id in self.ids(kind):
-            obj = self.read(kind, object_id)
+            obj = self._listable(kind, object_id)
             if obj is not None:
                 yield obj
+
+    def _listable(self, kind: Kind, object_id: str) -> Obj | None:
+        try:
+            return self.read(kind, object_id)
+        except CorruptFile as exc:
+            log.warning("not listed: %s (run `vouch lint`)", exc.message)
+            return None
 
     def list(self, kind: Kind, *, limit: int | None = 50, offset: int = 0,
              filter: Mapping[str, Any] | None = None) -> list[Obj]:
@@ -143,7 +155,7 @@ class KB:
         all_ids = self.ids(kind)
         if not filter:
             page = all_ids[offset : None if limit is None else offset + limit]
-            return [o for o in (self.read(kind, i) for i in page) if o is not None]
+            return [o for o in (self._listable(kind, i) for i in page) if o is not None]
         out: list[Obj] = []
         skipped = 0
         for obj in self.iter_objects(kind):

@@ -299,7 +299,11 @@ class Repo:
                      identity: Identity | None = None) -> str:
         """A commit object written in-process: the bytes `git commit-tree` would write in
         the same environment (identity, GIT_*_DATE, local timezone). `identity`, when
-        given, signs as both author and committer."""
+        given, signs as both author and committer. With `commit.gpgSign` set, git writes
+        and signs it (`git commit-tree -S`: GPG or SSH, as `git commit` would)."""
+        if identity is None and self.signs_commits():
+            args = ["commit-tree", tree, *(a for p in parents for a in ("-p", p)), "-S"]
+            return self.git(*args, input=message).strip()
         author, committer = self.signatures()
         if identity is not None:
             who = f"{identity.name} <{identity.email}>"
@@ -311,6 +315,12 @@ class Repo:
         body = "\n".join(lines)
         return self.store.write("commit", body.encode() if body.endswith("\n")
                                 else (body + "\n").encode())
+
+    def signs_commits(self) -> bool:
+        """Whether `commit.gpgSign` asks for signed commits here (read for every commit:
+        one `git config` process, and a setting changed meanwhile is obeyed)."""
+        value = config_value(self.root, "commit.gpgsign")
+        return (value or "").strip().lower() in ("true", "yes", "on", "1")
 
     def commit_parents(self, commit: str) -> list[str]:
         found = self.store.read(commit)
