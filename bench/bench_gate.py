@@ -36,10 +36,11 @@ from common import (
 )
 from generate import ensure
 
-from vouch import audit, ops
-from vouch.callctx import CallContext
-from vouch.kb import KB
 from vouch.kinds import source
+from vouch.methods import registry as ops
+from vouch.methods.context import CallContext
+from vouch.store import audit
+from vouch.store.kb import KB
 
 TARGETS_MS = {10_000: 60.0, 100_000: 150.0}
 PENDING_TARGET_MS = 300.0

@@ -31,10 +31,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from generate import ensure, restore  # noqa: E402
 
-from vouch import embed  # noqa: E402
+from vouch.embed import model as embed  # noqa: E402
 from vouch.index import Index, index_status, rebuild_index  # noqa: E402
-from vouch.kb import KB, path_for  # noqa: E402
 from vouch.kinds import KINDS  # noqa: E402
+from vouch.store.kb import KB, path_for  # noqa: E402
 
 
 def _git(root: Path, *args: str) -> None:

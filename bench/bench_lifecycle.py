@@ -39,10 +39,11 @@ from common import (
 )
 from generate import ensure
 
-from vouch import lifecycle, ops
-from vouch.callctx import CallContext
-from vouch.kb import KB
+from vouch.gate import lifecycle
 from vouch.kinds import claim, source
+from vouch.methods import registry as ops
+from vouch.methods.context import CallContext
+from vouch.store.kb import KB
 
 TARGET_MS = 150.0
 

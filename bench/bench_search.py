@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import percentile, summary, time_cold_cpu, vouch_exe
 from generate import ensure
 
-from vouch.kb import KB
 from vouch.search import access
 from vouch.search.engine import SearchRequest, search
+from vouch.store.kb import KB
 
 OUT = Path(__file__).resolve().parent / "out" / "search"
 PARAPHRASES = ("how do we undo a broken release", "who looks after money movement",

@@ -68,7 +68,7 @@ def breakdown(root: Path, rounds: int) -> list[str]:
     """Where a warm request's time goes, measured in this process on one warm KB handle.
 
     Internals of other modules may move; a part that cannot be imported is skipped."""
-    from vouch.kb import KB
+    from vouch.store.kb import KB
 
     kb = KB.open(None, str(root))
     parts: dict[str, Any] = {"KB.status (counts, pending, last audit)": kb.status}

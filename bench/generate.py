@@ -51,10 +51,11 @@ if str(_HERE) not in sys.path:  # imported from a test by file path, or run as a
 
 import vocab  # noqa: E402
 
-from vouch import audit, ids, yamlio  # noqa: E402
-from vouch.audit import LOG_NAME  # noqa: E402
-from vouch.initkb import skeleton  # noqa: E402
+from vouch.core import ids, yamlio  # noqa: E402
 from vouch.kinds import Kind, claim, entity, evidence, page, relation, source  # noqa: E402
+from vouch.store import audit  # noqa: E402
+from vouch.store.audit import LOG_NAME  # noqa: E402
+from vouch.store.initkb import skeleton  # noqa: E402
 
 GENERATOR_VERSION = 1
 OUT_DIR = _HERE / "out"

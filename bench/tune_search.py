@@ -20,13 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from vouch.kb import KB
 from vouch.search import access
 from vouch.search import eval as ev
 from vouch.search.engine import DEFAULTS, HIDDEN_STATUSES, SEARCH_KINDS
 from vouch.search.evalrun import build_corpus_kb
 from vouch.search.fusion import rrf
 from vouch.search.weighting import COVERAGE_HITS, coverage
+from vouch.store.kb import KB
 
 TOP = 10
 MAX_DEPTH = 3 * TOP * 2

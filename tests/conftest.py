@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from vouch.cli import main
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -84,7 +84,7 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def kb(repo: Path) -> Iterator[KB]:
-    from vouch.initkb import init_kb
+    from vouch.store.initkb import init_kb
 
     init_kb(repo)
     yield KB.open(repo)
@@ -93,8 +93,8 @@ def kb(repo: Path) -> Iterator[KB]:
 @pytest.fixture
 def kb_with_sources(kb: KB) -> KB:
     """A knowledge base with the three example documents registered as sources."""
-    from vouch import sources
-    from vouch.demo import example_files
+    from vouch.methods.demo import example_files
+    from vouch.store import sources
 
     items = [sources.intake_for_path(kb, p) for p in example_files()]
     sources.register_many(kb, items, "Test Person")

@@ -10,9 +10,9 @@ from typing import Any
 
 from conftest import git
 
-from vouch import ops
-from vouch.callctx import CallContext
-from vouch.kb import KB, PROPOSAL_PREFIX
+from vouch.methods import registry as ops
+from vouch.methods.context import CallContext
+from vouch.store.kb import KB, PROPOSAL_PREFIX
 
 ALICE = "alice"
 BOB = "bob"

@@ -7,8 +7,8 @@ from typing import Any
 
 from conftest import git
 
-from vouch.kb import KB, path_for
 from vouch.kinds import KINDS
+from vouch.store.kb import KB, path_for
 
 SOURCE = "a" * 64  # claims only need a well-formed evidence id to be valid files
 

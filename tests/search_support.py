@@ -10,11 +10,11 @@ from typing import Any
 import jsonschema
 from conftest import git
 
-from vouch import sources
-from vouch.demo import example_files
-from vouch.initkb import init_kb
-from vouch.kb import KB
 from vouch.kinds import KINDS
+from vouch.methods.demo import example_files
+from vouch.store import sources
+from vouch.store.initkb import init_kb
+from vouch.store.kb import KB
 
 SCHEMA_PATH = Path(__file__).parents[1] / "vouch" / "schemas" / "search_response.schema.json"
 SCHEMA = json.loads(SCHEMA_PATH.read_text())

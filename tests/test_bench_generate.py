@@ -11,9 +11,9 @@ from types import ModuleType
 import pytest
 from conftest import git
 
-from vouch import audit
-from vouch.kb import KB
 from vouch.kinds import BY_PLURAL, source
+from vouch.store import audit
+from vouch.store.kb import KB
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 

@@ -6,8 +6,8 @@ import json
 import subprocess
 import sys
 
-from vouch import ops
-from vouch.kb import KB
+from vouch.methods import registry as ops
+from vouch.store.kb import KB
 
 
 def test_unknown_flag_is_e100_exit_1(kb: KB, run_cli) -> None:
@@ -95,7 +95,7 @@ def test_installed_entry_point_runs(kb: KB) -> None:
 def test_params_that_are_not_an_object_are_invalid(kb: KB) -> None:
     import pytest
 
-    from vouch.callctx import CallContext
+    from vouch.methods.context import CallContext
 
     ctx = CallContext(kb_path=str(kb.root))
     for bad in ([1, 2], "x", 3):

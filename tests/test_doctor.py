@@ -10,8 +10,8 @@ import pytest
 from conftest import git
 from gate_support import BOB, a_source, call, propose_claim
 
-from vouch.kb import KB
 from vouch.kinds import source as source_kind
+from vouch.store.kb import KB
 
 
 @pytest.fixture

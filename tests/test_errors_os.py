@@ -24,8 +24,8 @@ from conftest import git
 from servers_support import kb_state
 
 from vouch.errors import DiskFull, InvalidPath, PermissionDenied, from_os_error
-from vouch.kb import KB
 from vouch.kinds import source
+from vouch.store.kb import KB
 
 AGENT = {"VOUCH_AGENT": "some-agent"}
 _PR_CAPBSET_DROP = 24
@@ -239,7 +239,7 @@ def test_knowledge_files_honour_the_umask(kb: KB, umask: int, mode: int) -> None
 
 
 def test_write_atomic_honours_the_umask_in_process(tmp_path: Path) -> None:
-    from vouch import fsio
+    from vouch.core import fsio
 
     old = os.umask(0o002)
     try:

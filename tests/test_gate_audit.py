@@ -8,8 +8,8 @@ import pytest
 from conftest import git
 from gate_support import BOB, call, propose_claim
 
-from vouch import audit
-from vouch.kb import KB
+from vouch.store import audit
+from vouch.store.kb import KB
 
 
 def test_query_tail_event_actor(kb_with_sources: KB, run_cli) -> None:
@@ -110,7 +110,7 @@ def test_append_reads_only_a_bounded_tail() -> None:
 
 
 def test_direct_commits_close_segments_too(kb: KB, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vouch import sources
+    from vouch.store import sources
 
     monkeypatch.setattr(audit, "SEGMENT_BYTES", 600)
     for n in range(8):

@@ -18,11 +18,11 @@ from gate_support import (
     vouch_proc,
 )
 
-from vouch import audit, landing
+from vouch.core.lock import write_lock
 from vouch.gate import records
-from vouch.kb import KB
 from vouch.kinds import claim
-from vouch.lock import write_lock
+from vouch.store import audit, landing
+from vouch.store.kb import KB
 
 
 def test_eight_processes_proposing_at_once_all_succeed(kb_with_sources: KB) -> None:

@@ -23,11 +23,11 @@ from conftest import git
 from gate_support import BOB, branches, propose_claim
 
 import vouch
-from vouch import audit
 from vouch.cli import main
 from vouch.gate import provenance, records
-from vouch.kb import KB
 from vouch.kinds import claim, source
+from vouch.store import audit
+from vouch.store.kb import KB
 
 PACKAGE = Path(vouch.__file__).parent
 WRITE_PATH = tuple(str(PACKAGE / p) for p in (

@@ -15,10 +15,11 @@ from gate_support import (
     user_state,
 )
 
-from vouch import audit, yamlio
+from vouch.core import yamlio
 from vouch.gate import records
-from vouch.kb import KB
 from vouch.kinds import claim
+from vouch.store import audit
+from vouch.store.kb import KB
 
 
 def claim_id(text: str) -> str:
@@ -92,9 +93,9 @@ def test_actor_resolution_order(kb_with_sources: KB, run_cli, monkeypatch) -> No
 
 
 def test_approver_param_needs_a_trusted_caller(kb_with_sources: KB) -> None:
-    from vouch import ops
-    from vouch.callctx import CallContext
     from vouch.errors import UsageError
+    from vouch.methods import registry as ops
+    from vouch.methods.context import CallContext
 
     kb = kb_with_sources
     pid = propose_claim(kb, "Trusted approver claim")

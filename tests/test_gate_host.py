@@ -7,8 +7,8 @@ from pathlib import Path
 from conftest import git
 from gate_support import BOB, call, propose_claim
 
-from vouch.kb import KB
 from vouch.kinds import claim
+from vouch.store.kb import KB
 
 
 def test_pushed_proposal_is_approved_in_another_clone(kb_with_sources: KB, run_cli,

@@ -16,9 +16,9 @@ import pytest
 from conftest import git
 from gate_support import ALICE, BOB, branches, call, head, propose_claim
 
-from vouch import audit
-from vouch.kb import KB, PROPOSAL_PREFIX
 from vouch.kinds import claim
+from vouch.store import audit
+from vouch.store.kb import KB, PROPOSAL_PREFIX
 
 
 def git_in(root: Path, *args: str, data: bytes | None = None,

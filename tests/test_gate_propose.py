@@ -15,8 +15,8 @@ from gate_support import (
 )
 
 from vouch.gate import records
-from vouch.kb import KB, PROPOSAL_PREFIX
 from vouch.kinds import claim, evidence
+from vouch.store.kb import KB, PROPOSAL_PREFIX
 
 
 def test_propose_claim_cli_prints_only_the_id_and_makes_one_branch(kb_with_sources: KB,

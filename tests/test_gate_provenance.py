@@ -8,10 +8,10 @@ import subprocess
 from conftest import git
 from gate_support import BOB, call, propose_claim
 
-from vouch import audit, landing
 from vouch.gate import provenance
-from vouch.kb import KB
 from vouch.kinds import claim
+from vouch.store import audit, landing
+from vouch.store.kb import KB
 
 
 def _approve_some(kb: KB, n: int = 3) -> list[str]:

@@ -16,7 +16,7 @@ from gate_support import BOB, propose_claim
 from vouch.errors import UsageError
 from vouch.git import Repo
 from vouch.git.ident import tz_offset
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 # named zones need the tz database; the POSIX spellings work without it
 ZONES = ["UTC", "Asia/Kolkata", "America/St_Johns", "Australia/Lord_Howe",

@@ -22,11 +22,11 @@ from gate_support import (
     vouch_proc,
 )
 
-from vouch import audit, landing
 from vouch.git import Repo
 from vouch.git import index_file as gitindex
-from vouch.kb import KB
 from vouch.kinds import claim
+from vouch.store import audit, landing
+from vouch.store.kb import KB
 
 ALGOS = ["sha1", "sha256"]
 HEX = {"sha1": 40, "sha256": 64}
@@ -35,9 +35,9 @@ HEX = {"sha1": 40, "sha256": 64}
 @pytest.fixture(params=ALGOS)
 def algo_kb(request: pytest.FixtureRequest, tmp_path: Path) -> KB:
     """A knowledge base with the example sources, in a repository of each object format."""
-    from vouch import sources
-    from vouch.demo import example_files
-    from vouch.initkb import init_kb
+    from vouch.methods.demo import example_files
+    from vouch.store import sources
+    from vouch.store.initkb import init_kb
 
     root = tmp_path / f"repo-{request.param}"
     root.mkdir()

@@ -19,8 +19,8 @@ from conftest import git
 from gate_support import a_source
 
 from vouch.health import hooks
-from vouch.kb import KB
 from vouch.kinds import claim as claim_kind
+from vouch.store.kb import KB
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -31,7 +31,7 @@ def hook_path(kb: KB) -> Path:
 
 def uncited_claim(kb: KB) -> Path:
     """A claim file written by hand that cites nothing: what the hooks must stop."""
-    from vouch import yamlio
+    from vouch.core import yamlio
 
     obj = claim_kind.new(text="Trust me on this", evidence=[a_source(kb)])
     text = yamlio.edit_yaml(claim_kind.dump(obj), {"evidence": []})

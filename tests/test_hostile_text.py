@@ -17,8 +17,8 @@ from conftest import git
 from gate_support import a_source, call, propose_claim
 
 from vouch.errors import ValidationFailed
-from vouch.kb import KB
 from vouch.kinds import entity, source
+from vouch.store.kb import KB
 
 BAD = b"bad \xff byte".decode("utf-8", "surrogateescape")
 

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vouch import ids
+from vouch.core import ids
 from vouch.errors import InvalidId
 from vouch.kinds import KINDS, claim, source
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from index_support import claim, commit, ids_of
 
-from vouch import sources
 from vouch.index import Filters, Index, chunking
-from vouch.kb import KB
 from vouch.kinds import page as page_kind
+from vouch.store import sources
+from vouch.store.kb import KB
 
 
 def tiny_pdf(pages: list[str]) -> bytes:

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from index_support import claim, commit, ids_of
 
-from vouch import embed
+from vouch.embed import model as embed
 from vouch.errors import EmbeddingDisabled, UsageError
 from vouch.index import Index, index_status
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 
 def test_bundled_model_is_small_and_documented() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vouch import fastyaml, yamlio  # yamlio: the reference (PyYAML, libyaml)
+from vouch.core import fastyaml, yamlio  # yamlio: the reference (PyYAML, libyaml)
 from vouch.errors import CorruptFile
 from vouch.kinds import claim, entity
 

@@ -10,7 +10,7 @@ from conftest import git
 from index_support import SOURCE, claim, commit
 
 from vouch.index import freshness
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 
 def _check(kb: KB, previous: freshness.State) -> freshness.State:

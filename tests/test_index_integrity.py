@@ -13,7 +13,7 @@ from index_support import claim, commit, ids_of, index_dir, write
 from vouch.errors import IndexUnusable
 from vouch.index import Index, index_status, rebuild_index, vectors
 from vouch.index import refresh as refresh_module
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 QUERY = "rolling back a release"
 

@@ -10,7 +10,7 @@ from index_support import claim, commit, ids_of, write
 from vouch.errors import EmptyQuery
 from vouch.index import Filters, Index
 from vouch.index.lexical import fts5_query, query_terms
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 
 @pytest.fixture(params=["fts5", "whoosh"])

@@ -10,7 +10,7 @@ from index_support import claim, commit, ids_of, index_dir, write
 
 from vouch.errors import IndexCollision, IndexUnusable
 from vouch.index import Index, index_status, rebuild_index
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 
 @pytest.fixture

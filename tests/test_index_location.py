@@ -25,7 +25,7 @@ from conftest import git
 from index_support import claim, commit, index_dir
 
 from vouch.index import Index, index_status, location
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 NOBODY = 65534
 
@@ -60,7 +60,7 @@ def shared(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 @pytest.fixture
 def clone(shared: Path) -> KB:
-    from vouch.initkb import init_kb
+    from vouch.store.initkb import init_kb
 
     repo = shared / "repo"
     repo.mkdir()

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from conftest import git
 
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 
 def test_init_creates_and_commits_skeleton(repo: Path, run_cli) -> None:

@@ -6,20 +6,21 @@ reviewer's call over the agent transports."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import git
 from gate_support import ALICE, BOB, call, head, propose_claim, vouch_proc
 
-from vouch import ids, lifecycle, ops
-from vouch.callctx import CallContext
+from vouch.core import ids
 from vouch.errors import Conflict, GateRefused, InvalidId, NotFound, ValidationFailed
-from vouch.kb import KB
+from vouch.gate import lifecycle
 from vouch.kinds import claim as claim_kind
 from vouch.kinds import page as page_kind
+from vouch.methods import registry as ops
+from vouch.methods.context import CallContext
 from vouch.servers import jsonl, server_context
+from vouch.store.kb import KB
 
 TEXTS = ("Deploys need a green CI run", "Deploys need two green CI runs",
          "Deploys need three green CI runs", "Deploys never need a CI run")
@@ -540,8 +541,9 @@ def test_the_cli_works_whatever_the_agent_setting(kb_with_sources: KB, claims: l
 
 
 def test_the_config_template_documents_the_setting() -> None:
-    template = Path(lifecycle.__file__).parent / "templates" / "config.yaml"
-    assert "agent_lifecycle: false" in template.read_text()
+    from vouch.core.config import template_text
+
+    assert "agent_lifecycle: false" in template_text("config.yaml")
 
 
 # -- crash safety -------------------------------------------------------------------------

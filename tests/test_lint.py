@@ -12,12 +12,12 @@ import pytest
 from conftest import git
 from gate_support import ALICE, BOB, a_source, call, propose_claim, vouch_proc
 
-from vouch.kb import KB
 from vouch.kinds import claim as claim_kind
 from vouch.kinds import evidence as evidence_kind
 from vouch.kinds import page as page_kind
 from vouch.kinds import relation as relation_kind
 from vouch.kinds import source as source_kind
+from vouch.store.kb import KB
 
 
 # -- crafting ----------------------------------------------------------------------------------
@@ -45,7 +45,7 @@ def edit(kb: KB, kind: Any, object_id: str, **changes: Any) -> None:
     """Change fields of an object file in place, keeping its id (no validation)."""
     path = kb.dir / kind.path_for(object_id)
     text = path.read_text(encoding="utf-8")
-    from vouch import yamlio
+    from vouch.core import yamlio
 
     if kind.body_field is not None:
         path.write_text(yamlio.edit_markdown(text, changes), encoding="utf-8")

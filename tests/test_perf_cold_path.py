@@ -22,11 +22,13 @@ from conftest import git
 from index_support import claim, commit, ids_of, index_dir
 from test_index_fastyaml import same
 
-from vouch import config, embed, fastyaml, wordpiece, yamlio
+from vouch.core import config, fastyaml, yamlio
+from vouch.embed import model as embed
+from vouch.embed import wordpiece
 from vouch.errors import CorruptFile
 from vouch.git import EMPTY_TREE
 from vouch.index import Index, freshness, vectors
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 GOLDEN = Path(__file__).resolve().parents[1] / "examples" / "golden" / "golden.jsonl"
 

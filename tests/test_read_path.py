@@ -17,11 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from index_support import claim, commit, write
 
-from vouch import fastyaml
+from vouch.core import fastyaml
 from vouch.errors import CorruptFile
 from vouch.index import build
-from vouch.kb import KB, path_for
 from vouch.kinds import KINDS, base
+from vouch.store.kb import KB, path_for
 
 BAD = {  # how each hand-written claim breaks, and what its reason must say
     "bogus": ("status: working", "status: bogus", "status 'bogus' is not one of"),
@@ -164,7 +164,7 @@ def test_a_pdf_that_cannot_be_extracted_is_reported_not_swallowed(
 
 def test_the_index_reads_the_same_objects_whichever_parser_answers(
         kb: KB, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vouch import sources
+    from vouch.store import sources
 
     docs = tmp_path / "docs"
     docs.mkdir()

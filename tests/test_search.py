@@ -15,13 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from search_support import build, validate, write_object
 
-from vouch import ops
-from vouch.callctx import CallContext
 from vouch.errors import EmptyQuery, VouchError
-from vouch.kb import KB
 from vouch.kinds import KINDS
+from vouch.methods import registry as ops
+from vouch.methods.context import CallContext
 from vouch.search import log as search_log
 from vouch.search.engine import SearchRequest, search
+from vouch.store.kb import KB
 
 
 @pytest.fixture(scope="module")

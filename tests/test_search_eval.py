@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from vouch.demo import example_files
+from vouch.methods.demo import example_files
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "examples" / "golden"

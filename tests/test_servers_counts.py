@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from vouch import statcache
-from vouch.kb import KB
+from vouch.core import statcache
 from vouch.kinds import BY_PLURAL, KINDS
+from vouch.store.kb import KB
 
 
 def _add_claim_file(kb: KB, object_id: str) -> None:

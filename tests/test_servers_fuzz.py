@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from servers_support import JsonlServer, kb_state
 
-from vouch import ops
-from vouch.kb import KB
+from vouch.methods import registry as ops
 from vouch.servers.errors import CODES
+from vouch.store.kb import KB
 
 # Methods whose parameters are filesystem paths to read or write are left out of the
 # random-params strategy: random text must not make the test write outside its tmp dir.

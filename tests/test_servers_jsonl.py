@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from servers_support import JsonlServer, kb_state
 
-from vouch import ops
-from vouch.kb import KB
 from vouch.kinds import BY_PLURAL
+from vouch.methods import registry as ops
 from vouch.servers import jsonl, server_context
 from vouch.servers.errors import CODES
+from vouch.store.kb import KB
 
 
 @pytest.mark.parametrize(("line", "message"), [
@@ -178,7 +178,8 @@ def test_missing_knowledge_base_fails_at_start(tmp_path: Path) -> None:
 
 _STRAY_OUTPUT = """
 import sys
-from vouch import ops, git
+from vouch import git
+from vouch.methods import registry as ops
 from vouch.cli import main
 
 def noisy(ctx):

@@ -15,10 +15,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from vouch import ops
-from vouch.kb import KB
+from vouch.methods import registry as ops
 from vouch.servers import mcp as mcp_server
 from vouch.servers import server_context
+from vouch.store.kb import KB
 
 
 def run_client(kb: KB, session: Callable[[Client], Awaitable[Any]], *, client_name: str,

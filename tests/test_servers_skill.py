@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from vouch import ops
 from vouch.cli import cli
+from vouch.methods import registry as ops
 
 SKILL = Path(__file__).parent.parent / "SKILL.md"
 

@@ -12,11 +12,12 @@ import pytest
 from conftest import git
 from gate_support import ALICE, BOB, call, head
 
-from vouch import lifecycle, sources
 from vouch.errors import NotFound
-from vouch.kb import KB
+from vouch.gate import lifecycle
 from vouch.kinds import claim as claim_kind
 from vouch.kinds import source as source_kind
+from vouch.store import sources
+from vouch.store.kb import KB
 
 V1 = "# Deploy runbook\n\nDeploys need one green CI run on the staging cluster.\n"
 V2 = "# Deploy runbook\n\nDeploys need two green CI runs on the canary cluster.\n"

@@ -2,11 +2,11 @@ from pathlib import Path
 
 from conftest import git
 
-from vouch import ops
-from vouch.callctx import CallContext
-from vouch.ids import sha256_hex
-from vouch.kb import KB
+from vouch.core.ids import sha256_hex
 from vouch.kinds import source
+from vouch.methods import registry as ops
+from vouch.methods.context import CallContext
+from vouch.store.kb import KB
 
 
 def test_source_add_prints_id_and_commits(kb: KB, run_cli) -> None:
@@ -93,7 +93,7 @@ def test_source_add_leaves_the_users_index_alone(kb: KB, run_cli) -> None:
 
 def test_direct_commits_close_audit_segments_and_the_chain_verifies(
         kb: KB, run_cli, monkeypatch) -> None:
-    from vouch import audit
+    from vouch.store import audit
 
     monkeypatch.setattr(audit, "SEGMENT_BYTES", 600)
     for n in range(6):
@@ -111,7 +111,7 @@ def test_direct_commits_close_audit_segments_and_the_chain_verifies(
 
 def test_a_hand_edited_audit_log_is_never_committed_by_a_direct_write(kb: KB,
                                                                        run_cli) -> None:
-    from vouch import audit
+    from vouch.store import audit
 
     log = kb.dir / audit.LOG_NAME
     (kb.root / "a.txt").write_text("a\n")

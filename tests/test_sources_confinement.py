@@ -15,10 +15,10 @@ import pytest
 from conftest import git
 from servers_support import JsonlServer, kb_state
 
-from vouch import sources
 from vouch.errors import OutsideRepository
-from vouch.kb import KB
 from vouch.kinds import source
+from vouch.store import sources
+from vouch.store.kb import KB
 
 AGENT = {"VOUCH_AGENT": "some-agent"}
 SECRET = "do-not-leak-3f1c"

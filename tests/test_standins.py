@@ -30,7 +30,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_index_fastyaml import TRICKY, agrees, same
 
-from vouch import embed, fastyaml, wordpiece, yamlio
+from vouch.core import fastyaml, yamlio
+from vouch.embed import model as embed
+from vouch.embed import wordpiece
 from vouch.errors import CorruptFile
 from vouch.index import vectors
 from vouch.kinds import KINDS

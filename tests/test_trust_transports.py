@@ -15,11 +15,11 @@ from mcp import Client
 from servers_support import JsonlServer, kb_state
 from test_servers_mcp import payload, run_client
 
-from vouch import ops
-from vouch.callctx import CallContext
 from vouch.errors import GateRefused
-from vouch.kb import KB
+from vouch.methods import registry as ops
+from vouch.methods.context import CallContext
 from vouch.servers import server_context
+from vouch.store.kb import KB
 
 NEEDS = (
     "kb.register_source",

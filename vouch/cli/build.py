@@ -15,10 +15,10 @@ from typing import Any
 
 import click
 
-from vouch import ops
 from vouch.cli import custom
 from vouch.cli.calling import emit, option_names, params_from
 from vouch.cli.options import open_call, shared_params
+from vouch.methods import registry as ops
 
 
 def _click_type(schema: dict[str, Any]) -> Any:

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from vouch import ops
 from vouch.cli.options import Output, key_values
 from vouch.errors import NotFound, UsageError
+from vouch.methods import registry as ops
 
 
 def option_names(method: ops.Method, param: ops.Param) -> tuple[str, ...]:

@@ -9,13 +9,13 @@ from typing import Any
 
 import click
 
-from vouch import ops
-from vouch.callctx import CallContext
 from vouch.cli import cli, human
 from vouch.cli.options import Output, kb_command
+from vouch.core.ids import check_id, is_source_id
 from vouch.errors import NotFound, UsageError
-from vouch.ids import check_id, is_source_id
 from vouch.kinds import GATED, KINDS
+from vouch.methods import registry as ops
+from vouch.methods.context import CallContext
 
 
 @cli.command("init")
@@ -24,7 +24,7 @@ from vouch.kinds import GATED, KINDS
 @kb_command()
 def init_cmd(ctx: CallContext, out: Output, path: Path) -> None:
     """Create .vouch/ in a git work tree (running git init when needed) and commit it."""
-    from vouch.initkb import init_kb
+    from vouch.store.initkb import init_kb
 
     result = init_kb(path, ctx.actor_override)
 
@@ -56,7 +56,7 @@ def find_object(ctx: CallContext, object_id: str) -> tuple[str, dict[str, Any]]:
 @kb_command()
 def show_cmd(ctx: CallContext, out: Output, object_id: str, section: str | None) -> None:
     """Show one object (claim, page, entity, relation, source, evidence, session)."""
-    from vouch.ids import is_proposal_id
+    from vouch.core.ids import is_proposal_id
 
     if section is not None:  # issue 5: located through the index's headings table
         from vouch.search.catalog import section as find_section

@@ -16,11 +16,11 @@ from typing import Any
 
 import click
 
-from vouch import ops
-from vouch.callctx import CallContext
 from vouch.cli.calling import emit, params_from
 from vouch.cli.options import Output
 from vouch.errors import UsageError
+from vouch.methods import registry as ops
+from vouch.methods.context import CallContext
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def _source_add(method: ops.Method, ctx: CallContext, out: Output,
                 values: dict[str, Any]) -> None:
     """`vouch source add FILE|-|DIR`: stdin and folders are a person's conveniences;
     `--allow-outside` a person's opt-in, through the library (agents cannot reach it)."""
-    from vouch import sources
+    from vouch.store import sources
     recursive, allow_outside = values.pop("recursive"), values.pop("allow_outside")
     params = params_from(method, values)
     target, tags = params["path"], params.get("tags") or []
@@ -72,7 +72,7 @@ def _source_add(method: ops.Method, ctx: CallContext, out: Output,
 
 def _add_folder(ctx: CallContext, out: Output, target: str, params: dict[str, Any],
                 allow_outside: bool) -> None:
-    from vouch import sources
+    from vouch.store import sources
 
     kb = ctx.kb
     items, links = sources.intakes_under(kb, target, params.get("type"),

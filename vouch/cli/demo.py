@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from vouch.cli import cli
-from vouch.demo import run_demo
+from vouch.methods.demo import run_demo
 
 
 @cli.command("demo")

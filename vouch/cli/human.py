@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from vouch import yamlio
+from vouch.core import yamlio
 
 
 def capabilities(d: dict[str, Any]) -> str:

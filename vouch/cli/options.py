@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from vouch.callctx import CallContext
 from vouch.errors import UsageError
+from vouch.methods.context import CallContext
 
 FORMATS = ("human", "json")
 _chosen: dict[str, str] = {}

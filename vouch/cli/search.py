@@ -10,9 +10,9 @@ from typing import Any
 
 import click
 
-from vouch.callctx import CallContext
 from vouch.cli import cli
 from vouch.cli.options import Output, kb_command, split_csv
+from vouch.methods.context import CallContext
 
 
 @cli.command("eval")

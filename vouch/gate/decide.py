@@ -20,14 +20,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vouch import ids, writer, yamlio
-from vouch.config import CONFIG_NAME, Config
+from vouch.core import ids, yamlio
+from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import CorruptFile, GateRefused, UsageError
 from vouch.gate import records, verify
 from vouch.gate.records import Proposal
-from vouch.kb import KB
 from vouch.kinds import KINDS, Kind
-from vouch.landing import RefUpdate, checked_out_branch, fault, gate_lock, land
+from vouch.store import writer
+from vouch.store.kb import KB
+from vouch.store.landing import RefUpdate, checked_out_branch, fault, gate_lock, land
 
 TRUSTED_ROLE = "trusted-agent"
 _COMMIT_PREFIX = re.compile(r"[0-9a-fA-F]{7,64}")

@@ -6,11 +6,11 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from vouch import ids
+from vouch.core import ids
 from vouch.errors import CorruptFile, GateRefused, GitFailure, NotFound
 from vouch.gate import records
-from vouch.kb import KB, PROPOSAL_PREFIX, matches
 from vouch.kinds import KINDS
+from vouch.store.kb import KB, PROPOSAL_PREFIX, matches
 
 
 def open_proposals(kb: KB) -> list[records.Proposal]:

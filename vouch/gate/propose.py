@@ -12,14 +12,15 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from vouch import evidence, ids
+from vouch.core import ids
 from vouch.errors import UsageError, ValidationFailed
 from vouch.gate import records
-from vouch.kb import KB, PROPOSAL_PREFIX
 from vouch.kinds import KINDS, Kind, Obj
 from vouch.kinds import evidence as evidence_kind
 from vouch.kinds import source as source_kind
-from vouch.landing import gate_lock
+from vouch.store import evidence
+from vouch.store.kb import KB, PROPOSAL_PREFIX
+from vouch.store.landing import gate_lock
 
 # kinds a relation endpoint may be, in the order they are looked for
 _ENDPOINT_KINDS = ("claim", "entity", "page", "relation", "evidence", "session")

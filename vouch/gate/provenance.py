@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from vouch import audit, writer
 from vouch.gate import records
-from vouch.kb import KB
+from vouch.store import audit, writer
+from vouch.store.kb import KB
 
 _FIELDS = ("%H", f"%(trailers:key={writer.AUDIT_HEAD},valueonly,separator=%x2C)",
            "%(trailers:key=Vouch-Proposal,valueonly,separator=%x2C)",

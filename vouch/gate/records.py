@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch import ids
+from vouch.core import ids
 from vouch.errors import GateRefused, InvalidId, NotFound
-from vouch.kb import KB, PROPOSAL_PREFIX, decided_path
+from vouch.store.kb import KB, PROPOSAL_PREFIX, decided_path
 
 REJECTED_PREFIX = "refs/vouch/rejected/"
 REVIEWED_PREFIX = "refs/vouch/reviewed/"  # the commit `vouch show` last displayed
@@ -131,7 +131,7 @@ def read_proposals(kb: KB, patterns: list[str], *, unmerged: bool = False) -> li
 
 def decision_of(kb: KB, proposal_id: str, commit: str | None) -> dict[str, Any] | None:
     """The decision record for a proposal in `commit`'s tree, or None."""
-    from vouch import yamlio
+    from vouch.core import yamlio
 
     if commit is None:
         return None

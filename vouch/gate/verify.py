@@ -24,13 +24,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from vouch import evidence, ids
+from vouch.core import ids
 from vouch.errors import CorruptFile, GateRefused
 from vouch.gate.propose import BaseView, reference_errors
 from vouch.gate.records import Proposal
-from vouch.kb import KB
 from vouch.kinds import GATED, KINDS, Kind, Obj
 from vouch.kinds import evidence as evidence_kind
+from vouch.store import evidence
+from vouch.store.kb import KB
 
 REGULAR_FILE = "100644"
 # fields only a decision or a lifecycle method sets, never a proposer

@@ -21,11 +21,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 _VERSION = b"vouch-lint-cache-1"
 # the modules whose code decides what `examine` answers
-_MODULES = ("vouch.fastyaml", "vouch.yamlio", "vouch.ids", "vouch.kinds.base",
+_MODULES = ("vouch.core.fastyaml", "vouch.core.yamlio", "vouch.core.ids", "vouch.kinds.base",
             "vouch.kinds.claim", "vouch.kinds.page", "vouch.kinds.entity",
             "vouch.kinds.relation", "vouch.kinds.evidence", "vouch.kinds.source",
             "vouch.kinds.session", "vouch.health.files", "vouch.health.rules")

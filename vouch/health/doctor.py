@@ -18,11 +18,11 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from vouch.config import CONFIG_NAME, Config, parse, template_text
+from vouch.core.config import CONFIG_NAME, Config, parse, template_text
 from vouch.errors import CorruptFile, VouchError
 from vouch.health import lint, verify
 from vouch.health.issues import Issue, counts, error, ordered, verdict, warn
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 # keys the code reads that the template leaves out on purpose (tuning for experts)
 _EXTRA_KEYS = ("search.freshness_seconds",)

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from vouch import fastyaml, ids
+from vouch.core import fastyaml, ids
 from vouch.errors import CorruptFile
-from vouch.kb import DECIDED_DIR, KB
 from vouch.kinds import KINDS, Kind
+from vouch.store.kb import DECIDED_DIR, KB
 
 # directories that hold knowledge (and decisions), with the kind each holds
 OBJECT_DIRS = {kind.directory: kind for kind in KINDS.values()}

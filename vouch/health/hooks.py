@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vouch.errors import UsageError
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 MARKER = "# vouch-hook: pre-commit"
 LEGACY = "pre-commit.legacy"

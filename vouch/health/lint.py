@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from vouch import ids
-from vouch.config import Config
+from vouch.core import ids
+from vouch.core.config import Config
 from vouch.health import files, provenance, rules
 from vouch.health.issues import Issue, counts, ordered, verdict, warn
-from vouch.kb import KB
 from vouch.kinds import KINDS
+from vouch.store.kb import KB
 
 if TYPE_CHECKING:
     from vouch.git.history import Change
@@ -116,7 +116,7 @@ def superseded_citations(kb: KB) -> list[Issue]:
     """Live claims citing a source version that a newer version superseded
     (`vouch.lifecycle.superseded_citations`): they need review against the current one."""
     from vouch.errors import VouchError
-    from vouch.lifecycle import superseded_citations as find
+    from vouch.gate.lifecycle import superseded_citations as find
 
     try:
         found = find(kb)

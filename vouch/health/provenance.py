@@ -19,14 +19,14 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from vouch import audit
-from vouch.config import Config
+from vouch.core.config import Config
 from vouch.git.history import Change
 from vouch.health.files import DECISION, catalog
 from vouch.health.issues import Issue, error, warn
 from vouch.health.rules import Knowledge, Obj, object_path
-from vouch.kb import KB, PROPOSAL_PREFIX
 from vouch.kinds import GATED
+from vouch.store import audit
+from vouch.store.kb import KB, PROPOSAL_PREFIX
 
 TRUSTED_ROLE = "trusted-agent"
 _FIELDS = ("%H", "%(trailers:key=Vouch-Event,valueonly,separator=%x2C)",

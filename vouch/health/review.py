@@ -32,13 +32,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch.config import CONFIG_NAME, Config
+from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import GateRefused, UsageError
 from vouch.health.files import DECISION, catalog, prefix
 from vouch.health.issues import Issue, error, warn
 from vouch.health.provenance import TRUSTED_ROLE
-from vouch.kb import KB, PROPOSAL_PREFIX
 from vouch.kinds import GATED
+from vouch.store.kb import KB, PROPOSAL_PREFIX
 
 _LOG_FIELDS = ("%H", "%P", "%cn", "%ce", "%cI", "%B")
 _SIGNATURE = {"B": "a bad signature", "U": "a signature by a key git does not trust",

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from vouch import ids
+from vouch.core import ids
 from vouch.health.files import DECISION, Entry, View, catalog, parse
 from vouch.health.issues import ERROR, WARN, Issue, error, issue, warn
 from vouch.kinds import KINDS

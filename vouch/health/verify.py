@@ -14,11 +14,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from vouch import ids
+from vouch.core import ids
 from vouch.errors import InvalidId, NotFound
 from vouch.health.files import parse, prefix
-from vouch.kb import KB
 from vouch.kinds import source as source_kind
+from vouch.store.kb import KB
 
 _BLOCK = 1 << 20
 

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from vouch import embed
+from vouch.embed import model as embed
 from vouch.errors import (
     EmbeddingDisabled,
     IndexUnusable,

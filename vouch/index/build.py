@@ -17,15 +17,15 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from vouch import embed
+from vouch.embed import model as embed
 from vouch.index import freshness, store, vectors
 from vouch.index.chunking import Doc
 from vouch.index.ingest import Progress, Report, embed_texts, insert_docs, meta_values, read_doc
 from vouch.index.lexical import backend
 from vouch.index.settings import Settings
 from vouch.index.state import Counts
-from vouch.kb import KB
 from vouch.kinds import KINDS
+from vouch.store.kb import KB
 
 
 # -- reading every object ----------------------------------------------------------------

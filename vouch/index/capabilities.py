@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vouch.callctx import CallContext
+from vouch.methods.context import CallContext
 
 
 def describe(ctx: CallContext) -> dict[str, Any]:

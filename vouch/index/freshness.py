@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vouch.errors import GitFailure
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 # A directory modified this recently may change again within its timestamp's
 # granularity without its mtime moving: its stamp is not trusted (git's "racy" rule).

@@ -26,7 +26,7 @@ from vouch.errors import IndexCollision, IndexUnusable, LockTimeout, PermissionD
 from vouch.index import freshness, location, state, store, vectors
 from vouch.index.lexical import BACKENDS, backend
 from vouch.index.settings import Settings
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 if TYPE_CHECKING:
     from vouch.index.ingest import Progress, Report

@@ -15,15 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vouch import embed, ids
+from vouch.core import ids
+from vouch.embed import model as embed
 from vouch.errors import CorruptFile, InvalidId
 from vouch.index import chunking, freshness, store
 from vouch.index.chunking import Doc
 from vouch.index.lexical import ChunkRow
 from vouch.index.settings import Settings
 from vouch.index.state import Counts
-from vouch.kb import KB, path_for
 from vouch.kinds import KINDS, source
+from vouch.store.kb import KB, path_for
 
 log = logging.getLogger("vouch.index")
 

@@ -10,7 +10,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from vouch import embed
+from vouch.embed import model as embed
 from vouch.index import chunking, freshness, store, vectors
 from vouch.index.chunking import Doc
 from vouch.index.ingest import (
@@ -25,7 +25,7 @@ from vouch.index.ingest import (
 from vouch.index.lexical import backend
 from vouch.index.settings import Settings
 from vouch.index.state import Counts, indexed_state
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 # Replaying more rows than this onto vectors.hnsw at load time costs more than
 # rewriting the file once during a refresh.

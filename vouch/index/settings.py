@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from vouch import embed
+from vouch.embed import model as embed
 from vouch.errors import UsageError
 from vouch.index import chunking, location, store
 from vouch.index.lexical import BACKENDS
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 
 @dataclass(frozen=True)

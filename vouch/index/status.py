@@ -11,7 +11,7 @@ from vouch.index.ingest import recorded_invalid
 from vouch.index.lexical.whoosh import DIRNAME as WHOOSH_DIR
 from vouch.index.settings import Settings
 from vouch.index.state import indexed_state, knowledge_changed
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 if TYPE_CHECKING:
     from vouch.index.api import Index

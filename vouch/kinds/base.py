@@ -15,7 +15,7 @@ from datetime import date, datetime
 from functools import cached_property
 from typing import Any
 
-from vouch import fastyaml, ids, yamlio
+from vouch.core import fastyaml, ids, yamlio
 from vouch.errors import CorruptFile, ValidationFailed
 
 Obj = dict[str, Any]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vouch import ids
+from vouch.core import ids
 from vouch.kinds.base import SCOPES, Chunk, Field, Kind, Obj
 
 TYPES = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vouch.callctx import CallContext
+from vouch.methods.context import CallContext
 from vouch.methods.shape import Cli, Method, Param
 
 _HUMAN = "vouch.cli.human_lifecycle:"
@@ -26,45 +26,45 @@ def _claim(name: str, description: str = "an approved claim id") -> Param:
 
 def supersede(ctx: CallContext, old_id: str, new_id: str,
               reason: str | None = None) -> dict[str, Any]:
-    from vouch import lifecycle
+    from vouch.gate import lifecycle
 
     return lifecycle.supersede(ctx.kb, ctx.actor(), old_id, new_id, reason)
 
 
 def contradict(ctx: CallContext, a_id: str, b_id: str,
                reason: str | None = None) -> dict[str, Any]:
-    from vouch import lifecycle
+    from vouch.gate import lifecycle
 
     return lifecycle.contradict(ctx.kb, ctx.actor(), a_id, b_id, reason)
 
 
 def archive(ctx: CallContext, id: str, reason: str | None = None) -> dict[str, Any]:
-    from vouch import lifecycle
+    from vouch.gate import lifecycle
 
     return lifecycle.archive(ctx.kb, ctx.actor(), id, reason)
 
 
 def confirm(ctx: CallContext, id: str) -> dict[str, Any]:
-    from vouch import lifecycle
+    from vouch.gate import lifecycle
 
     return lifecycle.confirm(ctx.kb, ctx.actor(), id)
 
 
 def cite(ctx: CallContext, id: str, evidence: str) -> dict[str, Any]:
-    from vouch import lifecycle
+    from vouch.gate import lifecycle
 
     return lifecycle.cite(ctx.kb, ctx.actor(), id, evidence)
 
 
 def promote(ctx: CallContext, id: str, status: str | None = None,
             reason: str | None = None) -> dict[str, Any]:
-    from vouch import lifecycle
+    from vouch.gate import lifecycle
 
     return lifecycle.promote(ctx.kb, ctx.actor(), id, status, reason)
 
 
 def source_history(ctx: CallContext, locator: str) -> list[dict[str, Any]]:
-    from vouch import sources
+    from vouch.store import sources
 
     return sources.history(ctx.kb, locator)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vouch.callctx import CallContext
+from vouch.methods.context import CallContext
 from vouch.methods.shape import Cli, Method, Param
 
 _HUMAN = "vouch.cli.human_maintenance:"

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch import yamlio
+from vouch.core import yamlio
 from vouch.errors import UsageError
 
 SCOPES = ("read", "intake", "propose", "decide", "lifecycle", "session", "maintenance")

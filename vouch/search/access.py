@@ -22,7 +22,7 @@ from vouch.index.lexical import LexicalHit
 from vouch.search.weighting import STOPWORDS
 
 if TYPE_CHECKING:
-    from vouch.kb import KB
+    from vouch.store.kb import KB
 
 OVERFETCH = 4
 FRESHNESS_SECONDS = 2.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vouch.callctx import CallContext
+from vouch.methods.context import CallContext
 from vouch.search.engine import SearchRequest, search
 
 _MODE_ALIASES = {"hybrid": "hybrid", "fts": "fts", "lexical": "fts", "vector": "vector",

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from vouch.callctx import CallContext
+from vouch.core.ids import check_id
 from vouch.errors import NotFound, UsageError, VouchError
-from vouch.ids import check_id
+from vouch.methods.context import CallContext
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from vouch.kb import KB
     from vouch.kinds import Kind
+    from vouch.store.kb import KB
 
 
 def _index(ctx: CallContext) -> Any:
@@ -47,7 +47,7 @@ def index_status(kb: KB) -> dict[str, Any]:
 
     Every field is present whether or not an index exists, so the JSON schema is stable.
     """
-    from vouch import embed
+    from vouch.embed import model as embed
 
     try:
         ref = embed.resolve(kb.config)

@@ -24,11 +24,11 @@ from vouch.search.fusion import DEFAULT_K, Fused, rrf
 from vouch.search.snippet import make_snippet
 
 if TYPE_CHECKING:
-    from vouch.config import Config
+    from vouch.core.config import Config
     from vouch.index.api import Index
     from vouch.index.lexical import LexicalHit
-    from vouch.kb import KB
     from vouch.search.access import SearchIndex
+    from vouch.store.kb import KB
 
 SCHEMA_VERSION = "search_response.v1"
 MODES = ("hybrid", "fts", "vector")

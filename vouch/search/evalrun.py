@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vouch.callctx import CallContext
 from vouch.errors import UsageError
+from vouch.methods.context import CallContext
 from vouch.search.engine import SearchRequest, search
 from vouch.search.eval import CUTOFF, MODES, evaluate, load_golden
 
 if TYPE_CHECKING:
-    from vouch.kb import KB
+    from vouch.store.kb import KB
 
 _MODE_NAMES = {"fts": "fts", "fts-only": "fts", "vector": "vector", "vec": "vector",
                "vec-only": "vector", "hybrid": "hybrid"}
@@ -26,9 +26,10 @@ _MODE_NAMES = {"fts": "fts", "fts-only": "fts", "vector": "vector", "vec": "vect
 
 def build_corpus_kb(corpus: Path, workdir: Path) -> Any:
     """A knowledge base in `workdir` holding every file under `corpus` as a source."""
-    from vouch import git, sources
-    from vouch.initkb import init_kb
-    from vouch.kb import KB
+    from vouch import git
+    from vouch.store import sources
+    from vouch.store.initkb import init_kb
+    from vouch.store.kb import KB
 
     files = sources.files_under(corpus)
     if not files:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from vouch.ids import now_iso
+from vouch.core.ids import now_iso
 
 LOG_NAME = "searches.log.jsonl"
 

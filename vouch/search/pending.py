@@ -25,7 +25,7 @@ from vouch.search.snippet import make_snippet
 from vouch.search.weighting import content_stems, coverage
 
 if TYPE_CHECKING:
-    from vouch.kb import KB
+    from vouch.store.kb import KB
 
 
 @dataclass(frozen=True)

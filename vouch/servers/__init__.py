@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from vouch.callctx import CallContext
+from vouch.methods.context import CallContext
 
 
 def server_context(transport: str, *, kb_path: str | None = None, start: Path | None = None,
@@ -37,15 +37,15 @@ def server_context(transport: str, *, kb_path: str | None = None, start: Path | 
 
 def configured_actor(ctx: CallContext) -> str | None:
     """The agent the server's starter declared (VOUCH_AGENT, config `agent`), if any."""
-    from vouch.actor import configured_actor as from_environment
+    from vouch.methods.actor import configured_actor as from_environment
 
     return from_environment(ctx.kb)
 
 
 def log_ready(log: logging.Logger, ctx: CallContext, what: str) -> None:
     """The start-up lines on stderr: who the server acts as and what it may do."""
-    from vouch import ops
-    from vouch.actor import AGENT_HINT
+    from vouch.methods import registry as ops
+    from vouch.methods.actor import AGENT_HINT
 
     agent = configured_actor(ctx)
     if agent is None:

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from vouch import ops
 from vouch.errors import SystemFailure, VouchError, from_os_error
+from vouch.methods import registry as ops
 
 METHOD_NOT_FOUND = "method_not_found"
 MISSING_PARAM = "missing_param"

@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import IO, Any
 
-from vouch import ops
-from vouch.callctx import CallContext
+from vouch.methods import registry as ops
+from vouch.methods.context import CallContext
 from vouch.servers import log_ready
 from vouch.servers.errors import error_body, invalid_request
 

@@ -33,8 +33,9 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from vouch import __version__, ops
-from vouch.callctx import CallContext
+from vouch import __version__
+from vouch.methods import registry as ops
+from vouch.methods.context import CallContext
 from vouch.servers import log_ready
 from vouch.servers.errors import error_body
 

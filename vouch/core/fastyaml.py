@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vouch import yamlio
+from vouch.core import yamlio
 
 _FAIL: Any = object()
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")

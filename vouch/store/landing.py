@@ -34,10 +34,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from vouch import fsio
+from vouch.core import fsio
+from vouch.core.lock import write_lock
 from vouch.errors import Conflict, GitFailure
-from vouch.kb import KB
-from vouch.lock import write_lock
+from vouch.store.kb import KB
 
 FAULT_ENV = "VOUCH_FAULT"
 STEPS = ("merged", "committed", "journal", "worktree", "staged", "refs", "synced")

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vouch import fastyaml
+from vouch.core import fastyaml
 from vouch.errors import CorruptFile, UsageError
 
 CONFIG_NAME = "config.yaml"
-_TEMPLATES = Path(__file__).parent / "templates"
+_TEMPLATES = Path(__file__).parent.parent / "templates"
 
 
 def template_text(name: str) -> str:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 
 @dataclass
@@ -34,7 +34,7 @@ class CallContext:
 
     def actor(self) -> str:
         """Who is acting; over a transport only a declared agent (else GateRefused)."""
-        from vouch.actor import declared_agent, resolve_actor
+        from vouch.methods.actor import declared_agent, resolve_actor
 
         if self.transport == "cli":
             return resolve_actor(self.kb, self.actor_override)

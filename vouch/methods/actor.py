@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 
-from vouch import git, yamlio
+from vouch import git
+from vouch.core import yamlio
 from vouch.errors import GateRefused, UsageError
-from vouch.kb import KB
+from vouch.store.kb import KB
 
 AGENT_HINT = (
     "start the server with VOUCH_AGENT=<agent name> (e.g. `VOUCH_AGENT=claude-code "

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vouch import fastyaml, writer
+from vouch.core import fastyaml
+from vouch.core.lock import write_lock
 from vouch.errors import (
     CorruptFile,
     InvalidPath,
@@ -28,9 +29,9 @@ from vouch.errors import (
     UsageError,
     from_os_error,
 )
-from vouch.kb import KB
 from vouch.kinds import Obj, source
-from vouch.lock import write_lock
+from vouch.store import writer
+from vouch.store.kb import KB
 
 _SKIP_DIRS = {".git", ".vouch", "__pycache__", "node_modules", ".venv"}
 

@@ -35,16 +35,17 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch import evidence as evidence_ptr
-from vouch import ids, writer
+from vouch.core import ids
 from vouch.errors import CorruptFile, GateRefused, NotFound, ValidationFailed
-from vouch.kb import KB
 from vouch.kinds import Kind, Obj
 from vouch.kinds import claim as claim_kind
 from vouch.kinds import evidence as evidence_kind
 from vouch.kinds import page as page_kind
 from vouch.kinds import source as source_kind
-from vouch.landing import gate_lock
+from vouch.store import evidence as evidence_ptr
+from vouch.store import writer
+from vouch.store.kb import KB
+from vouch.store.landing import gate_lock
 
 RETIRED = claim_kind.HIDDEN_STATUSES  # superseded, archived, redacted: hidden from search
 LADDER = ("working", "actionable", "stable")
@@ -453,7 +454,7 @@ def superseded_citations(kb: KB, claims: Iterable[Obj] | None = None
     for a direct citation), by claim id. They need review against the current version
     (`kb.lint` lists them). Free when no source was ever superseded; otherwise only
     claim files that name a superseded id are parsed — or pass `claims` already read."""
-    from vouch import sources
+    from vouch.store import sources
 
     superseded = sources.superseded_sources(kb)
     if not superseded:

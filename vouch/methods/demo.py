@@ -9,10 +9,11 @@ from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
-from vouch import git, ops
-from vouch.callctx import CallContext
+from vouch import git
 from vouch.errors import VouchError
-from vouch.initkb import init_kb
+from vouch.methods import registry as ops
+from vouch.methods.context import CallContext
+from vouch.store.initkb import init_kb
 
 AUTHOR = "demo-agent"
 
@@ -62,7 +63,7 @@ REVIEWER = "Demo Reviewer"
 
 
 def _review_gate(repo: Path, agent: CallContext) -> Iterator[str]:
-    from vouch.ids import sha256_hex
+    from vouch.core.ids import sha256_hex
 
     runbook = next(p for p in example_files() if p.name == "deploy-runbook.md")
     source_id = sha256_hex(runbook.read_text(encoding="utf-8").encode())

@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from vouch import git, writer
-from vouch.audit import LOG_NAME
-from vouch.config import CONFIG_NAME, template_text
+from vouch import git
+from vouch.core.config import CONFIG_NAME, template_text
+from vouch.core.lock import write_lock
 from vouch.errors import UsageError
-from vouch.kb import KB, VOUCH_DIR
-from vouch.lock import write_lock
+from vouch.store import writer
+from vouch.store.audit import LOG_NAME
+from vouch.store.kb import KB, VOUCH_DIR
 
 GITATTRIBUTES = (
     f"# git's union merge driver lets two branches append to the log\n{LOG_NAME} merge=union\n"
@@ -65,7 +66,7 @@ def init_kb(path: Path, actor: str | None = None) -> InitResult:
                 missing[name] = on_disk.read_bytes()  # keep what a person already wrote
         if not missing:
             return InitResult(vouch_dir, False, git_initialised, ())
-        from vouch.actor import resolve_actor
+        from vouch.methods.actor import resolve_actor
 
         who = resolve_actor(kb, actor)
         writer.commit_direct(kb, missing, subject="vouch: initialise knowledge base",

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from vouch import audit
-from vouch.kb import KB
-from vouch.landing import fault, land, recover
+from vouch.store import audit
+from vouch.store.kb import KB
+from vouch.store.landing import fault, land, recover
 
 AUDIT_HEAD = "Vouch-Audit-Head"  # trailer: the audit chain's head this commit leaves
 

@@ -13,9 +13,9 @@ from dataclasses import replace
 from typing import Any
 
 from vouch import __version__
-from vouch.callctx import CallContext
 from vouch.errors import GateRefused
 from vouch.kinds import source as source_kind
+from vouch.methods.context import CallContext
 from vouch.methods.shape import (
     ATTRIBUTED_SCOPES,
     SCOPES,
@@ -69,7 +69,7 @@ def authorize(ctx: CallContext, method: Method) -> None:
     true`, and they write only as the agent that person declared.
     """
     if method.scope == "lifecycle" and ctx.transport != "cli":
-        from vouch.lifecycle import agents_may_change
+        from vouch.gate.lifecycle import agents_may_change
 
         if not agents_may_change(ctx.kb):
             raise GateRefused(
@@ -112,7 +112,7 @@ def _caller(ctx: CallContext) -> dict[str, Any]:
     `agent` is the declared actor (--as, VOUCH_AGENT, config `agent`); at the CLI a null
     one means the git user acts.
     """
-    from vouch.actor import configured_actor
+    from vouch.methods.actor import configured_actor
 
     cli = ctx.transport == "cli"
     agent = configured_actor(ctx.kb, ctx.actor_override if cli else None)
@@ -134,23 +134,23 @@ _LIST = (
 register(Method("kb.capabilities", "read",
                 "What this server offers (methods, retrieval, transports) and may_write / "
                 "may_decide for this caller.",
-                "vouch.ops:capabilities",
+                "vouch.methods.registry:capabilities",
                 cli=Cli(human=f"{_HUMAN}capabilities", format="json")))
 register(Method("kb.status", "read", "Counts of knowledge, pending proposals, last audit time.",
-                "vouch.reads:status", cli=Cli(human=f"{_HUMAN}status")))
+                "vouch.methods.reads:status", cli=Cli(human=f"{_HUMAN}status")))
 for _kind in ("page", "claim", "entity", "relation"):
     register(Method(f"kb.read_{_kind}", "read", f"Read one {_kind} by id (null when absent).",
-                    f"vouch.reads:read_{_kind}", (_ID,),
+                    f"vouch.methods.reads:read_{_kind}", (_ID,),
                     cli=Cli(verb=("read", _kind), args=("id",), human=f"{_HUMAN}read")))
 for _plural in ("pages", "claims", "entities", "relations", "sources"):
     register(Method(f"kb.list_{_plural}", "read", f"List {_plural}, sorted by id.",
-                    f"vouch.reads:list_{_plural}", _LIST,
+                    f"vouch.methods.reads:list_{_plural}", _LIST,
                     cli=Cli(verb=("list", _plural), human=f"{_HUMAN}listing")))
 
 _SOURCE_TYPE = {"type": "string", "enum": list(source_kind.TYPES)}
 register(Method(
     "kb.register_source", "intake", "Store text as a content-addressed source (not gated).",
-    "vouch.reads:register_source",
+    "vouch.methods.reads:register_source",
     (
         Param("content", {"type": "string"}, required=True, description="UTF-8 text content"),
         Param("type", _SOURCE_TYPE, default="file"),
@@ -165,7 +165,7 @@ register(Method(
 ))
 register(Method(
     "kb.register_source_from_path", "intake", "Store a file as a content-addressed source.",
-    "vouch.reads:register_source_from_path",
+    "vouch.methods.reads:register_source_from_path",
     (
         Param("path", {"type": "string", "format": "path"}, required=True,
               description="absolute or repo-relative"),
@@ -236,7 +236,7 @@ def _register_gate() -> None:
                        default=claim.KIND.default("confidence"), description="0..1")
     register(Method(
         "kb.propose_claim", "propose", "Propose a claim citing sources/evidence (a branch).",
-        "vouch.gate.handlers:propose_claim",
+        "vouch.methods.gate:propose_claim",
         (
             Param("text", {"type": "string"}, required=True),
             Param("evidence", _IDS(), required=True,
@@ -257,7 +257,7 @@ def _register_gate() -> None:
     ))
     register(Method(
         "kb.propose_page", "propose", "Propose a markdown page.",
-        "vouch.gate.handlers:propose_page",
+        "vouch.methods.gate:propose_page",
         (
             Param("title", {"type": "string"}, required=True),
             Param("body", {"type": "string"}, description="markdown"),
@@ -275,7 +275,7 @@ def _register_gate() -> None:
     ))
     register(Method(
         "kb.propose_entity", "propose", "Propose an entity (person, system, concept, ...).",
-        "vouch.gate.handlers:propose_entity",
+        "vouch.methods.gate:propose_entity",
         (
             Param("name", {"type": "string"}, required=True),
             Param("type", {"type": "string"}, required=True,
@@ -289,7 +289,7 @@ def _register_gate() -> None:
     ))
     register(Method(
         "kb.propose_relation", "propose", "Propose a typed relation between two objects.",
-        "vouch.gate.handlers:propose_relation",
+        "vouch.methods.gate:propose_relation",
         (
             Param("source", {"type": "string"}, required=True, description="from this id"),
             Param("relation", {"type": "string"}, required=True,
@@ -304,19 +304,19 @@ def _register_gate() -> None:
                                       "target": ("--to",)}),
     ))
     register(Method("kb.list_pending", "read", "Open proposals, oldest first.",
-                    "vouch.gate.handlers:list_pending", _LIST,
+                    "vouch.methods.gate:list_pending", _LIST,
                     cli=Cli(verb=("pending",), keys={"filter": ("kind", "proposer")},
                             human=f"{_HUMAN}pending")))
     register(Method("kb.read_proposal", "read",
                     "One proposal: metadata, object, state and the diff it merges.",
-                    "vouch.gate.handlers:read_proposal",
+                    "vouch.methods.gate:read_proposal",
                     (Param("id", {"type": "string"}, required=True,
                            description="proposal id"),),
                     cli=Cli(verb=("read", "proposal"), args=("id",),
                             human=f"{_HUMAN}proposal")))
     register(Method(
         "kb.approve", "decide", "Approve a proposal: merge it into its base branch.",
-        "vouch.gate.handlers:approve",
+        "vouch.methods.gate:approve",
         (
             Param("proposal_id", {"type": "string"}, required=True),
             Param("reason", {"type": "string"}),
@@ -330,7 +330,7 @@ def _register_gate() -> None:
     ))
     register(Method(
         "kb.reject", "decide", "Reject a proposal with a reason; its commit is kept.",
-        "vouch.gate.handlers:reject",
+        "vouch.methods.gate:reject",
         (
             Param("proposal_id", {"type": "string"}, required=True),
             Param("reason", {"type": "string"}, required=True),
@@ -340,7 +340,7 @@ def _register_gate() -> None:
     ))
     register(Method(
         "kb.audit", "maintenance", "Audit events, oldest first (tail: only the newest N).",
-        "vouch.gate.handlers:audit_events",
+        "vouch.methods.gate:audit_events",
         (
             Param("tail", {"type": "integer", "minimum": 0}),
             Param("filter", {"type": "object"},
@@ -351,12 +351,12 @@ def _register_gate() -> None:
     register(Method("kb.audit_verify", "maintenance",
                     "Check the audit log against git history: hashes, chain, anchors, "
                     "merges made without a decision.",
-                    "vouch.gate.handlers:audit_verify",
+                    "vouch.methods.gate:audit_verify",
                     cli=Cli(verb=("audit-verify",), human=f"{_HUMAN}verified")))
     register(Method(
         "kb.register_evidence", "intake",
         "Store a span pointer into a source (quote checked against its content).",
-        "vouch.gate.handlers:register_evidence",
+        "vouch.methods.gate:register_evidence",
         (
             Param("source_id", {"type": "string"}, required=True),
             Param("locator", {"type": "string"}, required=True,
@@ -376,14 +376,14 @@ _register_gate()
 register(Method(
     "kb.index_rebuild", "maintenance",
     "Rebuild the derived search index from the files (atomic: built aside, swapped in).",
-    "vouch.index.methods:index_rebuild",
+    "vouch.methods.index:index_rebuild",
     (Param("force", {"type": "boolean"}, default=False,
            description="replace an index that belongs to another knowledge base (E003)"),),
     cli=Cli(verb=("index", "rebuild"), human=f"{_HUMAN}rebuilt"),
 ))
 register(Method("kb.index_status", "read",
                 "The search index: fresh/stale/missing/corrupt, counts, model, sizes.",
-                "vouch.index.methods:index_status",
+                "vouch.methods.index:index_status",
                 cli=Cli(verb=("index", "status"), human=f"{_HUMAN}index_status")))
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from vouch import sources
-from vouch.callctx import CallContext
-from vouch.ids import check_id
+from vouch.core.ids import check_id
 from vouch.kinds import KINDS, Obj, kind_named
+from vouch.methods.context import CallContext
+from vouch.store import sources
 
 
 def status(ctx: CallContext) -> dict[str, Any]:
-    from vouch.index.methods import invalid_files
+    from vouch.index.state import invalid_files
     from vouch.search.catalog import index_status  # issue 5: search-output.md index fields
 
     found = index_status(ctx.kb)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from vouch import audit, evidence
-from vouch.callctx import CallContext
 from vouch.errors import UsageError
 from vouch.gate import decide, pending, propose
+from vouch.methods.context import CallContext
+from vouch.store import audit, evidence
 
 
 def propose_claim(ctx: CallContext, text: str, evidence: list[str] | None = None,

@@ -16,12 +16,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vouch import ids, writer
+from vouch.core import ids
+from vouch.core.lock import write_lock
 from vouch.errors import ValidationFailed
-from vouch.kb import KB
 from vouch.kinds import evidence as evidence_kind
 from vouch.kinds.base import Obj, collapse
-from vouch.lock import write_lock
+from vouch.store import writer
+from vouch.store.kb import KB
 
 POINTER = re.compile(r"^([0-9a-f]{64}):(\S.*)$")
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vouch import wordpiece
+from vouch.embed import wordpiece
 from vouch.errors import ModelFailure, UsageError
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ _MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors")
 
 
 def default_model_dir() -> Path:
-    return Path(__file__).parent / "models" / DEFAULT_NAME
+    return Path(__file__).parent.parent / "models" / DEFAULT_NAME
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from vouch import audit, git, ids
-from vouch.config import Config
+from vouch import git
+from vouch.core import ids
+from vouch.core.config import Config
+from vouch.core.statcache import ShardCounts, StampedValue
 from vouch.errors import CorruptFile, NoKnowledgeBase
 from vouch.kinds import Kind, Obj, source
-from vouch.statcache import ShardCounts, StampedValue
+from vouch.store import audit
 
 log = logging.getLogger("vouch")
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from vouch import ids
+from vouch.core import ids
 
 LOG_NAME = "audit.log.jsonl"
 SEGMENT_DIR = "audit"

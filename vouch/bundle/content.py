@@ -1,0 +1,120 @@
+"""What each knowledge file of a bundle must be, checked as approve checks content
+(`vouch.gate.verify`): parseable, valid for its kind's schema, holding the id its path
+names, that id recomputed from its content; a source's bytes hash to its id and its
+meta.yaml names them; a decision record is complete; every audit event hashes to itself
+and names a previous event the bundle holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+
+from vouch.bundle.layout import is_audit_file
+from vouch.core import ids
+from vouch.health.files import DECISION, catalog, parse
+from vouch.kinds import KINDS
+from vouch.store import audit
+
+_DECISION_FIELDS = ("proposal_id", "decision", "kind", "object_id", "proposer", "decided_by")
+
+
+def knowledge_problems(files: Mapping[str, bytes]) -> list[str]:
+    """Every knowledge file checked as approve checks content: parseable, the kind's
+    schema, the id its path names recomputed from its content; sources hash to their
+    ids; decision records complete; audit events hash to themselves."""
+    problems: list[str] = []
+    events: dict[str, str] = {}  # audit event hash -> prev_hash
+    for rel, data in files.items():
+        if is_audit_file(rel):
+            problems += _audit_problems(rel, data, events)
+            continue
+        entry = catalog(rel)
+        if entry is None or entry.kind is None or entry.id is None or entry.problem:
+            why = entry.problem if entry is not None and entry.problem else "unknown path"
+            problems.append(f"{rel}: not a knowledge file ({why})")
+            continue
+        if entry.kind == "source":
+            problems += _source_problems(rel, entry.id, entry.part, data, files)
+        elif entry.kind == DECISION:
+            problems += _decision_problems(rel, entry.id, data)
+        else:
+            problems += _object_problems(rel, entry.kind, entry.id, data)
+    problems += [f"audit log: event {h[:12]}… names a previous event {p[:12]}… that is not "
+                 "in the bundle" for h, p in events.items() if p and p not in events]
+    return problems
+
+
+def _object_problems(rel: str, kind_name: str, object_id: str, data: bytes) -> list[str]:
+    kind = KINDS[kind_name]
+    parsed = parse(kind, data, rel)
+    if parsed.data is None:
+        return [f"{rel}: {parsed.problem}"]
+    errors = kind.validate(parsed.data)
+    if errors:
+        return [f"{rel}: not a valid {kind_name}: " + "; ".join(errors)]
+    if parsed.data["id"] != object_id:
+        return [f"{rel}: holds id {parsed.data['id']!r}, its path names {object_id}"]
+    try:
+        made = kind.make_id(kind.normalize(parsed.data))
+    except (TypeError, ValueError) as exc:
+        made = f"(none: {exc})"
+    if made != object_id:
+        return [f"{rel}: its content hashes to {made}, not {object_id} (edited after it "
+                "was made?)"]
+    return []
+
+
+def _source_problems(rel: str, sid: str, part: str, data: bytes,
+                     files: Mapping[str, bytes]) -> list[str]:
+    folder = rel.rsplit("/", 1)[0]
+    if part == "content":
+        out = [] if hashlib.sha256(data).hexdigest() == sid else [
+            f"{rel}: the source's bytes do not hash to its id {sid[:12]}…"]
+        if f"{folder}/meta.yaml" not in files:
+            out.append(f"{rel}: source content without its meta.yaml")
+        return out
+    kind = KINDS["source"]
+    parsed = parse(kind, data, rel)
+    if parsed.data is None:
+        return [f"{rel}: {parsed.problem}"]
+    errors = kind.validate(parsed.data)
+    if errors:
+        return [f"{rel}: not a valid source: " + "; ".join(errors)]
+    out = []
+    if parsed.data["id"] != sid or parsed.data["hash"] != f"sha256:{sid}":
+        out.append(f"{rel}: names id {parsed.data['id']!r} and hash {parsed.data['hash']!r}; "
+                   f"its directory names {sid}")
+    if f"{folder}/content" not in files:
+        out.append(f"{rel}: the source's content file is missing")
+    return out
+
+
+def _decision_problems(rel: str, pid: str, data: bytes) -> list[str]:
+    parsed = parse(None, data, rel)
+    if parsed.data is None:
+        return [f"{rel}: {parsed.problem}"]
+    record = parsed.data
+    missing = [f for f in _DECISION_FIELDS if not isinstance(record.get(f), str)]
+    if missing:
+        return [f"{rel}: not a decision record: missing {', '.join(missing)}"]
+    if record["proposal_id"] != pid:
+        return [f"{rel}: proposal_id {record['proposal_id']!r} is not its file name"]
+    if record["decision"] not in ("approved", "rejected"):
+        return [f"{rel}: decision {record['decision']!r} is not approved or rejected"]
+    return []
+
+
+def _audit_problems(rel: str, data: bytes, events: dict[str, str]) -> list[str]:
+    out = []
+    if rel != audit.LOG_NAME and not rel.endswith(f"-{ids.sha256_hex(data)[:16]}.jsonl"):
+        out.append(f"{rel}: closed audit segment was modified (its name no longer matches)")
+    for lineno, line in enumerate(data.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        record = audit.parse_line(line)
+        if record is None or record.get("hash") != audit.event_hash(record):
+            out.append(f"{rel}:{lineno}: not an audit event whose hash matches its body")
+            continue
+        events[str(record["hash"])] = str(record.get("prev_hash") or "")
+    return out

@@ -1,0 +1,113 @@
+"""Importing a checked bundle: what it would do here, and doing it.
+
+Each object of the bundle (a source is its meta.yaml and content; a decision record is
+keyed by its proposal id; the audit log is not an object and stays out) is new here,
+identical, or a conflict: the same id with other content. `import_apply` lands the new
+objects — and, with `overwrite`, the conflicting ones — in one commit through
+`writer.commit_direct` under the clone's write lock: journal-first, crash-safe, with one
+`bundle.import` audit event naming the bundle's sha256 and the importer, and a
+`Vouch-Bundle` trailer. Nothing new means no commit and no event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vouch.bundle.archive import Bundle, load
+from vouch.bundle.layout import committed_files
+from vouch.errors import Conflict, UsageError
+from vouch.health.files import catalog
+from vouch.store.kb import KB
+
+ON_CONFLICT = ("skip", "overwrite", "fail")
+
+
+@dataclass
+class Plan:
+    """What importing a bundle would do, object by object (keyed by id)."""
+
+    new: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    conflict: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    identical: list[str] = field(default_factory=list)
+
+
+def objects_of(files: Mapping[str, bytes]) -> dict[str, tuple[str, dict[str, bytes]]]:
+    """object id -> (kind, its files): a source is its meta.yaml and content; a decision
+    record is keyed by its proposal id. The audit log is not an object: it stays out."""
+    out: dict[str, tuple[str, dict[str, bytes]]] = {}
+    for rel, data in files.items():
+        entry = catalog(rel)
+        if entry is None or entry.kind is None or entry.id is None:
+            continue
+        out.setdefault(entry.id, (entry.kind, {}))[1][rel] = data
+    return out
+
+
+def plan(kb: KB, bundle: Bundle, commit: str | None) -> Plan:
+    """Each object of the bundle against `commit`: new (no file of it there), identical
+    (every file the same), or a conflict (the same id with other content)."""
+    here, _ = committed_files(kb, commit) if commit else ({}, [])
+    blob_id = kb.repo.blob_id
+    out = Plan()
+    for oid, (_, files) in sorted(objects_of(bundle.files).items()):
+        present = [rel for rel in files if rel in here]
+        if not present:
+            out.new[oid] = files
+        elif all(here.get(rel) == blob_id(data) for rel, data in files.items()):
+            out.identical.append(oid)
+        else:
+            out.conflict[oid] = files
+    return out
+
+
+def import_check(kb: KB, path: Path) -> dict[str, Any]:
+    bundle = load(path)
+    found = plan(kb, bundle, kb.repo.resolve("HEAD"))
+    return {"ok": True, "path": str(path), "bundle": bundle.sha256,
+            "source_commit": bundle.manifest.get("source_commit"),
+            "new": sorted(found.new), "conflict": sorted(found.conflict),
+            "identical": found.identical}
+
+
+def import_apply(kb: KB, actor: str, path: Path, on_conflict: str = "skip") -> dict[str, Any]:
+    """Land the bundle's new objects (and, with `overwrite`, its conflicting ones) in one
+    audited commit on the checked-out branch; `fail` refuses when anything conflicts."""
+    from vouch.store import writer
+    from vouch.store.landing import gate_lock
+
+    if on_conflict not in ON_CONFLICT:
+        raise UsageError(f"on_conflict {on_conflict!r} is not one of: {', '.join(ON_CONFLICT)}")
+    bundle = load(path)
+    with gate_lock(kb):
+        head = kb.repo.resolve("HEAD")
+        found = plan(kb, bundle, head)
+        if found.conflict and on_conflict == "fail":
+            shown = sorted(found.conflict)
+            raise Conflict(
+                f"{len(shown)} object(s) of the bundle exist here with other content: "
+                + ", ".join(shown[:10]) + (", ..." if len(shown) > 10 else ""),
+                hint="nothing was written; `vouch import-check` lists them, and "
+                     "--on-conflict skip or overwrite decides what happens to them")
+        overwrite = on_conflict == "overwrite"
+        taken = {**found.new, **(found.conflict if overwrite else {})}
+        result = {"imported": len(found.new), "skipped": 0 if overwrite else len(found.conflict),
+                  "overwritten": len(found.conflict) if overwrite else 0,
+                  "identical": len(found.identical), "on_conflict": on_conflict,
+                  "bundle": bundle.sha256, "commit": None}
+        if not taken:
+            return result  # nothing new: no commit, no event (re-importing changes nothing)
+        files = {rel: data for _, group in sorted(taken.items()) for rel, data in group.items()}
+        data = {"bundle_sha256": bundle.sha256, "importer": actor,
+                "source_commit": bundle.manifest.get("source_commit"),
+                "content_sha256": bundle.manifest.get("content_sha256"),
+                **{k: result[k] for k in ("imported", "skipped", "overwritten", "identical",
+                                           "on_conflict")}}
+        result["commit"] = writer.commit_direct(
+            kb, files, subject=f"vouch: import bundle {bundle.sha256[:12]} "
+                               f"({len(taken)} objects)",
+            event="bundle.import", actor=actor, object_ids=sorted(taken), data=data,
+            extra_trailers={"Vouch-Bundle": bundle.sha256})
+    return result

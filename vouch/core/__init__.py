@@ -1,0 +1,2 @@
+"""Shared primitives below everything else: content ids, YAML, atomic files, locks,
+configuration."""

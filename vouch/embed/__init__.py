@@ -1,0 +1,1 @@
+"""Embeddings: the only importer of model2vec, and the query tokenizer."""
