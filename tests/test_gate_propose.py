@@ -55,12 +55,13 @@ def test_propose_claim_cli_prints_only_the_id_and_makes_one_branch(kb_with_sourc
 
 def test_claim_file_holds_the_proposal(kb_with_sources: KB) -> None:
     kb = kb_with_sources
+    sid = call(kb, "kb.session_start", {"task": "rollbacks"})["session_id"]
     pid = propose_claim(kb, "Rollbacks do not need a review", type="fact", confidence=0.9,
-                        tags=["ops"], session_id="s-1")
+                        tags=["ops"], session_id=sid)
     path = claim.path_for(claim.KIND.make_id({"text": "Rollbacks do not need a review"}))
     obj = claim.load(git(kb.root, "show", f"{PROPOSAL_PREFIX}{pid}:.vouch/{path}"))
     assert obj["type"] == "fact" and obj["confidence"] == 0.9 and obj["tags"] == ["ops"]
-    assert obj["proposed_by"] == ALICE and obj["session_id"] == "s-1"
+    assert obj["proposed_by"] == ALICE and obj["session_id"] == sid
     assert "approved_by" not in obj
 
 

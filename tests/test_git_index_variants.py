@@ -373,13 +373,6 @@ def test_index_dirty_agrees_with_git_or_steps_aside(tmp_path: Path, name: str) -
 
 # -- the tests can fail: patchers that cut corners are caught -------------------------------
 # (each variant is marked as patched in-process, so only the comparison with git can fail)
-def test_keeping_the_fsmonitor_bitmap_would_be_caught(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gitindex, "_KEPT", gitindex._KEPT | {b"FSMN"})
-    with pytest.raises(AssertionError):
-        check_variant(tmp_path, "sha1", VARIANTS["fsmonitor"])
-
-
 def test_patching_a_split_index_would_be_caught(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(gitindex, "_UNSUPPORTED", set())

@@ -154,4 +154,5 @@ GROUP_HELP = {
              "clone (a cache; safe to delete).",
     "source": "Register and inspect sources.",
     "evidence": "Span pointers into sources.",
+    "session": "Work sessions: start one, name it on proposals, end it.",
 }

@@ -13,7 +13,9 @@ import click
 from vouch.errors import UsageError
 from vouch.methods.context import CallContext
 
-FORMATS = ("human", "json")
+# markdown: the human rendering, for commands whose human output is markdown meant for
+# a prompt (`vouch context`); any other command prints its human text
+FORMATS = ("human", "json", "markdown")
 _chosen: dict[str, str] = {}
 _before_command: dict[str, Any] = {}  # --kb/--as/--format/--json given before the command
 

@@ -81,16 +81,6 @@ def check_id(value: object, what: str = "id") -> str:
 _TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$")
 
 
-def check_token(value: object, what: str) -> str:
-    """A caller-chosen name (a session id from an agent's host): free-form, yet safe in
-    a path or a trailer — no separators, no `..`, no spaces or control characters."""
-    if not isinstance(value, str) or not _TOKEN.match(value) or ".." in value:
-        shown = value if isinstance(value, str) and len(value) < 120 else repr(value)[:120]
-        raise InvalidId(f"{what} {shown!r} is not a plain name",
-                        hint="use letters, digits and . _ : @ + - (no '/' or '..')")
-    return value
-
-
 def shard(object_id_: str) -> str:
     """Two hex digits that spread object files over 256 directories.
 

@@ -18,7 +18,7 @@ from vouch.gate import records
 from vouch.kinds import KINDS, Kind, Obj
 from vouch.kinds import evidence as evidence_kind
 from vouch.kinds import source as source_kind
-from vouch.store import evidence
+from vouch.store import evidence, sessions
 from vouch.store.kb import KB, PROPOSAL_PREFIX
 from vouch.store.landing import gate_lock
 
@@ -159,13 +159,16 @@ def propose(kb: KB, actor: str, kind_name: str, values: dict[str, Any], *,
     kind = KINDS[kind_name]
     key = f"{kind_name}_id"
     if session_id is not None:
-        ids.check_token(session_id, "session id")  # it goes into a trailer and a file
+        # it goes into a trailer and a file: a well-formed id, then an open session
+        sessions.check_session_id(session_id)
     values = {**values, "proposed_by": actor}
     if session_id is not None and "session_id" in kind.field_names:
         values["session_id"] = session_id
     repo = kb.repo
     if dry_run:
         view = BaseView(kb, repo.resolve("HEAD"))
+        if session_id is not None:
+            sessions.require_open(kb, session_id, view.commit)
         obj, _, errors = _validate(kb, view, kind, dict(values))
         return {"proposal_id": None, key: obj["id"], "valid": not errors, "errors": errors}
     with gate_lock(kb):
@@ -176,6 +179,8 @@ def propose(kb: KB, actor: str, kind_name: str, values: dict[str, Any], *,
         base = repo.peek(branch)
         if base is None:
             raise UsageError("the current branch has no commits yet", hint="run `vouch init`")
+        if session_id is not None:
+            sessions.require_open(kb, session_id, base)
         view = BaseView(kb, base)
         obj, made, errors = _validate(kb, view, kind, dict(values))
         oid = obj["id"]

@@ -50,6 +50,11 @@ class ObjectStore:
         self.empty_tree = EMPTY_TREES[algo]
         self.null_id = "0" * (2 * self.width)
         self._trees: dict[str, list[tuple[str, str, str, str]]] = {}
+        self._peeled: dict[str, str | None] = {}  # full commit/tree id -> its tree
+        # objects this process wrote, kept to be read back without a pipe round trip
+        # (a landing writes each new blob to the work tree right after making it)
+        self._written: dict[str, tuple[str, bytes]] = {}
+        self._written_bytes = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._mutex = threading.Lock()
 
@@ -81,6 +86,9 @@ class ObjectStore:
 
     def read(self, name: str) -> tuple[str, bytes] | None:
         """(type, content) of an object name (sha or `rev:path`), or None when missing."""
+        kept = self._written.get(name)
+        if kept is not None:
+            return kept
         with self._mutex:
             found = self._ask(f"contents {name}")
             if found is None:
@@ -124,12 +132,20 @@ class ObjectStore:
         return out
 
     def peel_tree(self, name: str) -> str | None:
+        """The tree of a commit or tree; a full id is immutable, so its answer is kept."""
+        if name in self._peeled:
+            return self._peeled[name]
         found = self.read(name)
-        if found is None:
-            return None
-        if found[0] == "commit":  # "tree <id>\n" always comes first
-            return found[1][5 : 5 + 2 * self.width].decode()
-        return name if found[0] == "tree" else None
+        tree = None
+        if found is not None and found[0] == "commit":  # "tree <id>\n" always comes first
+            tree = found[1][5 : 5 + 2 * self.width].decode()
+        elif found is not None and found[0] == "tree":
+            tree = name
+        if len(name) == 2 * self.width and all(c in "0123456789abcdef" for c in name):
+            if len(self._peeled) > 65536:
+                self._peeled.clear()
+            self._peeled[name] = tree
+        return tree
 
     def hash(self, typ: str, data: bytes) -> str:
         """The id this repository gives `data` stored as a `typ` object."""
@@ -138,6 +154,7 @@ class ObjectStore:
     def write(self, typ: str, data: bytes) -> str:
         header = f"{typ} {len(data)}\0".encode()
         sha = object_sha(typ, data, self.algo)
+        self._keep(sha, typ, data)
         path = self.objects / sha[:2] / sha[2:]
         if path.exists():
             return sha
@@ -149,10 +166,23 @@ class ObjectStore:
         os.replace(tmp, path)  # objects are immutable: a racing writer wrote the same bytes
         return sha
 
+    def _keep(self, sha: str, typ: str, data: bytes) -> None:
+        if len(data) > _KEEP_ONE:
+            return
+        if self._written_bytes + len(data) > _KEEP_ALL:
+            self._written.clear()
+            self._written_bytes = 0
+        self._written[sha] = (typ, data)
+        self._written_bytes += len(data)
+
     def close(self) -> None:
         if self._proc is not None:
             _close(self._proc)
             self._proc = None
+
+
+_KEEP_ONE = 1 << 20  # objects this process wrote, kept for reading back: each at most
+_KEEP_ALL = 64 << 20  # 1 MiB, 64 MiB in all
 
 
 def object_sha(typ: str, data: bytes, algo: str = "sha1") -> str:

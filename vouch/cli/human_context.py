@@ -1,0 +1,65 @@
+"""A ContextPack as markdown (`vouch context TASK`, `--format markdown` or `human`).
+
+Meant to be pasted into a prompt as it is: one block per item, most relevant first, each
+naming its id (what an agent cites), kind, status and citations; page sections are
+quoted so that their own headings cannot break the pack's structure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def markdown(pack: dict[str, Any]) -> str:
+    lines = [f"# Context: {_one_line(pack['task'])}", ""]
+    items = pack.get("items") or []
+    if not items:
+        lines.append("No approved knowledge in this repository's knowledge base matches "
+                     "this task.")
+        return "\n".join(lines)
+    lines += ["Approved knowledge from this repository's vouch knowledge base, most relevant "
+              "first. Cite items by id.", ""]
+    for n, item in enumerate(items, 1):
+        lines += [_heading(n, item), ""]
+        if item["kind"] == "page":
+            lines += [f"> {line}".rstrip() for line in item["text"].split("\n")]
+        else:
+            lines.append(item["text"])
+        if item.get("partial"):
+            lines[-1] += " [cut to fit]"
+        cites = [_citation(c) for c in item.get("citations") or []]
+        if cites:
+            lines += ["", "Cites: " + "; ".join(cites)]
+        lines.append("")
+    note = f"{len(items)} item{'' if len(items) == 1 else 's'}, {pack['total_chars']} of " \
+           f"{pack['max_chars']} characters"
+    if pack.get("truncated"):
+        note += "; more matched but did not fit (raise --max-chars)"
+    lines.append(f"_{note}._")
+    return "\n".join(lines)
+
+
+def _heading(n: int, item: dict[str, Any]) -> str:
+    what = [item["type"] if item.get("type") else "", item.get("status") or ""]
+    detail = ", ".join(w for w in what if w)
+    title = ""
+    if item["kind"] in ("page", "entity"):
+        title = f" {_one_line(item['title'])}"
+        if item.get("section"):
+            title += f" § {_one_line(item['section'])}"
+    return (f"## {n}. {item['kind']}{title} `{item['id']}`"
+            + (f" ({detail})" if detail else ""))
+
+
+def _citation(c: dict[str, Any]) -> str:
+    if c["kind"] == "claim":
+        return f"claim `{c['id']}`"
+    where = f" {c['locator']}" if c.get("locator") and c["kind"] == "evidence" else ""
+    quote = f' "{_one_line(c["quote"])}"' if c.get("quote") else ""
+    # a source is cited by its title (and lines); its sha256 is shortened as git does
+    shown = c["id"][:12] if c["kind"] == "source" else c["id"]
+    return f"{_one_line(c.get('title') or c['id'])}{where}{quote} (`{shown}`)"
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text or "").split())

@@ -1,0 +1,479 @@
+"""Context packs: the approved knowledge most relevant to a task, packed into a budget.
+
+`build(kb, task)` answers `kb.context` / `vouch context TASK`:
+
+1. search (`engine.search`, hybrid) for the task over approved claims, pages, entities
+   and relations — never sources (captured bytes, not reviewed knowledge) and never
+   open proposals — keeping the hits the words match and those whose embedding is
+   nearly as close as the closest (see `_candidates`);
+2. add the neighbourhood of the best hits: a claim's entities and the claims it
+   contradicts, a page's claims and entities, a relation's two ends, the relations
+   that touch an entity — each scored at half its seed's score;
+3. read each candidate's file, in rank order: superseded, archived and redacted
+   objects are dropped whatever the index said, and the citations are resolved
+   (sources and evidence spans, with titles and locators; a page cites its sources and
+   claims); with `require_citations` an item citing nothing is dropped;
+4. pack greedily into `max_chars` (the sum of the items' `text`): an item that does not
+   fit whole is cut after its last whole sentence that fits (or left out when not even
+   one fits), and packing goes on with the next, smaller items. `min_items` makes the
+   pack hold at least that many items when that many exist: the budget is then shared
+   between the first `min_items` — the only case an item may be cut inside a sentence,
+   at a word, marked with "…", when one sentence alone exceeds its share.
+
+The result is a ContextPack: `{task, items: [{kind, id, title, text, status, score,
+citations, type, section, via, partial}], total_chars, truncated, max_chars,
+dropped_uncited, corpus_revision}`. `truncated` says the budget left something out or
+cut an item.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from vouch.core import ids
+from vouch.errors import CorruptFile, InvalidId, UsageError
+from vouch.kinds import KINDS, Obj, module_for
+from vouch.search import query as queries
+from vouch.search.engine import HIDDEN_STATUSES, SearchRequest, search
+from vouch.store.kb import KB, path_for
+
+PACK_KINDS = ("claim", "page", "entity", "relation")
+NEIGHBOUR_SEEDS = 5  # the best hits whose neighbourhood joins the candidates
+NEIGHBOUR_DECAY = 0.5  # a neighbour's score: its seed's, times this
+RELATION_LOOKUPS = 3  # entities whose relations are looked up (in one lexical query)
+RELATIONS_PER_ENTITY = 5
+MAX_CANDIDATES = 80
+RELATIVE_COSINE = 0.75  # a hit only the vector channel found: at least this × the best
+CHARS_PER_CANDIDATE = 160  # search depth for a budget: one hit per 160 characters (plus
+# neighbours, about one item per 125 characters fills it; deeper costs the search more)
+ELLIPSIS = "…"
+WARM_OBJECTS = 50_000  # objects a long-lived process keeps parsed (about 100 MB at most)
+RACY_NS = 200_000_000
+
+# where a sentence ends: terminal punctuation (and closing quotes/brackets) before
+# whitespace or the end, or a line break (a list item, a heading, a table row)
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*(?=\s|$)")
+
+
+@dataclass
+class Candidate:
+    kind: str
+    id: str
+    score: float
+    section: str | None = None  # a page's section heading ("" for text before the first)
+    via: str | None = None  # the hit whose neighbourhood brought it
+    rank: int = 0
+    text: str | None = None  # the index's text of a claim or entity hit
+
+    def may_fit(self, left: int) -> bool:
+        """False when the index's text shows the item cannot fit in `left` characters,
+        so its file need not be read (the index holds what the file says)."""
+        return self.text is None or bool(sentence_prefix(self.text, left))
+
+
+@dataclass
+class Item:
+    kind: str
+    id: str
+    title: str
+    text: str
+    status: str
+    score: float
+    citations: list[dict[str, Any]]
+    type: str = ""
+    section: str | None = None
+    via: str | None = None
+    rank: int = 0
+
+    def to_json(self, text: str) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.id, "title": self.title, "text": text,
+                "status": self.status, "score": round(self.score, 6),
+                "citations": self.citations, "type": self.type, "section": self.section,
+                "via": self.via, "partial": text != self.text}
+
+
+@dataclass
+class _Reader:
+    """Objects read once per pack (a source is cited by many claims), and across packs
+    in a long-lived process (`warm`, a server) while the file's stat is unchanged."""
+
+    kb: KB
+    warm: dict[tuple[str, str], tuple[tuple[int, int, int], Obj]]
+    objects: dict[tuple[str, str], Obj | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.root = str(self.kb.dir)
+
+    def get(self, kind: str, object_id: str) -> Obj | None:
+        key = (kind, object_id)
+        if key not in self.objects:
+            self.objects[key] = self._read(kind, object_id)
+        return self.objects[key]
+
+    def _path(self, kind: str, object_id: str) -> str:
+        return os.path.join(self.root, path_for(KINDS[kind], object_id))  # no pathlib: hot
+
+    def _read(self, kind: str, object_id: str) -> Obj | None:
+        try:
+            st = os.stat(self._path(kind, object_id))
+        except (FileNotFoundError, NotADirectoryError, InvalidId):
+            return None
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        known = self.warm.get((kind, object_id))
+        if known is not None and known[0] == stamp:
+            return known[1]
+        try:
+            obj = self.kb.read(KINDS[kind], object_id)
+        except (CorruptFile, InvalidId, UnicodeDecodeError, ValueError):
+            return None  # `vouch doctor` names a broken or misnamed file; a pack skips it
+        # as git does for its index: a file changed within the clock's resolution may
+        # change again with the same stamp, so it is not trusted until it settles
+        if obj is not None and time.time_ns() - st.st_mtime_ns > RACY_NS:
+            if len(self.warm) >= WARM_OBJECTS:
+                self.warm.clear()
+            self.warm[(kind, object_id)] = (stamp, obj)
+        return obj
+
+    def kind_of(self, object_id: str) -> str | None:
+        if ids.is_source_id(object_id) or not ids.is_object_id(object_id):
+            return None
+        return next((k for k in ("entity", "claim", "page", "relation")
+                     if os.path.isfile(self._path(k, object_id))), None)
+
+
+def build(kb: KB, task: str, *, max_chars: int = 4000, min_items: int = 0,
+          require_citations: bool = False, warm: dict[str, Any] | None = None,
+          transport: str = "cli") -> dict[str, Any]:
+    """The ContextPack for `task` (see the module docstring)."""
+    text = queries.normalize(task)
+    if max_chars < 1:
+        raise UsageError("max_chars must be at least 1")
+    if min_items < 0:
+        raise UsageError("min_items must be 0 or more")
+    warm = warm if warm is not None else {}
+    top = min(MAX_CANDIDATES, max(10, max_chars // CHARS_PER_CANDIDATE + min_items))
+    response = search(kb, SearchRequest(query=text, top=top, kinds=PACK_KINDS, trace=True,
+                                        transport=transport), warm=warm)
+    reader = _Reader(kb, warm.setdefault(f"context-objects:{kb.dir}", {}))
+    candidates = _candidates(response)
+    candidates = _with_neighbours(kb, reader, candidates, warm)
+    dropped = [0]
+
+    def resolve(c: Candidate) -> Item | None:
+        item = _item(reader, c)
+        if item is not None and require_citations and not item.citations:
+            dropped[0] += 1
+            return None
+        return item
+
+    packed, truncated = _pack(candidates, _Resolved(resolve), max_chars, min_items)
+    return {
+        "task": text,
+        "items": [item.to_json(cut) for item, cut in packed],
+        "total_chars": sum(len(cut) for _, cut in packed),
+        "truncated": truncated,
+        "max_chars": max_chars,
+        "dropped_uncited": dropped[0],
+        "corpus_revision": response.get("corpus_revision"),
+    }
+
+
+# -- candidates -----------------------------------------------------------------------
+def _candidates(response: dict[str, Any]) -> list[Candidate]:
+    """One candidate per relevant object — per section for a page — in rank order.
+
+    Search ranks every chunk the vector channel returns, and a static embedding finds
+    something "similar" to any text at all, even to letters that form no word. So a
+    hit whose words do not match joins only when its cosine is close to the best one's
+    (RELATIVE_COSINE): a paraphrase of the task keeps its best matches, and a task the
+    knowledge base knows nothing about gets few items instead of a budget of filler.
+    """
+    cosines = {v["chunk_id"]: v["cosine"] for v in response["trace"]["vector"]}
+    floor = RELATIVE_COSINE * max(cosines.values(), default=0.0)
+    out: dict[tuple[str, str, str | None], Candidate] = {}
+    for r in response["results"]:
+        if not r["score_breakdown"].get("fts") and cosines.get(r["chunk_id"], 0.0) < floor:
+            continue
+        section = str(r["source"].get("section") or "") if r["kind"] == "page" else None
+        key = (r["kind"], r["id"], section)
+        if key not in out:
+            # a claim's or entity's item text is its chunk's text, whitespace collapsed
+            text = " ".join(r["text"].split()) if r["kind"] in ("claim", "entity") else None
+            out[key] = Candidate(r["kind"], r["id"], float(r["score"]), section, text=text)
+    return list(out.values())
+
+
+def _with_neighbours(kb: KB, reader: _Reader, found: list[Candidate],
+                     warm: dict[str, Any]) -> list[Candidate]:
+    """`found` plus the entity/relation neighbourhood of its best hits, best first."""
+    by_key = {(c.kind, c.id, c.section): c for c in found}
+    seeds: list[Candidate] = []
+    for c in found:
+        if all(s.id != c.id for s in seeds):
+            seeds.append(c)
+        if len(seeds) == NEIGHBOUR_SEEDS:
+            break
+
+    def add(kind: str | None, object_id: object, seed: Candidate) -> None:
+        if kind is None or not isinstance(object_id, str):
+            return
+        score = seed.score * NEIGHBOUR_DECAY
+        if kind == "page":
+            return  # a page is reached through its sections, i.e. by search
+        key = (kind, object_id, None)
+        known = by_key.get(key)
+        if known is None:
+            by_key[key] = Candidate(kind, object_id, score, via=seed.id)
+        elif known.score < score:
+            known.score = score
+
+    lookups: list[tuple[str, Candidate]] = []
+    for seed in seeds:
+        obj = reader.get(seed.kind, seed.id)
+        if obj is None:
+            continue
+        if seed.kind == "claim":
+            for eid in obj.get("entities") or []:
+                add("entity", eid, seed)
+                lookups.append((eid, seed))
+            for cid in obj.get("contradicts") or []:
+                add("claim", cid, seed)
+        elif seed.kind == "page":
+            for cid in obj.get("claims") or []:
+                add("claim", cid, seed)
+            for eid in obj.get("entities") or []:
+                add("entity", eid, seed)
+        elif seed.kind == "relation":
+            for end in ("source", "target"):
+                add(reader.kind_of(str(obj.get(end) or "")), obj.get(end), seed)
+        elif seed.kind == "entity":
+            lookups.insert(0, (seed.id, seed))
+    for rid, seed in _relations_of(kb, reader, lookups, warm):
+        add("relation", rid, seed)
+    ranked = sorted(by_key.values(), key=lambda c: -c.score)  # stable: hits before ties
+    for n, c in enumerate(ranked):
+        c.rank = n
+    return ranked
+
+
+def _relations_of(kb: KB, reader: _Reader, entities: list[tuple[str, Candidate]],
+                  warm: dict[str, Any]) -> list[tuple[str, Candidate]]:
+    """(relation id, seed) for the relations with one of the first RELATION_LOOKUPS
+    `entities` at an end. The index titles a relation with the ids of its ends, so one
+    lexical query for their hash parts (8 hex digits: rare words) finds the candidates
+    cheaply; the relation files decide."""
+    wanted: dict[str, Candidate] = {}
+    for eid, seed in entities:
+        if len(wanted) < RELATION_LOOKUPS and eid not in wanted and ids.is_object_id(eid):
+            wanted[eid] = seed
+    if not wanted:
+        return []
+    query = " ".join(eid.rsplit("-", 1)[1] for eid in wanted)
+    found = search(kb, SearchRequest(query=query, mode="fts", kinds=("relation",),
+                                     top=RELATIONS_PER_ENTITY * len(wanted), log=False),
+                   warm=warm)
+    out: list[tuple[str, Candidate]] = []
+    per: dict[str, int] = {}
+    for r in found["results"]:
+        rel = reader.get("relation", r["id"])
+        for end in (rel or {}).get("source"), (rel or {}).get("target"):
+            if end in wanted and per.get(end, 0) < RELATIONS_PER_ENTITY:
+                per[end] = per.get(end, 0) + 1
+                out.append((str(r["id"]), wanted[end]))
+                break
+    return out
+
+
+# -- items --------------------------------------------------------------------------------
+def _item(reader: _Reader, c: Candidate) -> Item | None:
+    obj = reader.get(c.kind, c.id)
+    if obj is None or obj.get("status") in HIDDEN_STATUSES:
+        return None
+    kind = KINDS[c.kind]
+    title = kind.title_of(obj)
+    type_ = str(obj.get(kind.type_field) or "") if kind.type_field else ""
+    status = str(obj.get("status") or "")
+    if c.kind == "page":
+        text = _section_text(obj, c.section or "")
+        if text is None:
+            return None
+        cited = [*_cite(reader, obj.get("sources") or []),
+                 *_cite_claims(reader, obj.get("claims") or [])]
+        return Item("page", c.id, title, text, status, c.score, cited, type_, c.section,
+                    c.via, c.rank)
+    if c.kind == "claim":
+        text = " ".join(str(obj.get("text") or "").split())
+    elif c.kind == "relation":
+        text = _relation_text(reader, obj)
+    else:  # an entity: its name, aliases and description, as the index holds them
+        text = " ".join(module_for(kind).chunks(obj)[0].text.split())
+    return Item(c.kind, c.id, title, text, status, c.score,
+                _cite(reader, obj.get("evidence") or []), type_, None, c.via, c.rank)
+
+
+def _section_text(page: Obj, heading: str) -> str | None:
+    from vouch.kinds import page as page_kind
+
+    for sec in page_kind.sections(str(page.get("body") or "")):
+        if sec.heading == heading:
+            return sec.text
+    return None
+
+
+def _relation_text(reader: _Reader, rel: Obj) -> str:
+    def label(object_id: str) -> str:
+        kind = reader.kind_of(object_id)
+        obj = reader.get(kind, object_id) if kind else None
+        return " ".join(KINDS[kind].title_of(obj).split()) if kind and obj else object_id
+
+    return (f"{label(str(rel['source']))} {str(rel['relation']).replace('_', ' ')} "
+            f"{label(str(rel['target']))}")
+
+
+def _cite(reader: _Reader, cited: list[str]) -> list[dict[str, Any]]:
+    """Each cited source or evidence id that resolves, as {id, kind, title, locator}
+    (evidence adds source_id and its quote)."""
+    out = []
+    for cid in dict.fromkeys(cited):
+        if ids.is_source_id(cid):
+            source = reader.get("source", cid)
+            if source is not None:
+                out.append({"id": cid, "kind": "source", "title": _source_title(source),
+                            "locator": source.get("locator")})
+            continue
+        ev = reader.get("evidence", cid) if ids.is_object_id(cid) else None
+        if ev is None:
+            continue
+        source = reader.get("source", str(ev["source_id"]))
+        entry = {"id": cid, "kind": "evidence", "title": _source_title(source) if source
+                 else None, "locator": ev.get("locator"), "source_id": ev["source_id"]}
+        if ev.get("quote"):
+            entry["quote"] = ev["quote"]
+        out.append(entry)
+    return out
+
+
+def _cite_claims(reader: _Reader, cited: list[str]) -> list[dict[str, Any]]:
+    """A page's claims that are current knowledge, as citations of the page."""
+    out = []
+    for cid in dict.fromkeys(cited):
+        claim = reader.get("claim", cid) if ids.is_object_id(cid) else None
+        if claim is not None and claim.get("status") not in HIDDEN_STATUSES:
+            out.append({"id": cid, "kind": "claim", "title": KINDS["claim"].title_of(claim),
+                        "locator": None})
+    return out
+
+
+def _source_title(source: Obj) -> str:
+    return str(source.get("title") or source.get("locator") or source["id"][:12])
+
+
+# -- packing ------------------------------------------------------------------------------
+def sentence_prefix(text: str, limit: int) -> str:
+    """The longest prefix of `text` of at most `limit` characters that ends at the end
+    of a sentence or a line, and says something more than a heading ("" when not even
+    the first sentence fits)."""
+    if len(text) <= limit:
+        return text
+    # the whole text is scanned: a "." just before the limit ends a sentence only if
+    # what follows it is a space, which a scan cut at the limit could not see
+    ends = [m.end() for m in _SENTENCE_END.finditer(text) if m.end() <= limit]
+    ends += [m.start() for m in re.finditer(r"\n", text[: limit + 1])]
+    for end in sorted(ends, reverse=True):
+        best = text[:end].rstrip()
+        if end <= limit and any(line.strip() and not line.lstrip().startswith("#")
+                                for line in best.split("\n")):
+            return best
+    return ""
+
+
+def word_prefix(text: str, limit: int) -> str:
+    """At most `limit` characters of `text` cut at a word, ending with "…" (the last
+    resort of `min_items`, when one sentence alone exceeds an item's share)."""
+    if len(text) <= limit:
+        return text
+    if limit <= len(ELLIPSIS):
+        return text[:limit]
+    head = text[: limit - len(ELLIPSIS)]
+    whole_word = text[len(head)].isspace() or head[-1].isspace()
+    if not whole_word and len(head.split()) > 1:
+        head = head.rsplit(None, 1)[0]  # drop the word cut in two
+    return head.rstrip() + ELLIPSIS
+
+
+class _Resolved:
+    """Candidates resolved to items at most once each (None: hidden, broken, uncited)."""
+
+    def __init__(self, resolve: Callable[[Candidate], Item | None]):
+        self._resolve = resolve
+        self._done: dict[int, Item | None] = {}
+
+    def __call__(self, c: Candidate) -> Item | None:
+        if id(c) not in self._done:
+            self._done[id(c)] = self._resolve(c)
+        return self._done[id(c)]
+
+
+def _pack(candidates: list[Candidate], resolve: _Resolved, max_chars: int, min_items: int
+          ) -> tuple[list[tuple[Item, str]], bool]:
+    """Greedy packing in rank order; see the module docstring."""
+    chosen, truncated = _greedy(candidates, resolve, max_chars)
+    if len(chosen) >= min_items:
+        return chosen, truncated
+    firsts: list[Item] = []
+    for c in candidates:
+        item = resolve(c)
+        if item is not None:
+            firsts.append(item)
+            if len(firsts) == min_items:
+                break
+    if len(firsts) <= len(chosen):
+        return chosen, truncated  # fewer items are relevant than min_items asks for
+    count = min(len(firsts), max_chars)
+    share = max_chars // count
+    chosen = [(item, sentence_prefix(item.text, share) or word_prefix(item.text, share))
+              for item in firsts[:count]]
+    used = sum(len(cut) for _, cut in chosen)
+    taken = {(item.kind, item.id, item.section) for item, _ in chosen}
+    rest = [c for c in candidates if (c.kind, c.id, c.section) not in taken]
+    more, _ = _greedy(rest, resolve, max_chars - used)
+    chosen = sorted([*chosen, *more], key=lambda pair: pair[0].rank)
+    packed = {(item.kind, item.id, item.section) for item, _ in chosen}
+    truncated = (any(cut != item.text for item, cut in chosen)
+                 or any(resolve(c) is not None for c in candidates
+                        if (c.kind, c.id, c.section) not in packed))
+    return chosen, truncated
+
+
+def _greedy(candidates: list[Candidate], resolve: _Resolved, budget: int
+            ) -> tuple[list[tuple[Item, str]], bool]:
+    """Each candidate in rank order, whole or cut after a whole sentence, while it fits.
+
+    A candidate whose index text shows it cannot fit is skipped without reading its
+    file — unless nothing was left out yet, when it is read to learn whether it is a
+    real item (so `truncated` is exact)."""
+    chosen: list[tuple[Item, str]] = []
+    truncated = False
+    left = budget
+    for c in candidates:
+        if left <= 0 and truncated:
+            break  # full, and known to have left something out
+        if not c.may_fit(left):
+            truncated = truncated or resolve(c) is not None
+            continue
+        item = resolve(c)
+        if item is None:
+            continue
+        cut = sentence_prefix(item.text, left)
+        if not cut:
+            truncated = True
+            continue
+        truncated = truncated or cut != item.text
+        chosen.append((item, cut))
+        left -= len(cut)
+    return chosen, truncated
