@@ -54,8 +54,9 @@ QUERIES = ("deploy rollback", "billing service owner", "incident postmortem")
 
 
 def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def fresh_target(name: str) -> Path:
@@ -132,8 +133,15 @@ def phases(src_bundle: Path) -> dict[str, float]:
 
 def ranked(exe: str, root: Path, query: str) -> tuple[list[tuple[str, str, int]], float]:
     t0 = time.perf_counter()
-    proc = subprocess.run([exe, "search", query, "--json"], cwd=root, env=bench_env(),
-                          capture_output=True, text=True, check=True, timeout=1800)
+    proc = subprocess.run(
+        [exe, "search", query, "--json"],
+        cwd=root,
+        env=bench_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=1800,
+    )
     elapsed = time.perf_counter() - t0
     results = json.loads(proc.stdout)["results"]
     return [(r["kind"], r["id"], r["source"]["chunk_index"]) for r in results], elapsed
@@ -163,15 +171,22 @@ def main(argv: list[str] | None = None) -> int:
         os.sync()  # the previous round's files reach the disk before this one is timed
         step("`vouch export --out B`", [exe, "export", "--out", str(out)], src)
         step("`vouch export-check B`", [exe, "export-check", str(out)], src)
-        step("`vouch import-check B` (fresh repository)", [exe, "import-check", str(out)],
-             target)
-        step("`vouch import-apply B` (fresh repository)", [exe, "import-apply", str(out)],
-             target)
+        step("`vouch import-check B` (fresh repository)", [exe, "import-check", str(out)], target)
+        step("`vouch import-apply B` (fresh repository)", [exe, "import-apply", str(out)], target)
         if n < args.rounds - 1:
             shutil.rmtree(target)
     manifest = bundle.check(out)[1]
-    verified = subprocess.run([exe, "audit", "--verify"], cwd=target, env=bench_env(),
-                              capture_output=True, text=True, check=False).returncode == 0
+    verified = (
+        subprocess.run(
+            [exe, "audit", "--verify"],
+            cwd=target,
+            env=bench_env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        ).returncode
+        == 0
+    )
     head_message = git(target, "log", "-1", "--format=%s")
 
     rows: list[list[object]] = []
@@ -182,8 +197,10 @@ def main(argv: list[str] | None = None) -> int:
         p50[label] = walls["p50_ms"] / 1000
         rows.append([label, walls["runs"], walls["p50_ms"], walls["max_ms"], cpus["p50_ms"]])
     total = p50["`vouch export --out B`"] + p50["`vouch import-apply B` (fresh repository)"]
-    verdict = (f"export + import-apply: {total:.2f} s (p50 + p50; target ≤ {TARGET_S:g} s) — "
-               f"{'met' if total <= TARGET_S else 'MISSED'}")
+    verdict = (
+        f"export + import-apply: {total:.2f} s (p50 + p50; target ≤ {TARGET_S:g} s) — "
+        f"{'met' if total <= TARGET_S else 'MISSED'}"
+    )
     print(verdict, file=sys.stderr)
 
     disk.append(calibrate())
@@ -199,26 +216,28 @@ def main(argv: list[str] | None = None) -> int:
         same.append(f"{q!r}: {'same' if theirs == ours else 'DIFFERENT'} ({len(ours)} hits)")
     print(same, file=sys.stderr)
 
-    body = "\n\n".join([
-        conditions(load_before),
-        f"Command: `python bench/bench_bundles.py --claims {args.claims} --rounds "
-        f"{args.rounds}` — a private copy of the generated {args.claims}-claim knowledge "
-        f"base; the bundle holds {manifest['files']:,} files ({manifest['unpacked_bytes']:,} bytes "
-        f"unpacked, {out.stat().st_size:,} bytes gzip'd); each import into a fresh `vouch "
-        "init` repository; every command a cold process.",
-        table(["command", "n", "wall p50 ms", "wall max ms", "CPU p50 ms"], rows),
-        f"- {verdict}",
-        f"- the disk: 5,000 small files created in {disk[0]:.2f} s before the rounds, "
-        f"{disk[1]:.2f} s after (an import of {args.claims:,} claims creates ~2 files per "
-        "object: a loose git object and a work-tree file; this shared disk varies several "
-        "times over from minute to minute)",
-        "- one in-process import, phases (s): " + ", ".join(
-            f"{k} {v}" for k, v in breakdown.items()),
-        f"- after the import: one commit ({head_message!r}), `vouch audit --verify` "
-        f"{'OK' if verified else 'FAILED'}; first `vouch search` there (builds the index "
-        f"from nothing): {first_search:.1f} s; same results as the source: "
-        + "; ".join(same),
-    ])
+    body = "\n\n".join(
+        [
+            conditions(load_before),
+            f"Command: `python bench/bench_bundles.py --claims {args.claims} --rounds "
+            f"{args.rounds}` — a private copy of the generated {args.claims}-claim knowledge "
+            f"base; the bundle holds {manifest['files']:,} files "
+            f"({manifest['unpacked_bytes']:,} bytes "
+            f"unpacked, {out.stat().st_size:,} bytes gzip'd); each import into a fresh `vouch "
+            "init` repository; every command a cold process.",
+            table(["command", "n", "wall p50 ms", "wall max ms", "CPU p50 ms"], rows),
+            f"- {verdict}",
+            f"- the disk: 5,000 small files created in {disk[0]:.2f} s before the rounds, "
+            f"{disk[1]:.2f} s after (an import of {args.claims:,} claims creates ~2 files per "
+            "object: a loose git object and a work-tree file; this shared disk varies several "
+            "times over from minute to minute)",
+            "- one in-process import, phases (s): "
+            + ", ".join(f"{k} {v}" for k, v in breakdown.items()),
+            f"- after the import: one commit ({head_message!r}), `vouch audit --verify` "
+            f"{'OK' if verified else 'FAILED'}; first `vouch search` there (builds the index "
+            f"from nothing): {first_search:.1f} s; same results as the source: " + "; ".join(same),
+        ]
+    )
     print(body)
     if not args.no_record:
         append_results(f"Bundles: export and import, {args.claims} claims (issue 13)", body)
@@ -227,4 +246,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-

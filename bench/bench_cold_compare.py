@@ -31,8 +31,14 @@ COMMANDS = {
 def _run(tree: Path, kb: Path, args: list[str]) -> float:
     env = bench_env({"PYTHONPATH": str(tree)})
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "vouch", *args], cwd=kb, env=env, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "vouch", *args],
+        cwd=kb,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - start
 
 
@@ -60,19 +66,23 @@ def main(argv: list[str] | None = None) -> int:
             for name, cmd in COMMANDS.items():
                 for label in trees:
                     samples.setdefault((name, label), []).append(
-                        _run(trees[label], kbs[label], cmd))
+                        _run(trees[label], kbs[label], cmd)
+                    )
     rows = []
     for (name, label), walls in sorted(samples.items()):
         stats = summary(walls)
         rows.append([f"vouch {name}", label, stats["p50_ms"], stats["p95_ms"], stats["min_ms"]])
-        print(f"vouch {name:<8} {label:<7} p50 {stats['p50_ms']:7.1f} ms  "
-              f"p95 {stats['p95_ms']:7.1f} ms")
+        print(
+            f"vouch {name:<8} {label:<7} p50 {stats['p50_ms']:7.1f} ms  "
+            f"p95 {stats['p95_ms']:7.1f} ms"
+        )
     if not args.no_record:
         append_results(
             f"Cold status and search before/after, {args.claims} claims",
             f"`python bench/bench_cold_compare.py --before {args.before} --after {args.after} "
             f"--claims {args.claims} --runs {args.runs}`\n\n{conditions(load_before)}\n\n"
-            + table(["command", "tree", "p50 ms", "p95 ms", "min ms"], rows))
+            + table(["command", "tree", "p50 ms", "p95 ms", "min ms"], rows),
+        )
     return 0
 
 

@@ -48,10 +48,13 @@ from vouch.search.context import build
 from vouch.store.kb import KB
 
 OUT = Path(__file__).resolve().parent / "out" / "context"
-PARAPHRASES = ("undo a broken release of the billing service",
-               "find out who looks after money movement before changing it",
-               "fix the queue that backs up during the nightly run",
-               "speed up slow pages for customers", "rotate the secrets the api keeps")
+PARAPHRASES = (
+    "undo a broken release of the billing service",
+    "find out who looks after money movement before changing it",
+    "fix the queue that backs up during the nightly run",
+    "speed up slow pages for customers",
+    "rotate the secrets the api keeps",
+)
 
 
 def tasks(index: Any, n: int, seed: int = 0) -> list[str]:
@@ -94,21 +97,26 @@ def bench(claims: int, n_tasks: int, cold_runs: int, rounds: int) -> dict[str, A
     rounds_.sort(key=lambda r: r[0])
     _, times, cpus = rounds_[0]  # the round other work on the machine disturbed least
     out: dict[str, Any] = {
-        "claims": claims, "chunks": int(index.index.counts()["chunks"]),
-        "open_s": round(opened, 2), "tasks": len(ts), "rounds": rounds,
+        "claims": claims,
+        "chunks": int(index.index.counts()["chunks"]),
+        "open_s": round(opened, 2),
+        "tasks": len(ts),
+        "rounds": rounds,
         "warm_p50_ms": round(percentile(times, 50), 2),
         "warm_p95_ms": round(percentile(times, 95), 2),
         "warm_cpu_p50_ms": round(percentile(cpus, 50), 2),
         "warm_cpu_p95_ms": round(percentile(cpus, 95), 2),
         "warm_p50_ms_by_round": [round(r[0], 2) for r in rounds_],
-        "items_p50": percentile(items, 50), "chars_p50": percentile(chars, 50),
+        "items_p50": percentile(items, 50),
+        "chars_p50": percentile(chars, 50),
         "truncated_share": round(truncated / len(ts), 2),
     }
     exe = vouch_exe()
-    for label, cmd in (("version", [exe, "--version"]),
-                       ("search", [exe, "search", PARAPHRASES[0], "--kb", str(root)]),
-                       ("context", [exe, "context", PARAPHRASES[0], "--kb", str(root),
-                                    "--json"])):
+    for label, cmd in (
+        ("version", [exe, "--version"]),
+        ("search", [exe, "search", PARAPHRASES[0], "--kb", str(root)]),
+        ("context", [exe, "context", PARAPHRASES[0], "--kb", str(root), "--json"]),
+    ):
         walls, cpus = time_cold_cpu(cmd, cold_runs)
         out[f"cold_{label}_p50_ms"] = summary(walls)["p50_ms"]
         out[f"cold_{label}_p95_ms"] = summary(walls)["p95_ms"]
@@ -121,30 +129,57 @@ def record(results: list[dict[str, Any]], load_before: str, argv: str) -> None:
     rows = []
     for r in results:
         rows += [
-            [f"{r['claims']} claims ({r['chunks']} chunks)", "warm `kb.context`",
-             r["warm_p50_ms"], r["warm_p95_ms"], "≤ 30 ms",
-             "met" if r["warm_p50_ms"] <= 30 else "MISSED"],
+            [
+                f"{r['claims']} claims ({r['chunks']} chunks)",
+                "warm `kb.context`",
+                r["warm_p50_ms"],
+                r["warm_p95_ms"],
+                "≤ 30 ms",
+                "met" if r["warm_p50_ms"] <= 30 else "MISSED",
+            ],
             ["", "warm `kb.context`, CPU", r["warm_cpu_p50_ms"], r["warm_cpu_p95_ms"], "", ""],
-            ["", "cold `vouch context --json`, wall", r["cold_context_p50_ms"],
-             r["cold_context_p95_ms"], "≤ 400 ms",
-             "met" if r["cold_context_p50_ms"] <= 400 else "MISSED"],
+            [
+                "",
+                "cold `vouch context --json`, wall",
+                r["cold_context_p50_ms"],
+                r["cold_context_p95_ms"],
+                "≤ 400 ms",
+                "met" if r["cold_context_p50_ms"] <= 400 else "MISSED",
+            ],
             ["", "cold `vouch context`, CPU", r["cold_context_cpu_p50_ms"], "", "", ""],
-            ["", "cold `vouch search` (same task, for scale), wall", r["cold_search_p50_ms"],
-             r["cold_search_p95_ms"], "", ""],
-            ["", "cold `vouch --version`, wall", r["cold_version_p50_ms"],
-             r["cold_version_p95_ms"], "", ""],
+            [
+                "",
+                "cold `vouch search` (same task, for scale), wall",
+                r["cold_search_p50_ms"],
+                r["cold_search_p95_ms"],
+                "",
+                "",
+            ],
+            [
+                "",
+                "cold `vouch --version`, wall",
+                r["cold_version_p50_ms"],
+                r["cold_version_p95_ms"],
+                "",
+                "",
+            ],
         ]
     notes = "\n".join(
         f"- {r['claims']} claims: {r['tasks']} tasks, default budget 4000 characters; a pack "
         f"held {r['items_p50']} items / {r['chars_p50']} characters (p50), "
         f"{int(r['truncated_share'] * 100)}% of packs truncated; index open "
         f"{r['open_s']} s (once); warm p50 of each round {r['warm_p50_ms_by_round']} ms "
-        "(the first counts: the least disturbed)." for r in results)
-    body = (f"{conditions(load_before)}\n\nCommand: `python bench/bench_context.py {argv}` — "
-            "warm: in-process `vouch.search.context.build` with the index kept open (a "
-            "server); cold: a fresh `vouch context TASK --json` process per run.\n\n"
-            + table(["knowledge base", "what", "p50 ms", "p95 ms", "target", ""], rows)
-            + "\n\n" + notes)
+        "(the first counts: the least disturbed)."
+        for r in results
+    )
+    body = (
+        f"{conditions(load_before)}\n\nCommand: `python bench/bench_context.py {argv}` — "
+        "warm: in-process `vouch.search.context.build` with the index kept open (a "
+        "server); cold: a fresh `vouch context TASK --json` process per run.\n\n"
+        + table(["knowledge base", "what", "p50 ms", "p95 ms", "target", ""], rows)
+        + "\n\n"
+        + notes
+    )
     append_results("Context packs (issue 12)", body)
 
 
@@ -153,8 +188,12 @@ def main() -> int:
     parser.add_argument("--claims", type=int, nargs="+", default=[10_000])
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--cold-runs", type=int, default=15)
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="warm rounds over the tasks; the least disturbed one counts")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="warm rounds over the tasks; the least disturbed one counts",
+    )
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args()
     load_before = load_average()

@@ -47,8 +47,9 @@ PENDING_TARGET_MS = 300.0
 
 
 def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def private_clone(n: int) -> Path:
@@ -82,9 +83,15 @@ class Gate:
 
     def propose(self) -> str:
         self.n += 1
-        result = ops.invoke(self.agent, "kb.propose_claim", {
-            "text": f"Benchmark claim number {self.n} at {time.time_ns()}",
-            "evidence": [self.source], "tags": ["bench"]})
+        result = ops.invoke(
+            self.agent,
+            "kb.propose_claim",
+            {
+                "text": f"Benchmark claim number {self.n} at {time.time_ns()}",
+                "evidence": [self.source],
+                "tags": ["bench"],
+            },
+        )
         assert result["valid"] and result["proposal_id"], result
         return str(result["proposal_id"])
 
@@ -113,8 +120,7 @@ def grow_log(root: Path, events: int) -> None:
     prev = str(last["hash"]) if last else ""
     with open(log, "a", encoding="utf-8") as fh:
         for i in range(events):
-            record = audit.make_event("bench.filler", "bench", [f"object-{i:08d}"],
-                                      {"n": i}, prev)
+            record = audit.make_event("bench.filler", "bench", [f"object-{i:08d}"], {"n": i}, prev)
             fh.write(audit.to_line(record))
             prev = record["hash"]
     git(root, "add", ".vouch/audit.log.jsonl")
@@ -149,14 +155,28 @@ def main(argv: list[str] | None = None) -> int:
         proposes, approves = gate.rounds(args.rounds)
         p, a = summary(proposes), summary(approves)
         both = summary([x + y for x, y in zip(proposes, approves, strict=True)])
-        gate_rows.append([label(n), p["p50_ms"], p["p95_ms"], a["p50_ms"], a["p95_ms"],
-                          both["p50_ms"], both["p95_ms"]])
-        print(f"{label(n):>5}: propose p50 {p['p50_ms']} ms, approve p50 {a['p50_ms']} ms, "
-              f"both p50 {both['p50_ms']} ms", file=sys.stderr)
+        gate_rows.append(
+            [
+                label(n),
+                p["p50_ms"],
+                p["p95_ms"],
+                a["p50_ms"],
+                a["p95_ms"],
+                both["p50_ms"],
+                both["p95_ms"],
+            ]
+        )
+        print(
+            f"{label(n):>5}: propose p50 {p['p50_ms']} ms, approve p50 {a['p50_ms']} ms, "
+            f"both p50 {both['p50_ms']} ms",
+            file=sys.stderr,
+        )
         if n in TARGETS_MS:
             ok = both["p50_ms"] <= TARGETS_MS[n]
-            verdicts.append(f"propose + approve p50 at {label(n)}: {both['p50_ms']} ms "
-                            f"(target <= {TARGETS_MS[n]:g} ms) — {'met' if ok else 'MISSED'}")
+            verdicts.append(
+                f"propose + approve p50 at {label(n)}: {both['p50_ms']} ms "
+                f"(target <= {TARGETS_MS[n]:g} ms) — {'met' if ok else 'MISSED'}"
+            )
         if n != 10_000:
             shutil.rmtree(root)
 
@@ -186,9 +206,11 @@ def main(argv: list[str] | None = None) -> int:
         ["kb.list_pending limit 1000 (in-process)", warm["p50_ms"], warm["p95_ms"]],
     ]
     ok = cold_all["p50_ms"] <= PENDING_TARGET_MS
-    verdicts.append(f"`vouch pending` with {args.pending} open proposals: "
-                    f"{cold_all['p50_ms']} ms cold p50 listing all (target <= "
-                    f"{PENDING_TARGET_MS:g} ms) — {'met' if ok else 'MISSED'}")
+    verdicts.append(
+        f"`vouch pending` with {args.pending} open proposals: "
+        f"{cold_all['p50_ms']} ms cold p50 listing all (target <= "
+        f"{PENDING_TARGET_MS:g} ms) — {'met' if ok else 'MISSED'}"
+    )
     shutil.rmtree(root)
 
     # audit append cost against log length (on a fresh 1k clone)
@@ -206,30 +228,54 @@ def main(argv: list[str] | None = None) -> int:
         both = summary([x + y for x, y in zip(proposes, approves, strict=True)])
         size_mb = sum(p.stat().st_size for p in audit.log_files(root / ".vouch")) / 1e6
         active_kb = (root / ".vouch" / audit.LOG_NAME).stat().st_size / 1e3
-        audit_rows.append([events, f"{size_mb:.1f} MB", f"{active_kb:.0f} KB",
-                           both["p50_ms"], round(whole, 1)])
-        print(f"log {events} events: propose+approve p50 {both['p50_ms']} ms; whole-log "
-              f"blob would cost {whole:.1f} ms", file=sys.stderr)
+        audit_rows.append(
+            [events, f"{size_mb:.1f} MB", f"{active_kb:.0f} KB", both["p50_ms"], round(whole, 1)]
+        )
+        print(
+            f"log {events} events: propose+approve p50 {both['p50_ms']} ms; whole-log "
+            f"blob would cost {whole:.1f} ms",
+            file=sys.stderr,
+        )
     shutil.rmtree(root)
     flat = statistics.pstdev([float(r[3]) for r in audit_rows]) if len(audit_rows) > 1 else 0
 
-    body = "\n\n".join([
-        f"{today()}, {machine()}.",
-        f"Command: `python bench/bench_gate.py --sizes {args.sizes} --rounds {args.rounds}`",
-        "propose + approve in-process (ms; a private clone of bench/generate.py's KB; approve "
-        "= merge commit into the checked-out branch + work tree/index update):",
-        table(["claims", "propose p50", "propose p95", "approve p50", "approve p95",
-               "both p50", "both p95"], gate_rows),
-        f"pending with {args.pending} open proposals on the {label(n)} KB (ms):",
-        table(["command", "p50", "p95"], pending_rows),
-        f"audit append cost vs log length (on the {label(small)} KB; the first gate commit "
-        "after growth closes the log into a segment; 'one blob' = what storing the whole log "
-        f"as one blob per commit would cost instead). Spread of propose+approve p50: "
-        f"{flat:.1f} ms:",
-        table(["events in log", "log size", "active log", "propose+approve p50 ms",
-               "one-blob cost ms"], audit_rows),
-        "\n".join(f"- {v}" for v in verdicts),
-    ])
+    body = "\n\n".join(
+        [
+            f"{today()}, {machine()}.",
+            f"Command: `python bench/bench_gate.py --sizes {args.sizes} --rounds {args.rounds}`",
+            "propose + approve in-process (ms; a private clone of bench/generate.py's KB; approve "
+            "= merge commit into the checked-out branch + work tree/index update):",
+            table(
+                [
+                    "claims",
+                    "propose p50",
+                    "propose p95",
+                    "approve p50",
+                    "approve p95",
+                    "both p50",
+                    "both p95",
+                ],
+                gate_rows,
+            ),
+            f"pending with {args.pending} open proposals on the {label(n)} KB (ms):",
+            table(["command", "p50", "p95"], pending_rows),
+            f"audit append cost vs log length (on the {label(small)} KB; the first gate commit "
+            "after growth closes the log into a segment; 'one blob' = what storing the whole log "
+            f"as one blob per commit would cost instead). Spread of propose+approve p50: "
+            f"{flat:.1f} ms:",
+            table(
+                [
+                    "events in log",
+                    "log size",
+                    "active log",
+                    "propose+approve p50 ms",
+                    "one-blob cost ms",
+                ],
+                audit_rows,
+            ),
+            "\n".join(f"- {v}" for v in verdicts),
+        ]
+    )
     print(body)
     if not args.no_record:
         append_results("Review gate (issue 3)", body)

@@ -32,26 +32,38 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(tempfile.mkdtemp(prefix=f"vouch-gen-{n}-"))
         try:
             out = tmp / "kb"
-            walls, cpus = time_cold_cpu([sys.executable, str(HERE / "generate.py"), "--claims",
-                                         str(n), "--out", str(out)], 1, warmup=0)
+            walls, cpus = time_cold_cpu(
+                [sys.executable, str(HERE / "generate.py"), "--claims", str(n), "--out", str(out)],
+                1,
+                warmup=0,
+            )
             info = marker(out) or {}
             phases = ", ".join(f"{k} {v:.1f}" for k, v in (info.get("timings") or {}).items())
             files = sum(1 for p in (out / ".vouch").rglob("*") if p.is_file())
-            rows.append([n, sum(counts_for(n).values()), files, f"{walls[0]:.1f}",
-                         f"{cpus[0]:.1f}", phases])
-            print(f"{n:>7} claims: {walls[0]:6.1f} s wall, {cpus[0]:6.1f} s CPU ({phases})",
-                  file=sys.stderr)
+            rows.append(
+                [n, sum(counts_for(n).values()), files, f"{walls[0]:.1f}", f"{cpus[0]:.1f}", phases]
+            )
+            print(
+                f"{n:>7} claims: {walls[0]:6.1f} s wall, {cpus[0]:6.1f} s CPU ({phases})",
+                file=sys.stderr,
+            )
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     if not args.no_record:
-        append_results("Benchmark KB generator (issue 2 item 10)", "\n\n".join([
-            conditions(load_before),
-            f"Command: `python bench/bench_generate.py --sizes {args.sizes}` (one run each of "
-            "`python bench/generate.py --claims N --out <tmp>`; CPU = user + system of the "
-            "generator and its git processes).",
-            table(["claims", "objects", "files", "wall s", "CPU s", "phases (s)"], rows),
-            "Budget: 100k claims in under 2 minutes.",
-        ]))
+        append_results(
+            "Benchmark KB generator (issue 2 item 10)",
+            "\n\n".join(
+                [
+                    conditions(load_before),
+                    f"Command: `python bench/bench_generate.py --sizes {args.sizes}` "
+                    "(one run each of "
+                    "`python bench/generate.py --claims N --out <tmp>`; CPU = user + system of the "
+                    "generator and its git processes).",
+                    table(["claims", "objects", "files", "wall s", "CPU s", "phases (s)"], rows),
+                    "Budget: 100k claims in under 2 minutes.",
+                ]
+            ),
+        )
     return 0
 
 

@@ -38,15 +38,17 @@ from vouch.store.kb import KB, path_for  # noqa: E402
 
 
 def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "gc.auto=0", *args], cwd=root, check=True,
-                   capture_output=True)
+    subprocess.run(["git", "-c", "gc.auto=0", *args], cwd=root, check=True, capture_output=True)
 
 
 def approve_one(kb: KB, n: int) -> None:
     """What an approval leaves behind: one new claim file, committed."""
     k = KINDS["claim"]
-    obj = k.new(text=f"Benchmark approval number {n} adds a fresh observation",
-                evidence=["a" * 64], tags=["bench"])
+    obj = k.new(
+        text=f"Benchmark approval number {n} adds a fresh observation",
+        evidence=["a" * 64],
+        tags=["bench"],
+    )
     path = kb.dir / path_for(k, obj["id"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(k.dump(obj), encoding="utf-8")
@@ -105,8 +107,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--approvals", type=int, default=5)
-    parser.add_argument("--no-rebuild", action="store_true",
-                        help="measure opens and refreshes on the existing index only")
+    parser.add_argument(
+        "--no-rebuild",
+        action="store_true",
+        help="measure opens and refreshes on the existing index only",
+    )
     args = parser.parse_args()
     for size in args.sizes:
         print(json.dumps(bench(size, args.approvals, not args.no_rebuild)), flush=True)

@@ -49,8 +49,9 @@ TARGET_MS = 150.0
 
 
 def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def private_clone(n: int) -> Path:
@@ -74,8 +75,13 @@ class Pool:
         self.sources = kb.ids(source.KIND)
         for cid in kb.ids(claim.KIND):
             obj = kb.read(claim.KIND, cid)
-            if obj and obj["status"] in ("working", "actionable") and not obj["contradicts"] \
-                    and not obj["supersedes"] and obj.get("proposed_by") != "bench-reviewer":
+            if (
+                obj
+                and obj["status"] in ("working", "actionable")
+                and not obj["contradicts"]
+                and not obj["supersedes"]
+                and obj.get("proposed_by") != "bench-reviewer"
+            ):
                 self.live.append(cid)
 
     def take(self) -> str:
@@ -117,12 +123,15 @@ def main(argv: list[str] | None = None) -> int:
     cases: list[tuple[str, Callable[[], Any]]] = [
         ("kb.confirm", lambda: call("kb.confirm", {"id": pool.take()})),
         ("kb.archive", lambda: call("kb.archive", {"id": pool.take(), "reason": "bench"})),
-        ("kb.supersede", lambda: call("kb.supersede", {"old_id": pool.take(),
-                                                       "new_id": pool.take()})),
-        ("kb.contradict", lambda: call("kb.contradict", {"a_id": pool.take(),
-                                                         "b_id": pool.take()})),
-        ("kb.cite", lambda: call("kb.cite", {"id": pool.take(),
-                                             "evidence": next(source_ids)})),
+        (
+            "kb.supersede",
+            lambda: call("kb.supersede", {"old_id": pool.take(), "new_id": pool.take()}),
+        ),
+        (
+            "kb.contradict",
+            lambda: call("kb.contradict", {"a_id": pool.take(), "b_id": pool.take()}),
+        ),
+        ("kb.cite", lambda: call("kb.cite", {"id": pool.take(), "evidence": next(source_ids)})),
         ("kb.promote", lambda: call("kb.promote", {"id": pool.take()})),
     ]
     rows: list[list[object]] = []
@@ -131,53 +140,90 @@ def main(argv: list[str] | None = None) -> int:
         s = summary(timed(fn, rounds))
         rows.append([name, s["runs"], s["p50_ms"], s["p95_ms"], s["min_ms"], s["max_ms"]])
         ok = s["p50_ms"] <= TARGET_MS
-        verdicts.append(f"{name}: p50 {s['p50_ms']} ms (target <= {TARGET_MS:g} ms) — "
-                        f"{'met' if ok else 'MISSED'}")
+        verdicts.append(
+            f"{name}: p50 {s['p50_ms']} ms (target <= {TARGET_MS:g} ms) — "
+            f"{'met' if ok else 'MISSED'}"
+        )
         print(verdicts[-1], file=sys.stderr)
 
     # source versions: changed content at the locator of an existing source
-    locators = [str(m["locator"]) for m in
-                (kb.read(source.KIND, sid) for sid in pool.sources[-(rounds + 5):]) if m]
+    locators = [
+        str(m["locator"])
+        for m in (kb.read(source.KIND, sid) for sid in pool.sources[-(rounds + 5) :])
+        if m
+    ]
     loc_iter = iter(locators)
 
     def new_version() -> Any:
-        result = call("kb.register_source", {
-            "content": f"rewritten {next(counter)} at {time.time_ns()}\n",
-            "locator": next(loc_iter)})
+        result = call(
+            "kb.register_source",
+            {
+                "content": f"rewritten {next(counter)} at {time.time_ns()}\n",
+                "locator": next(loc_iter),
+            },
+        )
         if not result.get("supersedes"):
             raise RuntimeError(f"no version recorded: {result}")
         return result
 
     s = summary(timed(new_version, rounds))
-    rows.append(["kb.register_source (new version of a locator)", s["runs"], s["p50_ms"],
-                 s["p95_ms"], s["min_ms"], s["max_ms"]])
+    rows.append(
+        [
+            "kb.register_source (new version of a locator)",
+            s["runs"],
+            s["p50_ms"],
+            s["p95_ms"],
+            s["min_ms"],
+            s["max_ms"],
+        ]
+    )
     s = summary(timed(lambda: call("kb.source_history", {"locator": locators[0]}), rounds))
-    rows.append(["kb.source_history", s["runs"], s["p50_ms"], s["p95_ms"], s["min_ms"],
-                 s["max_ms"]])
+    rows.append(
+        ["kb.source_history", s["runs"], s["p50_ms"], s["p95_ms"], s["min_ms"], s["max_ms"]]
+    )
     s = summary(timed(lambda: lifecycle.superseded_citations(kb), 5, warmup=1))
-    rows.append([f"superseded_citations ({rounds + 2} superseded sources)", s["runs"],
-                 s["p50_ms"], s["p95_ms"], s["min_ms"], s["max_ms"]])
+    rows.append(
+        [
+            f"superseded_citations ({rounds + 2} superseded sources)",
+            s["runs"],
+            s["p50_ms"],
+            s["p95_ms"],
+            s["min_ms"],
+            s["max_ms"],
+        ]
+    )
 
     target = pool.take()
     cold = summary(time_cold([vouch_exe(), "confirm", target], 5, cwd=root))
-    rows.append(["`vouch confirm ID` (cold process)", cold["runs"], cold["p50_ms"],
-                 cold["p95_ms"], cold["min_ms"], cold["max_ms"]])
+    rows.append(
+        [
+            "`vouch confirm ID` (cold process)",
+            cold["runs"],
+            cold["p50_ms"],
+            cold["p95_ms"],
+            cold["min_ms"],
+            cold["max_ms"],
+        ]
+    )
     shutil.rmtree(root)
 
-    body = "\n\n".join([
-        conditions(load_before),
-        f"Command: `python bench/bench_lifecycle.py --claims {args.claims} --rounds "
-        f"{rounds}` — a private clone of the generated {args.claims}-claim knowledge base "
-        "(1,000 sources); each call in-process on a warm CallContext, each one commit "
-        "landed on `main` (work tree and index updated, audit event appended), each on a "
-        "claim not touched before.",
-        table(["call", "n", "p50 ms", "p95 ms", "min ms", "max ms"], rows),
-        "\n".join(f"- {v}" for v in verdicts),
-    ])
+    body = "\n\n".join(
+        [
+            conditions(load_before),
+            f"Command: `python bench/bench_lifecycle.py --claims {args.claims} --rounds "
+            f"{rounds}` — a private clone of the generated {args.claims}-claim knowledge base "
+            "(1,000 sources); each call in-process on a warm CallContext, each one commit "
+            "landed on `main` (work tree and index updated, audit event appended), each on a "
+            "claim not touched before.",
+            table(["call", "n", "p50 ms", "p95 ms", "min ms", "max ms"], rows),
+            "\n".join(f"- {v}" for v in verdicts),
+        ]
+    )
     print(body)
     if not args.no_record:
-        append_results(f"Lifecycle commands and source versions, {args.claims} claims "
-                       "(issue 12)", body)
+        append_results(
+            f"Lifecycle commands and source versions, {args.claims} claims (issue 12)", body
+        )
     return 0
 
 

@@ -48,8 +48,9 @@ HOOK_TARGET_MS = 500.0
 
 
 def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def private_clone(n: int) -> Path:
@@ -65,8 +66,14 @@ def private_clone(n: int) -> Path:
     return dest
 
 
-def time_runs(cmd: Sequence[str], runs: int, cwd: Path, *, ok: tuple[int, ...] = (0, 1),
-              before: Callable[[], None] | None = None) -> tuple[list[float], list[float]]:
+def time_runs(
+    cmd: Sequence[str],
+    runs: int,
+    cwd: Path,
+    *,
+    ok: tuple[int, ...] = (0, 1),
+    before: Callable[[], None] | None = None,
+) -> tuple[list[float], list[float]]:
     """(wall, CPU) seconds of `runs` fresh processes after one untimed warm-up; a check
     that reports findings exits 1, which is a result here, not a failure."""
     env = bench_env()
@@ -77,13 +84,21 @@ def time_runs(cmd: Sequence[str], runs: int, cwd: Path, *, ok: tuple[int, ...] =
             before()
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        proc = subprocess.run(list(cmd), cwd=cwd, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, check=False)
+        proc = subprocess.run(
+            list(cmd),
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if proc.returncode not in ok:
-            raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: "
-                               f"{proc.stderr.decode(errors='replace')[-800:]}")
+            raise RuntimeError(
+                f"{' '.join(cmd)} exited {proc.returncode}: "
+                f"{proc.stderr.decode(errors='replace')[-800:]}"
+            )
         if n:
             walls.append(wall)
             cpus.append(after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime)
@@ -98,9 +113,12 @@ def stage_hand_edits(root: Path, edits: int, deletions: int) -> None:
     for rel in claims[:edits]:
         path = root / rel
         text = path.read_text()
-        path.write_text(text.replace("tags:\n", "tags:\n  - hand-edited\n", 1)
-                        if "tags:\n" in text else text.replace("tags: []", "tags: [hand]"))
-    for rel in claims[edits:edits + deletions]:
+        path.write_text(
+            text.replace("tags:\n", "tags:\n  - hand-edited\n", 1)
+            if "tags:\n" in text
+            else text.replace("tags: []", "tags: [hand]")
+        )
+    for rel in claims[edits : edits + deletions]:
         (root / rel).unlink()
     git(root, "add", "-A", ".vouch")
 
@@ -111,11 +129,30 @@ def approve_ten(root: Path, vouch: str) -> str:
     source = git(root, "ls-files", ".vouch/sources").split()[0].split("/")[3]
     env = bench_env()
     for i in range(10):
-        pid = subprocess.run([vouch, "propose-claim", "--text", f"Benchmark claim {i}",
-                              "--source", source, "--as", "bench-agent"], cwd=root, env=env,
-                             check=True, capture_output=True, text=True).stdout.strip()
-        subprocess.run([vouch, "approve", pid, "--as", "Bench Person"], cwd=root, env=env,
-                       check=True, capture_output=True)
+        pid = subprocess.run(
+            [
+                vouch,
+                "propose-claim",
+                "--text",
+                f"Benchmark claim {i}",
+                "--source",
+                source,
+                "--as",
+                "bench-agent",
+            ],
+            cwd=root,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        subprocess.run(
+            [vouch, "approve", pid, "--as", "Bench Person"],
+            cwd=root,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
     return base
 
 
@@ -135,50 +172,73 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[list[object]] = []
     notes: list[str] = []
 
-    def measure(label: str, cmd: list[str], target: float | None = None,
-                **kw: object) -> None:
+    def measure(label: str, cmd: list[str], target: float | None = None, **kw: object) -> None:
         walls, cpus = time_runs(cmd, args.runs, root, **kw)  # type: ignore[arg-type]
         wall, cpu = summary(walls), summary(cpus)
         verdict = "" if target is None else ("met" if wall["p50_ms"] <= target else "MISSED")
-        rows.append([label, wall["p50_ms"], wall["p95_ms"], wall["min_ms"], cpu["p50_ms"],
-                     f"{target:.0f} {verdict}" if target else "-"])
-        print(f"{label:<52} p50 {wall['p50_ms']:8.1f} ms  p95 {wall['p95_ms']:8.1f}  "
-              f"cpu {cpu['p50_ms']:8.1f}", file=sys.stderr)
+        rows.append(
+            [
+                label,
+                wall["p50_ms"],
+                wall["p95_ms"],
+                wall["min_ms"],
+                cpu["p50_ms"],
+                f"{target:.0f} {verdict}" if target else "-",
+            ]
+        )
+        print(
+            f"{label:<52} p50 {wall['p50_ms']:8.1f} ms  p95 {wall['p95_ms']:8.1f}  "
+            f"cpu {cpu['p50_ms']:8.1f}",
+            file=sys.stderr,
+        )
 
     print("building the index of the clone (doctor reads its state)...", file=sys.stderr)
-    subprocess.run([vouch, "index", "rebuild"], cwd=root, env=bench_env(), check=True,
-                   capture_output=True)
+    subprocess.run(
+        [vouch, "index", "rebuild"], cwd=root, env=bench_env(), check=True, capture_output=True
+    )
     load_before = load_average()
     measure("`vouch --version` (interpreter + CLI)", [vouch, "--version"])
-    measure("`vouch lint`, per-file cache empty", [vouch, "lint", "--json"], LINT_TARGET_MS,
-            before=drop_cache)
+    measure(
+        "`vouch lint`, per-file cache empty",
+        [vouch, "lint", "--json"],
+        LINT_TARGET_MS,
+        before=drop_cache,
+    )
     measure("`vouch lint`, cache warm", [vouch, "lint", "--json"], LINT_TARGET_MS)
-    measure("`vouch doctor` (index built, cache warm)", [vouch, "doctor", "--json"],
-            LINT_TARGET_MS)
+    measure("`vouch doctor` (index built, cache warm)", [vouch, "doctor", "--json"], LINT_TARGET_MS)
     measure("`vouch source verify` (all sources)", [vouch, "source", "verify", "--json"])
     stage_hand_edits(root, 10, 0)
-    measure("`vouch lint --staged`: 10 claims edited", [vouch, "lint", "--staged"],
-            HOOK_TARGET_MS)
+    measure("`vouch lint --staged`: 10 claims edited", [vouch, "lint", "--staged"], HOOK_TARGET_MS)
     stage_hand_edits(root, 8, 2)
-    measure("`vouch lint --staged`: 8 edited + 2 deleted", [vouch, "lint", "--staged"],
-            HOOK_TARGET_MS)
+    measure(
+        "`vouch lint --staged`: 8 edited + 2 deleted", [vouch, "lint", "--staged"], HOOK_TARGET_MS
+    )
     git(root, "reset", "-q", "--hard")
     base = approve_ten(root, vouch)
     measure("`vouch lint --since BASE`: 10 decisions", [vouch, "lint", "--since", base])
-    status = json.loads(subprocess.run([vouch, "status", "--json"], cwd=root, env=bench_env(),
-                                       capture_output=True, text=True, check=True).stdout)
+    status = json.loads(
+        subprocess.run(
+            [vouch, "status", "--json"],
+            cwd=root,
+            env=bench_env(),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     notes.append(f"Knowledge base (`vouch status`): {json.dumps(status['counts'])}.")
-    body = "\n\n".join([
-        conditions(load_before),
-        f"Command: `python bench/bench_maintenance.py --claims {args.claims} --runs "
-        f"{args.runs}` — a private clone of bench/generate.py's knowledge base; each run a "
-        "fresh process (wall and CPU of the process and the git processes it waited for).",
-        table(["command", "p50 ms", "p95 ms", "min ms", "CPU p50 ms", "target ms"], rows),
-        *notes,
-    ])
+    body = "\n\n".join(
+        [
+            conditions(load_before),
+            f"Command: `python bench/bench_maintenance.py --claims {args.claims} --runs "
+            f"{args.runs}` — a private clone of bench/generate.py's knowledge base; each run a "
+            "fresh process (wall and CPU of the process and the git processes it waited for).",
+            table(["command", "p50 ms", "p95 ms", "min ms", "CPU p50 ms", "target ms"], rows),
+            *notes,
+        ]
+    )
     if not args.no_record:
-        append_results(f"Lint, doctor and source verify, {args.claims} claims (issue 13)",
-                       body)
+        append_results(f"Lint, doctor and source verify, {args.claims} claims (issue 13)", body)
     print(body)
     return 0
 

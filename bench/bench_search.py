@@ -37,9 +37,13 @@ from vouch.search.engine import SearchRequest, search
 from vouch.store.kb import KB
 
 OUT = Path(__file__).resolve().parent / "out" / "search"
-PARAPHRASES = ("how do we undo a broken release", "who looks after money movement",
-               "what happens when the queue backs up", "slow pages for customers",
-               "where are secrets kept")
+PARAPHRASES = (
+    "how do we undo a broken release",
+    "who looks after money movement",
+    "what happens when the queue backs up",
+    "slow pages for customers",
+    "where are secrets kept",
+)
 
 
 def queries(index: Any, n: int, seed: int = 0) -> list[str]:
@@ -71,8 +75,12 @@ def bench(claims: int, n_queries: int, cold_runs: int) -> dict[str, Any]:
     opened = time.perf_counter() - started
     chunks = int(index.index.counts()["chunks"])
     qs = queries(index, n_queries)
-    out: dict[str, Any] = {"claims": claims, "chunks": chunks, "open_s": round(opened, 2),
-                           "queries": len(qs)}
+    out: dict[str, Any] = {
+        "claims": claims,
+        "chunks": chunks,
+        "open_s": round(opened, 2),
+        "queries": len(qs),
+    }
     for mode in ("hybrid", "fts", "vector"):
         search(kb, SearchRequest(query=qs[0], mode=mode, log=False), warm=warm)  # warm-up
         times = []
@@ -89,9 +97,11 @@ def bench(claims: int, n_queries: int, cold_runs: int) -> dict[str, Any]:
         fresh.append((time.perf_counter() - t0) * 1000)
     out["freshness_check_p50_ms"] = round(pct(fresh, 50), 2)
     exe = vouch_exe()
-    for label, cmd in (("version", [exe, "--version"]),
-                       ("fts", [exe, "search", qs[0], "--kb", str(root), "--fts-only"]),
-                       ("hybrid", [exe, "search", qs[0], "--kb", str(root)])):
+    for label, cmd in (
+        ("version", [exe, "--version"]),
+        ("fts", [exe, "search", qs[0], "--kb", str(root), "--fts-only"]),
+        ("hybrid", [exe, "search", qs[0], "--kb", str(root)]),
+    ):
         walls, cpus = time_cold_cpu(cmd, cold_runs)
         out[f"cold_{label}_p50_ms"] = summary(walls)["p50_ms"]
         out[f"cold_{label}_p95_ms"] = summary(walls)["p95_ms"]

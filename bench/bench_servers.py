@@ -25,9 +25,16 @@ from common import append_results, bench_env, conditions, load_average, summary,
 from generate import ensure
 
 QUERIES = (
-    "deploy staging cluster", "database migration rollback", "who owns the billing service",
-    "release process", "incident postmortem", "api rate limits", "cache invalidation",
-    "on-call rotation", "feature flags", "security review",
+    "deploy staging cluster",
+    "database migration rollback",
+    "who owns the billing service",
+    "release process",
+    "incident postmortem",
+    "api rate limits",
+    "cache invalidation",
+    "on-call rotation",
+    "feature flags",
+    "security review",
 )
 STATUS_TARGET_MS, SEARCH_TARGET_MS = 5.0, 10.0
 
@@ -36,8 +43,11 @@ class Server:
     def __init__(self, root: Path):
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "vouch", "serve", "--transport", "jsonl", "--kb", str(root)],
-            cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, env=bench_env({"VOUCH_AGENT": "bench"}),
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=bench_env({"VOUCH_AGENT": "bench"}),
         )
         self.n = 0
 
@@ -75,15 +85,16 @@ def breakdown(root: Path, rounds: int) -> list[str]:
     try:
         from vouch.search.catalog import index_status
 
-        parts["index summary in kb.status (search.catalog.index_status)"] = \
-            lambda: index_status(kb)
+        parts["index summary in kb.status (search.catalog.index_status)"] = lambda: index_status(kb)
     except ImportError:
         pass
     try:
         from vouch.index import freshness
 
-        parts["full index freshness check, no previous state (index.freshness.current; "
-              "a warm server's searches skip most of it)"] = lambda: freshness.current(kb)
+        parts[
+            "full index freshness check, no previous state (index.freshness.current; "
+            "a warm server's searches skip most of it)"
+        ] = lambda: freshness.current(kb)
     except ImportError:
         pass
     out = []
@@ -102,8 +113,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--claims", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=300)
-    parser.add_argument("--out-dir", type=Path, default=None,
-                        help="where generated knowledge bases are cached (default bench/out)")
+    parser.add_argument(
+        "--out-dir",
+        type=Path,
+        default=None,
+        help="where generated knowledge bases are cached (default bench/out)",
+    )
     parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
     args = parser.parse_args(argv)
 
@@ -120,26 +135,41 @@ def main(argv: list[str] | None = None) -> int:
     def record(label: str, samples: list[float]) -> None:
         stats = summary(samples)
         results[label] = stats
-        rows.append([label, stats["runs"], stats["p50_ms"], stats["p95_ms"], stats["min_ms"],
-                     stats["max_ms"]])
-        print(f"{label:<34} p50 {stats['p50_ms']:6.1f} ms  p95 {stats['p95_ms']:6.1f} ms"
-              f"  min {stats['min_ms']:6.1f} ms", file=sys.stderr)
+        rows.append(
+            [
+                label,
+                stats["runs"],
+                stats["p50_ms"],
+                stats["p95_ms"],
+                stats["min_ms"],
+                stats["max_ms"],
+            ]
+        )
+        print(
+            f"{label:<34} p50 {stats['p50_ms']:6.1f} ms  p95 {stats['p95_ms']:6.1f} ms"
+            f"  min {stats['min_ms']:6.1f} ms",
+            file=sys.stderr,
+        )
 
     index_state = status.get("index_state", "n/a")
     record(f"kb.status (index {index_state})", server.times("kb.status", [{}], args.rounds))
     claims = server.call("kb.list_claims", {"limit": 20})[1]
-    record("kb.read_claim", server.times("kb.read_claim", [{"id": c["id"]} for c in claims],
-                                         args.rounds))
+    record(
+        "kb.read_claim",
+        server.times("kb.read_claim", [{"id": c["id"]} for c in claims], args.rounds),
+    )
     methods = {m["name"] for m in server.call("kb.capabilities")[1]["methods"]}
     if "kb.search" in methods:
         first, _ = server.call("kb.search", {"query": "warm up the index", "limit": 10})
-        notes.append(f"first kb.search (index refresh or build, model load): "
-                     f"{first * 1000:.0f} ms")
-        record("kb.search (limit 10, 10 queries)", server.times(
-            "kb.search", [{"query": q, "limit": 10} for q in QUERIES], args.rounds))
+        notes.append(f"first kb.search (index refresh or build, model load): {first * 1000:.0f} ms")
+        record(
+            "kb.search (limit 10, 10 queries)",
+            server.times("kb.search", [{"query": q, "limit": 10} for q in QUERIES], args.rounds),
+        )
         state = server.call("kb.status")[1].get("index_state", "n/a")
-        record(f"kb.status (index {state}, after search)",
-               server.times("kb.status", [{}], args.rounds))
+        record(
+            f"kb.status (index {state}, after search)", server.times("kb.status", [{}], args.rounds)
+        )
     else:
         notes.append("kb.search is not registered: search not measured")
     server.close()
@@ -147,24 +177,33 @@ def main(argv: list[str] | None = None) -> int:
 
     verdicts = []
     for label, stats in results.items():
-        target = (STATUS_TARGET_MS if label.startswith("kb.status")
-                  else SEARCH_TARGET_MS if label.startswith("kb.search") else None)
+        target = (
+            STATUS_TARGET_MS
+            if label.startswith("kb.status")
+            else SEARCH_TARGET_MS
+            if label.startswith("kb.search")
+            else None
+        )
         if target is not None:
             ok = stats["p50_ms"] <= target
-            verdicts.append(f"{label}: p50 {stats['p50_ms']} ms, target <= {target:.0f} ms "
-                            f"{'met' if ok else 'MISSED'}")
+            verdicts.append(
+                f"{label}: p50 {stats['p50_ms']} ms, target <= {target:.0f} ms "
+                f"{'met' if ok else 'MISSED'}"
+            )
     for line in notes + verdicts:
         print(line, file=sys.stderr)
     if not args.no_record:
-        body = "\n\n".join([
-            conditions(load_before),
-            f"Command: `python bench/bench_servers.py --claims {args.claims} "
-            f"--rounds {args.rounds}` — one warm `vouch serve --transport jsonl` on the "
-            f"generated {args.claims}-claim knowledge base; client-side round trips "
-            "(pipe + JSON + handler).",
-            table(["request", "n", "p50 ms", "p95 ms", "min ms", "max ms"], rows),
-            "\n".join(f"- {line}" for line in notes + verdicts),
-        ])
+        body = "\n\n".join(
+            [
+                conditions(load_before),
+                f"Command: `python bench/bench_servers.py --claims {args.claims} "
+                f"--rounds {args.rounds}` — one warm `vouch serve --transport jsonl` on the "
+                f"generated {args.claims}-claim knowledge base; client-side round trips "
+                "(pipe + JSON + handler).",
+                table(["request", "n", "p50 ms", "p95 ms", "min ms", "max ms"], rows),
+                "\n".join(f"- {line}" for line in notes + verdicts),
+            ]
+        )
         append_results(f"Warm JSONL server, {args.claims} claims (issue 6)", body)
     return 0
 

@@ -45,11 +45,12 @@ def main(argv: list[str] | None = None) -> int:
         walls, cpus = time_cold_cpu(cmd, args.runs, **kw)  # type: ignore[arg-type]
         stats, cpu = summary(walls), summary(cpus)
         results[f"{label} @ {size}"] = stats
-        rows.append([label, size, stats["p50_ms"], stats["p95_ms"], stats["min_ms"],
-                     cpu["p50_ms"]])
-        print(f"{label:<26} {size:>22}  p50 {stats['p50_ms']:7.1f} ms  "
-              f"p95 {stats['p95_ms']:7.1f} ms  cpu p50 {cpu['p50_ms']:7.1f} ms",
-              file=sys.stderr)
+        rows.append([label, size, stats["p50_ms"], stats["p95_ms"], stats["min_ms"], cpu["p50_ms"]])
+        print(
+            f"{label:<26} {size:>22}  p50 {stats['p50_ms']:7.1f} ms  "
+            f"p95 {stats['p95_ms']:7.1f} ms  cpu p50 {cpu['p50_ms']:7.1f} ms",
+            file=sys.stderr,
+        )
         return stats
 
     load_before = load_average()
@@ -57,37 +58,54 @@ def main(argv: list[str] | None = None) -> int:
     measure("vouch --version", "-", [vouch, "--version"])
     for n in sizes:
         root = ensure(n)
-        status = json.loads(subprocess.run([vouch, "status", "--json"], cwd=root,
-                                           capture_output=True, text=True, check=True).stdout)
+        status = json.loads(
+            subprocess.run(
+                [vouch, "status", "--json"], cwd=root, capture_output=True, text=True, check=True
+            ).stdout
+        )
         if status["counts"]["claims"] != n:
-            raise SystemExit(f"status says {status['counts']['claims']} claims at {root}, "
-                             f"expected {n}")
+            raise SystemExit(
+                f"status says {status['counts']['claims']} claims at {root}, expected {n}"
+            )
         # other benchmarks may have built a search index in the cached knowledge base;
         # status then also reads it, so say which state was measured
         label = f"{n // 1000}k" if n % 1000 == 0 else str(n)
         label += f" (index {status.get('index_state', 'n/a')})"
         measure("vouch status --json", label, [vouch, "status", "--json"], cwd=root)
-        measure("vouch list claims --json", label, [vouch, "list", "claims", "--json"],
-                cwd=root)
+        measure("vouch list claims --json", label, [vouch, "list", "claims", "--json"], cwd=root)
 
-    at_10k = next((v for k, v in results.items()
-                   if k.startswith("vouch status --json @ 10k")), None)
+    at_10k = next(
+        (v for k, v in results.items() if k.startswith("vouch status --json @ 10k")), None
+    )
     verdict = ""
     if at_10k:
         ok = at_10k["p50_ms"] < TARGET_MS
-        verdict = (f"Target `vouch status` < {TARGET_MS:.0f} ms cold at 10k: "
-                   f"{'met' if ok else 'MISSED'} (p50 {at_10k['p50_ms']} ms).")
+        verdict = (
+            f"Target `vouch status` < {TARGET_MS:.0f} ms cold at 10k: "
+            f"{'met' if ok else 'MISSED'} (p50 {at_10k['p50_ms']} ms)."
+        )
     print(verdict, file=sys.stderr)
     if not args.no_record:
-        body = "\n\n".join([
-            conditions(load_before),
-            f"Command: `python bench/bench_status.py --sizes {args.sizes} --runs {args.runs}` "
-            f"({args.runs} timed cold runs each after one warm-up; `list claims` is its "
-            "default first page of 50).",
-            table(["command", "claims", "wall p50 ms", "wall p95 ms", "wall min ms",
-                   "CPU p50 ms"], rows),
-            verdict,
-        ])
+        body = "\n\n".join(
+            [
+                conditions(load_before),
+                f"Command: `python bench/bench_status.py --sizes {args.sizes} --runs {args.runs}` "
+                f"({args.runs} timed cold runs each after one warm-up; `list claims` is its "
+                "default first page of 50).",
+                table(
+                    [
+                        "command",
+                        "claims",
+                        "wall p50 ms",
+                        "wall p95 ms",
+                        "wall min ms",
+                        "CPU p50 ms",
+                    ],
+                    rows,
+                ),
+                verdict,
+            ]
+        )
         append_results("vouch status / list claims, cold (issue 2 item 10)", body)
     return 0
 

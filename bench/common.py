@@ -49,23 +49,37 @@ def bench_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     and bytecode caching on. An installed vouch has its .pyc files; with
     PYTHONDONTWRITEBYTECODE set (as on this machine) every run would compile each vouch
     module from source again (~+60 ms a command), so the warm-up run writes them."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("VOUCH_", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"))
-           and k != "PYTHONDONTWRITEBYTECODE"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("VOUCH_", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"))
+        and k != "PYTHONDONTWRITEBYTECODE"
+    }
     env.update(extra or {})
     return env
 
 
-def time_cold(cmd: Sequence[str], runs: int = 10, *, cwd: Path | None = None,
-              env: Mapping[str, str] | None = None, warmup: int = 1) -> list[float]:
+def time_cold(
+    cmd: Sequence[str],
+    runs: int = 10,
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    warmup: int = 1,
+) -> list[float]:
     """Wall-clock seconds of `runs` fresh subprocesses of `cmd` (after `warmup` untimed
     ones that fill the page cache). A failing command stops the benchmark."""
     return time_cold_cpu(cmd, runs, cwd=cwd, env=env, warmup=warmup)[0]
 
 
-def time_cold_cpu(cmd: Sequence[str], runs: int = 10, *, cwd: Path | None = None,
-                  env: Mapping[str, str] | None = None,
-                  warmup: int = 1) -> tuple[list[float], list[float]]:
+def time_cold_cpu(
+    cmd: Sequence[str],
+    runs: int = 10,
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    warmup: int = 1,
+) -> tuple[list[float], list[float]]:
     """(wall seconds, CPU seconds) per run. CPU time (user + system of the process and the
     git processes it waited for) barely moves when other work shares the cores, so it
     is the steadier number on a busy machine; wall time is what a user waits."""
@@ -75,13 +89,21 @@ def time_cold_cpu(cmd: Sequence[str], runs: int = 10, *, cwd: Path | None = None
     for n in range(warmup + runs):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        proc = subprocess.run(list(cmd), cwd=cwd, env=full_env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, check=False)
+        proc = subprocess.run(
+            list(cmd),
+            cwd=cwd,
+            env=full_env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
         elapsed = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: "
-                               f"{proc.stderr.decode(errors='replace')[-1000:]}")
+            raise RuntimeError(
+                f"{' '.join(cmd)} exited {proc.returncode}: "
+                f"{proc.stderr.decode(errors='replace')[-1000:]}"
+            )
         if n >= warmup:
             walls.append(elapsed)
             cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
@@ -118,10 +140,13 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    git = subprocess.run(["git", "--version"], capture_output=True, text=True,
-                         check=False).stdout.strip()
-    return (f"{os.cpu_count()} cores ({cpu}), {platform.system()} {platform.release()}, "
-            f"Python {sys.version.split()[0]}, {git}; shared with other engineers' work")
+    git = subprocess.run(
+        ["git", "--version"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    return (
+        f"{os.cpu_count()} cores ({cpu}), {platform.system()} {platform.release()}, "
+        f"Python {sys.version.split()[0]}, {git}; shared with other engineers' work"
+    )
 
 
 def today() -> str:
@@ -130,8 +155,10 @@ def today() -> str:
 
 def conditions(load_before: str) -> str:
     """When and on what a section was measured, with the load around the run."""
-    return (f"{today()} — {machine()}. Load average (1/5/15 min) before: {load_before}, "
-            f"after: {load_average()}.")
+    return (
+        f"{today()} — {machine()}. Load average (1/5/15 min) before: {load_before}, "
+        f"after: {load_average()}."
+    )
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

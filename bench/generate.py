@@ -160,8 +160,9 @@ class _Emitter:
         if n % CHECK_EVERY == 0:
             expected = kind.dump(obj)
             if text != expected:
-                raise AssertionError(f"emitter differs from {kind.name}.dump():\n{text}\n---\n"
-                                     f"{expected}")
+                raise AssertionError(
+                    f"emitter differs from {kind.name}.dump():\n{text}\n---\n{expected}"
+                )
             self.checked += 1
         return text
 
@@ -171,8 +172,15 @@ class _Names:
     """Entity names by type, unique across the whole knowledge base."""
 
     TYPES = (  # (entity type, share of all entities)
-        ("system", 0.33), ("person", 0.22), ("team", 0.06), ("tool", 0.04), ("repo", 0.08),
-        ("incident", 0.09), ("api", 0.07), ("concept", 0.05), ("file", 0.03),
+        ("system", 0.33),
+        ("person", 0.22),
+        ("team", 0.06),
+        ("tool", 0.04),
+        ("repo", 0.08),
+        ("incident", 0.09),
+        ("api", 0.07),
+        ("concept", 0.05),
+        ("file", 0.03),
         ("workflow", 0.03),
     )
 
@@ -212,15 +220,26 @@ class _Names:
         if etype == "concept":
             return f"{r.choice(v.CONCEPTS)} for {r.choice(v.DOMAINS)}"
         if etype == "file":
-            return (f"{r.choice(v.FILE_DIRS)}/{r.choice(v.DOMAINS)}/"
-                    f"{r.choice(v.FILE_NAMES)}{r.choice(v.FILE_EXTS)}")
+            return (
+                f"{r.choice(v.FILE_DIRS)}/{r.choice(v.DOMAINS)}/"
+                f"{r.choice(v.FILE_NAMES)}{r.choice(v.FILE_EXTS)}"
+            )
         return f"{r.choice(v.DOMAINS)} {r.choice(v.WORKFLOWS)}"
 
 
 _SLOT_TYPES = {
-    "system": "system", "system2": "system", "person": "person", "team": "team",
-    "tool": "tool", "tool2": "tool", "repo": "repo", "incident": "incident", "api": "api",
-    "concept": "concept", "file": "file", "workflow": "workflow",
+    "system": "system",
+    "system2": "system",
+    "person": "person",
+    "team": "team",
+    "tool": "tool",
+    "tool2": "tool",
+    "repo": "repo",
+    "incident": "incident",
+    "api": "api",
+    "concept": "concept",
+    "file": "file",
+    "workflow": "workflow",
 }
 
 
@@ -255,15 +274,25 @@ class _Builder:
             when = _stamp(BASE_TIME + timedelta(hours=i))
             desc = None
             if self.rng.random() < 0.6:
-                desc = (f"{name} is a {etype} at Acme, "
-                        f"{self.rng.choice(('tracked by', 'looked after by', 'owned by'))} "
-                        f"the {self.rng.choice(vocab.TEAM_NAMES)} group.")
+                desc = (
+                    f"{name} is a {etype} at Acme, "
+                    f"{self.rng.choice(('tracked by', 'looked after by', 'owned by'))} "
+                    f"the {self.rng.choice(vocab.TEAM_NAMES)} group."
+                )
             obj = entity.new(
-                name=name, type=etype,
-                aliases=([name.replace("-", " ")] if etype == "system" and self.rng.random() < 0.3
-                         else None),
-                description=desc, tags=[etype], proposed_by=self.rng.choice(vocab.AGENTS),
-                approved_by=self._person_name(), created_at=when, updated_at=when,
+                name=name,
+                type=etype,
+                aliases=(
+                    [name.replace("-", " ")]
+                    if etype == "system" and self.rng.random() < 0.3
+                    else None
+                ),
+                description=desc,
+                tags=[etype],
+                proposed_by=self.rng.choice(vocab.AGENTS),
+                approved_by=self._person_name(),
+                created_at=when,
+                updated_at=when,
             )
             self.ents.append(obj)
             self.by_type.setdefault(etype, []).append(i)
@@ -287,14 +316,45 @@ class _Builder:
                 values[slot] = str(self.ents[idx]["name"])
                 continue
             values[slot] = {
-                "env": lambda: r.choice(v.ENVS), "region": lambda: r.choice(v.REGIONS),
-                "n": lambda: str(r.choice((2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 25, 30, 50, 64,
-                                           100, 128, 200, 250, 500, 1000, 2000, 5000))),
-                "dur": lambda: r.choice(v.DURATIONS), "pct": lambda: str(r.randint(2, 80)),
+                "env": lambda: r.choice(v.ENVS),
+                "region": lambda: r.choice(v.REGIONS),
+                "n": lambda: str(
+                    r.choice(
+                        (
+                            2,
+                            3,
+                            4,
+                            5,
+                            6,
+                            8,
+                            10,
+                            12,
+                            16,
+                            20,
+                            25,
+                            30,
+                            50,
+                            64,
+                            100,
+                            128,
+                            200,
+                            250,
+                            500,
+                            1000,
+                            2000,
+                            5000,
+                        )
+                    )
+                ),
+                "dur": lambda: r.choice(v.DURATIONS),
+                "pct": lambda: str(r.randint(2, 80)),
                 "ver": lambda: f"{r.randint(1, 9)}.{r.randint(0, 30)}.{r.randint(0, 9)}",
-                "weekday": lambda: r.choice(v.WEEKDAYS), "month": lambda: r.choice(v.MONTHS),
-                "metric": lambda: r.choice(v.METRICS), "config": lambda: r.choice(v.CONFIG_KEYS),
-                "resource": lambda: r.choice(v.RESOURCES), "symptom": lambda: r.choice(v.SYMPTOMS),
+                "weekday": lambda: r.choice(v.WEEKDAYS),
+                "month": lambda: r.choice(v.MONTHS),
+                "metric": lambda: r.choice(v.METRICS),
+                "config": lambda: r.choice(v.CONFIG_KEYS),
+                "resource": lambda: r.choice(v.RESOURCES),
+                "symptom": lambda: r.choice(v.SYMPTOMS),
             }[slot]()
         return template.format(**values)
 
@@ -323,18 +383,34 @@ class _Builder:
             else:
                 raise AssertionError("cannot make a unique claim text")
             when = BASE_TIME + self.span * i
-            extra_tags = r.sample(("ops", "backend", "infra", "q3", "q4", "customer-facing",
-                                   "internal", "legacy", "critical"), r.choice((0, 0, 1, 2)))
+            extra_tags = r.sample(
+                (
+                    "ops",
+                    "backend",
+                    "infra",
+                    "q3",
+                    "q4",
+                    "customer-facing",
+                    "internal",
+                    "legacy",
+                    "critical",
+                ),
+                r.choice((0, 0, 1, 2)),
+            )
             ent_idx = sorted(set(used))
             obj = claim.new(
-                text=text, type=ctype, status=r.choice(statuses),
+                text=text,
+                type=ctype,
+                status=r.choice(statuses),
                 confidence=r.choice((0.5, 0.6, 0.7, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0)),
                 evidence=None,  # filled once the sources exist (their ids are content hashes)
                 entities=[self.ents[e]["id"] for e in ent_idx],
                 scope=r.choices(("project", "team", "public"), (80, 15, 5))[0],
                 tags=sorted(set(tags) | set(extra_tags)),
-                proposed_by=r.choice(vocab.AGENTS), approved_by=self._person_name(),
-                created_at=_stamp(when), updated_at=_stamp(when + timedelta(days=r.randint(0, 30))),
+                proposed_by=r.choice(vocab.AGENTS),
+                approved_by=self._person_name(),
+                created_at=_stamp(when),
+                updated_at=_stamp(when + timedelta(days=r.randint(0, 30))),
                 last_confirmed_at=_stamp(when + timedelta(days=40)) if r.random() < 0.2 else None,
             )
             self.claim_objs.append(obj)
@@ -379,14 +455,20 @@ class _Builder:
             slug = ids.slugify(str(about))
             number = 1000 + s  # unique per source, so no two documents hash alike
             title_text = title.format(name=about, n=number)
-            sentences = [str(self.claim_objs[c]["text"])
-                         for c in self.claims_of_source.get(s, [])[:12]]
+            sentences = [
+                str(self.claim_objs[c]["text"]) for c in self.claims_of_source.get(s, [])[:12]
+            ]
             body = self._document(title_text, sentences, markdown)
             content = body.encode()
             when = _stamp(BASE_TIME + timedelta(hours=3 * s))
             meta = source.new(
-                content, type=stype, locator=loc.format(slug=slug, n=number), title=title_text,
-                media_type=media, tags=sorted({stype, "generated"}), created_at=when,
+                content,
+                type=stype,
+                locator=loc.format(slug=slug, n=number),
+                title=title_text,
+                media_type=media,
+                tags=sorted({stype, "generated"}),
+                created_at=when,
             )
             self.src_objs.append(meta)
             self.src_content.append(content)
@@ -427,9 +509,13 @@ class _Builder:
             line_no = next((k for k, ln in enumerate(lines, 1) if text in ln), None)
             if line_no is None:
                 continue
-            ev = evidence.new(source_id=self.src_objs[s]["id"], locator=f"L{line_no}",
-                              quote=text, hash=f"sha256:{ids.sha256_hex(text.encode())}",
-                              created_at=self.claim_objs[c]["created_at"])
+            ev = evidence.new(
+                source_id=self.src_objs[s]["id"],
+                locator=f"L{line_no}",
+                quote=text,
+                hash=f"sha256:{ids.sha256_hex(text.encode())}",
+                created_at=self.claim_objs[c]["created_at"],
+            )
             if ev["id"] in seen:
                 continue
             seen.add(ev["id"])
@@ -439,11 +525,16 @@ class _Builder:
     def relations(self) -> None:
         r = self.rng
         rules = (  # (source type, relation, target type)
-            ("system", "depends_on", "system"), ("system", "owned_by", "team"),
-            ("system", "uses", "tool"), ("incident", "caused_by", "system"),
-            ("repo", "implements", "system"), ("api", "references", "system"),
-            ("person", "owned_by", "team"), ("system", "similar_to", "system"),
-            ("concept", "supports", "system"), ("file", "derived_from", "repo"),
+            ("system", "depends_on", "system"),
+            ("system", "owned_by", "team"),
+            ("system", "uses", "tool"),
+            ("incident", "caused_by", "system"),
+            ("repo", "implements", "system"),
+            ("api", "references", "system"),
+            ("person", "owned_by", "team"),
+            ("system", "similar_to", "system"),
+            ("concept", "supports", "system"),
+            ("file", "derived_from", "repo"),
             ("incident", "blocks", "workflow"),
         )
         self.rel_objs: list[dict[str, Any]] = []
@@ -462,10 +553,17 @@ class _Builder:
             when = _stamp(BASE_TIME + timedelta(hours=5 * len(self.rel_objs)))
             cited = self.claims_of_entity.get(a, [])
             evidence_ids = list(self.claim_objs[cited[0]]["evidence"][:1]) if cited else None
-            obj = relation.new(source=self.ents[a]["id"], relation=rel, target=self.ents[b]["id"],
-                               confidence=r.choice((0.6, 0.7, 0.8, 0.9)), evidence=evidence_ids,
-                               tags=[rel.replace("_", "-")], proposed_by=r.choice(vocab.AGENTS),
-                               approved_by=self._person_name(), created_at=when)
+            obj = relation.new(
+                source=self.ents[a]["id"],
+                relation=rel,
+                target=self.ents[b]["id"],
+                confidence=r.choice((0.6, 0.7, 0.8, 0.9)),
+                evidence=evidence_ids,
+                tags=[rel.replace("_", "-")],
+                proposed_by=r.choice(vocab.AGENTS),
+                approved_by=self._person_name(),
+                created_at=when,
+            )
             if obj["id"] not in seen:
                 seen.add(obj["id"])
                 self.rel_objs.append(obj)
@@ -474,9 +572,13 @@ class _Builder:
         r = self.rng
         self.page_objs: list[dict[str, Any]] = []
         talked_about = sorted(self.claims_of_entity, key=lambda e: -len(self.claims_of_entity[e]))
-        kinds = (("entity", "{name}"), ("workflow", "Working on {name}"),
-                 ("report", "{name}: quarterly report"), ("decision", "Decisions about {name}"),
-                 ("concept", "How {name} fits together"))
+        kinds = (
+            ("entity", "{name}"),
+            ("workflow", "Working on {name}"),
+            ("report", "{name}: quarterly report"),
+            ("decision", "Decisions about {name}"),
+            ("concept", "How {name} fits together"),
+        )
         seen: set[str] = set()
         k = 0
         while len(self.page_objs) < self.want["pages"] and talked_about:
@@ -485,27 +587,35 @@ class _Builder:
             k += 1
             name = str(self.ents[e]["name"])
             title = title_t.format(name=name)
-            claim_idx = r.sample(self.claims_of_entity[e], min(len(self.claims_of_entity[e]),
-                                                               r.randint(3, 12)))
+            claim_idx = r.sample(
+                self.claims_of_entity[e], min(len(self.claims_of_entity[e]), r.randint(3, 12))
+            )
             headings = r.sample(vocab.SECTION_HEADINGS, r.randint(2, 5))
             body_lines = [f"Notes on {name}, kept by the owning team.", ""]
             per = max(1, len(claim_idx) // len(headings))
             for h, heading in enumerate(headings):
                 last = h == len(headings) - 1
-                chunk = claim_idx[h * per:] if last else claim_idx[h * per:(h + 1) * per]
+                chunk = claim_idx[h * per :] if last else claim_idx[h * per : (h + 1) * per]
                 body_lines += [f"## {heading}", ""]
-                body_lines += [f"- {self.claim_objs[c]['text']} [{self.claim_objs[c]['id']}]"
-                               for c in chunk] or [r.choice(vocab.FILLER)]
+                body_lines += [
+                    f"- {self.claim_objs[c]['text']} [{self.claim_objs[c]['id']}]" for c in chunk
+                ] or [r.choice(vocab.FILLER)]
                 body_lines.append("")
             when = _stamp(BASE_TIME + timedelta(hours=7 * len(self.page_objs)))
             srcs = sorted({self.claim_objs[c]["evidence"][0] for c in claim_idx})
             obj = page.new(
-                title=title, type=ptype, status=r.choice(("active",) * 5 + ("draft", "stale")),
+                title=title,
+                type=ptype,
+                status=r.choice(("active",) * 5 + ("draft", "stale")),
                 claims=[self.claim_objs[c]["id"] for c in claim_idx],
-                entities=[self.ents[e]["id"]], sources=srcs,
+                entities=[self.ents[e]["id"]],
+                sources=srcs,
                 tags=sorted({ptype, str(self.ents[e]["tags"][0])}),
-                proposed_by=r.choice(vocab.AGENTS), approved_by=self._person_name(),
-                created_at=when, updated_at=when, body="\n".join(body_lines).rstrip() + "\n",
+                proposed_by=r.choice(vocab.AGENTS),
+                approved_by=self._person_name(),
+                created_at=when,
+                updated_at=when,
+                body="\n".join(body_lines).rstrip() + "\n",
             )
             if obj["id"] not in seen:
                 seen.add(obj["id"])
@@ -524,22 +634,40 @@ def _slots(template: str) -> list[str]:
 def _git(cwd: Path, *args: str, input: bytes | None = None) -> str:
     env = {
         **os.environ,
-        "GIT_AUTHOR_NAME": AUTHOR[0], "GIT_AUTHOR_EMAIL": AUTHOR[1],
-        "GIT_COMMITTER_NAME": AUTHOR[0], "GIT_COMMITTER_EMAIL": AUTHOR[1],
-        "GIT_AUTHOR_DATE": GIT_DATE, "GIT_COMMITTER_DATE": GIT_DATE,
+        "GIT_AUTHOR_NAME": AUTHOR[0],
+        "GIT_AUTHOR_EMAIL": AUTHOR[1],
+        "GIT_COMMITTER_NAME": AUTHOR[0],
+        "GIT_COMMITTER_EMAIL": AUTHOR[1],
+        "GIT_AUTHOR_DATE": GIT_DATE,
+        "GIT_COMMITTER_DATE": GIT_DATE,
     }
     for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         env.pop(var, None)
-    proc = subprocess.run(["git", "-c", "gc.auto=0", "-c", "commit.gpgsign=false",
-                           "-c", "core.hooksPath=/dev/null", *args],
-                          cwd=cwd, input=input, capture_output=True, env=env, check=False)
+    proc = subprocess.run(
+        [
+            "git",
+            "-c",
+            "gc.auto=0",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+            *args,
+        ],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        env=env,
+        check=False,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)} failed: {proc.stderr.decode()[-2000:]}")
     return proc.stdout.decode()
 
 
-def _event(prev: dict[str, Any] | None, name: str, data: dict[str, Any], when: str,
-           n: int) -> dict[str, Any]:
+def _event(
+    prev: dict[str, Any] | None, name: str, data: dict[str, Any], when: str, n: int
+) -> dict[str, Any]:
     """An audit record chained to `prev`, with a fixed id and time (determinism)."""
     record = audit.make_event(name, AUTHOR[0], [], data, str(prev["hash"]) if prev else "")
     record["id"] = f"{when.replace(':', '').replace('-', '')}-{n:08x}"
@@ -566,8 +694,9 @@ class _Writer:
         # plain writes, no fsync: a half-generated knowledge base is thrown away anyway
         path.write_bytes(payload)
         if self.stream is not None:
-            self.stream.write(b"M 100644 inline .vouch/%s\ndata %d\n%s\n"
-                              % (rel.encode(), len(payload), payload))
+            self.stream.write(
+                b"M 100644 inline .vouch/%s\ndata %d\n%s\n" % (rel.encode(), len(payload), payload)
+            )
 
 
 class _FastImport:
@@ -578,16 +707,22 @@ class _FastImport:
         self.root = root
         self.errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed in finish()
         self.proc = subprocess.Popen(
-            ["git", "-c", "gc.auto=0", "fast-import", "--quiet", "--done"], cwd=root,
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.errors,
-            bufsize=1 << 20)
+            ["git", "-c", "gc.auto=0", "fast-import", "--quiet", "--done"],
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=self.errors,
+            bufsize=1 << 20,
+        )
         assert self.proc.stdin is not None
         self.stdin: IO[bytes] = self.proc.stdin
         when = int(datetime.fromisoformat(GIT_DATE.replace("Z", "+00:00")).timestamp())
         who = f"{AUTHOR[0]} <{AUTHOR[1]}> {when} +0000".encode()
         body = message.encode()
-        self.stdin.write(b"commit refs/heads/main\nauthor %s\ncommitter %s\ndata %d\n%s\n"
-                         b"from refs/heads/main^0\n" % (who, who, len(body), body))
+        self.stdin.write(
+            b"commit refs/heads/main\nauthor %s\ncommitter %s\ndata %d\n%s\n"
+            b"from refs/heads/main^0\n" % (who, who, len(body), body)
+        )
 
     def finish(self) -> None:
         try:
@@ -604,8 +739,10 @@ class _FastImport:
 def _write_objects(b: _Builder, writer: _Writer, em: _Emitter) -> dict[str, int]:
     made = dict.fromkeys(("claims", "sources", "entities", "relations", "pages", "evidence"), 0)
     for plural, kind, objs in (
-        ("claims", claim.KIND, b.claim_objs), ("entities", entity.KIND, b.ents),
-        ("relations", relation.KIND, b.rel_objs), ("pages", page.KIND, b.page_objs),
+        ("claims", claim.KIND, b.claim_objs),
+        ("entities", entity.KIND, b.ents),
+        ("relations", relation.KIND, b.rel_objs),
+        ("pages", page.KIND, b.page_objs),
         ("evidence", evidence.KIND, b.ev_objs),
     ):
         for n, obj in enumerate(objs):
@@ -642,15 +779,22 @@ def generate(out: Path, claims: int, seed: int = 0, *, progress: bool = False) -
         _git(out, "config", key, value)
     vouch_dir = out / ".vouch"
     writer = _Writer(vouch_dir)
-    (out / "README.md").write_text(f"A generated vouch knowledge base: {claims} claims, "
-                                   f"seed {seed} (bench/generate.py v{GENERATOR_VERSION}).\n")
+    (out / "README.md").write_text(
+        f"A generated vouch knowledge base: {claims} claims, "
+        f"seed {seed} (bench/generate.py v{GENERATOR_VERSION}).\n"
+    )
     for name, payload in skeleton().items():
         writer.write(name, payload)
     init_event = _event(None, "kb.init", {}, _stamp(BASE_TIME - timedelta(days=1)), 0)
     writer.write(LOG_NAME, audit.to_line(init_event))
     _git(out, "add", "-A")
-    _git(out, "commit", "-q", "-m", "vouch: initialise knowledge base\n\n"
-         "Vouch-Event: kb.init\nVouch-Actor: vouch bench")
+    _git(
+        out,
+        "commit",
+        "-q",
+        "-m",
+        "vouch: initialise knowledge base\n\nVouch-Event: kb.init\nVouch-Actor: vouch bench",
+    )
     lap("init")
 
     b = _Builder(claims, seed)
@@ -663,16 +807,23 @@ def generate(out: Path, claims: int, seed: int = 0, *, progress: bool = False) -
     lap("build")
 
     em = _Emitter()
-    commit = _FastImport(out, f"vouch: import {claims} generated claims\n\n"
-                         "Vouch-Event: kb.import\nVouch-Actor: vouch bench\n")
+    commit = _FastImport(
+        out,
+        f"vouch: import {claims} generated claims\n\n"
+        "Vouch-Event: kb.import\nVouch-Actor: vouch bench\n",
+    )
     writer.stream = commit.stdin
     try:
         made = _write_objects(b, writer, em)
     except BrokenPipeError:
         commit.finish()  # raises with git's own message
         raise
-    data = {"generator": "bench/generate.py", "version": GENERATOR_VERSION, "seed": seed,
-            "counts": made}
+    data = {
+        "generator": "bench/generate.py",
+        "version": GENERATOR_VERSION,
+        "seed": seed,
+        "counts": made,
+    }
     when = _stamp(BASE_TIME + timedelta(days=365))
     import_event = _event(init_event, "kb.import", data, when, 1)
     writer.write(LOG_NAME, audit.to_line(init_event) + audit.to_line(import_event))
@@ -684,8 +835,15 @@ def generate(out: Path, claims: int, seed: int = 0, *, progress: bool = False) -
     _git(out, "reset", "-q")
     lap("index")
     head = _git(out, "rev-parse", "HEAD").strip()
-    marker = {"version": GENERATOR_VERSION, "claims": claims, "seed": seed, "head": head,
-              "counts": made, "timings": timings, "checked_against_dump": em.checked}
+    marker = {
+        "version": GENERATOR_VERSION,
+        "claims": claims,
+        "seed": seed,
+        "head": head,
+        "counts": made,
+        "timings": timings,
+        "checked_against_dump": em.checked,
+    }
     (out / ".git" / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
     return out
 
@@ -725,8 +883,12 @@ def ensure(claims: int, seed: int = 0, out_dir: Path = OUT_DIR) -> Path:
 
 def _current(root: Path, claims: int, seed: int) -> bool:
     found = marker(root)
-    return bool(found and found.get("version") == GENERATOR_VERSION
-                and found.get("seed") == seed and found.get("claims") == claims)
+    return bool(
+        found
+        and found.get("version") == GENERATOR_VERSION
+        and found.get("seed") == seed
+        and found.get("claims") == claims
+    )
 
 
 def restore(root: Path) -> None:
@@ -768,8 +930,18 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - start
     info = marker(root) or {}
     files = sum(1 for _ in _iter_sizes(root))
-    print(json.dumps({"root": str(root), "seconds": round(elapsed, 2), "files": files,
-                      "counts": info.get("counts"), "head": info.get("head")}, indent=2))
+    print(
+        json.dumps(
+            {
+                "root": str(root),
+                "seconds": round(elapsed, 2),
+                "files": files,
+                "counts": info.get("counts"),
+                "head": info.get("head"),
+            },
+            indent=2,
+        )
+    )
     return 0
 
 

@@ -51,8 +51,7 @@ def main() -> int:
     golden = ev.load_golden(args.golden)
     kb = corpus_kb(args.corpus, Path("bench/out/golden-kb"))
     index = access.open_index(kb, {})
-    f = access.filters(kinds=SEARCH_KINDS, tags=(), types=(), statuses=(),
-                       exclude=HIDDEN_STATUSES)
+    f = access.filters(kinds=SEARCH_KINDS, tags=(), types=(), statuses=(), exclude=HIDDEN_STATUSES)
     lists = []
     for q in golden:
         lex = [h.chunk_id for h in index.lexical(q.query, MAX_DEPTH, f)]
@@ -60,12 +59,21 @@ def main() -> int:
         lists.append((lex, vec))
     ids = index.chunks({c for lex, vec in lists for c in [*lex, *(v for v, _ in vec)]})
     obj = {c: info.id for c, info in ids.items()}
-    covs = [coverage(q.query, [ids[c].text for c in lex[:COVERAGE_HITS]])
-            for q, (lex, _) in zip(golden, lists, strict=True)]
+    covs = [
+        coverage(q.query, [ids[c].text for c in lex[:COVERAGE_HITS]])
+        for q, (lex, _) in zip(golden, lists, strict=True)
+    ]
 
-    def score(fts_w: float, vec_w: float, depth: int, vdepth: int, floor: float,
-              mode: str, k: float = 60, gate: tuple[float, float] | None = None
-              ) -> dict[str, dict[str, float]]:
+    def score(
+        fts_w: float,
+        vec_w: float,
+        depth: int,
+        vdepth: int,
+        floor: float,
+        mode: str,
+        k: float = 60,
+        gate: tuple[float, float] | None = None,
+    ) -> dict[str, dict[str, float]]:
         ranked_per_q = []
         for (lex, vec), cov in zip(lists, covs, strict=True):
             if gate is not None and gate[0] < 0:
@@ -83,8 +91,11 @@ def main() -> int:
         return report["modes"][mode]
 
     def line(label: str, r: dict[str, dict[str, float]]) -> str:
-        cells = "  ".join(f"{g}: {r[g]['mrr@10']:.4f}/{r[g]['ndcg@10']:.4f}"
-                          for g in ("all", "summary", "synopsis", "paraphrase") if g in r)
+        cells = "  ".join(
+            f"{g}: {r[g]['mrr@10']:.4f}/{r[g]['ndcg@10']:.4f}"
+            for g in ("all", "summary", "synopsis", "paraphrase")
+            if g in r
+        )
         return f"{label:<44} {cells}"
 
     def label(cut: float, vec_w: float, lo: float, vfac: int, floor: float) -> str:
@@ -96,21 +107,40 @@ def main() -> int:
     print(line("fts-only", fts))
     print(line("vec-only", score(1, 1, base, base, 0.0, "vector")))
     print(line("hybrid equal weights (spec)", score(1, 1, base, base, 0.0, "hybrid")))
-    print(line("hybrid defaults (engine.DEFAULTS)", score(
-        1, DEFAULTS.vector_weight, base, base, DEFAULTS.min_similarity, "hybrid",
-        gate=(DEFAULTS.coverage_cut, DEFAULTS.vector_weight, DEFAULTS.vector_weight_covered))))
+    print(
+        line(
+            "hybrid defaults (engine.DEFAULTS)",
+            score(
+                1,
+                DEFAULTS.vector_weight,
+                base,
+                base,
+                DEFAULTS.min_similarity,
+                "hybrid",
+                gate=(
+                    DEFAULTS.coverage_cut,
+                    DEFAULTS.vector_weight,
+                    DEFAULTS.vector_weight_covered,
+                ),
+            ),
+        )
+    )
     rows = []
-    settings = itertools.product((1.01, 0.3, 0.5, 0.7), (0.5, 1.0, 2.0, 3.0), (0.0, 0.05),
-                                 (1, 3), (0.0, 0.3))
+    settings = itertools.product(
+        (1.01, 0.3, 0.5, 0.7), (0.5, 1.0, 2.0, 3.0), (0.0, 0.05), (1, 3), (0.0, 0.3)
+    )
     for cut, vec_w, lo, vfac, floor in settings:
         if cut > 1 and lo:  # no gate: the plain weighted RRF
             continue
         r = score(1.0, vec_w, base, vfac * TOP, floor, "hybrid", gate=(cut, vec_w, lo))
         rows.append(((cut, vec_w, lo, vfac, floor), r))
-    ok = [(p, r) for p, r in rows
-          if r["all"]["mrr@10"] >= fts["all"]["mrr@10"]
-          and r["all"]["ndcg@10"] >= fts["all"]["ndcg@10"]
-          and r["paraphrase"]["mrr@10"] > fts["paraphrase"]["mrr@10"]]
+    ok = [
+        (p, r)
+        for p, r in rows
+        if r["all"]["mrr@10"] >= fts["all"]["mrr@10"]
+        and r["all"]["ndcg@10"] >= fts["all"]["ndcg@10"]
+        and r["paraphrase"]["mrr@10"] > fts["paraphrase"]["mrr@10"]
+    ]
     ok.sort(key=lambda pr: -(pr[1]["all"]["ndcg@10"] + pr[1]["paraphrase"]["ndcg@10"]))
     print(f"\n{len(ok)} of {len(rows)} settings beat fts-only overall and on paraphrases:")
     for (cut, vec_w, lo, vfac, floor), r in ok[:12]:

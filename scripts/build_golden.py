@@ -42,24 +42,135 @@ EXTRA_SITES = [Path("/usr/lib/python3/dist-packages")]
 
 # licence words we accept (free licences whose text permits redistribution of the README)
 _LICENSES = [
-    ("apache", "Apache-2.0"), ("mit", "MIT"), ("expat", "MIT"), ("bsd", "BSD"),
-    ("isc", "ISC"), ("psf", "PSF"), ("python software foundation", "PSF"),
-    ("mozilla", "MPL-2.0"), ("mpl", "MPL-2.0"), ("lgpl", "LGPL"), ("lesser general", "LGPL"),
-    ("gpl", "GPL"), ("general public", "GPL"), ("unlicense", "Unlicense"),
-    ("cc0", "CC0-1.0"), ("public-domain", "public-domain"), ("zlib", "Zlib"),
-    ("artistic", "Artistic"), ("hpnd", "HPND"),
+    ("apache", "Apache-2.0"),
+    ("mit", "MIT"),
+    ("expat", "MIT"),
+    ("bsd", "BSD"),
+    ("isc", "ISC"),
+    ("psf", "PSF"),
+    ("python software foundation", "PSF"),
+    ("mozilla", "MPL-2.0"),
+    ("mpl", "MPL-2.0"),
+    ("lgpl", "LGPL"),
+    ("lesser general", "LGPL"),
+    ("gpl", "GPL"),
+    ("general public", "GPL"),
+    ("unlicense", "Unlicense"),
+    ("cc0", "CC0-1.0"),
+    ("public-domain", "public-domain"),
+    ("zlib", "Zlib"),
+    ("artistic", "Artistic"),
+    ("hpnd", "HPND"),
 ]
 
-_STOP = set("""a an the and or of to in on for with by from as at is are be this that it its
-into via using use used can your you their our we not no all any more most other than then
-when which who how what where why will would should could may might also each such these
-those one two over under about after before between both but if do does so up out very just
-only own same too s t get make makes made set sets way ways new like well much many""".split())  # noqa: SIM905
+_STOP = set(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "with",
+        "by",
+        "from",
+        "as",
+        "at",
+        "is",
+        "are",
+        "be",
+        "this",
+        "that",
+        "it",
+        "its",
+        "into",
+        "via",
+        "using",
+        "use",
+        "used",
+        "can",
+        "your",
+        "you",
+        "their",
+        "our",
+        "we",
+        "not",
+        "no",
+        "all",
+        "any",
+        "more",
+        "most",
+        "other",
+        "than",
+        "then",
+        "when",
+        "which",
+        "who",
+        "how",
+        "what",
+        "where",
+        "why",
+        "will",
+        "would",
+        "should",
+        "could",
+        "may",
+        "might",
+        "also",
+        "each",
+        "such",
+        "these",
+        "those",
+        "one",
+        "two",
+        "over",
+        "under",
+        "about",
+        "after",
+        "before",
+        "between",
+        "both",
+        "but",
+        "if",
+        "do",
+        "does",
+        "so",
+        "up",
+        "out",
+        "very",
+        "just",
+        "only",
+        "own",
+        "same",
+        "too",
+        "s",
+        "t",
+        "get",
+        "make",
+        "makes",
+        "made",
+        "set",
+        "sets",
+        "way",
+        "ways",
+        "new",
+        "like",
+        "well",
+        "much",
+        "many",
+    ]
+)
 
 # Hand-written questions in everyday words, each for one document (by file stem).
 PARAPHRASES: dict[str, list[str]] = {
-    "py-tqdm": ["visual gauge of how far along a lengthy computation is",
-                "indicator that fills up during a batch job"],
+    "py-tqdm": [
+        "visual gauge of how far along a lengthy computation is",
+        "indicator that fills up during a batch job",
+    ],
     "py-colorama": ["coloured letters in a dos box"],
     "py-requests": ["grab a webpage from a remote site"],
     "py-pyyaml": ["load settings kept in an indented friendly markup"],
@@ -153,9 +264,19 @@ def python_docs() -> list[dict[str, str]]:
         if licence is None or len(body) < MIN_DOC_CHARS or not english_enough(body):
             continue
         seen.add(key)
-        out.append({"stem": f"py-{key}", "title": name, "text": body, "query": summary,
-                    "group": "summary", "package": name, "version": meta["Version"] or "",
-                    "license": licence, "origin": "PyPI package metadata (installed)"})
+        out.append(
+            {
+                "stem": f"py-{key}",
+                "title": name,
+                "text": body,
+                "query": summary,
+                "group": "summary",
+                "package": name,
+                "version": meta["Version"] or "",
+                "license": licence,
+                "origin": "PyPI package metadata (installed)",
+            }
+        )
     return out
 
 
@@ -196,10 +317,17 @@ def debian_docs() -> list[dict[str, str]]:
         licence = debian_licence(pkg.group(1))
         if len(long) < 300 or licence is None or key in by_text:
             continue
-        by_text[key] = {"stem": f"deb-{pkg.group(1)}", "title": pkg.group(1), "text": long,
-                        "query": synopsis, "group": "synopsis", "package": pkg.group(1),
-                        "version": ver.group(1) if ver else "", "license": licence,
-                        "origin": "Debian package description (installed)"}
+        by_text[key] = {
+            "stem": f"deb-{pkg.group(1)}",
+            "title": pkg.group(1),
+            "text": long,
+            "query": synopsis,
+            "group": "synopsis",
+            "package": pkg.group(1),
+            "version": ver.group(1) if ver else "",
+            "license": licence,
+            "origin": "Debian package description (installed)",
+        }
     # a synopsis shared by several packages names no single relevant document
     return [d for d in by_text.values() if synopses[d["query"].lower()] == 1]
 
@@ -218,10 +346,17 @@ def write(out: Path, docs: list[dict[str, str]]) -> None:
         name = f"{doc['stem']}.md"
         (out / "docs" / name).write_bytes(data)
         ids[doc["stem"]] = hashlib.sha256(data).hexdigest()
-        golden.append({"query": doc["query"], "relevant": [ids[doc["stem"]]],
-                       "group": doc["group"], "doc": name})
-        licences.append("\t".join([name, doc["package"], doc["version"], doc["license"],
-                                   doc["origin"]]))
+        golden.append(
+            {
+                "query": doc["query"],
+                "relevant": [ids[doc["stem"]]],
+                "group": doc["group"],
+                "doc": name,
+            }
+        )
+        licences.append(
+            "\t".join([name, doc["package"], doc["version"], doc["license"], doc["origin"]])
+        )
     texts = {d["stem"]: f"{d['title']} {d['text']}" for d in docs}
     problems = []
     for stem, questions in PARAPHRASES.items():
@@ -232,8 +367,14 @@ def write(out: Path, docs: list[dict[str, str]]) -> None:
             shared = content_words(question) & content_words(texts[stem])
             if shared:
                 problems.append(f"{stem}: {question!r} shares {sorted(shared)}")
-            golden.append({"query": question, "relevant": [ids[stem]], "group": "paraphrase",
-                           "doc": f"{stem}.md"})
+            golden.append(
+                {
+                    "query": question,
+                    "relevant": [ids[stem]],
+                    "group": "paraphrase",
+                    "doc": f"{stem}.md",
+                }
+            )
     if problems:
         raise SystemExit("paraphrase check failed:\n  " + "\n  ".join(problems))
     (out / "golden.jsonl").write_text("".join(json.dumps(g) + "\n" for g in golden))
@@ -253,8 +394,11 @@ def main(argv: list[str] | None = None) -> int:
     docs = keep_py + deb[::step][:deb_room]
     write(args.out, docs)
     size = sum(p.stat().st_size for p in (args.out / "docs").iterdir())
-    print(f"{len(docs)} documents ({len(keep_py)} Python, {len(docs) - len(keep_py)} Debian), "
-          f"{size / 1e6:.2f} MB -> {args.out}", file=sys.stderr)
+    print(
+        f"{len(docs)} documents ({len(keep_py)} Python, {len(docs) - len(keep_py)} Debian), "
+        f"{size / 1e6:.2f} MB -> {args.out}",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -26,8 +26,17 @@ def _isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    for var in ("VOUCH_KB", "VOUCH_AGENT", "VOUCH_DEBUG", "VOUCH_INDEX_DIR", "GIT_DIR",
-                "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
+    for var in (
+        "VOUCH_KB",
+        "VOUCH_AGENT",
+        "VOUCH_DEBUG",
+        "VOUCH_INDEX_DIR",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_AUTHOR_NAME",
+        "GIT_COMMITTER_NAME",
+    ):
         monkeypatch.delenv(var, raising=False)
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Test Person\n\temail = test@example.invalid\n"
@@ -67,8 +76,9 @@ def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch)
 
 
 def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
 
 
 @pytest.fixture

@@ -22,8 +22,7 @@ def ctx(kb: KB, actor: str = ALICE) -> CallContext:
     return CallContext(kb_path=str(kb.root), actor_override=actor)
 
 
-def call(kb: KB, method: str, params: dict[str, Any] | None = None,
-         actor: str = ALICE) -> Any:
+def call(kb: KB, method: str, params: dict[str, Any] | None = None, actor: str = ALICE) -> Any:
     return ops.invoke(ctx(kb, actor), method, params or {})
 
 
@@ -33,10 +32,12 @@ def a_source(kb: KB) -> str:
     return rows[0]["id"]
 
 
-def propose_claim(kb: KB, text: str = "Deploys need a green CI run", actor: str = ALICE,
-                  **extra: Any) -> str:
-    result = call(kb, "kb.propose_claim", {"text": text, "evidence": [a_source(kb)], **extra},
-                  actor=actor)
+def propose_claim(
+    kb: KB, text: str = "Deploys need a green CI run", actor: str = ALICE, **extra: Any
+) -> str:
+    result = call(
+        kb, "kb.propose_claim", {"text": text, "evidence": [a_source(kb)], **extra}, actor=actor
+    )
     assert result["valid"], result
     return str(result["proposal_id"])
 
@@ -61,17 +62,21 @@ def make_user_mess(root: Path) -> None:
 def user_state(root: Path) -> tuple[str, str, str]:
     """status, staged diff and unstaged diff outside .vouch/ — what the user sees."""
     status = git(root, "status", "--porcelain", "--untracked-files=all", "--", ":!.vouch")
-    return (status, git(root, "diff", "--cached", "--", ":!.vouch"),
-            git(root, "diff", "--", ":!.vouch"))
+    return (
+        status,
+        git(root, "diff", "--cached", "--", ":!.vouch"),
+        git(root, "diff", "--", ":!.vouch"),
+    )
 
 
-def vouch_proc(root: Path, *args: str, env: dict[str, str] | None = None,
-               wait: bool = True) -> subprocess.CompletedProcess[str] | subprocess.Popen[str]:
+def vouch_proc(
+    root: Path, *args: str, env: dict[str, str] | None = None, wait: bool = True
+) -> subprocess.CompletedProcess[str] | subprocess.Popen[str]:
     """Run the real `python -m vouch` in `root`, as users and hooks do."""
     full_env = {**os.environ, **(env or {})}
     cmd = [sys.executable, "-m", "vouch", *args]
     if not wait:
-        return subprocess.Popen(cmd, cwd=root, env=full_env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-    return subprocess.run(cmd, cwd=root, env=full_env, capture_output=True, text=True,
-                          timeout=120)
+        return subprocess.Popen(
+            cmd, cwd=root, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+    return subprocess.run(cmd, cwd=root, env=full_env, capture_output=True, text=True, timeout=120)

@@ -20,20 +20,44 @@ SCHEMA_PATH = Path(__file__).parents[1] / "vouch" / "schemas" / "search_response
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 
 CLAIMS: list[dict[str, Any]] = [
-    {"text": "Billing deploys happen from the main branch only, with the ship tool.",
-     "type": "workflow", "tags": ["ops", "billing"]},
-    {"text": "Rollbacks of the billing service never need a database migration rollback.",
-     "type": "fact", "tags": ["ops", "billing", "production"]},
-    {"text": "No deploys on Fridays after 15:00 UTC.", "type": "decision",
-     "tags": ["ops", "production"]},
-    {"text": "The payments gateway retried the same event three times in March.",
-     "type": "observation", "tags": ["incident"]},
-    {"text": "Invoices used to be rendered eagerly at deploy time.", "type": "fact",
-     "status": "archived", "tags": ["billing"]},
-    {"text": "The old deploy script lived in the ops repository.", "type": "fact",
-     "status": "superseded", "tags": ["ops"]},
-    {"text": "Customer card numbers appeared in a deploy log.", "type": "warning",
-     "status": "redacted", "tags": ["ops"]},
+    {
+        "text": "Billing deploys happen from the main branch only, with the ship tool.",
+        "type": "workflow",
+        "tags": ["ops", "billing"],
+    },
+    {
+        "text": "Rollbacks of the billing service never need a database migration rollback.",
+        "type": "fact",
+        "tags": ["ops", "billing", "production"],
+    },
+    {
+        "text": "No deploys on Fridays after 15:00 UTC.",
+        "type": "decision",
+        "tags": ["ops", "production"],
+    },
+    {
+        "text": "The payments gateway retried the same event three times in March.",
+        "type": "observation",
+        "tags": ["incident"],
+    },
+    {
+        "text": "Invoices used to be rendered eagerly at deploy time.",
+        "type": "fact",
+        "status": "archived",
+        "tags": ["billing"],
+    },
+    {
+        "text": "The old deploy script lived in the ops repository.",
+        "type": "fact",
+        "status": "superseded",
+        "tags": ["ops"],
+    },
+    {
+        "text": "Customer card numbers appeared in a deploy log.",
+        "type": "warning",
+        "status": "redacted",
+        "tags": ["ops"],
+    },
 ]
 
 PAGE_BODY = """Intro text about how the billing team works.
@@ -66,11 +90,13 @@ def build(repo: Path) -> dict[str, Any]:
     for spec in CLAIMS:
         obj = KINDS["claim"].new(evidence=[source_ids[0]], **spec)
         made["claims"].append(write_object(kb, "claim", obj))
-    page = KINDS["page"].new(title="Billing team handbook", body=PAGE_BODY, type="workflow",
-                             tags=["billing", "handbook"])
+    page = KINDS["page"].new(
+        title="Billing team handbook", body=PAGE_BODY, type="workflow", tags=["billing", "handbook"]
+    )
     made["page"] = write_object(kb, "page", page)
-    entity = KINDS["entity"].new(name="ship", type="tool",
-                                 description="The deploy tool used by the billing team.")
+    entity = KINDS["entity"].new(
+        name="ship", type="tool", description="The deploy tool used by the billing team."
+    )
     made["entity"] = write_object(kb, "entity", entity)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "test knowledge")

@@ -23,10 +23,22 @@ class JsonlServer:
     def __init__(self, kb_root: Path, *args: str, env: dict[str, str] | None = None):
         self.stderr_file = tempfile.TemporaryFile()  # noqa: SIM115 - closed in __exit__
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "vouch", "serve", "--transport", "jsonl",
-             "--kb", str(kb_root), *args],
-            cwd=kb_root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self.stderr_file, env={**os.environ, **(env or {})},
+            [
+                sys.executable,
+                "-m",
+                "vouch",
+                "serve",
+                "--transport",
+                "jsonl",
+                "--kb",
+                str(kb_root),
+                *args,
+            ],
+            cwd=kb_root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr_file,
+            env={**os.environ, **(env or {})},
         )
         self.lines: queue.Queue[bytes] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -48,8 +60,9 @@ class JsonlServer:
         try:
             line = self.lines.get(timeout=timeout)
         except queue.Empty:
-            raise AssertionError(f"no response within {timeout}s; stderr:\n{self.stderr()}") \
-                from None
+            raise AssertionError(
+                f"no response within {timeout}s; stderr:\n{self.stderr()}"
+            ) from None
         assert line, f"server closed stdout; stderr:\n{self.stderr()}"
         assert line.endswith(b"\n")
         return json.loads(line)
@@ -103,6 +116,8 @@ class JsonlServer:
 
 def kb_state(root: Path) -> tuple[str, str, str]:
     """Everything a request could change in the repository: HEAD, refs, work tree."""
-    return (git(root, "rev-parse", "HEAD"),
-            git(root, "for-each-ref", "--format=%(refname) %(objectname)"),
-            git(root, "status", "--porcelain", "--untracked-files=all"))
+    return (
+        git(root, "rev-parse", "HEAD"),
+        git(root, "for-each-ref", "--format=%(refname) %(objectname)"),
+        git(root, "status", "--porcelain", "--untracked-files=all"),
+    )

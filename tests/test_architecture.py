@@ -96,30 +96,58 @@ def test_the_import_graph_has_no_cycle() -> None:
 # (importer prefixes, imported prefixes it must never reach)
 WALLS = [
     # transports sit on top: nothing below imports them
-    ([m for m in MODULES if not _inside(m, "vouch.cli", "vouch.servers", "vouch.__main__")],
-     ("vouch.cli", "vouch.servers")),
+    (
+        [m for m in MODULES if not _inside(m, "vouch.cli", "vouch.servers", "vouch.__main__")],
+        ("vouch.cli", "vouch.servers"),
+    ),
     # the registry never imports a transport; the core never imports the registry
-    ([m for m in MODULES if _inside(m, "vouch.gate", "vouch.index", "vouch.search",
-                                    "vouch.kinds", "vouch.git", "vouch.store")
-      and not m.endswith(".handlers")],
-     ("vouch.methods.registry", "vouch.methods.registry")),
+    (
+        [
+            m
+            for m in MODULES
+            if _inside(
+                m,
+                "vouch.gate",
+                "vouch.index",
+                "vouch.search",
+                "vouch.kinds",
+                "vouch.git",
+                "vouch.store",
+            )
+            and not m.endswith(".handlers")
+        ],
+        ("vouch.methods.registry", "vouch.methods.registry"),
+    ),
     # object kinds know nothing of git, the index or the gate
-    ([m for m in MODULES if _inside(m, "vouch.kinds")],
-     ("vouch.git", "vouch.index", "vouch.gate", "vouch.search", "vouch.store")),
+    (
+        [m for m in MODULES if _inside(m, "vouch.kinds")],
+        ("vouch.git", "vouch.index", "vouch.gate", "vouch.search", "vouch.store"),
+    ),
     # git is the bottom: it knows only the errors
-    ([m for m in MODULES if _inside(m, "vouch.git")],
-     tuple(sorted({m.split(".")[1] and f"vouch.{m.split('.')[1]}" for m in MODULES
-                   if m.count(".") >= 1 and not _inside(m, "vouch.git", "vouch.errors")}))),
+    (
+        [m for m in MODULES if _inside(m, "vouch.git")],
+        tuple(
+            sorted(
+                {
+                    m.split(".")[1] and f"vouch.{m.split('.')[1]}"
+                    for m in MODULES
+                    if m.count(".") >= 1 and not _inside(m, "vouch.git", "vouch.errors")
+                }
+            )
+        ),
+    ),
     # the gate never pushes into the index
     ([m for m in MODULES if _inside(m, "vouch.gate")], ("vouch.index", "vouch.search")),
 ]
 
 
 @pytest.mark.parametrize("importers,forbidden", WALLS)
-def test_lower_layers_never_import_upper_ones(importers: list[str],
-                                              forbidden: tuple[str, ...]) -> None:
-    crossing = sorted(f"{m} -> {dep}" for m in importers for dep in GRAPH[m]
-                      if _inside(dep, *forbidden))
+def test_lower_layers_never_import_upper_ones(
+    importers: list[str], forbidden: tuple[str, ...]
+) -> None:
+    crossing = sorted(
+        f"{m} -> {dep}" for m in importers for dep in GRAPH[m] if _inside(dep, *forbidden)
+    )
     assert crossing == []
 
 
@@ -140,9 +168,12 @@ OWNERS = {
 @pytest.mark.parametrize("dependency", sorted(OWNERS))
 def test_each_dependency_has_one_owner(dependency: str) -> None:
     owners = OWNERS[dependency]
-    found = sorted(m for m, deps in GRAPH.items()
-                   if any(d == dependency or d.startswith(dependency + ".") for d in deps)
-                   and not _inside(m, *owners))
+    found = sorted(
+        m
+        for m, deps in GRAPH.items()
+        if any(d == dependency or d.startswith(dependency + ".") for d in deps)
+        and not _inside(m, *owners)
+    )
     assert found == []
 
 
@@ -153,12 +184,15 @@ def test_pyproject_declares_every_third_party_import() -> None:
     from importlib.metadata import packages_distributions
 
     pyproject = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
-    declared = {re.split(r"[<>=!~\[; ]", d, maxsplit=1)[0].lower().replace("_", "-")
-                for d in pyproject["project"]["dependencies"]}
+    declared = {
+        re.split(r"[<>=!~\[; ]", d, maxsplit=1)[0].lower().replace("_", "-")
+        for d in pyproject["project"]["dependencies"]
+    }
     dists = packages_distributions()
     imported = {d.split(".")[0] for deps in GRAPH.values() for d in deps}
-    third = sorted(m for m in imported
-                   if m not in sys.stdlib_module_names and m not in ("vouch", "__future__"))
+    third = sorted(
+        m for m in imported if m not in sys.stdlib_module_names and m not in ("vouch", "__future__")
+    )
     undeclared = []
     for module in third:
         names = {n.lower().replace("_", "-") for n in dists.get(module, [module])}

@@ -37,8 +37,9 @@ def generated(generator: ModuleType, tmp_path_factory: pytest.TempPathFactory) -
     return generator.generate(tmp_path_factory.mktemp("gen") / "kb", 50, seed=3)
 
 
-def test_status_counts_match_what_was_generated(generated: Path, generator: ModuleType,
-                                                run_cli) -> None:
+def test_status_counts_match_what_was_generated(
+    generated: Path, generator: ModuleType, run_cli
+) -> None:
     result = run_cli("status", "--json", cwd=generated)
     assert result.code == 0, result.err
     counts = result.json()["counts"]
@@ -61,17 +62,24 @@ def test_every_file_loads_validates_and_redumps_identically(generated: Path) -> 
             assert kind.dump(obj) == text, rel
             if plural == "sources":
                 content = kb.source_content(object_id)
-                assert content is not None and source.new(content, **{
-                    k: v for k, v in obj.items() if k not in ("id", "hash", "byte_size")
-                })["id"] == object_id
+                assert (
+                    content is not None
+                    and source.new(
+                        content,
+                        **{k: v for k, v in obj.items() if k not in ("id", "hash", "byte_size")},
+                    )["id"]
+                    == object_id
+                )
             elif plural in ("claims", "entities", "pages", "evidence"):
                 assert kind.make_id(obj) == object_id  # content addressing holds
 
 
 def test_references_resolve(generated: Path) -> None:
     kb = KB.open(generated)
-    existing = {plural: set(kb.ids(BY_PLURAL[plural])) for plural in
-                ("claims", "entities", "sources", "evidence")}
+    existing = {
+        plural: set(kb.ids(BY_PLURAL[plural]))
+        for plural in ("claims", "entities", "sources", "evidence")
+    }
     cited = existing["sources"] | existing["evidence"]
     for c in kb.iter_objects(BY_PLURAL["claims"]):
         assert c["evidence"] and set(c["evidence"]) <= cited
@@ -103,8 +111,9 @@ def test_list_claims_works(generated: Path, run_cli) -> None:
     assert filtered.code == 0 and all(r["type"] == "warning" for r in filtered.json())
 
 
-def test_deterministic_for_a_seed_and_varied_across_seeds(generator: ModuleType,
-                                                          generated: Path, tmp_path: Path) -> None:
+def test_deterministic_for_a_seed_and_varied_across_seeds(
+    generator: ModuleType, generated: Path, tmp_path: Path
+) -> None:
     again = generator.generate(tmp_path / "again", 50, seed=3)
     other = generator.generate(tmp_path / "other", 50, seed=4)
     tree = lambda p: git(p, "rev-parse", "HEAD^{tree}").strip()  # noqa: E731
@@ -134,13 +143,22 @@ def test_concurrent_ensure_generates_once(tmp_path: Path) -> None:
     """Benchmarks run side by side; two asking for the same size get one good copy."""
     import subprocess
 
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import generate; from pathlib import "
-            "Path; print(generate.ensure(30, out_dir=Path(sys.argv[2])))")
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(BENCH), str(tmp_path)],
-                              stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import generate; from pathlib import "
+        "Path; print(generate.ensure(30, out_dir=Path(sys.argv[2])))"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(BENCH), str(tmp_path)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     roots = {p.communicate(timeout=60)[0].strip() for p in procs}
     assert all(p.returncode == 0 for p in procs)
     assert roots == {str(tmp_path / "kb-30")}
     assert git(tmp_path / "kb-30", "status", "--porcelain") == ""
-    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".kb-30.lock")) \
-        == ["kb-30"]
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".kb-30.lock")) == [
+        "kb-30"
+    ]

@@ -35,26 +35,51 @@ Members = list[tuple[tarfile.TarInfo, bytes]]
 
 def approve(kb: KB, proposed: dict[str, Any]) -> str:
     assert proposed["valid"], proposed
-    return str(call(kb, "kb.approve", {"proposal_id": proposed["proposal_id"]},
-                    actor=BOB)["object_id"])
+    return str(
+        call(kb, "kb.approve", {"proposal_id": proposed["proposal_id"]}, actor=BOB)["object_id"]
+    )
 
 
 @pytest.fixture
 def origin(kb_with_sources: KB) -> KB:
     kb = kb_with_sources
     src = a_source(kb)
-    claims = [approve(kb, call(kb, "kb.propose_claim", {
-        "text": text, "evidence": [evidence], "tags": ["deploy"]}))
-        for text, evidence in (("Deploys need a green CI run", src),
-                               ("Roll back a bad release with ship rollback", f"{src}:L3-L4"),
-                               ("The billing service deploys on Tuesdays", src))]
-    entity = approve(kb, call(kb, "kb.propose_entity", {"name": "Billing service",
-                                                        "type": "system"}))
-    approve(kb, call(kb, "kb.propose_page", {
-        "title": "Deploying billing", "claims": claims[:2],
-        "body": "# Deploying billing\n\n## Rolling back\n\nUse ship rollback.\n"}))
-    approve(kb, call(kb, "kb.propose_relation", {"source": entity, "relation": "references",
-                                                 "target": claims[0]}))
+    claims = [
+        approve(
+            kb,
+            call(
+                kb, "kb.propose_claim", {"text": text, "evidence": [evidence], "tags": ["deploy"]}
+            ),
+        )
+        for text, evidence in (
+            ("Deploys need a green CI run", src),
+            ("Roll back a bad release with ship rollback", f"{src}:L3-L4"),
+            ("The billing service deploys on Tuesdays", src),
+        )
+    ]
+    entity = approve(
+        kb, call(kb, "kb.propose_entity", {"name": "Billing service", "type": "system"})
+    )
+    approve(
+        kb,
+        call(
+            kb,
+            "kb.propose_page",
+            {
+                "title": "Deploying billing",
+                "claims": claims[:2],
+                "body": "# Deploying billing\n\n## Rolling back\n\nUse ship rollback.\n",
+            },
+        ),
+    )
+    approve(
+        kb,
+        call(
+            kb,
+            "kb.propose_relation",
+            {"source": entity, "relation": "references", "target": claims[0]},
+        ),
+    )
     propose_claim(kb, "A pending claim that no bundle may hold", actor=ALICE)
     return kb
 
@@ -90,13 +115,17 @@ def repack(path: Path, items: Members, *, fix_manifest: bool = False) -> Path:
     regular members as they now are (a forger who also rewrote the manifest and its
     digest)."""
     if fix_manifest:
-        files = [{"path": i.name, "sha256": hashlib.sha256(d).hexdigest(),
-                  "bytes": len(d)} for i, d in items if i.isreg() and i.name != "manifest.json"]
+        files = [
+            {"path": i.name, "sha256": hashlib.sha256(d).hexdigest(), "bytes": len(d)}
+            for i, d in items
+            if i.isreg() and i.name != "manifest.json"
+        ]
         manifest = json.loads(dict((i.name, d) for i, d in items)["manifest.json"])
         manifest["files"] = sorted(files, key=lambda e: str(e["path"]))
         manifest["content_sha256"] = bundle.content_digest(manifest["files"])
-        items = [(i, json.dumps(manifest).encode() if i.name == "manifest.json" else d)
-                 for i, d in items]
+        items = [
+            (i, json.dumps(manifest).encode() if i.name == "manifest.json" else d) for i, d in items
+        ]
     with tarfile.open(path, "w:gz") as tar:
         for info, data in items:
             info.size = len(data) if info.isreg() else 0
@@ -106,9 +135,11 @@ def repack(path: Path, items: Members, *, fix_manifest: bool = False) -> Path:
 
 def state(kb: KB) -> tuple[str, str, bytes]:
     """HEAD, the work tree's status and the audit log: what a refusal must not change."""
-    return (git(kb.root, "rev-parse", "HEAD"),
-            git(kb.root, "status", "--porcelain", "--untracked-files=all"),
-            (kb.dir / "audit.log.jsonl").read_bytes())
+    return (
+        git(kb.root, "rev-parse", "HEAD"),
+        git(kb.root, "status", "--porcelain", "--untracked-files=all"),
+        (kb.dir / "audit.log.jsonl").read_bytes(),
+    )
 
 
 def ranked(run_cli, kb: KB, query: str) -> list[tuple[str, str, int]]:
@@ -118,8 +149,9 @@ def ranked(run_cli, kb: KB, query: str) -> list[tuple[str, str, int]]:
 
 
 # -- export ----------------------------------------------------------------------------------
-def test_export_holds_the_committed_knowledge_and_nothing_else(origin: KB, exported: Path,
-                                                               tmp_path: Path, run_cli) -> None:
+def test_export_holds_the_committed_knowledge_and_nothing_else(
+    origin: KB, exported: Path, tmp_path: Path, run_cli
+) -> None:
     # uncommitted edits and a new untracked file in .vouch/ are not committed knowledge
     claim = next((origin.dir / "claims").rglob("*.yaml"))
     committed = claim.read_bytes()
@@ -137,11 +169,21 @@ def test_export_holds_the_committed_knowledge_and_nothing_else(origin: KB, expor
     assert len({i.mtime for i, _ in items}) == 1
     assert gzip.decompress(exported.read_bytes())  # a plain gzip stream
     tops = {n.split("/")[0] for n in names}
-    assert tops == {"manifest.json", "audit.log.jsonl", "claims", "decided", "entities",
-                    "evidence", "pages", "relations", "sources"}
+    assert tops == {
+        "manifest.json",
+        "audit.log.jsonl",
+        "claims",
+        "decided",
+        "entities",
+        "evidence",
+        "pages",
+        "relations",
+        "sources",
+    }
     assert dict(items_by_name(items))[claim.relative_to(origin.dir).as_posix()] == committed
-    assert not any(b"A pending claim" in d for i, d in items
-                   if not i.name.startswith(("audit", "manifest")))
+    assert not any(
+        b"A pending claim" in d for i, d in items if not i.name.startswith(("audit", "manifest"))
+    )
     manifest = json.loads(items[0][1])
     assert manifest["format"] == "vouch-bundle" and manifest["version"] == 1
     assert manifest["source_commit"] == git(origin.root, "rev-parse", "HEAD").strip()
@@ -166,10 +208,12 @@ def items_by_name(items: Members) -> list[tuple[str, bytes]]:
     return [(i.name, d) for i, d in items]
 
 
-def test_export_refuses_a_branch_with_a_broken_knowledge_file(origin: KB, tmp_path: Path,
-                                                               run_cli) -> None:
-    claim = next(p for p in (origin.dir / "claims").rglob("*.yaml")
-                 if "Deploys need" in p.read_text())
+def test_export_refuses_a_branch_with_a_broken_knowledge_file(
+    origin: KB, tmp_path: Path, run_cli
+) -> None:
+    claim = next(
+        p for p in (origin.dir / "claims").rglob("*.yaml") if "Deploys need" in p.read_text()
+    )
     claim.write_text(claim.read_text().replace("Deploys need", "Releases need"))
     git(origin.root, "commit", "-qam", "edit a claim by hand")
     out = tmp_path / "broken.tar.gz"
@@ -195,8 +239,9 @@ def test_export_leaves_out_files_vouch_ignores(origin: KB, tmp_path: Path, run_c
 
 
 # -- round trip ------------------------------------------------------------------------------
-def test_import_into_a_fresh_knowledge_base_searches_the_same(origin: KB, fresh: KB,
-                                                              exported: Path, run_cli) -> None:
+def test_import_into_a_fresh_knowledge_base_searches_the_same(
+    origin: KB, fresh: KB, exported: Path, run_cli
+) -> None:
     before = {q: ranked(run_cli, origin, q) for q in QUERIES}
     assert all(before.values())
 
@@ -205,8 +250,9 @@ def test_import_into_a_fresh_knowledge_base_searches_the_same(origin: KB, fresh:
     # 3 sources, 3 claims, 1 evidence, an entity, a page, a relation, 6 decision records
     assert len(plan["new"]) == 16
 
-    res = run_cli("import-apply", str(exported), "--kb", str(fresh.dir), "--json",
-                  "--as", "Importer")
+    res = run_cli(
+        "import-apply", str(exported), "--kb", str(fresh.dir), "--json", "--as", "Importer"
+    )
     assert res.code == 0, res.err
     result = res.json()
     assert (result["imported"], result["skipped"], result["overwritten"]) == (16, 0, 0)
@@ -238,8 +284,9 @@ def test_import_into_a_fresh_knowledge_base_searches_the_same(origin: KB, fresh:
     assert git(fresh.root, "rev-parse", "HEAD") == head
 
 
-def test_import_never_clobbers_uncommitted_work(origin: KB, fresh: KB, exported: Path,
-                                                run_cli) -> None:
+def test_import_never_clobbers_uncommitted_work(
+    origin: KB, fresh: KB, exported: Path, run_cli
+) -> None:
     rel = next(i.name for i, _ in members(exported) if i.name.startswith("claims/"))
     (fresh.dir / rel).parent.mkdir(parents=True)
     (fresh.dir / rel).write_text("a person's unsaved draft\n")
@@ -251,8 +298,9 @@ def test_import_never_clobbers_uncommitted_work(origin: KB, fresh: KB, exported:
 
 
 @pytest.mark.parametrize("step", ["committed", "staged"])
-def test_an_import_killed_midway_is_finished_by_the_next_write(fresh: KB, exported: Path,
-                                                               step: str) -> None:
+def test_an_import_killed_midway_is_finished_by_the_next_write(
+    fresh: KB, exported: Path, step: str
+) -> None:
     head = git(fresh.root, "rev-parse", "HEAD")
     killed = vouch_proc(fresh.root, "import-apply", str(exported), env={"VOUCH_FAULT": step})
     assert killed.returncode == 86  # died on the spot, as if killed
@@ -266,8 +314,7 @@ def test_an_import_killed_midway_is_finished_by_the_next_write(fresh: KB, export
     assert len(call(fresh, "kb.list_claims")) == 3
 
 
-def test_sha256_repositories_export_and_import(exported: Path, tmp_path: Path,
-                                               run_cli) -> None:
+def test_sha256_repositories_export_and_import(exported: Path, tmp_path: Path, run_cli) -> None:
     root = tmp_path / "sha256"
     root.mkdir()
     git(root, "init", "-q", "--object-format=sha256")
@@ -279,12 +326,12 @@ def test_sha256_repositories_export_and_import(exported: Path, tmp_path: Path,
     manifest = json.loads(members(again)[0][1])
     assert len(manifest["source_commit"]) == 64
     assert {e["path"] for e in manifest["files"]} - {"audit.log.jsonl"} == {
-        e["path"] for e in json.loads(members(exported)[0][1])["files"]} - {"audit.log.jsonl"}
+        e["path"] for e in json.loads(members(exported)[0][1])["files"]
+    } - {"audit.log.jsonl"}
     assert run_cli("export-check", str(again)).code == 0
 
 
-def test_import_is_searchable_in_the_same_process(origin: KB, fresh: KB,
-                                                  exported: Path) -> None:
+def test_import_is_searchable_in_the_same_process(origin: KB, fresh: KB, exported: Path) -> None:
     assert call(fresh, "kb.search", {"query": "ship rollback"}) == []
     call(fresh, "kb.import_apply", {"path": str(exported)})
     hits = call(fresh, "kb.search", {"query": "ship rollback"})
@@ -293,8 +340,7 @@ def test_import_is_searchable_in_the_same_process(origin: KB, fresh: KB,
 
 # -- conflicts -------------------------------------------------------------------------------
 @pytest.fixture
-def conflicting(origin: KB, fresh: KB, exported: Path, tmp_path: Path, run_cli
-                ) -> tuple[Path, str]:
+def conflicting(origin: KB, fresh: KB, exported: Path, tmp_path: Path, run_cli) -> tuple[Path, str]:
     """`fresh` holds the first export; the origin then confirmed a claim and exported
     again: same id, other content."""
     assert run_cli("import-apply", str(exported), "--kb", str(fresh.dir)).code == 0
@@ -305,8 +351,9 @@ def conflicting(origin: KB, fresh: KB, exported: Path, tmp_path: Path, run_cli
     return second, claim_id
 
 
-def test_import_check_names_new_conflicting_and_identical(fresh: KB, run_cli,
-                                                          conflicting: tuple[Path, str]) -> None:
+def test_import_check_names_new_conflicting_and_identical(
+    fresh: KB, run_cli, conflicting: tuple[Path, str]
+) -> None:
     second, claim_id = conflicting
     plan = run_cli("import-check", str(second), "--kb", str(fresh.dir), "--json").json()
     assert plan["conflict"] == [claim_id] and plan["new"] == []
@@ -325,25 +372,28 @@ def test_on_conflict_skip_keeps_ours(fresh: KB, run_cli, conflicting: tuple[Path
     assert call(fresh, "kb.read_claim", {"id": claim_id}) == ours
 
 
-def test_on_conflict_fail_refuses_and_writes_nothing(fresh: KB, run_cli,
-                                                     conflicting: tuple[Path, str]) -> None:
+def test_on_conflict_fail_refuses_and_writes_nothing(
+    fresh: KB, run_cli, conflicting: tuple[Path, str]
+) -> None:
     second, claim_id = conflicting
     before = state(fresh)
-    res = run_cli("import-apply", str(second), "--on-conflict", "fail", "--kb",
-                  str(fresh.dir), "--json")
+    res = run_cli(
+        "import-apply", str(second), "--on-conflict", "fail", "--kb", str(fresh.dir), "--json"
+    )
     assert res.code == 1 and res.json()["error"]["code"] == "E105"
     assert claim_id in res.json()["error"]["message"]
     assert state(fresh) == before
 
 
-def test_on_conflict_overwrite_takes_the_bundles(origin: KB, fresh: KB, run_cli,
-                                                 conflicting: tuple[Path, str]) -> None:
+def test_on_conflict_overwrite_takes_the_bundles(
+    origin: KB, fresh: KB, run_cli, conflicting: tuple[Path, str]
+) -> None:
     second, claim_id = conflicting
-    res = run_cli("import-apply", str(second), "--on-conflict", "overwrite", "--kb",
-                  str(fresh.dir), "--json").json()
+    res = run_cli(
+        "import-apply", str(second), "--on-conflict", "overwrite", "--kb", str(fresh.dir), "--json"
+    ).json()
     assert (res["imported"], res["skipped"], res["overwritten"]) == (0, 0, 1)
-    rel = next(p for p in (origin.dir / "claims").rglob(f"{claim_id}.yaml")
-               ).relative_to(origin.dir)
+    rel = next(p for p in (origin.dir / "claims").rglob(f"{claim_id}.yaml")).relative_to(origin.dir)
     assert (fresh.dir / rel).read_bytes() == (origin.dir / rel).read_bytes()
     assert call(fresh, "kb.read_claim", {"id": claim_id})["last_confirmed_at"]
     assert run_cli("audit", "--verify", "--kb", str(fresh.dir)).code == 0
@@ -359,8 +409,9 @@ def _source_content(items: Members) -> int:
     return next(n for n, (i, _) in enumerate(items) if i.name.endswith("/content"))
 
 
-def _member(name: str, data: bytes = b"x", kind: bytes = tarfile.REGTYPE,
-            link: str = "") -> tuple[tarfile.TarInfo, bytes]:
+def _member(
+    name: str, data: bytes = b"x", kind: bytes = tarfile.REGTYPE, link: str = ""
+) -> tuple[tarfile.TarInfo, bytes]:
     info = tarfile.TarInfo(name)
     info.type, info.linkname = kind, link
     return info, data
@@ -375,78 +426,92 @@ def _flip_byte(path: Path) -> None:
 def _edit(items: Members, n: int, old: bytes, new: bytes) -> Members:
     info, data = items[n]
     assert old in data
-    return [*items[:n], (info, data.replace(old, new, 1)), *items[n + 1:]]
+    return [*items[:n], (info, data.replace(old, new, 1)), *items[n + 1 :]]
 
 
 TAMPERING: dict[str, tuple[Callable[[Path, Members], object], str]] = {
     "a changed byte in the file": (lambda p, m: _flip_byte(p), r"not a vouch bundle"),
     "a changed byte in a member": (
         lambda p, m: repack(p, _edit(m, _claim(m), b"id:", b"Id:")),
-        r"sha256 differs from the manifest"),
+        r"sha256 differs from the manifest",
+    ),
     "an extra file": (
         lambda p, m: repack(p, [*m, _member("claims/ab/extra-thing-abababab.yaml")]),
-        r"not in the manifest"),
+        r"not in the manifest",
+    ),
     "a ../ member": (
         lambda p, m: repack(p, [*m, _member("claims/../../escape.yaml")]),
-        r"climbs out with '\.\.'"),
+        r"climbs out with '\.\.'",
+    ),
     "an absolute path": (
         lambda p, m: repack(p, [*m, _member("/tmp/vouch-absolute.yaml")]),
-        r"absolute path"),
+        r"absolute path",
+    ),
     "a symlink member": (
-        lambda p, m: repack(p, [*m, _member("claims/ab/link-abababab.yaml", b"",
-                                            tarfile.SYMTYPE, "/etc/passwd")]),
-        r"symbolic link.*not a regular file"),
+        lambda p, m: repack(
+            p, [*m, _member("claims/ab/link-abababab.yaml", b"", tarfile.SYMTYPE, "/etc/passwd")]
+        ),
+        r"symbolic link.*not a regular file",
+    ),
     "a hard link member": (
-        lambda p, m: repack(p, [*m, _member("claims/ab/link-abababab.yaml", b"",
-                                            tarfile.LNKTYPE, m[1][0].name)]),
-        r"hard link"),
+        lambda p, m: repack(
+            p, [*m, _member("claims/ab/link-abababab.yaml", b"", tarfile.LNKTYPE, m[1][0].name)]
+        ),
+        r"hard link",
+    ),
     "a device member": (
-        lambda p, m: repack(p, [*m, _member("claims/ab/dev-abababab.yaml", b"",
-                                            tarfile.CHRTYPE)]),
-        r"a device"),
-    "a duplicate member": (
-        lambda p, m: repack(p, [*m, m[_claim(m)]]), r"appears twice"),
+        lambda p, m: repack(p, [*m, _member("claims/ab/dev-abababab.yaml", b"", tarfile.CHRTYPE)]),
+        r"a device",
+    ),
+    "a duplicate member": (lambda p, m: repack(p, [*m, m[_claim(m)]]), r"appears twice"),
     "a missing member": (
         lambda p, m: repack(p, [x for n, x in enumerate(m) if n != _claim(m)]),
-        r"listed in the manifest but not in the bundle"),
+        r"listed in the manifest but not in the bundle",
+    ),
     "a file outside the layout": (
-        lambda p, m: repack(p, [*m, _member("config.yaml", b"review: {}\n")],
-                            fix_manifest=True),
-        r"outside the knowledge layout"),
+        lambda p, m: repack(p, [*m, _member("config.yaml", b"review: {}\n")], fix_manifest=True),
+        r"outside the knowledge layout",
+    ),
     "a .git member": (
         lambda p, m: repack(p, [*m, _member("claims/.GIT/config")], fix_manifest=True),
-        r"\.git directory"),
+        r"\.git directory",
+    ),
     "a forged claim, manifest rewritten": (
-        lambda p, m: repack(p, _edit(m, _claim(m), b"text: ", b"text: Not "),
-                            fix_manifest=True),
-        r"hashes to .*, not"),
+        lambda p, m: repack(p, _edit(m, _claim(m), b"text: ", b"text: Not "), fix_manifest=True),
+        r"hashes to .*, not",
+    ),
     "forged source bytes, manifest rewritten": (
         lambda p, m: repack(p, _edit(m, _source_content(m), b"#", b"!"), fix_manifest=True),
-        r"do not hash to its id"),
+        r"do not hash to its id",
+    ),
     "a manifest whose digest no longer matches": (
         lambda p, m: repack(p, _edit(m, 0, b'"bytes": ', b'"bytes": 1')),
-        r"content_sha256 does not match|bytes, the manifest says"),
+        r"content_sha256 does not match|bytes, the manifest says",
+    ),
     "bytes after the gzip stream": (
         lambda p, m: p.write_bytes(p.read_bytes() + b"\0\0garbage"),
-        r"follow the gzip stream"),
-    "no manifest": (
-        lambda p, m: repack(p, m[1:]), r"no manifest\.json"),
+        r"follow the gzip stream",
+    ),
+    "no manifest": (lambda p, m: repack(p, m[1:]), r"no manifest\.json"),
     "a newer format": (
         lambda p, m: repack(p, _edit(m, 0, b'"version": 1', b'"version": 2')),
-        r"format version 2"),
+        r"format version 2",
+    ),
 }
 
 
 @pytest.mark.parametrize("how", sorted(TAMPERING))
-def test_a_tampered_bundle_is_refused_and_nothing_is_written(how: str, exported: Path,
-                                                             fresh: KB, run_cli) -> None:
+def test_a_tampered_bundle_is_refused_and_nothing_is_written(
+    how: str, exported: Path, fresh: KB, run_cli
+) -> None:
     tamper, expected = TAMPERING[how]
     tamper(exported, members(exported))
     check = run_cli("export-check", str(exported), "--json")
     assert check.code == 1
     report = check.json()
-    assert not report["ok"] and any(re.search(expected, i)
-                                    for i in report["issues"]), report["issues"]
+    assert not report["ok"] and any(re.search(expected, i) for i in report["issues"]), report[
+        "issues"
+    ]
     human = run_cli("export-check", str(exported))
     assert human.code == 1 and "REFUSED" in human.out
 
@@ -459,13 +524,17 @@ def test_a_tampered_bundle_is_refused_and_nothing_is_written(how: str, exported:
     assert not Path("/tmp/vouch-absolute.yaml").exists()
 
 
-@settings(max_examples=150, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(changes=st.lists(st.tuples(st.integers(min_value=0), st.integers(0, 255)),
-                        min_size=1, max_size=3))
-def test_any_changed_bytes_are_refused_or_change_no_file(exported: Path, tmp_path: Path,
-                                                         changes: list[tuple[int, int]]
-                                                         ) -> None:
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    changes=st.lists(
+        st.tuples(st.integers(min_value=0), st.integers(0, 255)), min_size=1, max_size=3
+    )
+)
+def test_any_changed_bytes_are_refused_or_change_no_file(
+    exported: Path, tmp_path: Path, changes: list[tuple[int, int]]
+) -> None:
     """The reader of untrusted bundles never crashes, and whatever passes holds exactly
     the exported files (a change in padding or an unused header field can pass)."""
     original = bundle.load(exported)
@@ -480,9 +549,9 @@ def test_any_changed_bytes_are_refused_or_change_no_file(exported: Path, tmp_pat
         assert found.files == original.files
 
 
-def test_export_check_takes_several_files_and_fails_if_any_fails(exported: Path,
-                                                                 tmp_path: Path,
-                                                                 run_cli) -> None:
+def test_export_check_takes_several_files_and_fails_if_any_fails(
+    exported: Path, tmp_path: Path, run_cli
+) -> None:
     bad = repack(tmp_path / "bad.tar.gz", [*members(exported), _member("../x")])
     res = run_cli("export-check", str(exported), str(bad), "--json")
     assert res.code == 1
@@ -509,8 +578,9 @@ def test_export_check_runs_as_a_hook_does(exported: Path, tmp_path: Path) -> Non
 
 
 # -- agent transports ------------------------------------------------------------------------
-def test_agents_may_check_but_never_apply(fresh: KB, exported: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_agents_may_check_but_never_apply(
+    fresh: KB, exported: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("VOUCH_AGENT", "an-agent")
     inside = fresh.root / "incoming.tar.gz"
     inside.write_bytes(exported.read_bytes())

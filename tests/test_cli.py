@@ -32,11 +32,13 @@ def test_show_and_list(kb_with_sources: KB, run_cli) -> None:
     rows = run_cli("list", "sources", "--json", cwd=kb.root).json()
     assert len(rows) == 3 and all("title" in r for r in rows)
     assert [r["id"] for r in rows] == sorted(r["id"] for r in rows)
-    page2 = run_cli("list", "sources", "--json", "--limit", "1", "--offset", "1",
-                    cwd=kb.root).json()
+    page2 = run_cli(
+        "list", "sources", "--json", "--limit", "1", "--offset", "1", cwd=kb.root
+    ).json()
     assert page2 == rows[1:2]
-    filtered = run_cli("list", "sources", "--json", "--filter", "title=deploy-runbook.md",
-                       cwd=kb.root).json()
+    filtered = run_cli(
+        "list", "sources", "--json", "--filter", "title=deploy-runbook.md", cwd=kb.root
+    ).json()
     assert [r["title"] for r in filtered] == ["deploy-runbook.md"]
     shown = run_cli("show", rows[0]["id"], "--json", cwd=kb.root).json()
     assert shown["kind"] == "source" and shown["id"] == rows[0]["id"]
@@ -83,12 +85,22 @@ def test_corrupt_file_is_exit_2_without_traceback(kb_with_sources: KB, run_cli) 
 
 
 def test_installed_entry_point_runs(kb: KB) -> None:
-    proc = subprocess.run([sys.executable, "-m", "vouch", "status", "--json"], cwd=kb.root,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "vouch", "status", "--json"],
+        cwd=kb.root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["counts"]["sources"] == 0
-    proc = subprocess.run([sys.executable, "-m", "vouch", "status", "--nope"], cwd=kb.root,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "vouch", "status", "--nope"],
+        cwd=kb.root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
 
 

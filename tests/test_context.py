@@ -23,9 +23,11 @@ from vouch.search.context import sentence_prefix, word_prefix
 from vouch.servers import jsonl, server_context
 from vouch.store.kb import KB
 
-LONG = ("Rollbacks use ship rollback with the release tag. They never need a review. "
-        "Migrations stay backwards compatible for one release, so no migration is "
-        "rolled back.")
+LONG = (
+    "Rollbacks use ship rollback with the release tag. They never need a review. "
+    "Migrations stay backwards compatible for one release, so no migration is "
+    "rolled back."
+)
 PAGE_BODY = """The billing service runbook, in short.
 
 ## Rolling back
@@ -50,27 +52,59 @@ def approved(kb: KB, method: str, params: dict[str, Any]) -> str:
 def ctx_kb(kb_with_sources: KB) -> dict[str, Any]:
     kb = kb_with_sources
     src = a_source(kb)
-    ev = call(kb, "kb.register_evidence", {"source_id": src, "locator": "L4",
-                                           "quote": "green CI run"})["id"]
-    billing = approved(kb, "kb.propose_entity", {"name": "Billing service", "type": "system",
-                                                 "description": "the payments system"})
+    ev = call(
+        kb, "kb.register_evidence", {"source_id": src, "locator": "L4", "quote": "green CI run"}
+    )["id"]
+    billing = approved(
+        kb,
+        "kb.propose_entity",
+        {"name": "Billing service", "type": "system", "description": "the payments system"},
+    )
     postgres = approved(kb, "kb.propose_entity", {"name": "Postgres", "type": "system"})
     ids = {
-        "kb": kb, "src": src, "ev": ev, "billing": billing, "postgres": postgres,
-        "ci": approved(kb, "kb.propose_claim", {
-            "text": "Every deploy of the billing service needs a green CI run.",
-            "evidence": [ev], "type": "fact"}),
-        "rollback": approved(kb, "kb.propose_claim", {
-            "text": LONG, "evidence": [src], "type": "workflow"}),
-        "invoices": approved(kb, "kb.propose_claim", {
-            "text": "Invoices are generated nightly by the invoice run.",
-            "evidence": [src], "entities": [billing]}),
-        "relation": approved(kb, "kb.propose_relation", {
-            "source": billing, "relation": "depends_on", "target": postgres}),
+        "kb": kb,
+        "src": src,
+        "ev": ev,
+        "billing": billing,
+        "postgres": postgres,
+        "ci": approved(
+            kb,
+            "kb.propose_claim",
+            {
+                "text": "Every deploy of the billing service needs a green CI run.",
+                "evidence": [ev],
+                "type": "fact",
+            },
+        ),
+        "rollback": approved(
+            kb, "kb.propose_claim", {"text": LONG, "evidence": [src], "type": "workflow"}
+        ),
+        "invoices": approved(
+            kb,
+            "kb.propose_claim",
+            {
+                "text": "Invoices are generated nightly by the invoice run.",
+                "evidence": [src],
+                "entities": [billing],
+            },
+        ),
+        "relation": approved(
+            kb,
+            "kb.propose_relation",
+            {"source": billing, "relation": "depends_on", "target": postgres},
+        ),
     }
-    ids["page"] = approved(kb, "kb.propose_page", {
-        "title": "Billing deploys", "body": PAGE_BODY, "type": "workflow",
-        "claims": [ids["ci"]], "sources": [src]})
+    ids["page"] = approved(
+        kb,
+        "kb.propose_page",
+        {
+            "title": "Billing deploys",
+            "body": PAGE_BODY,
+            "type": "workflow",
+            "claims": [ids["ci"]],
+            "sources": [src],
+        },
+    )
     return ids
 
 
@@ -90,8 +124,7 @@ def commit_status(kb: KB, kind: Any, object_id: str, status: str) -> None:
     git(kb.root, "commit", "-qam", f"{status} {object_id}")
 
 
-def test_pack_holds_relevant_approved_knowledge_with_citations(ctx_kb: dict[str, Any]
-                                                                ) -> None:
+def test_pack_holds_relevant_approved_knowledge_with_citations(ctx_kb: dict[str, Any]) -> None:
     kb = ctx_kb["kb"]
     result = pack(kb, "deploy the billing service with a green CI run")
     assert set(result) >= {"task", "items", "total_chars", "truncated"}
@@ -116,8 +149,9 @@ def test_pack_holds_relevant_approved_knowledge_with_citations(ctx_kb: dict[str,
 
 def test_page_sections_are_items_of_their_own(ctx_kb: dict[str, Any]) -> None:
     result = pack(ctx_kb["kb"], "freeze windows Fridays invoice run")
-    freeze = [i for i in result["items"] if i["kind"] == "page"
-              and i["section"] == "Freeze windows"]
+    freeze = [
+        i for i in result["items"] if i["kind"] == "page" and i["section"] == "Freeze windows"
+    ]
     assert freeze and freeze[0]["title"] == "Billing deploys"
     assert freeze[0]["text"].startswith("## Freeze windows\n\nNo deploys on Fridays")
 
@@ -169,7 +203,7 @@ def test_an_item_is_cut_after_whole_sentences_only(ctx_kb: dict[str, Any]) -> No
     result = pack(kb, "rollbacks release tag review migrations", max_chars=90)
     cut = by_id(result)[ctx_kb["rollback"]]
     assert cut["partial"] and result["truncated"]
-    assert cut["text"] == LONG[:LONG.index(" Migrations")]  # two whole sentences
+    assert cut["text"] == LONG[: LONG.index(" Migrations")]  # two whole sentences
     whole = by_id(pack(kb, "rollbacks release tag review migrations"))[ctx_kb["rollback"]]
     assert whole["text"] == LONG and not whole["partial"]
 
@@ -200,8 +234,7 @@ def test_superseded_and_archived_knowledge_is_never_included(ctx_kb: dict[str, A
         assert item["status"] not in ("superseded", "archived", "redacted")
 
 
-def test_an_uncited_item_is_dropped_when_citations_are_required(ctx_kb: dict[str, Any]
-                                                                 ) -> None:
+def test_an_uncited_item_is_dropped_when_citations_are_required(ctx_kb: dict[str, Any]) -> None:
     kb = ctx_kb["kb"]
     lexical_only(kb)
     task = "when are invoices generated nightly"
@@ -215,8 +248,9 @@ def test_an_uncited_item_is_dropped_when_citations_are_required(ctx_kb: dict[str
 
 def test_open_proposals_and_sources_are_not_knowledge(ctx_kb: dict[str, Any]) -> None:
     kb = ctx_kb["kb"]
-    pending = call(kb, "kb.propose_claim", {"text": "Quokkas review every deploy",
-                                            "evidence": [ctx_kb["src"]]})
+    pending = call(
+        kb, "kb.propose_claim", {"text": "Quokkas review every deploy", "evidence": [ctx_kb["src"]]}
+    )
     assert pending["proposal_id"]
     result = pack(kb, "quokkas review every deploy", max_chars=100_000)
     assert pending["claim_id"] not in by_id(result)
@@ -248,11 +282,17 @@ def test_cli_prints_markdown_for_a_prompt(ctx_kb: dict[str, Any], run_cli) -> No
     assert "Every deploy of the billing service needs a green CI run." in out
     assert 'Cites: deploy-runbook.md L4 "green CI run"' in out
     assert "> ## Freeze windows" in out or "> ## Rolling back" in out  # sections quoted
-    same = run_cli("context", "deploy the billing service with a green CI run",
-                   "--format", "markdown", cwd=kb.root)
+    same = run_cli(
+        "context",
+        "deploy the billing service with a green CI run",
+        "--format",
+        "markdown",
+        cwd=kb.root,
+    )
     assert same.out == out
-    as_json = run_cli("context", "deploy billing", "--max-chars", "120", "--json",
-                      cwd=kb.root).json()
+    as_json = run_cli(
+        "context", "deploy billing", "--max-chars", "120", "--json", cwd=kb.root
+    ).json()
     assert as_json["max_chars"] == 120 and as_json["total_chars"] <= 120
     assert kb_state(kb.root) == state  # a read
 
@@ -272,8 +312,9 @@ def test_jsonl_and_capabilities(ctx_kb: dict[str, Any]) -> None:
     ctx = server_context("jsonl", kb_path=str(kb.dir))
 
     def line(params: Any) -> dict[str, Any]:
-        return jsonl.handle_line(ctx, json.dumps(
-            {"id": 1, "method": "kb.context", "params": params}).encode())
+        return jsonl.handle_line(
+            ctx, json.dumps({"id": 1, "method": "kb.context", "params": params}).encode()
+        )
 
     ok = line({"task": "green CI run", "max_chars": 200})
     assert ok["ok"] and ok["result"]["total_chars"] <= 200 and ok["result"]["items"]
@@ -284,8 +325,12 @@ def test_jsonl_and_capabilities(ctx_kb: dict[str, Any]) -> None:
     caps = jsonl.handle_line(ctx, b'{"id": 2, "method": "kb.capabilities"}')["result"]
     described = {m["name"]: m for m in caps["methods"]}["kb.context"]
     assert described["scope"] == "read"
-    assert set(described["params"]["properties"]) == {"task", "max_chars", "min_items",
-                                                      "require_citations"}
+    assert set(described["params"]["properties"]) == {
+        "task",
+        "max_chars",
+        "min_items",
+        "require_citations",
+    }
 
 
 def test_a_real_jsonl_server_reads_without_a_declared_agent(ctx_kb: dict[str, Any]) -> None:
@@ -296,18 +341,21 @@ def test_a_real_jsonl_server_reads_without_a_declared_agent(ctx_kb: dict[str, An
     assert first["items"] and first["items"] == again["items"]
 
 
-@pytest.mark.parametrize(("text", "limit", "expected"), [
-    ("One. Two. Three.", 100, "One. Two. Three."),
-    ("One. Two. Three.", 10, "One. Two."),
-    ("One. Two. Three.", 9, "One. Two."),
-    ("One. Two. Three.", 8, "One."),
-    ("One. Two. Three.", 3, ""),
-    ("Is it? Yes! Done.", 12, "Is it? Yes!"),
-    ('He said "go." Then left.', 14, 'He said "go."'),
-    ("- first item\n- second item\n", 20, "- first item"),
-    ("v1.2 is out. Next", 8, ""),
-    ("Use v1.2 now", 5, ""),  # "v1." at the limit is no sentence end
-])
+@pytest.mark.parametrize(
+    ("text", "limit", "expected"),
+    [
+        ("One. Two. Three.", 100, "One. Two. Three."),
+        ("One. Two. Three.", 10, "One. Two."),
+        ("One. Two. Three.", 9, "One. Two."),
+        ("One. Two. Three.", 8, "One."),
+        ("One. Two. Three.", 3, ""),
+        ("Is it? Yes! Done.", 12, "Is it? Yes!"),
+        ('He said "go." Then left.', 14, 'He said "go."'),
+        ("- first item\n- second item\n", 20, "- first item"),
+        ("v1.2 is out. Next", 8, ""),
+        ("Use v1.2 now", 5, ""),  # "v1." at the limit is no sentence end
+    ],
+)
 def test_sentence_prefix(text: str, limit: int, expected: str) -> None:
     assert sentence_prefix(text, limit) == expected
 

@@ -46,10 +46,12 @@ def test_a_healthy_knowledge_base(reviewed: KB, run_cli: Any) -> None:
 def test_config_drift_unknown_and_invalid_keys(reviewed: KB, run_cli: Any) -> None:
     config = reviewed.dir / "config.yaml"
     text = config.read_text()
-    config.write_text(text.replace("require_citations: true", "require_citation: true")
-                      .replace("auto_refresh: true", "auto_refresh: sometimes")
-                      .replace("approver_role: human", "approver_role: anyone")
-                      + "colour: blue\n")
+    config.write_text(
+        text.replace("require_citations: true", "require_citation: true")
+        .replace("auto_refresh: true", "auto_refresh: sometimes")
+        .replace("approver_role: human", "approver_role: anyone")
+        + "colour: blue\n"
+    )
     code, report = doctor(run_cli)
     assert code == 1 and report["verdict"] == "errors"
     found = {(i["kind"], i["id"]) for i in by_check(report, "config")}
@@ -64,8 +66,9 @@ def test_config_drift_unknown_and_invalid_keys(reviewed: KB, run_cli: Any) -> No
 
 def test_config_keys_the_code_reads_are_not_drift(reviewed: KB, run_cli: Any) -> None:
     config = reviewed.dir / "config.yaml"
-    config.write_text(config.read_text() + "search:\n  vector_weight: 2.5\n  "
-                      "freshness_seconds: 5\n")
+    config.write_text(
+        config.read_text() + "search:\n  vector_weight: 2.5\n  freshness_seconds: 5\n"
+    )
     git(reviewed.root, "commit", "-qam", "tune search")
     code, report = doctor(run_cli)
     assert code == 0, report["issues"]
@@ -87,7 +90,9 @@ def test_tampered_and_missing_source_content(reviewed: KB, run_cli: Any) -> None
     report = json.loads(res.out)
     assert res.code == 1 and not report["ok"]
     assert {(i["id"], i["kind"]) for i in report["issues"]} == {
-        (sid, "hash-mismatch"), (sid, "meta-mismatch")}
+        (sid, "hash-mismatch"),
+        (sid, "meta-mismatch"),
+    }
     one = run_cli("source", "verify", sid)
     assert one.code == 1 and "hash-mismatch" in one.out
     content.unlink()

@@ -15,12 +15,10 @@ from vouch.store.kb import KB
 def test_query_tail_event_actor(kb_with_sources: KB, run_cli) -> None:
     kb = kb_with_sources
     for n in range(3):
-        call(kb, "kb.approve", {"proposal_id": propose_claim(kb, f"Claim number {n}")},
-             actor=BOB)
+        call(kb, "kb.approve", {"proposal_id": propose_claim(kb, f"Claim number {n}")}, actor=BOB)
     every = run_cli("audit", "--json", cwd=kb.root).json()
     assert [e["event"] for e in every[:2]] == ["kb.init", "source.register"]
-    for key in ("id", "event", "actor", "created_at", "object_ids", "data", "prev_hash",
-                "hash"):
+    for key in ("id", "event", "actor", "created_at", "object_ids", "data", "prev_hash", "hash"):
         assert key in every[-1]
     tail = run_cli("audit", "--tail", "2", "--json", cwd=kb.root).json()
     assert tail == every[-2:]
@@ -28,8 +26,10 @@ def test_query_tail_event_actor(kb_with_sources: KB, run_cli) -> None:
     assert len(approvals) == 3 and {e["actor"] for e in approvals} == {BOB}
     family = call(kb, "kb.audit", {"filter": {"event": "proposal"}})
     assert len(family) == 6
-    assert call(kb, "kb.audit", {"tail": 1, "filter": {"actor": "alice"}})[0]["event"] == \
-        "proposal.create"
+    assert (
+        call(kb, "kb.audit", {"tail": 1, "filter": {"actor": "alice"}})[0]["event"]
+        == "proposal.create"
+    )
     assert "proposal.approve" in run_cli("audit", "--tail", "1", cwd=kb.root).out
 
 
@@ -60,13 +60,13 @@ def test_union_merge_interleaving_verifies(tmp_path) -> None:
     assert audit.verify(tmp_path)["ok"]
 
 
-def test_segments_keep_the_active_log_small(kb_with_sources: KB, run_cli,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_segments_keep_the_active_log_small(
+    kb_with_sources: KB, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     kb = kb_with_sources
     monkeypatch.setattr(audit, "SEGMENT_BYTES", 1500)
     for n in range(6):
-        call(kb, "kb.approve", {"proposal_id": propose_claim(kb, f"Segment claim {n}")},
-             actor=BOB)
+        call(kb, "kb.approve", {"proposal_id": propose_claim(kb, f"Segment claim {n}")}, actor=BOB)
     segments = sorted((kb.dir / audit.SEGMENT_DIR).glob("*.jsonl"))
     assert len(segments) >= 2
     assert (kb.dir / audit.LOG_NAME).stat().st_size < 1500 + 4096
@@ -81,16 +81,21 @@ def test_segments_keep_the_active_log_small(kb_with_sources: KB, run_cli,
     assert not audit.verify(kb.dir)["ok"]
 
 
-def test_branches_closing_segments_still_merge(kb_with_sources: KB, run_cli,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_branches_closing_segments_still_merge(
+    kb_with_sources: KB, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     kb = kb_with_sources
     monkeypatch.setattr(audit, "SEGMENT_BYTES", 1200)
     for branch in ("seg-a", "seg-b"):
         git(kb.root, "checkout", "-q", "main")
         git(kb.root, "checkout", "-qb", branch)
         for n in range(3):
-            call(kb, "kb.approve",
-                 {"proposal_id": propose_claim(kb, f"{branch} claim {n}")}, actor=BOB)
+            call(
+                kb,
+                "kb.approve",
+                {"proposal_id": propose_claim(kb, f"{branch} claim {n}")},
+                actor=BOB,
+            )
     git(kb.root, "merge", "--no-edit", "-q", "seg-a")
     assert git(kb.root, "status", "--porcelain") == ""
     report = audit.verify(kb.dir)
@@ -100,8 +105,9 @@ def test_branches_closing_segments_still_merge(kb_with_sources: KB, run_cli,
 
 
 def test_append_reads_only_a_bounded_tail() -> None:
-    big = b"".join(audit.to_line(audit.make_event("e", "a", [], {}, "")).encode()
-                   for _ in range(5000))
+    big = b"".join(
+        audit.to_line(audit.make_event("e", "a", [], {}, "")).encode() for _ in range(5000)
+    )
     assert len(big) > audit.SEGMENT_BYTES
     active, segments, made = audit.append_events(big, [("x.y", "a", [], {})])
     assert list(segments.values()) == [big]

@@ -28,10 +28,25 @@ from vouch.store.kb import KB
 def test_eight_processes_proposing_at_once_all_succeed(kb_with_sources: KB) -> None:
     kb = kb_with_sources
     sid = a_source(kb)
-    procs = [vouch_proc(kb.root, "propose-claim", "--text", f"Parallel claim {n}",
-                        "--source", sid, "--as", f"agent-{n}", wait=False) for n in range(8)]
-    results = [(p.wait(timeout=120), p.stdout.read(), p.stderr.read())  # type: ignore[union-attr]
-               for p in procs if isinstance(p, subprocess.Popen)]
+    procs = [
+        vouch_proc(
+            kb.root,
+            "propose-claim",
+            "--text",
+            f"Parallel claim {n}",
+            "--source",
+            sid,
+            "--as",
+            f"agent-{n}",
+            wait=False,
+        )
+        for n in range(8)
+    ]
+    results = [
+        (p.wait(timeout=120), p.stdout.read(), p.stderr.read())  # type: ignore[union-attr]
+        for p in procs
+        if isinstance(p, subprocess.Popen)
+    ]
     assert all(code == 0 for code, _, _ in results), results
     ids = {out.strip() for _, out, _ in results}
     assert len(ids) == 8 and len(branches(kb.root)) == 8
@@ -41,8 +56,9 @@ def test_eight_processes_proposing_at_once_all_succeed(kb_with_sources: KB) -> N
 def test_two_racing_approvers_exactly_one_wins(kb_with_sources: KB) -> None:
     kb = kb_with_sources
     pid = propose_claim(kb, "Raced claim")
-    procs = [vouch_proc(kb.root, "approve", pid, "--as", who, wait=False)
-             for who in ("bob", "carol")]
+    procs = [
+        vouch_proc(kb.root, "approve", pid, "--as", who, wait=False) for who in ("bob", "carol")
+    ]
     codes = []
     errors = ""
     for p in procs:
@@ -60,8 +76,7 @@ def test_a_held_lock_times_out_with_a_clear_error(kb_with_sources: KB, run_cli) 
     cfg = kb.dir / "config.yaml"
     cfg.write_text(cfg.read_text().replace("timeout_seconds: 30", "timeout_seconds: 0.2"))
     with write_lock(kb.dir):
-        res = run_cli("propose-claim", "--text", "Blocked", "--source", a_source(kb),
-                      cwd=kb.root)
+        res = run_cli("propose-claim", "--text", "Blocked", "--source", a_source(kb), cwd=kb.root)
     assert res.code == 1 and "E106" in res.err and "write.lock" in res.err
     assert branches(kb.root) == []
 
@@ -69,8 +84,9 @@ def test_a_held_lock_times_out_with_a_clear_error(kb_with_sources: KB, run_cli) 
 def _state(kb: KB, pid: str) -> str:
     """'before' or 'after' the approval, judged by the refs; anything else fails."""
     branch_there = f"refs/heads/vouch/proposal/{pid}" in branches(kb.root)
-    decided = git(kb.root, "ls-tree", "-r", "--name-only", "HEAD", "--",
-                  f".vouch/{records.decided_path(pid)}").strip()
+    decided = git(
+        kb.root, "ls-tree", "-r", "--name-only", "HEAD", "--", f".vouch/{records.decided_path(pid)}"
+    ).strip()
     if branch_there and not decided:
         return "before"
     if decided and not branch_there:
@@ -79,8 +95,9 @@ def _state(kb: KB, pid: str) -> str:
 
 
 @pytest.mark.parametrize("step", [s for s in landing.STEPS])
-def test_approve_killed_at_each_step_is_before_or_after(kb_with_sources: KB, step: str,
-                                                        run_cli) -> None:
+def test_approve_killed_at_each_step_is_before_or_after(
+    kb_with_sources: KB, step: str, run_cli
+) -> None:
     kb = kb_with_sources
     pid = propose_claim(kb, f"Crash test claim {step}")
     make_user_mess(kb.root)
@@ -108,15 +125,18 @@ def test_approve_killed_at_each_step_is_before_or_after(kb_with_sources: KB, ste
     assert len(git(kb.root, "log", "--merges", "--format=%H").split()) == 1
     assert audit.verify(kb.dir)["ok"]
     assert [e["event"] for e in audit.query(kb.dir, event="proposal")] == [
-        "proposal.create", "proposal.approve"]
+        "proposal.create",
+        "proposal.approve",
+    ]
 
 
 @pytest.mark.parametrize("step", [s for s in landing.STEPS if s != "merged"])
 def test_reject_killed_midway_is_before_or_after(kb_with_sources: KB, step: str) -> None:
     kb = kb_with_sources
     pid = propose_claim(kb, f"Rejected crash {step}")
-    proc = vouch_proc(kb.root, "reject", pid, "--reason", "no", "--as", BOB,
-                      env={landing.FAULT_ENV: step})
+    proc = vouch_proc(
+        kb.root, "reject", pid, "--reason", "no", "--as", BOB, env={landing.FAULT_ENV: step}
+    )
     assert isinstance(proc, subprocess.CompletedProcess) and proc.returncode == 86
     rejected_ref = git(kb.root, "for-each-ref", f"refs/vouch/rejected/{pid}").strip()
     branch_there = bool(branches(kb.root))

@@ -30,8 +30,9 @@ from vouch.store import audit
 from vouch.store.kb import KB
 
 PACKAGE = Path(vouch.__file__).parent
-WRITE_PATH = tuple(str(PACKAGE / p) for p in (
-    "landing.py", "writer.py", "git", "gate/decide.py", "sources.py"))
+WRITE_PATH = tuple(
+    str(PACKAGE / p) for p in ("landing.py", "writer.py", "git", "gate/decide.py", "sources.py")
+)
 
 
 def _run_killed_at(root: Path, args: list[str], line: int | None) -> int:
@@ -91,8 +92,7 @@ def _approval_intact(kb: KB, pid: str, text: str) -> list[str]:
         problems.append("claim without approved_by")
     if f".vouch/{records.decided_path(pid)}" not in tree:
         problems.append("no decision record")
-    approvals = [e for e in audit.query(kb.dir, event="proposal.approve")
-                 if pid in e["object_ids"]]
+    approvals = [e for e in audit.query(kb.dir, event="proposal.approve") if pid in e["object_ids"]]
     if len(approvals) != 1:
         problems.append(f"{len(approvals)} approve events")
     if f"refs/heads/vouch/proposal/{pid}" in branches(kb.root):
@@ -159,8 +159,9 @@ def test_source_add_killed_at_random_points_loses_nothing(kb: KB, run_cli) -> No
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 @pytest.mark.parametrize("verb", ["reject", "propose-claim"])
-def test_reject_and_propose_killed_at_random_points(kb_with_sources: KB, run_cli,
-                                                    verb: str) -> None:
+def test_reject_and_propose_killed_at_random_points(
+    kb_with_sources: KB, run_cli, verb: str
+) -> None:
     kb = kb_with_sources
     rng = random.Random(verb)
     sid = run_cli("list", "sources", "--json", cwd=kb.root).json()[0]["id"]

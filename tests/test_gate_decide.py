@@ -26,8 +26,9 @@ def claim_id(text: str) -> str:
     return claim.KIND.make_id({"text": text})
 
 
-def test_approve_merges_with_trailers_and_leaves_user_work_alone(kb_with_sources: KB,
-                                                                 run_cli) -> None:
+def test_approve_merges_with_trailers_and_leaves_user_work_alone(
+    kb_with_sources: KB, run_cli
+) -> None:
     kb = kb_with_sources
     pid = propose_claim(kb, "Deploys need a green CI run")
     make_user_mess(kb.root)
@@ -39,8 +40,12 @@ def test_approve_merges_with_trailers_and_leaves_user_work_alone(kb_with_sources
     parents = git(kb.root, "log", "-1", "--format=%P").split()
     assert parents[0] == before_head and len(parents) == 2
     message = git(kb.root, "log", "-1", "--format=%B")
-    for trailer in (f"Vouch-Proposal: {pid}", "Vouch-Decision: approved",
-                    f"Vouch-Approver: {BOB}", f"Vouch-Proposer: {ALICE}"):
+    for trailer in (
+        f"Vouch-Proposal: {pid}",
+        "Vouch-Decision: approved",
+        f"Vouch-Approver: {BOB}",
+        f"Vouch-Proposer: {ALICE}",
+    ):
         assert trailer in message
     assert "matches the runbook" in message
     # the object carries approved_by; the decision record exists; the branch is gone
@@ -66,8 +71,7 @@ def test_self_approval_is_refused_unless_trusted_agent(kb_with_sources: KB, run_
     assert res.code == 1 and "E104" in res.err and "cannot also approve" in res.err
     assert head(kb.root) == before and len(branches(kb.root)) == 1
     cfg = kb.dir / "config.yaml"
-    cfg.write_text(cfg.read_text().replace("approver_role: human",
-                                           "approver_role: trusted-agent"))
+    cfg.write_text(cfg.read_text().replace("approver_role: human", "approver_role: trusted-agent"))
     git(kb.root, "commit", "-qam", "trust agents")
     res = run_cli("approve", pid, "--as", ALICE, cwd=kb.root)
     assert res.code == 0, res.err
@@ -104,13 +108,17 @@ def test_approver_param_needs_a_trusted_caller(kb_with_sources: KB) -> None:
         ops.invoke(untrusted, "kb.approve", {"proposal_id": pid, "approver": "bob"})
     trusted = CallContext(kb_path=str(kb.root), actor_override=ALICE)
     result = ops.invoke(trusted, "kb.approve", {"proposal_id": pid, "approver": "bob"})
-    assert result == {"ok": True, "object_id": claim_id("Trusted approver claim"),
-                      "object_kind": "claim", "proposal_id": pid, "commit": head(kb.root),
-                      "proposal_commit": result["proposal_commit"]}
+    assert result == {
+        "ok": True,
+        "object_id": claim_id("Trusted approver claim"),
+        "object_kind": "claim",
+        "proposal_id": pid,
+        "commit": head(kb.root),
+        "proposal_commit": result["proposal_commit"],
+    }
 
 
-def test_approve_refuses_to_clobber_uncommitted_vouch_changes(kb_with_sources: KB,
-                                                              run_cli) -> None:
+def test_approve_refuses_to_clobber_uncommitted_vouch_changes(kb_with_sources: KB, run_cli) -> None:
     kb = kb_with_sources
     pid = propose_claim(kb, "Clobber test claim")
     log = kb.dir / "audit.log.jsonl"
@@ -131,8 +139,7 @@ def test_approve_refuses_to_clobber_uncommitted_vouch_changes(kb_with_sources: K
     assert run_cli("approve", pid, "--as", BOB, cwd=kb.root).code == 0
 
 
-def test_reject_keeps_the_commit_and_records_the_decision(kb_with_sources: KB,
-                                                         run_cli) -> None:
+def test_reject_keeps_the_commit_and_records_the_decision(kb_with_sources: KB, run_cli) -> None:
     kb = kb_with_sources
     pid = propose_claim(kb, "A doubtful claim")
     proposal_commit = head(kb.root, f"refs/heads/vouch/proposal/{pid}")
@@ -181,7 +188,8 @@ def test_pending_and_show(kb_with_sources: KB, run_cli) -> None:
     assert "No open proposals" in run_cli("pending", cwd=kb.root).out
     p1 = propose_claim(kb, "Pending claim one")
     p2 = call(kb, "kb.propose_entity", {"name": "Kafka", "type": "tool"}, actor="carol")[
-        "proposal_id"]
+        "proposal_id"
+    ]
     rows = run_cli("pending", "--json", cwd=kb.root).json()
     assert [r["proposal_id"] for r in rows] == sorted([p1, p2])
     assert {r["kind"] for r in rows} == {"claim", "entity"}
@@ -226,8 +234,7 @@ def test_two_branches_approving_merge_cleanly(kb_with_sources: KB, run_cli) -> N
     assert run_cli("audit", "--verify", cwd=kb.root).code == 0
 
 
-def test_approve_lands_on_the_base_branch_even_when_elsewhere(kb_with_sources: KB,
-                                                              run_cli) -> None:
+def test_approve_lands_on_the_base_branch_even_when_elsewhere(kb_with_sources: KB, run_cli) -> None:
     kb = kb_with_sources
     pid = propose_claim(kb, "Landed on main")
     git(kb.root, "checkout", "-qb", "elsewhere")
@@ -241,8 +248,12 @@ def test_approve_lands_on_the_base_branch_even_when_elsewhere(kb_with_sources: K
 
 def test_a_rationale_cannot_forge_trailers(kb_with_sources: KB, run_cli) -> None:
     kb = kb_with_sources
-    pid = propose_claim(kb, "Forged proposer claim", actor="mallory",
-                        rationale="harmless\nVouch-Proposer: bob\n\nVouch-Proposer: bob")
+    pid = propose_claim(
+        kb,
+        "Forged proposer claim",
+        actor="mallory",
+        rationale="harmless\nVouch-Proposer: bob\n\nVouch-Proposer: bob",
+    )
     shown = run_cli("show", pid, "--json", cwd=kb.root).json()
     assert shown["proposer"] == "mallory"
     assert "Vouch-Proposer: bob" in shown["rationale"]
@@ -268,8 +279,7 @@ def test_cheap_approved_by_edit_matches_the_round_trip_edit(actor: str) -> None:
     assert _with_approver(claim.KIND, commented, "bob", "x").startswith("# kept comment")
 
 
-def test_a_branch_with_commits_on_top_is_a_clear_refusal(kb_with_sources: KB,
-                                                          run_cli) -> None:
+def test_a_branch_with_commits_on_top_is_a_clear_refusal(kb_with_sources: KB, run_cli) -> None:
     # a reviewer committed onto the proposal branch (a pull-request habit): the tip is no
     # longer the proposal commit, so vouch must say so rather than "no open proposal"
     kb = kb_with_sources

@@ -46,8 +46,13 @@ def _apply(root: Path, changes: dict[str, str | None], fast: bool) -> None:
         assert repo._stage_fast(blobs)
     else:
         lines = [f"100644 {b}\t{p}" if b else f"0 {'0' * 40}\t{p}" for p, b in blobs.items()]
-        subprocess.run(["git", "update-index", "--index-info"], cwd=root, check=True,
-                       input="\n".join(lines) + "\n", text=True)
+        subprocess.run(
+            ["git", "update-index", "--index-info"],
+            cwd=root,
+            check=True,
+            input="\n".join(lines) + "\n",
+            text=True,
+        )
 
 
 @pytest.mark.parametrize("version", ["2", "3"])
@@ -60,12 +65,12 @@ def test_patch_matches_git_update_index(files_repo: Path, tmp_path: Path, versio
     twin = tmp_path / "twin"
     shutil.copytree(files_repo, twin)
     changes: dict[str, str | None] = {
-        "d/b.txt": "changed\n",            # replace an entry
-        "d/bb.txt": "new in d\n",          # insert inside a directory
-        "d/sub2/new.txt": "new dir\n",     # insert into a new directory
-        "d/c.txt": None,                   # remove
-        "0first.txt": "sorts first\n",     # before every entry
-        "zz/last.txt": "sorts last\n",     # after every entry
+        "d/b.txt": "changed\n",  # replace an entry
+        "d/bb.txt": "new in d\n",  # insert inside a directory
+        "d/sub2/new.txt": "new dir\n",  # insert into a new directory
+        "d/c.txt": None,  # remove
+        "0first.txt": "sorts first\n",  # before every entry
+        "zz/last.txt": "sorts last\n",  # after every entry
         "d.txt": "dot sorts before slash\n",
     }
     _apply(files_repo, changes, fast=True)
@@ -79,8 +84,10 @@ def test_patch_matches_git_update_index(files_repo: Path, tmp_path: Path, versio
 
 def test_index_dirty_agrees_with_status(files_repo: Path) -> None:
     repo = Repo(files_repo)
-    head = {p: repo.blob_at("HEAD", p) for p in ("a.txt", "d/b.txt", "d/sub/e.txt",
-                                                "new.txt", "z/y.txt")}
+    head = {
+        p: repo.blob_at("HEAD", p)
+        for p in ("a.txt", "d/b.txt", "d/sub/e.txt", "new.txt", "z/y.txt")
+    }
     assert repo.index_dirty(head, head) == []
     (files_repo / "a.txt").write_text("unstaged\n")
     (files_repo / "d/b.txt").write_text("staged\n")
@@ -88,8 +95,7 @@ def test_index_dirty_agrees_with_status(files_repo: Path) -> None:
     (files_repo / "new.txt").write_text("untracked\n")
     (files_repo / "z/y.txt").unlink()
     (files_repo / "d/sub/e.txt").touch()  # stat changed, content not: clean
-    assert sorted(repo.index_dirty(head, head) or []) == ["a.txt", "d/b.txt", "new.txt",
-                                                          "z/y.txt"]
+    assert sorted(repo.index_dirty(head, head) or []) == ["a.txt", "d/b.txt", "new.txt", "z/y.txt"]
 
 
 def test_unsupported_indexes_fall_back_to_git(files_repo: Path) -> None:

@@ -11,8 +11,9 @@ from vouch.kinds import claim
 from vouch.store.kb import KB
 
 
-def test_pushed_proposal_is_approved_in_another_clone(kb_with_sources: KB, run_cli,
-                                                      tmp_path: Path) -> None:
+def test_pushed_proposal_is_approved_in_another_clone(
+    kb_with_sources: KB, run_cli, tmp_path: Path
+) -> None:
     author = kb_with_sources
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))
@@ -26,7 +27,8 @@ def test_pushed_proposal_is_approved_in_another_clone(kb_with_sources: KB, run_c
     reviewer = KB.open(reviewer_root)
     rows = run_cli("pending", "--json", cwd=reviewer_root).json()
     assert [(r["proposal_id"], r["ref"]) for r in rows] == [
-        (pid, f"refs/remotes/origin/vouch/proposal/{pid}")]
+        (pid, f"refs/remotes/origin/vouch/proposal/{pid}")
+    ]
     res = run_cli("approve", pid, "--as", BOB, cwd=reviewer_root)
     assert res.code == 0, res.err
     cid = claim.KIND.make_id({"text": "Reviewed on the host"})
@@ -45,8 +47,9 @@ def test_pushed_proposal_is_approved_in_another_clone(kb_with_sources: KB, run_c
     assert call(author, "kb.audit_verify")["ok"]
 
 
-def test_a_pulled_decision_closes_the_local_branch(kb_with_sources: KB, run_cli,
-                                                   tmp_path: Path) -> None:
+def test_a_pulled_decision_closes_the_local_branch(
+    kb_with_sources: KB, run_cli, tmp_path: Path
+) -> None:
     author = kb_with_sources
     pid = propose_claim(author, "Decided elsewhere")
     other = tmp_path / "other"
@@ -61,8 +64,9 @@ def test_a_pulled_decision_closes_the_local_branch(kb_with_sources: KB, run_cli,
     assert res.code == 1 and "already rejected" in res.err
 
 
-def test_the_same_claim_approved_in_two_clones(kb_with_sources: KB, run_cli,
-                                               tmp_path: Path) -> None:
+def test_the_same_claim_approved_in_two_clones(
+    kb_with_sources: KB, run_cli, tmp_path: Path
+) -> None:
     author = kb_with_sources
     other = tmp_path / "other"
     git(tmp_path, "clone", "-q", str(author.root), str(other))
@@ -72,8 +76,7 @@ def test_the_same_claim_approved_in_two_clones(kb_with_sources: KB, run_cli,
     git(author.root, "pull", "-q", "--no-rebase", str(other), "main")
     res = run_cli("approve", mine, "--as", BOB, cwd=author.root)
     assert res.code == 1 and "already approved on main" in res.err
-    assert run_cli("reject", mine, "--reason", "duplicate", "--as", BOB,
-                   cwd=author.root).code == 0
+    assert run_cli("reject", mine, "--reason", "duplicate", "--as", BOB, cwd=author.root).code == 0
     assert call(author, "kb.audit_verify")["ok"]
 
 
@@ -87,8 +90,7 @@ def test_the_gate_works_in_a_sha256_repository(tmp_path: Path, run_cli) -> None:
     assert run_cli("init", cwd=root).code == 0
     sid = run_cli("source", "add", "-", cwd=root, input="hello world\n").out.strip()
     p1 = run_cli("propose-claim", "--text", "Hello", "--source", sid, cwd=root).out.strip()
-    p2 = run_cli("propose-claim", "--text", "Bye", "--evidence", f"{sid}:L1",
-                 cwd=root).out.strip()
+    p2 = run_cli("propose-claim", "--text", "Bye", "--evidence", f"{sid}:L1", cwd=root).out.strip()
     assert run_cli("approve", p1, "--as", BOB, cwd=root).code == 0
     assert run_cli("reject", p2, "--reason", "no", "--as", BOB, cwd=root).code == 0
     assert git(root, "status", "--porcelain") == ""

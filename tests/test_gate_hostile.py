@@ -21,17 +21,28 @@ from vouch.store import audit
 from vouch.store.kb import KB, PROPOSAL_PREFIX
 
 
-def git_in(root: Path, *args: str, data: bytes | None = None,
-           env: dict[str, str] | None = None) -> str:
-    return subprocess.run(["git", *args], cwd=root, input=data, check=True,
-                          capture_output=True, env={**os.environ, **(env or {})}
-                          ).stdout.decode().strip()
+def git_in(
+    root: Path, *args: str, data: bytes | None = None, env: dict[str, str] | None = None
+) -> str:
+    return (
+        subprocess.run(
+            ["git", *args],
+            cwd=root,
+            input=data,
+            check=True,
+            capture_output=True,
+            env={**os.environ, **(env or {})},
+        )
+        .stdout.decode()
+        .strip()
+    )
 
 
 def raw_tree(root: Path, entries: list[tuple[str, str, str]]) -> str:
     """A tree object written literally — git's own checks never see it."""
-    body = b"".join(f"{mode} {name}".encode() + b"\0" + bytes.fromhex(sha)
-                    for mode, name, sha in entries)
+    body = b"".join(
+        f"{mode} {name}".encode() + b"\0" + bytes.fromhex(sha) for mode, name, sha in entries
+    )
     return git_in(root, "hash-object", "-t", "tree", "-w", "--literally", "--stdin", data=body)
 
 
@@ -63,8 +74,14 @@ def edited_tree(kb: KB, pid: str, files: dict[str, bytes | None]) -> str:
         if data is None:
             git_in(kb.root, "update-index", "--force-remove", path, env=env)
         else:
-            git_in(kb.root, "update-index", "--add", "--cacheinfo",
-                   f"100644,{blob(kb.root, data)},{path}", env=env)
+            git_in(
+                kb.root,
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                f"100644,{blob(kb.root, data)},{path}",
+                env=env,
+            )
     tree = git_in(kb.root, "write-tree", env=env)
     (kb.root / ".git" / "forge.index").unlink()
     return tree
@@ -74,10 +91,14 @@ def snapshot(kb: KB) -> tuple[str, ...]:
     """Everything approve could change: refs, index, work tree, files beside the repo."""
     outside = sorted(p.name for p in kb.root.parent.iterdir())
     hooks = sorted(p.name for p in (kb.root / ".git" / "hooks").iterdir())
-    return (git_in(kb.root, "for-each-ref", "--format=%(refname) %(objectname)"),
-            git_in(kb.root, "ls-files", "-s"),
-            git_in(kb.root, "status", "--porcelain", "--untracked-files=all"),
-            (kb.dir / audit.LOG_NAME).read_text(), " ".join(outside), " ".join(hooks))
+    return (
+        git_in(kb.root, "for-each-ref", "--format=%(refname) %(objectname)"),
+        git_in(kb.root, "ls-files", "-s"),
+        git_in(kb.root, "status", "--porcelain", "--untracked-files=all"),
+        (kb.dir / audit.LOG_NAME).read_text(),
+        " ".join(outside),
+        " ".join(hooks),
+    )
 
 
 def refused(kb: KB, run_cli: Callable[..., object], pid: str, *needles: str) -> str:
@@ -102,10 +123,12 @@ def test_escaping_tree_entries_are_refused(kb_with_sources: KB, run_cli, name: s
     kb = kb_with_sources
     pid, tree = _proposal(kb)
     payload = blob(kb.root, b"import os; os.system('touch PWNED')\n")
-    inner = raw_tree(kb.root, [("100644", "ESCAPED_FILE", payload),
-                               ("100755", "post-merge", payload)])
-    hostile = raw_tree(kb.root, sorted([*tree_entries(kb.root, tree), ("40000", name, inner)],
-                                       key=lambda e: e[1]))
+    inner = raw_tree(
+        kb.root, [("100644", "ESCAPED_FILE", payload), ("100755", "post-merge", payload)]
+    )
+    hostile = raw_tree(
+        kb.root, sorted([*tree_entries(kb.root, tree), ("40000", name, inner)], key=lambda e: e[1])
+    )
     rewrite(kb, pid, hostile)
     refused(kb, run_cli, pid, "git refuses", name)
     assert not (kb.root.parent / "ESCAPED_FILE").exists()
@@ -118,8 +141,9 @@ def test_a_pth_file_beside_the_repository_is_refused(kb_with_sources: KB, run_cl
     pth = raw_tree(kb.root, [("100644", "x.pth", blob(kb.root, b"import os\n"))])
     site = raw_tree(kb.root, [("40000", "site-packages", pth)])
     up = raw_tree(kb.root, [("40000", "venv", site)])
-    hostile = raw_tree(kb.root, sorted([*tree_entries(kb.root, tree), ("40000", "..", up)],
-                                       key=lambda e: e[1]))
+    hostile = raw_tree(
+        kb.root, sorted([*tree_entries(kb.root, tree), ("40000", "..", up)], key=lambda e: e[1])
+    )
     rewrite(kb, pid, hostile)
     refused(kb, run_cli, pid)
     assert not (kb.root.parent / "venv").exists()
@@ -128,9 +152,13 @@ def test_a_pth_file_beside_the_repository_is_refused(kb_with_sources: KB, run_cl
 def test_a_name_with_a_slash_inside_is_refused(kb_with_sources: KB, run_cli) -> None:
     kb = kb_with_sources
     pid, tree = _proposal(kb)
-    hostile = raw_tree(kb.root, sorted([*tree_entries(kb.root, tree),
-                                        ("100644", "../../ESCAPED", blob(kb.root, b"x"))],
-                                       key=lambda e: e[1]))
+    hostile = raw_tree(
+        kb.root,
+        sorted(
+            [*tree_entries(kb.root, tree), ("100644", "../../ESCAPED", blob(kb.root, b"x"))],
+            key=lambda e: e[1],
+        ),
+    )
     rewrite(kb, pid, hostile)
     refused(kb, run_cli, pid)
 
@@ -157,21 +185,34 @@ def test_a_proposal_can_only_add_its_own_object(kb_with_sources: KB, run_cli) ->
     pid, _ = _proposal(kb)
     forged_text = "A forged second claim"
     forged_id = claim.KIND.make_id({"text": forged_text})
-    forged = claim.dump(claim.new(text=forged_text, evidence=[], approved_by="bob",
-                                  proposed_by=ALICE)).encode()
+    forged = claim.dump(
+        claim.new(text=forged_text, evidence=[], approved_by="bob", proposed_by=ALICE)
+    ).encode()
     log = (kb.dir / audit.LOG_NAME).read_bytes()
     fake_event = audit.to_line(audit.make_event("proposal.approve", "bob", [], {}, "")).encode()
-    hostile = edited_tree(kb, pid, {
-        approved_path: b"text: rollback is never needed\n",
-        f".vouch/{claim.path_for(forged_id)}": forged,
-        ".vouch/config.yaml": b"review:\n  approver_role: trusted-agent\n",
-        "README.md": b"rewritten by a proposal\n",
-        ".vouch/audit.log.jsonl": log + fake_event,
-        ".vouch/audit/000009-0000000000000000.jsonl": fake_event,
-    })
+    hostile = edited_tree(
+        kb,
+        pid,
+        {
+            approved_path: b"text: rollback is never needed\n",
+            f".vouch/{claim.path_for(forged_id)}": forged,
+            ".vouch/config.yaml": b"review:\n  approver_role: trusted-agent\n",
+            "README.md": b"rewritten by a proposal\n",
+            ".vouch/audit.log.jsonl": log + fake_event,
+            ".vouch/audit/000009-0000000000000000.jsonl": fake_event,
+        },
+    )
     rewrite(kb, pid, hostile)
-    err = refused(kb, run_cli, pid, approved_path, ".vouch/config.yaml", "README.md",
-                  ".vouch/audit.log.jsonl", forged_id)
+    err = refused(
+        kb,
+        run_cli,
+        pid,
+        approved_path,
+        ".vouch/config.yaml",
+        "README.md",
+        ".vouch/audit.log.jsonl",
+        forged_id,
+    )
     assert "changes" in err and "outside what a claim proposal may add" in err
     assert run_cli("audit", "--verify", cwd=kb.root).code == 0  # the log is untouched
 
@@ -212,8 +253,13 @@ def test_approve_pins_what_was_reviewed(kb_with_sources: KB, run_cli) -> None:
     reviewed = head(kb.root, PROPOSAL_PREFIX + pid)
     # rewritten after review: same id (the text is unchanged), another confidence
     original = git_in(kb.root, "show", f"{PROPOSAL_PREFIX}{pid}:{path}") + "\n"
-    rewrite(kb, pid, edited_tree(kb, pid, {
-        path: original.replace("confidence: 0.7", "confidence: 1.0").encode()}))
+    rewrite(
+        kb,
+        pid,
+        edited_tree(
+            kb, pid, {path: original.replace("confidence: 0.7", "confidence: 1.0").encode()}
+        ),
+    )
     refused(kb, run_cli, pid, "changed after review", reviewed[:12])
     before = snapshot(kb)
     res = run_cli("approve", pid, "--as", BOB, "--expect", reviewed[:12], cwd=kb.root)
@@ -258,7 +304,9 @@ def test_the_decision_writes_the_audit_events(kb_with_sources: KB) -> None:
     call(kb, "kb.approve", {"proposal_id": pid}, actor=BOB)
     events = [e for e in audit.query(kb.dir) if pid in e["object_ids"]]
     assert [(e["event"], e["actor"]) for e in events] == [
-        ("proposal.create", ALICE), ("proposal.approve", BOB)]
+        ("proposal.create", ALICE),
+        ("proposal.approve", BOB),
+    ]
     message = git_in(kb.root, "log", "-1", "--format=%B")
     assert f"Vouch-Audit-Head: {events[-1]['hash']}" in message
     assert branches(kb.root) == []

@@ -75,14 +75,24 @@ def test_an_inserted_event_is_detected(kb_with_sources: KB, run_cli) -> None:
     code, out = _verify(run_cli, kb)
     assert code == 1 and "without prev_hash" in out and "not recorded by any vouch commit" in out
     # chained to a real event instead, it is still not anchored by any commit
-    _commit_log(kb, [*lines, audit.to_line(audit.make_event(
-        "proposal.approve", "mallory", [], {}, json.loads(lines[-1])["hash"])).encode()])
+    _commit_log(
+        kb,
+        [
+            *lines,
+            audit.to_line(
+                audit.make_event(
+                    "proposal.approve", "mallory", [], {}, json.loads(lines[-1])["hash"]
+                )
+            ).encode(),
+        ],
+    )
     code, out = _verify(run_cli, kb)
     assert code == 1 and "not recorded by any vouch commit" in out
 
 
-def test_a_git_merge_of_a_proposal_is_recognised_and_can_be_recorded(kb_with_sources: KB,
-                                                                      run_cli) -> None:
+def test_a_git_merge_of_a_proposal_is_recognised_and_can_be_recorded(
+    kb_with_sources: KB, run_cli
+) -> None:
     kb = kb_with_sources
     text = "Merged with plain git"
     pid = propose_claim(kb, text)
@@ -116,8 +126,9 @@ def test_a_git_merge_of_a_proposal_is_recognised_and_can_be_recorded(kb_with_sou
     assert res.code == 1 and "already approved" in res.err
 
 
-def test_a_stale_index_lock_of_a_dead_vouch_process_is_cleared(kb_with_sources: KB,
-                                                               run_cli) -> None:
+def test_a_stale_index_lock_of_a_dead_vouch_process_is_cleared(
+    kb_with_sources: KB, run_cli
+) -> None:
     kb = kb_with_sources
     dead = subprocess.Popen(["true"])
     dead.wait()

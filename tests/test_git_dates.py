@@ -19,18 +19,24 @@ from vouch.git.ident import tz_offset
 from vouch.store.kb import KB
 
 # named zones need the tz database; the POSIX spellings work without it
-ZONES = ["UTC", "Asia/Kolkata", "America/St_Johns", "Australia/Lord_Howe",
-         "IST-5:30", "NST3:30NDT,M3.2.0,M11.1.0"]
+ZONES = [
+    "UTC",
+    "Asia/Kolkata",
+    "America/St_Johns",
+    "Australia/Lord_Howe",
+    "IST-5:30",
+    "NST3:30NDT,M3.2.0,M11.1.0",
+]
 DATES = [
-    "2005-04-07T22:13:13",                # ISO 8601, local time
-    "2005-04-07T22:13:13+0200",           # ISO 8601 with an offset
-    "2021-07-01 12:00:00",                # local time in summer (daylight saving)
-    "2021-01-15 12:00",                   # local time in winter
-    "Thu, 07 Apr 2005 22:13:13 +0200",    # RFC 2822
-    "Thu Apr 7 22:13:13 2005 -0230",      # git's default format
-    "1112911993 -0330",                   # git's internal format
-    "@1625140800",                        # seconds since the epoch, local offset
-    "2005.04.07 22:13:13",                # dotted
+    "2005-04-07T22:13:13",  # ISO 8601, local time
+    "2005-04-07T22:13:13+0200",  # ISO 8601 with an offset
+    "2021-07-01 12:00:00",  # local time in summer (daylight saving)
+    "2021-01-15 12:00",  # local time in winter
+    "Thu, 07 Apr 2005 22:13:13 +0200",  # RFC 2822
+    "Thu Apr 7 22:13:13 2005 -0230",  # git's default format
+    "1112911993 -0330",  # git's internal format
+    "@1625140800",  # seconds since the epoch, local offset
+    "2005.04.07 22:13:13",  # dotted
 ]
 
 
@@ -65,8 +71,11 @@ def plain_repo(tmp_path: Path) -> Path:
 
 def _signed(root: Path, commit: str) -> list[str]:
     raw = git(root, "cat-file", "commit", commit)
-    return [line for line in raw.split("\n\n")[0].splitlines()
-            if line.startswith(("author ", "committer "))]
+    return [
+        line
+        for line in raw.split("\n\n")[0].splitlines()
+        if line.startswith(("author ", "committer "))
+    ]
 
 
 def by_git(root: Path) -> list[str]:
@@ -83,8 +92,9 @@ def by_vouch(root: Path) -> list[str]:
 
 @pytest.mark.parametrize("zone", ZONES)
 @pytest.mark.parametrize("date", DATES)
-def test_fixed_dates_match_git(plain_repo: Path, monkeypatch: pytest.MonkeyPatch,
-                               zone: str, date: str) -> None:
+def test_fixed_dates_match_git(
+    plain_repo: Path, monkeypatch: pytest.MonkeyPatch, zone: str, date: str
+) -> None:
     monkeypatch.setenv("GIT_AUTHOR_DATE", date)
     monkeypatch.setenv("GIT_COMMITTER_DATE", "2019-02-03 04:05:06")
     with local_zone(zone):
@@ -92,8 +102,9 @@ def test_fixed_dates_match_git(plain_repo: Path, monkeypatch: pytest.MonkeyPatch
 
 
 @pytest.mark.parametrize("zone", ZONES)
-def test_now_in_the_local_zone_matches_git(plain_repo: Path, monkeypatch: pytest.MonkeyPatch,
-                                           zone: str) -> None:
+def test_now_in_the_local_zone_matches_git(
+    plain_repo: Path, monkeypatch: pytest.MonkeyPatch, zone: str
+) -> None:
     monkeypatch.setenv("GIT_COMMITTER_DATE", "@1700000000 +0100")  # only the author: now
     with local_zone(zone):
         ours, theirs = by_vouch(plain_repo), by_git(plain_repo)
@@ -105,15 +116,15 @@ def test_now_in_the_local_zone_matches_git(plain_repo: Path, monkeypatch: pytest
 
 
 @pytest.mark.parametrize("zone", ZONES)
-def test_the_utc_offset_follows_daylight_saving_as_git_does(plain_repo: Path,
-                                                            monkeypatch: pytest.MonkeyPatch,
-                                                            zone: str) -> None:
+def test_the_utc_offset_follows_daylight_saving_as_git_does(
+    plain_repo: Path, monkeypatch: pytest.MonkeyPatch, zone: str
+) -> None:
     """The in-process offset (used when no date is set) against git's own local offset
     for the same second (`--date=iso-local` runs the computation git's clock uses),
     across a year and hour by hour around the 2021 transitions."""
     stamps = [1609459200 + day * 86400 for day in range(0, 365, 14)]
-    stamps += [1615699800 + h * 1800 for h in range(-3, 4)]   # 2021-03-14, Newfoundland
-    stamps += [1617460200 + h * 1800 for h in range(-3, 4)]   # 2021-04-04, Lord Howe
+    stamps += [1615699800 + h * 1800 for h in range(-3, 4)]  # 2021-03-14, Newfoundland
+    stamps += [1617460200 + h * 1800 for h in range(-3, 4)]  # 2021-04-04, Lord Howe
     commits = []
     for seconds in stamps:  # dated in UTC: the zone only changes how git shows them
         monkeypatch.setenv("GIT_AUTHOR_DATE", f"{seconds} +0000")
@@ -126,8 +137,9 @@ def test_the_utc_offset_follows_daylight_saving_as_git_does(plain_repo: Path,
         assert len(set(ours)) == (1 if zone in ("Asia/Kolkata", "IST-5:30") else 2)
 
 
-def test_author_and_committer_are_who_git_says(plain_repo: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_author_and_committer_are_who_git_says(
+    plain_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GIT_AUTHOR_DATE", "1112911993 +0530")
     monkeypatch.setenv("GIT_COMMITTER_DATE", "1112911994 -0330")
     assert by_vouch(plain_repo) == by_git(plain_repo)
@@ -143,15 +155,17 @@ def test_author_and_committer_are_who_git_says(plain_repo: Path,
     assert lines[1].startswith("committer Cy <committer@example.invalid> 1112911994 -0330")
 
 
-def test_a_date_git_rejects_is_a_clear_error(plain_repo: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_date_git_rejects_is_a_clear_error(
+    plain_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GIT_COMMITTER_DATE", "not a date")
     with pytest.raises(UsageError, match="invalid date format"):
         by_vouch(plain_repo)
 
 
 def test_without_any_identity_vouch_signs_for_the_missing_part(
-        plain_repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    plain_repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     config = tmp_path / "only-name.gitconfig"
     config.write_text("[user]\n\tname = Only Name\n")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
@@ -162,12 +176,15 @@ def test_without_any_identity_vouch_signs_for_the_missing_part(
     try:
         assert lines == by_git(plain_repo)  # git found an address (a host with a domain)
     except Exception:  # git refuses: vouch fills in what is missing, keeps the rest
-        assert lines == ["author Only Name <vouch@localhost> 1112911993 +0000",
-                         "committer Only Name <vouch@localhost> 1112911993 +0000"]
+        assert lines == [
+            "author Only Name <vouch@localhost> 1112911993 +0000",
+            "committer Only Name <vouch@localhost> 1112911993 +0000",
+        ]
 
 
-def test_a_gate_decision_is_signed_like_git(kb_with_sources: KB, run_cli,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_gate_decision_is_signed_like_git(
+    kb_with_sources: KB, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     kb = kb_with_sources
     pid = propose_claim(kb, "Dated claim")
     monkeypatch.setenv("GIT_AUTHOR_DATE", "2021-07-01 12:00:00")

@@ -28,12 +28,12 @@ from vouch.git import index_file as gitindex
 
 FILES = ("a.txt", "d/b.txt", "d/c.txt", "d/sub/e.txt", "z/y.txt", "d.txt", "d-x/f")
 CHANGES: dict[str, str | None] = {
-    "d/b.txt": "changed\n",            # replace an entry
-    "d/bb.txt": "new in d\n",          # insert inside a directory
-    "d/sub2/new.txt": "new dir\n",     # insert into a new directory
-    "d/c.txt": None,                   # remove
-    "0first.txt": "sorts first\n",     # before every entry
-    "zz/last.txt": "sorts last\n",     # after every entry (outside the sparse cone)
+    "d/b.txt": "changed\n",  # replace an entry
+    "d/bb.txt": "new in d\n",  # insert inside a directory
+    "d/sub2/new.txt": "new dir\n",  # insert into a new directory
+    "d/c.txt": None,  # remove
+    "0first.txt": "sorts first\n",  # before every entry
+    "zz/last.txt": "sorts last\n",  # after every entry (outside the sparse cone)
     "d.txt": "dot sorts before slash\n",
 }
 HOOK = r"""#!/bin/sh
@@ -214,38 +214,58 @@ class Variant:
 VARIANTS = {
     "v2": Variant(v2, lambda p: p.version == 2 and p.extensions == ["TREE"], True),
     "v3-skip-worktree": Variant(
-        v3_skip_worktree, lambda p: p.version == 3 and p.flagged == {"z/y.txt": 0x4000}, True),
+        v3_skip_worktree, lambda p: p.version == 3 and p.flagged == {"z/y.txt": 0x4000}, True
+    ),
     "v3-intent-to-add": Variant(
-        v3_intent_to_add, lambda p: p.version == 3 and p.flagged == {"d/later.txt": 0x2000},
-        True),
+        v3_intent_to_add, lambda p: p.version == 3 and p.flagged == {"d/later.txt": 0x2000}, True
+    ),
     "v3-touching-a-flagged-entry": Variant(
-        v3_skip_worktree, lambda p: p.flagged == {"z/y.txt": 0x4000}, False,
-        (*CHANGES.items(), ("z/y.txt", "skip-worktree entry changed\n"))),
+        v3_skip_worktree,
+        lambda p: p.flagged == {"z/y.txt": 0x4000},
+        False,
+        (*CHANGES.items(), ("z/y.txt", "skip-worktree entry changed\n")),
+    ),
     "v4": Variant(v4, lambda p: p.version == 4, False),
     "split-index": Variant(split_index, lambda p: "link" in p.extensions, False),
-    "split-index-by-config": Variant(split_index_by_config,
-                                     lambda p: "link" in p.extensions, False),
+    "split-index-by-config": Variant(
+        split_index_by_config, lambda p: "link" in p.extensions, False
+    ),
     "untracked-cache": Variant(untracked_cache, lambda p: "UNTR" in p.extensions, True),
     "fsmonitor": Variant(fsmonitor, lambda p: "FSMN" in p.extensions, True),
     "sparse-checkout": Variant(
-        sparse_checkout, lambda p: p.flagged == {"z/y.txt": 0x4000, "d-x/f": 0x4000}
-        and not p.sparse_dirs, True),
+        sparse_checkout,
+        lambda p: p.flagged == {"z/y.txt": 0x4000, "d-x/f": 0x4000} and not p.sparse_dirs,
+        True,
+    ),
     "sparse-checkout-touching-outside": Variant(
-        sparse_checkout, lambda p: "z/y.txt" in p.flagged, False,
-        (*CHANGES.items(), ("z/y.txt", "outside the cone\n"))),
+        sparse_checkout,
+        lambda p: "z/y.txt" in p.flagged,
+        False,
+        (*CHANGES.items(), ("z/y.txt", "outside the cone\n")),
+    ),
     "sparse-index": Variant(
-        sparse_index, lambda p: "sdir" in p.extensions and p.sparse_dirs == ["d-x/", "z/"],
-        False, (*CHANGES.items(), ("z/inside-a-sparse-directory.txt", "new\n"))),
+        sparse_index,
+        lambda p: "sdir" in p.extensions and p.sparse_dirs == ["d-x/", "z/"],
+        False,
+        (*CHANGES.items(), ("z/inside-a-sparse-directory.txt", "new\n")),
+    ),
     "end-of-entries": Variant(
-        end_of_entries, lambda p: {"EOIE", "IEOT"} <= set(p.extensions), True),
+        end_of_entries, lambda p: {"EOIE", "IEOT"} <= set(p.extensions), True
+    ),
     "conflict": Variant(conflict, lambda p: p.conflicted == ["z/y.txt"], True),
     "conflict-touched": Variant(
-        conflict, lambda p: p.conflicted == ["z/y.txt"], False,
-        (*CHANGES.items(), ("z/y.txt", "resolved by vouch\n"))),
+        conflict,
+        lambda p: p.conflicted == ["z/y.txt"],
+        False,
+        (*CHANGES.items(), ("z/y.txt", "resolved by vouch\n")),
+    ),
     "resolve-undo": Variant(resolve_undo, lambda p: "REUC" in p.extensions, True),
     "resolve-undo-touched": Variant(
-        resolve_undo, lambda p: "REUC" in p.extensions, True,
-        (*CHANGES.items(), ("z/y.txt", "the resolved path changed again\n"))),
+        resolve_undo,
+        lambda p: "REUC" in p.extensions,
+        True,
+        (*CHANGES.items(), ("z/y.txt", "the resolved path changed again\n")),
+    ),
 }
 
 
@@ -288,8 +308,13 @@ def by_git(root: Path, changes: dict[str, str | None]) -> None:
     blobs = _write_files(root, changes)
     null = Repo(root).store.null_id
     lines = [f"100644 {b}\t{p}" if b else f"0 {null}\t{p}" for p, b in blobs.items()]
-    subprocess.run(["git", "update-index", "--index-info"], cwd=root, check=True,
-                   input="\n".join(lines) + "\n", text=True)
+    subprocess.run(
+        ["git", "update-index", "--index-info"],
+        cwd=root,
+        check=True,
+        input="\n".join(lines) + "\n",
+        text=True,
+    )
 
 
 def what_git_sees(root: Path) -> dict[str, str]:
@@ -347,9 +372,20 @@ def test_each_index_variant_agrees_with_git(tmp_path: Path, algo: str, name: str
     check_variant(tmp_path, algo, VARIANTS[name])
 
 
-@pytest.mark.parametrize("name", ["v2", "v3-skip-worktree", "untracked-cache", "fsmonitor",
-                                  "sparse-checkout", "sparse-checkout-touching-outside",
-                                  "sparse-index", "v4", "split-index"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "v2",
+        "v3-skip-worktree",
+        "untracked-cache",
+        "fsmonitor",
+        "sparse-checkout",
+        "sparse-checkout-touching-outside",
+        "sparse-index",
+        "v4",
+        "split-index",
+    ],
+)
 def test_index_dirty_agrees_with_git_or_steps_aside(tmp_path: Path, name: str) -> None:
     root = tmp_path / "r"
     make_repo(root, "sha1")
@@ -364,8 +400,14 @@ def test_index_dirty_agrees_with_git_or_steps_aside(tmp_path: Path, name: str) -
     committed = {p: repo.blob_at("HEAD", p) for p in paths}
     answer = repo.index_dirty(paths, committed)
     if answer is None:  # the patcher declined: git answers
-        assert name in ("v4", "split-index", "sparse-index", "v3-skip-worktree",
-                        "sparse-checkout", "sparse-checkout-touching-outside")
+        assert name in (
+            "v4",
+            "split-index",
+            "sparse-index",
+            "v3-skip-worktree",
+            "sparse-checkout",
+            "sparse-checkout-touching-outside",
+        )
         answer = repo.worktree_changes(paths)
     status = git(root, "status", "--porcelain", "--untracked-files=all", "--", *paths)
     assert sorted(answer) == sorted(line[3:] for line in status.splitlines())
@@ -373,15 +415,17 @@ def test_index_dirty_agrees_with_git_or_steps_aside(tmp_path: Path, name: str) -
 
 # -- the tests can fail: patchers that cut corners are caught -------------------------------
 # (each variant is marked as patched in-process, so only the comparison with git can fail)
-def test_patching_a_split_index_would_be_caught(tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_patching_a_split_index_would_be_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(gitindex, "_UNSUPPORTED", set())
     with pytest.raises((AssertionError, subprocess.CalledProcessError)):
         check_variant(tmp_path, "sha1", replace(VARIANTS["split-index"], fast=True))
 
 
-def test_patching_a_sparse_index_would_be_caught(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_patching_a_sparse_index_would_be_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(gitindex, "_UNSUPPORTED", set())
     with pytest.raises((AssertionError, subprocess.CalledProcessError)):
         check_variant(tmp_path, "sha1", replace(VARIANTS["sparse-index"], fast=True))

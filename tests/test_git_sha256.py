@@ -47,8 +47,9 @@ def algo_kb(request: pytest.FixtureRequest, tmp_path: Path) -> KB:
     git(root, "commit", "-qm", "initial")
     init_kb(root)
     kb = KB.open(root)
-    sources.register_many(kb, [sources.intake_for_path(kb, p) for p in example_files()],
-                          "Test Person")
+    sources.register_many(
+        kb, [sources.intake_for_path(kb, p) for p in example_files()], "Test Person"
+    )
     assert git(root, "rev-parse", "--show-object-format").strip() == request.param
     return kb
 
@@ -91,10 +92,12 @@ def test_the_gate_end_to_end(algo_kb: KB, run_cli) -> None:
     kb, root = algo_kb, algo_kb.root
     sid = a_source(kb)
     assert run_cli("source", "add", "-", cwd=root, input="another source\n").code == 0
-    p1 = run_cli("propose-claim", "--text", "Deploys need a green CI run", "--source", sid,
-                 cwd=root).out.strip()
-    p2 = run_cli("propose-claim", "--text", "A doubtful claim", "--source", sid,
-                 cwd=root).out.strip()
+    p1 = run_cli(
+        "propose-claim", "--text", "Deploys need a green CI run", "--source", sid, cwd=root
+    ).out.strip()
+    p2 = run_cli(
+        "propose-claim", "--text", "A doubtful claim", "--source", sid, cwd=root
+    ).out.strip()
     shown = run_cli("show", p1, "--json", cwd=root).json()
     assert shown["state"] == "pending" and "+text: Deploys need a green CI run" in shown["diff"]
     make_user_mess(root)
@@ -127,16 +130,18 @@ def test_uncommitted_work_is_refused_and_equal_content_is_not(algo_kb: KB, run_c
     # of the file equals the blob)
     blob = git(root, "rev-parse", f"vouch/proposal/{pid}:{target.relative_to(root)}").strip()
     target.write_bytes(Repo(root).read_blob(blob))
-    landing.refuse_clobber(kb, {str(target.relative_to(root)): None},
-                           {str(target.relative_to(root)): blob})
+    landing.refuse_clobber(
+        kb, {str(target.relative_to(root)): None}, {str(target.relative_to(root)): blob}
+    )
     target.unlink()
     assert run_cli("approve", pid, "--as", BOB, cwd=root).code == 0
     _consistent(root)
 
 
 @pytest.mark.parametrize("step", ["worktree", "staged", "refs"])
-def test_an_approve_killed_midway_is_finished_by_the_next_write(algo_kb: KB, step: str,
-                                                                run_cli) -> None:
+def test_an_approve_killed_midway_is_finished_by_the_next_write(
+    algo_kb: KB, step: str, run_cli
+) -> None:
     kb, root = algo_kb, algo_kb.root
     pid = propose_claim(kb, f"Crash claim {step}")
     make_user_mess(root)
@@ -161,8 +166,9 @@ def test_an_approve_killed_midway_is_finished_by_the_next_write(algo_kb: KB, ste
 def test_a_reject_killed_at_staged_is_finished(algo_kb: KB) -> None:
     kb, root = algo_kb, algo_kb.root
     pid = propose_claim(kb, "Rejected in a crash")
-    proc = vouch_proc(root, "reject", pid, "--reason", "no", "--as", BOB,
-                      env={landing.FAULT_ENV: "staged"})
+    proc = vouch_proc(
+        root, "reject", pid, "--reason", "no", "--as", BOB, env={landing.FAULT_ENV: "staged"}
+    )
     assert isinstance(proc, subprocess.CompletedProcess) and proc.returncode == 86
     call(kb, "kb.propose_claim", {"text": "a later write", "evidence": [a_source(kb)]})
     assert git(root, "for-each-ref", f"refs/vouch/rejected/{pid}").strip()
@@ -194,8 +200,10 @@ def test_the_reads_the_rest_of_vouch_uses(algo_kb: KB) -> None:
     assert rows[0][2].startswith(rows[0][1])
     assert repo.log_records("HEAD", ["%H"], grep="initialise knowledge base")
     before = git(root, "rev-parse", "HEAD~1").strip()
-    assert repo.changed_names(before, "HEAD") == git(
-        root, "diff-tree", "-r", "--name-only", before, "HEAD").split()
+    assert (
+        repo.changed_names(before, "HEAD")
+        == git(root, "diff-tree", "-r", "--name-only", before, "HEAD").split()
+    )
     listing = repo.tree_blobs("HEAD", [".vouch/config.yaml"])
     assert listing == {".vouch/config.yaml": repo.blob_at("HEAD", ".vouch/config.yaml")}
     (root / ".vouch" / "config.yaml").write_text("edited: true\n")
@@ -204,7 +212,8 @@ def test_the_reads_the_rest_of_vouch_uses(algo_kb: KB) -> None:
     assert ".vouch/config.yaml" in repo.tracked(".vouch")
     assert repo.untracked([".vouch"]) == [".vouch/scratch.txt"]
     assert repo.untracked([".vouch/scratch.txt", ".vouch/none"], literal=True) == [
-        ".vouch/scratch.txt"]
+        ".vouch/scratch.txt"
+    ]
     ids = repo.hash_files([".vouch/scratch.txt"], write=False)
     assert ids == [repo.blob_id(b"new\n")] and repo.store.info(ids[0]) is None
     tip = head(root)

@@ -49,7 +49,8 @@ def test_the_script_in_hooks_is_the_template(tmp_path: Path) -> None:
 
 
 def test_install_writes_an_executable_hook_and_updates_its_own(
-        kb_with_sources: KB, run_cli: Any) -> None:
+    kb_with_sources: KB, run_cli: Any
+) -> None:
     res = run_cli("hooks", "install", cwd=kb_with_sources.root)
     assert res.code == 0 and "Installed" in res.out
     path = hook_path(kb_with_sources)
@@ -60,8 +61,7 @@ def test_install_writes_an_executable_hook_and_updates_its_own(
     assert again.code == 0 and '"updated": true' in again.out
 
 
-def test_install_refuses_a_foreign_hook_unless_forced(kb_with_sources: KB,
-                                                      run_cli: Any) -> None:
+def test_install_refuses_a_foreign_hook_unless_forced(kb_with_sources: KB, run_cli: Any) -> None:
     path = hook_path(kb_with_sources)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("#!/bin/sh\necho mine\n")
@@ -75,8 +75,9 @@ def test_install_refuses_a_foreign_hook_unless_forced(kb_with_sources: KB,
     assert hooks.MARKER in path.read_text()
 
 
-def test_installed_hook_fails_a_commit_of_an_uncited_claim(kb_with_sources: KB,
-                                                          run_cli: Any) -> None:
+def test_installed_hook_fails_a_commit_of_an_uncited_claim(
+    kb_with_sources: KB, run_cli: Any
+) -> None:
     root = kb_with_sources.root
     assert run_cli("hooks", "install", cwd=root).code == 0
     legacy = hook_path(kb_with_sources).parent / "pre-commit.legacy"
@@ -88,8 +89,9 @@ def test_installed_hook_fails_a_commit_of_an_uncited_claim(kb_with_sources: KB,
     assert (root / "legacy-ran").exists()
     path = uncited_claim(kb_with_sources)
     git(root, "add", str(path))
-    proc = subprocess.run(["git", "commit", "-m", "sneak a claim in"], cwd=root,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "commit", "-m", "sneak a claim in"], cwd=root, capture_output=True, text=True
+    )
     assert proc.returncode == 1
     assert "error[uncited]" in proc.stderr + proc.stdout
     assert "error[no-decision]" in proc.stderr + proc.stdout
@@ -125,8 +127,9 @@ def _snapshot(dest: Path) -> None:
         shutil.copy2(PROJECT / name, dest / name)
     shutil.copytree(PROJECT / "hooks", dest / "hooks")
     # the embedding model is package data lint never loads: left out to keep it small
-    shutil.copytree(PROJECT / "vouch", dest / "vouch",
-                    ignore=shutil.ignore_patterns("__pycache__", "models"))
+    shutil.copytree(
+        PROJECT / "vouch", dest / "vouch", ignore=shutil.ignore_patterns("__pycache__", "models")
+    )
     git(dest, "init", "-q")
     git(dest, "add", "-A")
     git(dest, "commit", "-qm", "snapshot")
@@ -137,36 +140,59 @@ def _dependency_path(dest: Path) -> Path:
     build tools (the hook's environment builds vouch with its own setuptools)."""
     dest.mkdir()
     site = Path(sysconfig.get_paths()["purelib"])
-    skip = ("setuptools", "pkg_resources", "_distutils_hack", "pip", "distutils-precedence",
-            "__editable__", "vouch", "_virtualenv")
+    skip = (
+        "setuptools",
+        "pkg_resources",
+        "_distutils_hack",
+        "pip",
+        "distutils-precedence",
+        "__editable__",
+        "vouch",
+        "_virtualenv",
+    )
     for entry in site.iterdir():
         if not entry.name.startswith(skip) and entry.suffix != ".pth":
             (dest / entry.name).symlink_to(entry)
     return dest
 
 
-@pytest.mark.skipif(importlib.util.find_spec("pre_commit") is None,
-                    reason="the pre-commit framework is not installed (pip install pre-commit)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("pre_commit") is None,
+    reason="the pre-commit framework is not installed (pip install pre-commit)",
+)
 def test_pre_commit_framework_runs_vouch_lint_and_fails_an_uncited_claim(
-        kb_with_sources: KB, tmp_path: Path) -> None:
+    kb_with_sources: KB, tmp_path: Path
+) -> None:
     """`pre-commit try-repo` builds the hook's environment from this repository (pip,
     offline: dependencies come from this interpreter's packages) and runs vouch-lint on
     the staged files of a knowledge base, as it would for a commit."""
     snapshot = tmp_path / "vouch-snapshot"
     _snapshot(snapshot)
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
-           "PIP_NO_INDEX": "1", "PIP_NO_DEPS": "1", "PIP_NO_BUILD_ISOLATION": "0",
-           "PYTHONPATH": str(_dependency_path(tmp_path / "deps"))}
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+        "PIP_NO_INDEX": "1",
+        "PIP_NO_DEPS": "1",
+        "PIP_NO_BUILD_ISOLATION": "0",
+        "PYTHONPATH": str(_dependency_path(tmp_path / "deps")),
+    }
     root = kb_with_sources.root
     path = uncited_claim(kb_with_sources)
     git(root, "add", str(path))
-    proc = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(snapshot),
-                           "vouch-lint"], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(snapshot), "vouch-lint"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     out = proc.stdout + proc.stderr
     if "An unexpected error has occurred" in out and "Installing environment" in out:
-        pytest.skip("pre-commit could not build the hook's environment offline: "
-                    + out.strip().splitlines()[-1][:300])
+        pytest.skip(
+            "pre-commit could not build the hook's environment offline: "
+            + out.strip().splitlines()[-1][:300]
+        )
     assert proc.returncode == 1, out
     assert "vouch lint (staged knowledge files)" in out and "Failed" in out
     assert "error[uncited]" in out and "error[no-decision]" in out
@@ -174,7 +200,12 @@ def test_pre_commit_framework_runs_vouch_lint_and_fails_an_uncited_claim(
     git(root, "reset", "-q")
     (root / "notes.txt").write_text("code\n")
     git(root, "add", "notes.txt")
-    proc = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(snapshot),
-                           "vouch-lint"], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(snapshot), "vouch-lint"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -29,21 +29,23 @@ def test_bad_bytes_in_a_proposal_are_a_usage_error(kb_with_sources: KB, run_cli)
     refs = git(kb.root, "for-each-ref")
     res = run_cli("propose-claim", "--text", BAD, "--source", a_source(kb), cwd=kb.root)
     assert res.code == 1 and "E100" in res.err and "not UTF-8" in res.err
-    res = run_cli("call", "kb.propose_entity", '{"name": "x \\udcff", "type": "system"}',
-                  cwd=kb.root)
+    res = run_cli(
+        "call", "kb.propose_entity", '{"name": "x \\udcff", "type": "system"}', cwd=kb.root
+    )
     assert res.code == 1 and res.json()["error"]["code"] == "E100"
     assert git(kb.root, "rev-parse", "HEAD") == head
     assert git(kb.root, "for-each-ref") == refs
 
 
-def test_bad_bytes_in_a_decision_or_actor_change_nothing(kb_with_sources: KB,
-                                                           run_cli) -> None:
+def test_bad_bytes_in_a_decision_or_actor_change_nothing(kb_with_sources: KB, run_cli) -> None:
     kb = kb_with_sources
     pid = propose_claim(kb)
     head = git(kb.root, "rev-parse", "HEAD")
-    for args in (["approve", pid, "--as", "bob", "--reason", BAD],
-                 ["approve", pid, "--as", BAD],
-                 ["reject", pid, "--as", "bob", "--reason", BAD]):
+    for args in (
+        ["approve", pid, "--as", "bob", "--reason", BAD],
+        ["approve", pid, "--as", BAD],
+        ["reject", pid, "--as", "bob", "--reason", BAD],
+    ):
         res = run_cli(*args, cwd=kb.root)
         assert res.code == 1 and "E100" in res.err, (args, res.err)
     assert git(kb.root, "rev-parse", "HEAD") == head
@@ -59,8 +61,7 @@ def test_kinds_refuse_to_write_what_they_could_not_load() -> None:
 
 
 @pytest.mark.skipif(sys.platform == "darwin", reason="macOS file names must be UTF-8")
-def test_a_file_name_that_is_not_utf8_still_registers(kb: KB, run_cli,
-                                                      tmp_path: Path) -> None:
+def test_a_file_name_that_is_not_utf8_still_registers(kb: KB, run_cli, tmp_path: Path) -> None:
     folder = kb.root / "docs"
     folder.mkdir()
     odd = os.fsdecode(b"caf\xe9.txt")  # latin-1 name

@@ -22,10 +22,22 @@ def test_source_id_is_sha256_of_bytes() -> None:
     assert meta["hash"] == "sha256:" + meta["id"]
 
 
-@pytest.mark.parametrize("bad", [
-    "../etc/passwd", "a/b-12345678", "..", "", "x" * 300, "claims/../../x-12345678",
-    "UPPER-12345678", "a\\b-12345678", "abc-1234567g", None, 42,
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "../etc/passwd",
+        "a/b-12345678",
+        "..",
+        "",
+        "x" * 300,
+        "claims/../../x-12345678",
+        "UPPER-12345678",
+        "a\\b-12345678",
+        "abc-1234567g",
+        None,
+        42,
+    ],
+)
 def test_bad_ids_are_refused(bad) -> None:
     with pytest.raises(InvalidId):
         ids.check_id(bad)

@@ -13,15 +13,19 @@ from vouch.store.kb import KB
 
 def tiny_pdf(pages: list[str]) -> bytes:
     """A valid PDF with one line of Helvetica text per page (offsets computed)."""
-    objects = {1: "<< /Type /Catalog /Pages 2 0 R >>",
-               3: "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"}
+    objects = {
+        1: "<< /Type /Catalog /Pages 2 0 R >>",
+        3: "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    }
     kids = []
     for n, text in enumerate(pages):
         page_no, content_no = 4 + 2 * n, 5 + 2 * n
         kids.append(f"{page_no} 0 R")
         stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET"
-        objects[page_no] = ("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-                            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {content_no} 0 R >>")
+        objects[page_no] = (
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {content_no} 0 R >>"
+        )
         objects[content_no] = f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream"
     objects[2] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(pages)} >>"
     out = b"%PDF-1.4\n"
@@ -32,8 +36,9 @@ def tiny_pdf(pages: list[str]) -> bytes:
     xref = len(out)
     out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    out += (f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n"
-            "%%EOF\n").encode()
+    out += (
+        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n"
+    ).encode()
     return out
 
 
@@ -43,8 +48,13 @@ def test_doc_for_path() -> None:
     assert chunking.doc_for_path(f"sources/ab/{sha}/meta.yaml") == ("source", sha)
     assert chunking.doc_for_path("claims/12/x-12345678.yaml") == ("claim", "x-12345678")
     assert chunking.doc_for_path("pages/12/x-12345678.md") == ("page", "x-12345678")
-    for other in ("config.yaml", "audit.log.jsonl", "evidence/12/e-12345678.yaml",
-                  "decided/20260101-000000-12345678.yaml", "claims/12/x-12345678.md"):
+    for other in (
+        "config.yaml",
+        "audit.log.jsonl",
+        "evidence/12/e-12345678.yaml",
+        "decided/20260101-000000-12345678.yaml",
+        "claims/12/x-12345678.md",
+    ):
         assert chunking.doc_for_path(other) is None
 
 
@@ -58,14 +68,15 @@ def test_page_sections_headings_and_windows() -> None:
     assert all(c.total_chunks == len(doc.chunks) for c in doc.chunks)
     assert [c.chunk_index for c in doc.chunks] == list(range(len(doc.chunks)))
     windows = [c.text.split() for c in doc.chunks if c.section == "Two"]
-    assert windows[0][-chunking.OVERLAP_WORDS:] == windows[1][:chunking.OVERLAP_WORDS]
+    assert windows[0][-chunking.OVERLAP_WORDS :] == windows[1][: chunking.OVERLAP_WORDS]
     assert [(h.text, h.level) for h in doc.headings] == [("One", 1), ("Two", 2)]
     assert doc.headings[0].end_line == doc.headings[1].start_line
 
 
 def test_paragraph_windows_keep_line_numbers() -> None:
     text = "first para\nline two\n\n\nsecond para\n\n" + "\n\n".join(
-        " ".join(f"w{p}x{n}" for n in range(100)) for p in range(6))
+        " ".join(f"w{p}x{n}" for n in range(100)) for p in range(6)
+    )
     blocks = chunking.paragraphs(text)
     assert (blocks[0].start_line, blocks[0].end_line) == (1, 2)
     assert (blocks[1].start_line, blocks[1].end_line) == (5, 5)
@@ -78,12 +89,20 @@ def test_paragraph_windows_keep_line_numbers() -> None:
 def test_source_formats() -> None:
     meta = {"id": "c" * 64, "locator": "src/app.py", "media_type": "text/x-python"}
     assert chunking.source_format(meta, b"print(1)\n") == "code"
-    assert chunking.source_format({**meta, "locator": "notes.md",
-                                   "media_type": "text/markdown"}, b"# x") == "markdown"
-    assert chunking.source_format({**meta, "locator": "a.txt", "media_type": "text/plain"},
-                                  b"x") == "text"
-    assert chunking.source_format({**meta, "locator": "a.bin", "media_type": ""},
-                                  b"\0\1\2") == "binary"
+    assert (
+        chunking.source_format(
+            {**meta, "locator": "notes.md", "media_type": "text/markdown"}, b"# x"
+        )
+        == "markdown"
+    )
+    assert (
+        chunking.source_format({**meta, "locator": "a.txt", "media_type": "text/plain"}, b"x")
+        == "text"
+    )
+    assert (
+        chunking.source_format({**meta, "locator": "a.bin", "media_type": ""}, b"\0\1\2")
+        == "binary"
+    )
     assert chunking.source_format({**meta, "locator": "a.pdf"}, tiny_pdf(["x"])) == "pdf"
 
 

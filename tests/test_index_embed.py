@@ -25,8 +25,13 @@ def test_query_path_reproduces_model2vec_exactly(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     ref = embed.describe(embed.default_model_dir(), "default")
     e = embed.Embedder(ref)
-    texts = ["configure authentication", "Ünïcödé café, naïve: 日本語!", "", "zzqqxx",
-             "roll back the billing release " * 300]
+    texts = [
+        "configure authentication",
+        "Ünïcödé café, naïve: 日本語!",
+        "",
+        "zzqqxx",
+        "roll back the billing release " * 300,
+    ]
     bulk = e.encode(texts)
     assert bulk.shape == (len(texts), ref.dims) and bulk.dtype == np.float32
     for text, row in zip(texts, bulk, strict=True):
@@ -38,8 +43,9 @@ def test_query_path_reproduces_model2vec_exactly(monkeypatch: pytest.MonkeyPatch
 def test_similar_meaning_scores_higher() -> None:
     e = embed.Embedder(embed.describe(embed.default_model_dir(), "default"))
     q = e.encode_query("how do I undo a deployment")
-    good, bad = e.encode(["roll back a release to the previous version",
-                          "the cafeteria serves lunch at noon"])
+    good, bad = e.encode(
+        ["roll back a release to the previous version", "the cafeteria serves lunch at noon"]
+    )
     assert float(q @ good) > float(q @ bad)
 
 

@@ -12,11 +12,57 @@ from vouch.core import fastyaml, yamlio  # yamlio: the reference (PyYAML, libyam
 from vouch.errors import CorruptFile
 from vouch.kinds import claim, entity
 
-TRICKY = ["a: b", "it's \"x\"", "line1\nline2", "#hash", "- dash", "x #y", "null", "~", "12",
-          "1.5", "yes", "No", "0b101", "0x1F", "2025-01-01", "ünï", "tab\there", "back\\slash",
-          "  lead", "trail ", "[list]", "{map}", "&anchor", "*ref", "!tag", "|", ">", "@at",
-          "`tick", "%pct", "? q", ": c", "a:b", "a #b", "'quoted'", '"dq"', "x\r", ".5",
-          "+1", "-1", "1_000", "1:20", ".inf", ".NaN", "on", "=", "<<", "-0b1", "+.5"]
+TRICKY = [
+    "a: b",
+    'it\'s "x"',
+    "line1\nline2",
+    "#hash",
+    "- dash",
+    "x #y",
+    "null",
+    "~",
+    "12",
+    "1.5",
+    "yes",
+    "No",
+    "0b101",
+    "0x1F",
+    "2025-01-01",
+    "ünï",
+    "tab\there",
+    "back\\slash",
+    "  lead",
+    "trail ",
+    "[list]",
+    "{map}",
+    "&anchor",
+    "*ref",
+    "!tag",
+    "|",
+    ">",
+    "@at",
+    "`tick",
+    "%pct",
+    "? q",
+    ": c",
+    "a:b",
+    "a #b",
+    "'quoted'",
+    '"dq"',
+    "x\r",
+    ".5",
+    "+1",
+    "-1",
+    "1_000",
+    "1:20",
+    ".inf",
+    ".NaN",
+    "on",
+    "=",
+    "<<",
+    "-0b1",
+    "+.5",
+]
 
 
 def same(a: Any, b: Any) -> bool:
@@ -49,23 +95,40 @@ def agrees(text: str) -> bool:
 def test_tricky_values_agree_and_vouchs_own_files_take_the_fast_path() -> None:
     fast = 0
     for text in TRICKY:
-        fast += agrees(claim.dump(claim.new(text=text, evidence=["a" * 64],
-                                            tags=[text.strip() or "t"])))
-        fast += agrees(entity.dump(entity.new(name=text, type="concept", description=text,
-                                              aliases=[text])))
+        fast += agrees(
+            claim.dump(claim.new(text=text, evidence=["a" * 64], tags=[text.strip() or "t"]))
+        )
+        fast += agrees(
+            entity.dump(entity.new(name=text, type="concept", description=text, aliases=[text]))
+        )
         fast += agrees(f"id: x\ntext: {text}\n")  # hand-written, unquoted
     assert fast >= 2 * len(TRICKY)  # what vouch writes is read without PyYAML
 
 
 def test_hand_written_layouts_fall_back() -> None:
-    for text in ("id: x\ntext: a\n  continued\n", "id: x  # comment\n", "{id: x}\n",
-                 "id: x\ntags: [a, b]\n", "---\nid: x\n", "id: x\nid: y\n",
-                 "id: &a x\n", "text: >\n  folded\n", "tags:\n- a\n", "a: 2026-01-01\n",
-                 "a: 0x1F\n", "a: 1.0e+5\n", "yes: 1\n", "a:\n  - \n"):
+    for text in (
+        "id: x\ntext: a\n  continued\n",
+        "id: x  # comment\n",
+        "{id: x}\n",
+        "id: x\ntags: [a, b]\n",
+        "---\nid: x\n",
+        "id: x\nid: y\n",
+        "id: &a x\n",
+        "text: >\n  folded\n",
+        "tags:\n- a\n",
+        "a: 2026-01-01\n",
+        "a: 0x1F\n",
+        "a: 1.0e+5\n",
+        "yes: 1\n",
+        "a:\n  - \n",
+    ):
         assert fastyaml.parse(text) is None, text
         agrees(text)
     assert fastyaml.parse("id: x\nsuperseded_by:\ntags:\n  - a\n") == {
-        "id": "x", "superseded_by": None, "tags": ["a"]}
+        "id": "x",
+        "superseded_by": None,
+        "tags": ["a"],
+    }
 
 
 def test_load_gives_the_same_answers_and_errors_as_pyyaml() -> None:
@@ -92,7 +155,14 @@ def test_any_text_agrees_with_yaml(text: str) -> None:
 
 def test_printable_one_line_text_takes_the_fast_path() -> None:
     # the early return of the old test let a reader that declined everything pass
-    texts = ["Deploys need a green CI run", "The API retries 3 times", "café au lait",
-             "Owner: the platform team", "see #42", "50% of builds", "a-b_c.d/e"]
+    texts = [
+        "Deploys need a green CI run",
+        "The API retries 3 times",
+        "café au lait",
+        "Owner: the platform team",
+        "see #42",
+        "50% of builds",
+        "a-b_c.d/e",
+    ]
     for text in texts:
         assert agrees(claim.dump(claim.new(text=text, evidence=["a" * 64]))), text

@@ -22,8 +22,7 @@ def _check(kb: KB, previous: freshness.State) -> freshness.State:
     return fast
 
 
-def test_incremental_identity_matches_a_full_scan(kb: KB, monkeypatch: pytest.MonkeyPatch
-                                                  ) -> None:
+def test_incremental_identity_matches_a_full_scan(kb: KB, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(freshness, "RACY_SECONDS", 0.0)  # trust stamps at once
     first = claim(kb, "First claim about deploys")
     commit(kb)

@@ -17,14 +17,19 @@ from vouch.store.kb import KB
 def index(request: pytest.FixtureRequest, kb: KB):
     cfg = kb.dir / "config.yaml"
     cfg.write_text(cfg.read_text().replace("lexical: fts5", f"lexical: {request.param}"))
-    claim(kb, "Configure authentication with OAuth tokens", tags=["security", "ops"],
-          type="workflow")
+    claim(
+        kb, "Configure authentication with OAuth tokens", tags=["security", "ops"], type="workflow"
+    )
     claim(kb, "Authentication failures are logged", tags=["security"], type="fact")
-    claim(kb, "The deploy pipeline runs on every merge", tags=["ops"], type="fact",
-          status="stable")
+    claim(kb, "The deploy pipeline runs on every merge", tags=["ops"], type="fact", status="stable")
     claim(kb, 'The "special" app uses C++ and 50% fewer AND-gates', type="fact")
-    write(kb, "page", title="Runbook", tags=["ops"],
-          body="# Runbook\n\n## Tokens\n\nRotate OAuth tokens monthly.\n")
+    write(
+        kb,
+        "page",
+        title="Runbook",
+        tags=["ops"],
+        body="# Runbook\n\n## Tokens\n\nRotate OAuth tokens monthly.\n",
+    )
     commit(kb)
     opened = Index.open(KB(kb.dir))
     assert opened.meta["lexical"] == request.param
@@ -52,8 +57,18 @@ def test_stemming(index: Index) -> None:
 
 
 def test_special_characters_are_literal(index: Index) -> None:
-    for query in ('"special"', "C++", "50%", "AND-gates", "AND", "NEAR(", "app*", "-app",
-                  'unbalanced "quote', "col:umn"):
+    for query in (
+        '"special"',
+        "C++",
+        "50%",
+        "AND-gates",
+        "AND",
+        "NEAR(",
+        "app*",
+        "-app",
+        'unbalanced "quote',
+        "col:umn",
+    ):
         index.lexical(query)  # never a syntax error
     assert len(_ids(index, '"special" app')) == 1
 

@@ -17,8 +17,12 @@ from vouch.store.kb import KB
 def knowledge(kb: KB) -> KB:
     claim(kb, "Deploys run from the main branch via GitHub Actions", tags=["ops"])
     claim(kb, "The billing service stores invoices in PostgreSQL", tags=["billing"])
-    write(kb, "page", title="Release guide",
-          body="# Release\n\nCut a tag.\n\n## Rollback\n\nRevert the merge and redeploy.\n")
+    write(
+        kb,
+        "page",
+        title="Release guide",
+        body="# Release\n\nCut a tag.\n\n## Rollback\n\nRevert the merge and redeploy.\n",
+    )
     commit(kb)
     return kb
 
@@ -29,8 +33,13 @@ def _counts_match_tables(index: Index) -> None:
     by_format = dict(sql("SELECT format, COUNT(*) FROM docs GROUP BY format").fetchall())
     chunks = sql("SELECT COUNT(*) FROM chunks").fetchone()[0]
     vecs = sql("SELECT COUNT(*) FROM chunks WHERE vec_row IS NOT NULL").fetchone()[0]
-    assert index.counts() == {"documents": sum(by_kind.values()), "by_kind": by_kind,
-                              "by_format": by_format, "chunks": chunks, "vectors": vecs}
+    assert index.counts() == {
+        "documents": sum(by_kind.values()),
+        "by_kind": by_kind,
+        "by_format": by_format,
+        "chunks": chunks,
+        "vectors": vecs,
+    }
 
 
 def _search(kb: KB, query: str) -> list[str]:
@@ -90,7 +99,8 @@ def test_hnsw_with_wrong_checksum_is_regraphed_not_loaded(knowledge: KB) -> None
     index = Index.open(knowledge)
     assert index.load_graph()  # rebuilt from the matrix instead of handing hnswlib garbage
     assert ids_of(index, index.vector(index.embed_query("invoices database"), 1))[0].startswith(
-        "the-billing-service")
+        "the-billing-service"
+    )
     index.close()
     index = Index.open(knowledge)
     assert index.load_graph()
@@ -167,8 +177,11 @@ def test_refresh_reuses_vector_rows_and_matches_a_rebuild(knowledge: KB) -> None
     index.close()
     for n in range(3):
         path = next((knowledge.dir / "claims").rglob("deploys-*.yaml"))
-        path.write_text(path.read_text().replace("GitHub Actions", f"runner {n}")
-                        .replace(f"runner {n - 1}", f"runner {n}"))
+        path.write_text(
+            path.read_text()
+            .replace("GitHub Actions", f"runner {n}")
+            .replace(f"runner {n - 1}", f"runner {n}")
+        )
         index = Index.open(knowledge)
         assert index.meta.vector_rows == before_rows  # freed rows are reused
         index.close()
@@ -181,8 +194,9 @@ def test_refresh_reuses_vector_rows_and_matches_a_rebuild(knowledge: KB) -> None
     index = Index.open(knowledge)
     rebuilt = index.vector(qvec, 5)
     assert [round(h.score, 5) for h in rebuilt] == [s for _, s in refreshed]
-    assert sorted(c.text for c in index.chunks(h.chunk_id for h in rebuilt).values()) == \
-        sorted(texts)
+    assert sorted(c.text for c in index.chunks(h.chunk_id for h in rebuilt).values()) == sorted(
+        texts
+    )
     index.close()
 
 
@@ -203,8 +217,7 @@ def test_auto_refresh_off_makes_stale_an_error(knowledge: KB, run_cli) -> None:
     Index.open(KB(knowledge.dir)).close()  # fresh again: no error
 
 
-def test_auto_refresh_off_is_not_stale_when_no_knowledge_changed(knowledge: KB,
-                                                                   run_cli) -> None:
+def test_auto_refresh_off_is_not_stale_when_no_knowledge_changed(knowledge: KB, run_cli) -> None:
     # review: with auto_refresh off, editing a comment in config.yaml, or committing a
     # work-tree change the index already held, made every search E002 "knowledge files
     # changed" although no indexed object had
@@ -307,9 +320,15 @@ def test_rebuild_shows_progress_bars_on_a_terminal(knowledge: KB) -> None:
 
     master, slave = pty.openpty()
     try:
-        done = subprocess.run([shutil.which("vouch") or "vouch", "index", "rebuild"],
-                              cwd=knowledge.root, stdout=subprocess.PIPE, stderr=slave,
-                              stdin=subprocess.DEVNULL, timeout=120, check=False)
+        done = subprocess.run(
+            [shutil.which("vouch") or "vouch", "index", "rebuild"],
+            cwd=knowledge.root,
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+            check=False,
+        )
         os.close(slave)
         shown = b""
         while True:

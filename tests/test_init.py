@@ -13,8 +13,12 @@ def test_init_creates_and_commits_skeleton(repo: Path, run_cli) -> None:
     assert "index/" in (vouch / ".gitignore").read_text()
     assert "audit.log.jsonl merge=union" in (vouch / ".gitattributes").read_text()
     tracked = git(repo, "ls-files", ".vouch").split()
-    assert set(tracked) == {".vouch/.gitattributes", ".vouch/.gitignore",
-                            ".vouch/audit.log.jsonl", ".vouch/config.yaml"}
+    assert set(tracked) == {
+        ".vouch/.gitattributes",
+        ".vouch/.gitignore",
+        ".vouch/audit.log.jsonl",
+        ".vouch/config.yaml",
+    }
     assert git(repo, "status", "--porcelain") == ""
     assert "initialise knowledge base" in git(repo, "log", "-1", "--format=%s")
 
@@ -87,13 +91,15 @@ def test_status_shape(kb: KB, run_cli) -> None:
     assert data["last_audit_at"].endswith("Z")
 
 
-def test_init_refuses_a_bare_repository_or_git_dir(tmp_path: Path, repo: Path,
-                                                   run_cli) -> None:
+def test_init_refuses_a_bare_repository_or_git_dir(tmp_path: Path, repo: Path, run_cli) -> None:
     bare = tmp_path / "bare.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
     before = sorted(p.name for p in bare.iterdir())
-    for args, cwd in ((["init"], bare), (["init", "--path", "sub"], bare),
-                      (["init"], repo / ".git")):
+    for args, cwd in (
+        (["init"], bare),
+        (["init", "--path", "sub"], bare),
+        (["init"], repo / ".git"),
+    ):
         res = run_cli(*args, cwd=cwd)
         assert res.code == 1 and "E100" in res.err, res.err
     assert sorted(p.name for p in bare.iterdir()) == before  # no nested .git, no .vouch

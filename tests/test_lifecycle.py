@@ -22,8 +22,12 @@ from vouch.methods.context import CallContext
 from vouch.servers import jsonl, server_context
 from vouch.store.kb import KB
 
-TEXTS = ("Deploys need a green CI run", "Deploys need two green CI runs",
-         "Deploys need three green CI runs", "Deploys never need a CI run")
+TEXTS = (
+    "Deploys need a green CI run",
+    "Deploys need two green CI runs",
+    "Deploys need three green CI runs",
+    "Deploys never need a CI run",
+)
 
 
 def approve_claims(kb: KB, *texts: str) -> list[str]:
@@ -48,8 +52,11 @@ def read(kb: KB, claim_id: str) -> dict[str, Any]:
 
 def state(kb: KB) -> tuple[str, str, str]:
     """HEAD, the audit log and the work tree status: what 'nothing written' keeps."""
-    return (head(kb.root), (kb.dir / "audit.log.jsonl").read_text(),
-            git(kb.root, "status", "--porcelain"))
+    return (
+        head(kb.root),
+        (kb.dir / "audit.log.jsonl").read_text(),
+        git(kb.root, "status", "--porcelain"),
+    )
 
 
 def last_event(kb: KB) -> dict[str, Any]:
@@ -57,14 +64,14 @@ def last_event(kb: KB) -> dict[str, Any]:
 
 
 def search_ids(kb: KB, query: str, **params: Any) -> list[str]:
-    hits = call(kb, "kb.search", {"query": query, "mode": "fts", "kinds": ["claim"],
-                                  **params})
+    hits = call(kb, "kb.search", {"query": query, "mode": "fts", "kinds": ["claim"], **params})
     return [h["id"] for h in hits]
 
 
 # -- supersede ----------------------------------------------------------------------------
-def test_supersede_edits_both_claims_in_one_audited_commit(kb_with_sources: KB,
-                                                           claims: list[str]) -> None:
+def test_supersede_edits_both_claims_in_one_audited_commit(
+    kb_with_sources: KB, claims: list[str]
+) -> None:
     kb = kb_with_sources
     old, new = claims[0], claims[1]
     before = head(kb.root)
@@ -77,21 +84,26 @@ def test_supersede_edits_both_claims_in_one_audited_commit(kb_with_sources: KB,
     assert read(kb, new)["supersedes"] == [old]
     assert read(kb, new)["status"] == "working"
     event = last_event(kb)
-    assert (event["event"], event["actor"], event["object_ids"]) == \
-        ("claim.supersede", ALICE, [old, new])
+    assert (event["event"], event["actor"], event["object_ids"]) == (
+        "claim.supersede",
+        ALICE,
+        [old, new],
+    )
     assert event["data"]["reason"] == "two now"
     message = git(kb.root, "log", "-1", "--format=%B")
     assert "Vouch-Event: claim.supersede" in message and "Vouch-Reason: two now" in message
     assert git(kb.root, "status", "--porcelain", "--", ".vouch") == ""
 
 
-def test_supersede_keeps_the_files_comments_and_formatting(kb_with_sources: KB,
-                                                           claims: list[str]) -> None:
+def test_supersede_keeps_the_files_comments_and_formatting(
+    kb_with_sources: KB, claims: list[str]
+) -> None:
     kb = kb_with_sources
     path = kb.path_of(claim_kind.KIND, claims[0])
     text = path.read_text()
     edited = "# reviewed in the March audit\n" + text.replace(
-        "type: observation", "type: observation   # a person's note")
+        "type: observation", "type: observation   # a person's note"
+    )
     path.write_text(edited)
     git(kb.root, "commit", "-qam", "annotate a claim")
     call(kb, "kb.supersede", {"old_id": claims[0], "new_id": claims[1]})
@@ -101,8 +113,7 @@ def test_supersede_keeps_the_files_comments_and_formatting(kb_with_sources: KB,
     assert "status: superseded" in after
 
 
-def test_supersede_is_reflected_in_search_at_once(kb_with_sources: KB,
-                                                  claims: list[str]) -> None:
+def test_supersede_is_reflected_in_search_at_once(kb_with_sources: KB, claims: list[str]) -> None:
     kb = kb_with_sources
     assert claims[0] in search_ids(kb, "green CI run")
     call(kb, "kb.supersede", {"old_id": claims[0], "new_id": claims[1]})
@@ -111,8 +122,7 @@ def test_supersede_is_reflected_in_search_at_once(kb_with_sources: KB,
     assert claims[0] in search_ids(kb, "green CI run", statuses=["superseded"])
 
 
-def test_supersede_twice_is_a_no_op_that_says_so(kb_with_sources: KB,
-                                                 claims: list[str]) -> None:
+def test_supersede_twice_is_a_no_op_that_says_so(kb_with_sources: KB, claims: list[str]) -> None:
     kb = kb_with_sources
     call(kb, "kb.supersede", {"old_id": claims[0], "new_id": claims[1]})
     before = state(kb)
@@ -123,8 +133,9 @@ def test_supersede_twice_is_a_no_op_that_says_so(kb_with_sources: KB,
 
 
 @pytest.mark.parametrize("chain", [[(0, 1)], [(0, 1), (1, 2)]])
-def test_supersede_cycles_are_refused(kb_with_sources: KB, claims: list[str],
-                                      chain: list[tuple[int, int]]) -> None:
+def test_supersede_cycles_are_refused(
+    kb_with_sources: KB, claims: list[str], chain: list[tuple[int, int]]
+) -> None:
     kb = kb_with_sources
     for old, new in chain:
         call(kb, "kb.supersede", {"old_id": claims[old], "new_id": claims[new]})
@@ -136,8 +147,9 @@ def test_supersede_cycles_are_refused(kb_with_sources: KB, claims: list[str],
     assert state(kb) == before
 
 
-def test_a_cycle_held_only_in_supersedes_lists_is_found(kb_with_sources: KB,
-                                                        claims: list[str]) -> None:
+def test_a_cycle_held_only_in_supersedes_lists_is_found(
+    kb_with_sources: KB, claims: list[str]
+) -> None:
     """A hand-edited history may record only one side of a supersession."""
     kb = kb_with_sources
     path = kb.path_of(claim_kind.KIND, claims[1])
@@ -147,8 +159,7 @@ def test_a_cycle_held_only_in_supersedes_lists_is_found(kb_with_sources: KB,
         call(kb, "kb.supersede", {"old_id": claims[1], "new_id": claims[0]})
 
 
-def test_supersede_refusals_name_every_problem(kb_with_sources: KB,
-                                               claims: list[str]) -> None:
+def test_supersede_refusals_name_every_problem(kb_with_sources: KB, claims: list[str]) -> None:
     kb = kb_with_sources
     call(kb, "kb.supersede", {"old_id": claims[0], "new_id": claims[1]})
     before = state(kb)
@@ -161,8 +172,7 @@ def test_supersede_refusals_name_every_problem(kb_with_sources: KB,
     assert state(kb) == before
 
 
-def test_only_approved_objects_on_the_branch_change(kb_with_sources: KB,
-                                                    claims: list[str]) -> None:
+def test_only_approved_objects_on_the_branch_change(kb_with_sources: KB, claims: list[str]) -> None:
     kb = kb_with_sources
     pid = propose_claim(kb, "A pending claim about deploys", actor=ALICE)
     pending = call(kb, "kb.read_proposal", {"id": pid})["object_id"]
@@ -179,8 +189,9 @@ def test_only_approved_objects_on_the_branch_change(kb_with_sources: KB,
     assert state(kb) == before
 
 
-def test_uncommitted_edits_to_the_claim_are_never_clobbered(kb_with_sources: KB,
-                                                           claims: list[str]) -> None:
+def test_uncommitted_edits_to_the_claim_are_never_clobbered(
+    kb_with_sources: KB, claims: list[str]
+) -> None:
     kb = kb_with_sources
     path = kb.path_of(claim_kind.KIND, claims[0])
     path.write_text(path.read_text() + "# my uncommitted note\n")
@@ -192,8 +203,9 @@ def test_uncommitted_edits_to_the_claim_are_never_clobbered(kb_with_sources: KB,
 
 
 # -- contradict ---------------------------------------------------------------------------
-def test_contradiction_is_symmetric_and_contests_both(kb_with_sources: KB,
-                                                      claims: list[str]) -> None:
+def test_contradiction_is_symmetric_and_contests_both(
+    kb_with_sources: KB, claims: list[str]
+) -> None:
     kb = kb_with_sources
     a, b = claims[0], claims[3]
     result = call(kb, "kb.contradict", {"a_id": a, "b_id": b, "reason": "CI or not?"})
@@ -207,8 +219,9 @@ def test_contradiction_is_symmetric_and_contests_both(kb_with_sources: KB,
     assert state(kb) == before
 
 
-def test_a_stable_claim_stays_stable_when_contradicted(kb_with_sources: KB,
-                                                       claims: list[str]) -> None:
+def test_a_stable_claim_stays_stable_when_contradicted(
+    kb_with_sources: KB, claims: list[str]
+) -> None:
     kb = kb_with_sources
     call(kb, "kb.promote", {"id": claims[0], "status": "stable"}, actor="carol")
     call(kb, "kb.contradict", {"a_id": claims[0], "b_id": claims[3]})
@@ -217,8 +230,9 @@ def test_a_stable_claim_stays_stable_when_contradicted(kb_with_sources: KB,
     assert read(kb, claims[0])["contradicts"] == [claims[3]]
 
 
-def test_a_one_sided_contradiction_is_made_symmetric(kb_with_sources: KB,
-                                                     claims: list[str]) -> None:
+def test_a_one_sided_contradiction_is_made_symmetric(
+    kb_with_sources: KB, claims: list[str]
+) -> None:
     kb = kb_with_sources
     path = kb.path_of(claim_kind.KIND, claims[0])
     path.write_text(claim_kind.KIND.edit(path.read_text(), {"contradicts": [claims[3]]}))
@@ -240,8 +254,9 @@ def test_retired_claims_contradict_nothing(kb_with_sources: KB, claims: list[str
 
 
 # -- archive ------------------------------------------------------------------------------
-def test_archive_hides_a_claim_and_says_when_it_already_is(kb_with_sources: KB,
-                                                           claims: list[str]) -> None:
+def test_archive_hides_a_claim_and_says_when_it_already_is(
+    kb_with_sources: KB, claims: list[str]
+) -> None:
     kb = kb_with_sources
     assert claims[3] in search_ids(kb, "never need")
     result = call(kb, "kb.archive", {"id": claims[3], "reason": "obsolete"})
@@ -257,8 +272,7 @@ def test_archive_hides_a_claim_and_says_when_it_already_is(kb_with_sources: KB,
 def test_archive_a_page(kb_with_sources: KB) -> None:
     kb = kb_with_sources
     result = call(kb, "kb.propose_page", {"title": "Deploy handbook", "body": "## Steps\n"})
-    page_id = call(kb, "kb.approve", {"proposal_id": result["proposal_id"]},
-                   actor=BOB)["object_id"]
+    page_id = call(kb, "kb.approve", {"proposal_id": result["proposal_id"]}, actor=BOB)["object_id"]
     archived = call(kb, "kb.archive", {"id": page_id})
     assert archived["event"] == "page.archive"
     page = kb.read(page_kind.KIND, page_id)
@@ -274,8 +288,9 @@ def test_a_superseded_claim_is_not_archived(kb_with_sources: KB, claims: list[st
 
 
 # -- confirm ------------------------------------------------------------------------------
-def test_confirm_sets_last_confirmed_at_and_moves_no_status(kb_with_sources: KB,
-                                                            claims: list[str]) -> None:
+def test_confirm_sets_last_confirmed_at_and_moves_no_status(
+    kb_with_sources: KB, claims: list[str]
+) -> None:
     kb = kb_with_sources
     before = read(kb, claims[0])
     assert "last_confirmed_at" not in before
@@ -299,11 +314,9 @@ def _source(kb: KB, title: str) -> str:
     return str(call(kb, "kb.list_sources", {"filter": {"title": title}})[0]["id"])
 
 
-def test_cite_a_source_an_evidence_id_and_a_pointer(kb_with_sources: KB,
-                                                    claims: list[str]) -> None:
+def test_cite_a_source_an_evidence_id_and_a_pointer(kb_with_sources: KB, claims: list[str]) -> None:
     kb = kb_with_sources
-    other = next(r["id"] for r in call(kb, "kb.list_sources")
-                 if r["title"] != "deploy-runbook.md")
+    other = next(r["id"] for r in call(kb, "kb.list_sources") if r["title"] != "deploy-runbook.md")
     result = call(kb, "kb.cite", {"id": claims[0], "evidence": other})
     assert result["changed"] and other in read(kb, claims[0])["evidence"]
     assert last_event(kb)["data"]["evidence"] == other
@@ -326,14 +339,18 @@ def test_cite_a_source_an_evidence_id_and_a_pointer(kb_with_sources: KB,
     assert state(kb) == state_before
 
 
-@pytest.mark.parametrize("bad, words", [
-    ("0" * 64, "not registered"),
-    ("no-such-evidence-0badc0de", "does not exist"),
-    ("not an id at all", "is not a source id"),
-    ("SRC:L900-L990", "outside"),
-])
-def test_cite_refuses_what_it_cannot_verify(kb_with_sources: KB, claims: list[str],
-                                            bad: str, words: str) -> None:
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ("0" * 64, "not registered"),
+        ("no-such-evidence-0badc0de", "does not exist"),
+        ("not an id at all", "is not a source id"),
+        ("SRC:L900-L990", "outside"),
+    ],
+)
+def test_cite_refuses_what_it_cannot_verify(
+    kb_with_sources: KB, claims: list[str], bad: str, words: str
+) -> None:
     kb = kb_with_sources
     bad = bad.replace("SRC", _source(kb, "deploy-runbook.md"))
     before = state(kb)
@@ -342,8 +359,7 @@ def test_cite_refuses_what_it_cannot_verify(kb_with_sources: KB, claims: list[st
     assert state(kb) == before
 
 
-def test_cite_refuses_a_superseded_source_version(kb_with_sources: KB,
-                                                  claims: list[str]) -> None:
+def test_cite_refuses_a_superseded_source_version(kb_with_sources: KB, claims: list[str]) -> None:
     kb = kb_with_sources
     first = call(kb, "kb.register_source", {"content": "version one\n", "locator": "n.md"})
     second = call(kb, "kb.register_source", {"content": "version two\n", "locator": "n.md"})
@@ -355,8 +371,9 @@ def test_cite_refuses_a_superseded_source_version(kb_with_sources: KB,
 
 
 # -- promote: working → actionable → stable -----------------------------------------------
-def test_promotion_climbs_the_ladder_one_rung_at_a_time(kb_with_sources: KB,
-                                                        claims: list[str]) -> None:
+def test_promotion_climbs_the_ladder_one_rung_at_a_time(
+    kb_with_sources: KB, claims: list[str]
+) -> None:
     kb = kb_with_sources
     assert read(kb, claims[0])["status"] == "working"
     first = call(kb, "kb.promote", {"id": claims[0]}, actor="carol")
@@ -387,8 +404,9 @@ def test_nobody_promotes_their_own_claim(kb_with_sources: KB, claims: list[str])
         call(kb, "kb.promote", {"id": claims[0]}, actor=ALICE)
     assert state(kb) == before
     config = kb.dir / "config.yaml"
-    config.write_text(config.read_text().replace("approver_role: human",
-                                                 "approver_role: trusted-agent"))
+    config.write_text(
+        config.read_text().replace("approver_role: human", "approver_role: trusted-agent")
+    )
     with pytest.raises(GateRefused):  # an uncommitted setting does not count
         call(kb, "kb.promote", {"id": claims[0]}, actor=ALICE)
     git(kb.root, "commit", "-qam", "trusted agents")
@@ -396,7 +414,8 @@ def test_nobody_promotes_their_own_claim(kb_with_sources: KB, claims: list[str])
 
 
 def test_a_contested_claim_is_promoted_once_its_contradiction_is_resolved(
-        kb_with_sources: KB, claims: list[str]) -> None:
+    kb_with_sources: KB, claims: list[str]
+) -> None:
     kb = kb_with_sources
     call(kb, "kb.contradict", {"a_id": claims[0], "b_id": claims[3]})
     with pytest.raises(ValidationFailed, match=f"contested by {claims[3]}"):
@@ -431,13 +450,19 @@ def test_cli_verbs(kb_with_sources: KB, claims: list[str], run_cli) -> None:
     assert res.code == 0 and "to stable" in res.out
     assert run_cli("archive", claims[1], "--reason", "gone", cwd=kb.root).code == 0
     events = [e["event"] for e in call(kb, "kb.audit", {"tail": 6})]
-    assert events == ["claim.supersede", "claim.contradict", "claim.confirm", "claim.cite",
-                      "claim.promote", "claim.archive"]
+    assert events == [
+        "claim.supersede",
+        "claim.contradict",
+        "claim.confirm",
+        "claim.cite",
+        "claim.promote",
+        "claim.archive",
+    ]
 
 
-def test_cli_bad_input_is_a_clear_error_and_writes_nothing(kb_with_sources: KB,
-                                                           claims: list[str],
-                                                           run_cli) -> None:
+def test_cli_bad_input_is_a_clear_error_and_writes_nothing(
+    kb_with_sources: KB, claims: list[str], run_cli
+) -> None:
     kb = kb_with_sources
     before = state(kb)
     res = run_cli("supersede", claims[0], claims[0], "--json", cwd=kb.root)
@@ -452,8 +477,9 @@ def test_cli_bad_input_is_a_clear_error_and_writes_nothing(kb_with_sources: KB,
 
 
 # -- who may: agents over JSONL -----------------------------------------------------------
-def _jsonl(kb: KB, method: str, params: dict[str, Any], *,
-           allow_decisions: bool = False) -> dict[str, Any]:
+def _jsonl(
+    kb: KB, method: str, params: dict[str, Any], *, allow_decisions: bool = False
+) -> dict[str, Any]:
     ctx = server_context("jsonl", kb_path=str(kb.dir), allow_decisions=allow_decisions)
     line = json.dumps({"id": 1, "method": method, "params": params}).encode()
     return jsonl.handle_line(ctx, line)
@@ -461,8 +487,7 @@ def _jsonl(kb: KB, method: str, params: dict[str, Any], *,
 
 def _allow_agents(kb: KB, *, commit: bool = True) -> None:
     config = kb.dir / "config.yaml"
-    config.write_text(config.read_text().replace("agent_lifecycle: false",
-                                                 "agent_lifecycle: true"))
+    config.write_text(config.read_text().replace("agent_lifecycle: false", "agent_lifecycle: true"))
     if commit:
         git(kb.root, "commit", "-qam", "let agents change approved knowledge")
 
@@ -478,8 +503,12 @@ LIFECYCLE_CALLS = [
 
 @pytest.mark.parametrize("method, params", LIFECYCLE_CALLS, ids=[m for m, _ in LIFECYCLE_CALLS])
 def test_agents_are_refused_lifecycle_changes_by_default(
-        kb_with_sources: KB, claims: list[str], monkeypatch: pytest.MonkeyPatch,
-        method: str, params: Any) -> None:
+    kb_with_sources: KB,
+    claims: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    method: str,
+    params: Any,
+) -> None:
     kb = kb_with_sources
     monkeypatch.setenv("VOUCH_AGENT", "helper-bot")
     before = state(kb)
@@ -491,22 +520,27 @@ def test_agents_are_refused_lifecycle_changes_by_default(
 
 
 def test_agents_change_approved_knowledge_when_the_committed_config_allows(
-        kb_with_sources: KB, claims: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    kb_with_sources: KB, claims: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     kb = kb_with_sources
     monkeypatch.setenv("VOUCH_AGENT", "helper-bot")
     _allow_agents(kb, commit=False)  # the work tree says yes; the branch does not
     response = _jsonl(kb, "kb.archive", {"id": claims[3]})
     assert response["ok"] is False and response["error"]["vouch_code"] == "E104"
     git(kb.root, "commit", "-qam", "let agents change approved knowledge")
-    response = _jsonl(kb, "kb.supersede", {"old_id": claims[0], "new_id": claims[1],
-                                           "reason": "agent saw the new runbook"})
+    response = _jsonl(
+        kb,
+        "kb.supersede",
+        {"old_id": claims[0], "new_id": claims[1], "reason": "agent saw the new runbook"},
+    )
     assert response["ok"], response
     assert last_event(kb)["actor"] == "helper-bot"
     assert read(kb, claims[0])["status"] == "superseded"
 
 
-def test_agents_without_a_declared_name_still_only_read(kb_with_sources: KB,
-                                                        claims: list[str]) -> None:
+def test_agents_without_a_declared_name_still_only_read(
+    kb_with_sources: KB, claims: list[str]
+) -> None:
     kb = kb_with_sources
     _allow_agents(kb)
     response = _jsonl(kb, "kb.confirm", {"id": claims[0]})
@@ -514,8 +548,9 @@ def test_agents_without_a_declared_name_still_only_read(kb_with_sources: KB,
     assert "VOUCH_AGENT" in response["error"]["hint"]
 
 
-def test_promotion_over_jsonl_is_a_decision(kb_with_sources: KB, claims: list[str],
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_promotion_over_jsonl_is_a_decision(
+    kb_with_sources: KB, claims: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     kb = kb_with_sources
     monkeypatch.setenv("VOUCH_AGENT", "helper-bot")
     _allow_agents(kb)  # lifecycle permission is not a decision permission
@@ -533,8 +568,9 @@ def test_agents_may_change_reads_the_committed_setting(kb: KB) -> None:
     assert lifecycle.agents_may_change(kb) is True
 
 
-def test_the_cli_works_whatever_the_agent_setting(kb_with_sources: KB, claims: list[str],
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cli_works_whatever_the_agent_setting(
+    kb_with_sources: KB, claims: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("VOUCH_AGENT", "helper-bot")  # a person's shell may name an agent
     ctx = CallContext(kb_path=str(kb_with_sources.root))
     assert ops.invoke(ctx, "kb.confirm", {"id": claims[0]})["changed"]
@@ -547,13 +583,14 @@ def test_the_config_template_documents_the_setting() -> None:
 
 
 # -- crash safety -------------------------------------------------------------------------
-@pytest.mark.parametrize("step, lands", [("committed", False), ("journal", True),
-                                         ("staged", True), ("refs", True)])
+@pytest.mark.parametrize(
+    "step, lands", [("committed", False), ("journal", True), ("staged", True), ("refs", True)]
+)
 def test_a_lifecycle_change_killed_mid_landing_is_finished_or_undone(
-        kb_with_sources: KB, claims: list[str], step: str, lands: bool) -> None:
+    kb_with_sources: KB, claims: list[str], step: str, lands: bool
+) -> None:
     kb = kb_with_sources
-    killed = vouch_proc(kb.root, "supersede", claims[0], claims[1],
-                        env={"VOUCH_FAULT": step})
+    killed = vouch_proc(kb.root, "supersede", claims[0], claims[1], env={"VOUCH_FAULT": step})
     assert killed.returncode == 86, killed.stderr
     after = vouch_proc(kb.root, "archive", claims[3])  # the next write recovers first
     assert after.returncode == 0, after.stderr

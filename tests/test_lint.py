@@ -82,8 +82,9 @@ def reviewed(kb_with_sources: KB, monkeypatch: pytest.MonkeyPatch) -> KB:
 
 # -- every file -----------------------------------------------------------------------------------
 def test_a_reviewed_knowledge_base_is_clean(reviewed: KB, run_cli: Any) -> None:
-    eid = call(reviewed, "kb.register_evidence",
-               {"source_id": a_source(reviewed), "locator": "L1-L2"})["id"]
+    eid = call(
+        reviewed, "kb.register_evidence", {"source_id": a_source(reviewed), "locator": "L1-L2"}
+    )["id"]
     approve(reviewed, "Rollbacks take one command", evidence=[eid])
     code, report = lint(run_cli)
     assert code == 0, report["issues"]
@@ -94,7 +95,8 @@ def test_a_reviewed_knowledge_base_is_clean(reviewed: KB, run_cli: Any) -> None:
 
 
 def test_an_unparseable_file_is_reported_and_other_commands_keep_working(
-        reviewed: KB, run_cli: Any) -> None:
+    reviewed: KB, run_cli: Any
+) -> None:
     write(reviewed, "claims/00/broken-00000000.yaml", "id: [not closed\ntext: x\n")
     commit(reviewed.root)
     code, report = lint(run_cli)
@@ -107,12 +109,15 @@ def test_an_unparseable_file_is_reported_and_other_commands_keep_working(
     assert run_cli("search", "green CI", "--json").code == 0
     doctor = run_cli("doctor", "--json")
     assert doctor.code == 1
-    assert any(i["kind"] == "unparseable" and i["path"] == found["path"]
-               for i in json.loads(doctor.out)["issues"])
+    assert any(
+        i["kind"] == "unparseable" and i["path"] == found["path"]
+        for i in json.loads(doctor.out)["issues"]
+    )
 
 
-def test_list_claims_works_around_a_broken_file(reviewed: KB, run_cli: Any,
-                                                 caplog: pytest.LogCaptureFixture) -> None:
+def test_list_claims_works_around_a_broken_file(
+    reviewed: KB, run_cli: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     write(reviewed, "claims/00/broken-00000000.yaml", "id: [not closed\n")
     commit(reviewed.root)
     res = run_cli("list", "claims", "--json")
@@ -146,8 +151,13 @@ def test_dangling_references_of_every_kind(reviewed: KB, run_cli: Any) -> None:
     ghost_claim, ghost_entity = "ghost-claim-12345678", "ghost-entity-12345678"
     ghost_source = "0" * 64
     cid = hand_claim(reviewed, "Cites what is not there")
-    edit(reviewed, claim_kind.KIND, cid, evidence=["ghost-evidence-12345678"],
-         entities=[ghost_entity])
+    edit(
+        reviewed,
+        claim_kind.KIND,
+        cid,
+        evidence=["ghost-evidence-12345678"],
+        entities=[ghost_entity],
+    )
     rel = relation_kind.new(source=cid, relation="depends_on", target=ghost_claim)
     write(reviewed, relation_kind.path_for(rel["id"]), relation_kind.dump(rel))
     page = page_kind.new(title="A page", claims=[ghost_claim], sources=[ghost_source])
@@ -156,11 +166,15 @@ def test_dangling_references_of_every_kind(reviewed: KB, run_cli: Any) -> None:
     write(reviewed, evidence_kind.path_for(ev["id"]), evidence_kind.dump(ev))
     code, report = lint(run_cli)
     assert code == 1
-    dangling = {(i["id"], i["message"].split(" names ")[0])
-                for i in issues_of(report, "dangling")}
-    assert dangling == {(cid, "evidence"), (cid, "entities"), (rel["id"], "target"),
-                        (page["id"], "claims"), (page["id"], "sources"),
-                        (ev["id"], "source_id")}
+    dangling = {(i["id"], i["message"].split(" names ")[0]) for i in issues_of(report, "dangling")}
+    assert dangling == {
+        (cid, "evidence"),
+        (cid, "entities"),
+        (rel["id"], "target"),
+        (page["id"], "claims"),
+        (page["id"], "sources"),
+        (ev["id"], "source_id"),
+    }
 
 
 def test_a_supersede_cycle_and_one_sided_links(reviewed: KB, run_cli: Any) -> None:
@@ -229,8 +243,7 @@ def test_sources_and_evidence_registered_by_hand(reviewed: KB, run_cli: Any) -> 
 
 def test_an_approver_who_is_the_proposer(reviewed: KB, run_cli: Any) -> None:
     [record] = list((reviewed.dir / "decided").rglob("*.yaml"))
-    record.write_text(record.read_text().replace(f"decided_by: {BOB}",
-                                                 f"decided_by: {ALICE}"))
+    record.write_text(record.read_text().replace(f"decided_by: {BOB}", f"decided_by: {ALICE}"))
     code, report = lint(run_cli)
     assert code == 1
     [found] = issues_of(report, "self-approved")
@@ -239,8 +252,13 @@ def test_an_approver_who_is_the_proposer(reviewed: KB, run_cli: Any) -> None:
 
 def test_stale_claims_are_warnings(reviewed: KB, run_cli: Any) -> None:
     [cid] = [c["id"] for c in call(reviewed, "kb.list_claims")]
-    edit(reviewed, claim_kind.KIND, cid, created_at="2020-01-01T00:00:00Z",
-         updated_at="2020-01-01T00:00:00Z")
+    edit(
+        reviewed,
+        claim_kind.KIND,
+        cid,
+        created_at="2020-01-01T00:00:00Z",
+        updated_at="2020-01-01T00:00:00Z",
+    )
     res = run_cli("lint", "--json", "--stale-days", "30")
     report = json.loads(res.out)
     assert res.code == 0 and report["verdict"] == "warnings"
@@ -269,7 +287,9 @@ def test_staged_checks_what_a_commit_adds(reviewed: KB, run_cli: Any) -> None:
     code, report = lint(run_cli, "--staged")
     assert code == 1 and report["mode"] == "staged"
     assert {(i["kind"], i["id"]) for i in report["issues"]} == {
-        ("uncited", cid), ("no-decision", cid)}
+        ("uncited", cid),
+        ("no-decision", cid),
+    }
 
 
 def test_staged_deletion_checks_what_referred_to_it(reviewed: KB, run_cli: Any) -> None:
@@ -284,7 +304,8 @@ def test_staged_deletion_checks_what_referred_to_it(reviewed: KB, run_cli: Any) 
 
 
 def test_staged_edit_that_breaks_a_contradiction_checks_the_other_side(
-        reviewed: KB, run_cli: Any) -> None:
+    reviewed: KB, run_cli: Any
+) -> None:
     a = hand_claim(reviewed, "Claim A")
     b = hand_claim(reviewed, "Claim B")
     edit(reviewed, claim_kind.KIND, a, contradicts=[b])
@@ -299,8 +320,7 @@ def test_staged_edit_that_breaks_a_contradiction_checks_the_other_side(
 
 def test_a_vouch_write_cut_short_then_committed_passes_the_hook(reviewed: KB) -> None:
     pid = propose_claim(reviewed, "Committed by the user after a crash")
-    killed = vouch_proc(reviewed.root, "approve", pid, "--as", BOB,
-                        env={"VOUCH_FAULT": "staged"})
+    killed = vouch_proc(reviewed.root, "approve", pid, "--as", BOB, env={"VOUCH_FAULT": "staged"})
     assert isinstance(killed, subprocess.CompletedProcess) and killed.returncode == 86
     checked = vouch_proc(reviewed.root, "lint", "--staged", "--json", "--stale-days", "0")
     assert isinstance(checked, subprocess.CompletedProcess)
@@ -317,8 +337,9 @@ def test_staged_and_since_exclude_each_other(reviewed: KB, run_cli: Any) -> None
 # -- a range of history (CI) ---------------------------------------------------------------------
 def test_since_accepts_decisions_and_registrations(reviewed: KB, run_cli: Any) -> None:
     base = git(reviewed.root, "rev-parse", "HEAD").strip()
-    eid = call(reviewed, "kb.register_evidence",
-               {"source_id": a_source(reviewed), "locator": "L1-L2"})["id"]
+    eid = call(
+        reviewed, "kb.register_evidence", {"source_id": a_source(reviewed), "locator": "L1-L2"}
+    )["id"]
     approve(reviewed, "Rollbacks take one command", evidence=[eid])
     pid = propose_claim(reviewed, "Rejected one")
     call(reviewed, "kb.reject", {"proposal_id": pid, "reason": "no"}, actor=BOB)
@@ -340,8 +361,7 @@ def test_since_catches_knowledge_that_skipped_the_gate(reviewed: KB, run_cli: An
     assert ("merged-without-decision", pid) in found
 
 
-def test_since_checks_approvers_from_the_base_configuration(reviewed: KB,
-                                                             run_cli: Any) -> None:
+def test_since_checks_approvers_from_the_base_configuration(reviewed: KB, run_cli: Any) -> None:
     config = reviewed.dir / "config.yaml"
     config.write_text(config.read_text().replace("approvers: []", "approvers: [carol]"))
     base = commit(reviewed.root, "only carol approves")
@@ -358,8 +378,7 @@ def test_since_checks_approvers_from_the_base_configuration(reviewed: KB,
     assert issues_of(report, "review-settings")[0]["severity"] == "warn"
 
 
-def test_since_a_pending_proposal_at_head_is_checked_not_failed(reviewed: KB,
-                                                                 run_cli: Any) -> None:
+def test_since_a_pending_proposal_at_head_is_checked_not_failed(reviewed: KB, run_cli: Any) -> None:
     base = git(reviewed.root, "rev-parse", "HEAD").strip()
     pid = propose_claim(reviewed, "Awaiting review")
     git(reviewed.root, "checkout", "-q", f"vouch/proposal/{pid}")
@@ -390,8 +409,11 @@ def test_since_a_pending_proposal_at_head_is_checked_not_failed(reviewed: KB,
 def _ssh_signing(root: Path, tmp: Path, principal: str, trusted: bool = True) -> None:
     """Sign this repository's commits with a fresh SSH key; trust it (or not)."""
     key = tmp / f"key-{principal}"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", principal,
-                    "-f", str(key)], check=True, capture_output=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", principal, "-f", str(key)],
+        check=True,
+        capture_output=True,
+    )
     allowed = tmp / "allowed_signers"
     if trusted:
         with allowed.open("a") as fh:
@@ -403,15 +425,19 @@ def _ssh_signing(root: Path, tmp: Path, principal: str, trusted: bool = True) ->
     git(root, "config", "gpg.ssh.allowedSignersFile", str(allowed))
 
 
-@pytest.mark.skipif(subprocess.run(["which", "ssh-keygen"], capture_output=True).returncode,
-                    reason="ssh-keygen is not installed")
-def test_since_requires_signed_decisions_when_configured(reviewed: KB, run_cli: Any,
-                                                          tmp_path: Path) -> None:
+@pytest.mark.skipif(
+    subprocess.run(["which", "ssh-keygen"], capture_output=True).returncode,
+    reason="ssh-keygen is not installed",
+)
+def test_since_requires_signed_decisions_when_configured(
+    reviewed: KB, run_cli: Any, tmp_path: Path
+) -> None:
     config = reviewed.dir / "config.yaml"
-    config.write_text(config.read_text()
-                      .replace("require_signed_decisions: false",
-                               "require_signed_decisions: true")
-                      .replace("approvers: []", "approvers: [bob@example.invalid]"))
+    config.write_text(
+        config.read_text()
+        .replace("require_signed_decisions: false", "require_signed_decisions: true")
+        .replace("approvers: []", "approvers: [bob@example.invalid]")
+    )
     base = commit(reviewed.root, "decisions must be signed")
     approve(reviewed, "Approved without a signature")
     code, report = lint(run_cli, "--since", base)
@@ -424,8 +450,12 @@ def test_since_requires_signed_decisions_when_configured(reviewed: KB, run_cli: 
     _ssh_signing(reviewed.root, tmp_path, "bob@example.invalid")
     git(reviewed.root, "config", "commit.gpgsign", "true")
     approve(reviewed, "Approved and signed by vouch")
-    assert "Good" in subprocess.run(["git", "verify-commit", "HEAD"], cwd=reviewed.root,
-                                    capture_output=True, text=True).stderr
+    assert (
+        "Good"
+        in subprocess.run(
+            ["git", "verify-commit", "HEAD"], cwd=reviewed.root, capture_output=True, text=True
+        ).stderr
+    )
     code, report = lint(run_cli, "--since", base)
     assert code == 0, report["issues"]
 

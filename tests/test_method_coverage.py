@@ -26,8 +26,10 @@ from vouch.servers import mcp as mcp_server
 from vouch.store.kb import KB
 
 _HERE = Path(__file__).parent
-SPEC_PATHS = (_HERE.parent.parent / "shared" / "spec" / "kb-methods.md",
-              _HERE / "fixtures" / "kb-methods.md")
+SPEC_PATHS = (
+    _HERE.parent.parent / "shared" / "spec" / "kb-methods.md",
+    _HERE / "fixtures" / "kb-methods.md",
+)
 _PROBE = {"__coverage_probe__": 1}
 
 
@@ -80,8 +82,14 @@ def transports_missing(kb: KB, run_cli, name: str) -> list[str]:
 def test_spec_parsing_finds_the_whole_surface() -> None:
     names = spec_methods()
     assert len(names) >= 35
-    assert {"kb.read_relation", "kb.list_pending", "kb.propose_claim", "kb.import_apply",
-            "kb.capabilities", "kb.search"} <= set(names)
+    assert {
+        "kb.read_relation",
+        "kb.list_pending",
+        "kb.propose_claim",
+        "kb.import_apply",
+        "kb.capabilities",
+        "kb.search",
+    } <= set(names)
 
 
 def test_every_registered_method_is_on_every_transport(kb: KB, run_cli) -> None:
@@ -94,8 +102,16 @@ def test_every_registered_method_is_on_every_transport(kb: KB, run_cli) -> None:
 # until it is struck from the list, so the list is always the true gap.
 NOT_YET: set[str] = set()
 # registered methods the spec does not name (decided where it was silent)
-EXTRA = {"kb.register_evidence", "kb.read_proposal", "kb.audit_verify", "kb.index_status",
-         "kb.info", "kb.tags", "kb.promote", "kb.source_history"}
+EXTRA = {
+    "kb.register_evidence",
+    "kb.read_proposal",
+    "kb.audit_verify",
+    "kb.index_status",
+    "kb.info",
+    "kb.tags",
+    "kb.promote",
+    "kb.source_history",
+}
 
 
 def test_spec_methods_not_registered_yet_are_exactly_the_open_ones(kb: KB) -> None:
@@ -105,7 +121,9 @@ def test_spec_methods_not_registered_yet_are_exactly_the_open_ones(kb: KB) -> No
         warnings.warn(
             f"{len(not_yet)} of {len(spec_methods())} kb-methods.md methods are not "
             f"registered yet (absent on cli, jsonl, mcp and capabilities): "
-            + ", ".join(sorted(not_yet)), stacklevel=1)
+            + ", ".join(sorted(not_yet)),
+            stacklevel=1,
+        )
     assert not_yet == NOT_YET
     assert extra == EXTRA
     assert all(name.startswith("kb.") for name in ops.REGISTRY)
@@ -158,8 +176,11 @@ def registry_surface(method: ops.Method) -> dict[str, tuple[bool, object]]:
         if p.name in method.cli.presets:
             continue
         kind = p.schema.get("type")
-        default = bool(p.default) if kind == "boolean" else (
-            None if kind in ("array", "object") else p.default)
+        default = (
+            bool(p.default)
+            if kind == "boolean"
+            else (None if kind in ("array", "object") else p.default)
+        )
         required = p.required or (method.cli.repeat and p.name == method.cli.args[0])
         out[p.name] = (required, default)
     return out
@@ -181,29 +202,40 @@ def test_jsonl_mcp_and_capabilities_share_one_schema(kb: KB, name: str) -> None:
     assert described[name]["params"] == method.input_schema()
 
 
-def probe_handler(ctx: object, word: str, times: int = 2, loud: bool = False,
-                  tags: list[str] | None = None) -> dict[str, object]:
+def probe_handler(
+    ctx: object, word: str, times: int = 2, loud: bool = False, tags: list[str] | None = None
+) -> dict[str, object]:
     """The throwaway method's handler (importable as test_method_coverage:probe_handler)."""
     text = " ".join([word] * times)
     return {"said": text.upper() if loud else text, "tags": tags or []}
 
 
 def test_a_new_method_appears_everywhere_with_no_other_edit(kb: KB, run_cli) -> None:
-    method = ops.register(ops.Method(
-        "kb.zz_probe", "read", "A throwaway method.", "test_method_coverage:probe_handler",
-        (ops.Param("word", {"type": "string"}, required=True),
-         ops.Param("times", {"type": "integer", "minimum": 1}, default=2),
-         ops.Param("loud", {"type": "boolean"}, default=False),
-         ops.Param("tags", {"type": "array", "items": {"type": "string"}}))))
+    method = ops.register(
+        ops.Method(
+            "kb.zz_probe",
+            "read",
+            "A throwaway method.",
+            "test_method_coverage:probe_handler",
+            (
+                ops.Param("word", {"type": "string"}, required=True),
+                ops.Param("times", {"type": "integer", "minimum": 1}, default=2),
+                ops.Param("loud", {"type": "boolean"}, default=False),
+                ops.Param("tags", {"type": "array", "items": {"type": "string"}}),
+            ),
+        )
+    )
     try:
-        res = run_cli("zz-probe", "--word", "hi", "--loud", "--tags", "a,b", "--json",
-                      "--kb", str(kb.dir))
+        res = run_cli(
+            "zz-probe", "--word", "hi", "--loud", "--tags", "a,b", "--json", "--kb", str(kb.dir)
+        )
         assert res.code == 0, res.err
         assert res.json() == {"said": "HI HI", "tags": ["a", "b"]}
         assert run_cli("zz-probe", "--json", "--kb", str(kb.dir)).code == 1  # --word required
         ctx = server_context("jsonl", kb_path=str(kb.dir))
-        line = json.dumps({"id": 1, "method": "kb.zz_probe",
-                           "params": {"word": "yo", "times": 3}}).encode()
+        line = json.dumps(
+            {"id": 1, "method": "kb.zz_probe", "params": {"word": "yo", "times": 3}}
+        ).encode()
         assert jsonl.handle_line(ctx, line)["result"] == {"said": "yo yo yo", "tags": []}
         assert "kb_zz_probe" in {t.name for t in mcp_server.tools()}
         result = mcp_server.call(ctx, "kb_zz_probe", {"word": "x"})

@@ -53,14 +53,22 @@ def _texts(n: int, seed: int = 0) -> list[str]:
     texts = [
         *golden[:200],
         "roll back the billing release " * 40,  # longer than max_length characters
-        "x" * 99, "y" * 100, "z" * 101 + " ok",  # max_input_chars_per_word is 100
-        "Don't stop-believing!! (v2.3_beta) ~/.config", "   ", "", "a\tb\nc\rd",
-        "ÜNÏCÖDÉ café", "what is [UNK] for", "[PAD]ding", "[pad] and [cls]", "bell\x07char",
+        "x" * 99,
+        "y" * 100,
+        "z" * 101 + " ok",  # max_input_chars_per_word is 100
+        "Don't stop-believing!! (v2.3_beta) ~/.config",
+        "   ",
+        "",
+        "a\tb\nc\rd",
+        "ÜNÏCÖDÉ café",
+        "what is [UNK] for",
+        "[PAD]ding",
+        "[pad] and [cls]",
+        "bell\x07char",
         "del\x7fchar",
     ]
     alphabet = string.ascii_letters + string.digits + string.punctuation + " \t\n"
-    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
-              for _ in range(n)]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(n)]
     return texts
 
 
@@ -70,8 +78,9 @@ def test_wordpiece_reproduces_the_tokenizers_library(table: Path) -> None:
     reference = Tokenizer.from_file(str(embed.default_model_dir() / "tokenizer.json"))
     reference.no_padding()
     reference.no_truncation()
-    words = wordpiece.WordPiece.load(table, embed.describe(embed.default_model_dir(),
-                                                           "default").model_id)
+    words = wordpiece.WordPiece.load(
+        table, embed.describe(embed.default_model_dir(), "default").model_id
+    )
     assert words is not None
     accepted = 0
     for text in _texts(3000):
@@ -86,16 +95,16 @@ def test_wordpiece_reproduces_the_tokenizers_library(table: Path) -> None:
         assert words.ids(declined) is None
 
 
-def test_query_vectors_equal_model2vec_with_the_table(model: embed.Embedder,
-                                                      table: Path) -> None:
+def test_query_vectors_equal_model2vec_with_the_table(model: embed.Embedder, table: Path) -> None:
     texts = _texts(300, seed=1)
     bulk = model.encode(texts)  # model2vec itself (more than a few texts)
     for text, row in zip(texts, bulk, strict=True):
         assert np.array_equal(model.encode_query(text, table), row), text
 
 
-def test_a_table_for_another_model_is_ignored(model: embed.Embedder, table: Path,
-                                              tmp_path: Path) -> None:
+def test_a_table_for_another_model_is_ignored(
+    model: embed.Embedder, table: Path, tmp_path: Path
+) -> None:
     other = tmp_path / "words"
     header, _, rest = table.read_text().partition("\n")
     other.write_text(json.dumps({**json.loads(header), "model_id": "other@1"}) + "\n" + rest)
@@ -107,14 +116,17 @@ def test_a_table_for_another_model_is_ignored(model: embed.Embedder, table: Path
 
 
 @pytest.mark.parametrize("damage", ["truncate", "drop-token", "rename-token"])
-def test_a_damaged_table_is_ignored_not_trusted(model: embed.Embedder, table: Path,
-                                                tmp_path: Path, damage: str) -> None:
+def test_a_damaged_table_is_ignored_not_trusted(
+    model: embed.Embedder, table: Path, tmp_path: Path, damage: str
+) -> None:
     # review: a truncated vectors.words loaded fine and silently changed query vectors
     text = table.read_text()
     header, _, rest = text.partition("\n")
-    damaged = {"truncate": text[: len(text) // 3],
-               "drop-token": header + "\n" + rest.replace("\nundo\n", "\n", 1),
-               "rename-token": header + "\n" + rest.replace("\nundo\n", "\nundox\n", 1)}[damage]
+    damaged = {
+        "truncate": text[: len(text) // 3],
+        "drop-token": header + "\n" + rest.replace("\nundo\n", "\n", 1),
+        "rename-token": header + "\n" + rest.replace("\nundo\n", "\nundox\n", 1),
+    }[damage]
     assert damaged != text
     path = tmp_path / "words"
     path.write_text(damaged)
@@ -189,22 +201,46 @@ def test_freshness_before_the_first_commit(tmp_path: Path) -> None:
     assert state.tree == EMPTY_TREE and set(state.dirty) == {"config.yaml"}
 
 
-@pytest.mark.parametrize("text", [
-    "a: 1\nb:\n  c: x\n  d: \"\"\n  e:\n    f: 2.5\ng:\n",
-    "# only comments\n\n",
-    "agent: ''\nsearch:\n  default_top: 20\n  coverage_cut: -0.5\n",
-    "model: models/my-model_v1.2\n", "a: yes\n", "a: Off\n", "a: ~\n", "a: {}\n",
-    "a: 'it''s'\n", "a: hello world\n", "search:\n  paths:\n    - a\n    - b\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'a: 1\nb:\n  c: x\n  d: ""\n  e:\n    f: 2.5\ng:\n',
+        "# only comments\n\n",
+        "agent: ''\nsearch:\n  default_top: 20\n  coverage_cut: -0.5\n",
+        "model: models/my-model_v1.2\n",
+        "a: yes\n",
+        "a: Off\n",
+        "a: ~\n",
+        "a: {}\n",
+        "a: 'it''s'\n",
+        "a: hello world\n",
+        "search:\n  paths:\n    - a\n    - b\n",
+    ],
+)
 def test_config_subset_reads_like_pyyaml(text: str) -> None:
     assert same(fastyaml.parse(text), yamlio.load_yaml(text))
 
 
-@pytest.mark.parametrize("text", [
-    "a: 010\n", "a: 2026-01-01\n", "a: [1]\n", "a: x # comment\n", 'a: "tab\\t"\n',
-    "a: 1\na: 2\n", "- a\n", "  a: 1\n", "a: &x 1\n", "a:\tb\n", "\ufeffa: 1\n",
-    "on: 1\n", "search:\n  No: 2\n", "a: 1_000\n", "a:\n- x\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 010\n",
+        "a: 2026-01-01\n",
+        "a: [1]\n",
+        "a: x # comment\n",
+        'a: "tab\\t"\n',
+        "a: 1\na: 2\n",
+        "- a\n",
+        "  a: 1\n",
+        "a: &x 1\n",
+        "a:\tb\n",
+        "\ufeffa: 1\n",
+        "on: 1\n",
+        "search:\n  No: 2\n",
+        "a: 1_000\n",
+        "a:\n- x\n",
+    ],
+)
 def test_config_other_yaml_goes_to_pyyaml(text: str) -> None:
     assert fastyaml.parse(text) is None
     try:
@@ -225,16 +261,29 @@ def test_a_cold_search_imports_only_what_it_needs(kb: KB) -> None:
     claim(kb, "Rollbacks use the ship tool")
     commit(kb)
     Index.open(kb).close()
-    heavy = ("tokenizers", "model2vec", "hnswlib", "yaml", "frontmatter",
-             "ruamel", "vouch.index.build", "vouch.index.ingest", "vouch.gate",
-             "vouch.cli.gate", "vouch.servers", "git")  # GitPython
+    heavy = (
+        "tokenizers",
+        "model2vec",
+        "hnswlib",
+        "yaml",
+        "frontmatter",
+        "ruamel",
+        "vouch.index.build",
+        "vouch.index.ingest",
+        "vouch.gate",
+        "vouch.cli.gate",
+        "vouch.servers",
+        "git",
+    )  # GitPython
     script = (
         "import sys, json\n"
         "from vouch.cli import main\n"
         f"code = main(['search', 'undo a deploy', '--kb', {str(kb.root)!r}])\n"
-        "print(json.dumps([code, sorted(sys.modules)]))\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True).stdout
+        "print(json.dumps([code, sorted(sys.modules)]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
     code, modules = json.loads(out.strip().splitlines()[-1])
     assert code == 0 and "numpy" in modules  # the vector search still ran
     loaded = [m for m in modules if any(m == h or m.startswith(h + ".") for h in heavy)]
@@ -243,8 +292,14 @@ def test_a_cold_search_imports_only_what_it_needs(kb: KB) -> None:
 
 def _vouch(*args: str, cwd: Path, input: str | None = None) -> subprocess.CompletedProcess[str]:
     """The console script's way in (`vouch.cli.run`)."""
-    return subprocess.run([sys.executable, "-m", "vouch", *args], cwd=cwd, input=input,
-                          capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "vouch", *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def test_cold_processes_keep_output_exit_codes_and_writes(repo: Path) -> None:

@@ -53,8 +53,11 @@ def _search_ids(run_cli: Any, kb: KB, query: str) -> list[str]:
 def _warned(caplog: pytest.LogCaptureFixture) -> list[str]:
     """The index's warnings since the last call (a `vouch` process prints them to
     stderr; in-process, pytest's log capture takes them)."""
-    found = [r.getMessage() for r in caplog.records
-             if r.name == "vouch.index" and r.levelname == "WARNING"]
+    found = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "vouch.index" and r.levelname == "WARNING"
+    ]
     caplog.clear()
     return found
 
@@ -72,7 +75,8 @@ def _check_reported(run_cli: Any, kb: KB, made: dict[str, tuple[str, str]]) -> N
 
 
 def test_hand_committed_invalid_claims_are_left_out_reported_and_counted(
-        kb: KB, run_cli: Any, caplog: pytest.LogCaptureFixture) -> None:
+    kb: KB, run_cli: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     good = claim(kb, "Zebra crossings need fresh paint every spring")
     commit(kb)
     assert run_cli("index", "rebuild", "--kb", str(kb.root), "--json").code == 0
@@ -89,16 +93,23 @@ def test_hand_committed_invalid_claims_are_left_out_reported_and_counted(
     assert _search_ids(run_cli, kb, "zebra crossings paint") == [good["id"]]
     warned = _warned(caplog)
     for case, (_, path) in made.items():
-        assert any(w.startswith("not indexed: ") and path in w and BAD[case][2] in w
-                   for w in warned), (case, warned)
+        assert any(
+            w.startswith("not indexed: ") and path in w and BAD[case][2] in w for w in warned
+        ), (case, warned)
     _check_reported(run_cli, kb, made)
 
     # and so does a full rebuild, in a `vouch` process as a user runs it
-    rebuilt = subprocess.run([sys.executable, "-m", "vouch", "index", "rebuild", "--json"],
-                             cwd=kb.root, capture_output=True, text=True, check=False)
+    rebuilt = subprocess.run(
+        [sys.executable, "-m", "vouch", "index", "rebuild", "--json"],
+        cwd=kb.root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert rebuilt.returncode == 0 and json.loads(rebuilt.stdout)["documents"] == 1
     assert sorted(i["path"] for i in json.loads(rebuilt.stdout)["invalid"]) == sorted(
-        p for _, p in made.values())
+        p for _, p in made.values()
+    )
     for case, (_, path) in made.items():
         assert path in rebuilt.stderr and BAD[case][2] in rebuilt.stderr, case
     assert _search_ids(run_cli, kb, "zebra crossings paint") == [good["id"]]
@@ -142,7 +153,8 @@ def _broken_pdf(kb: KB, run_cli: Any, name: str) -> tuple[str, str]:
 
 
 def test_a_pdf_that_cannot_be_extracted_is_reported_not_swallowed(
-        kb: KB, run_cli: Any, caplog: pytest.LogCaptureFixture) -> None:
+    kb: KB, run_cli: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     sid, content = _broken_pdf(kb, run_cli, "broken-manual.pdf")
     rebuilt = run_cli("index", "rebuild", "--kb", str(kb.root), "--json")
     assert rebuilt.code == 0
@@ -163,7 +175,8 @@ def test_a_pdf_that_cannot_be_extracted_is_reported_not_swallowed(
 
 
 def test_the_index_reads_the_same_objects_whichever_parser_answers(
-        kb: KB, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kb: KB, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from vouch.store import sources
 
     docs = tmp_path / "docs"
@@ -172,17 +185,31 @@ def test_the_index_reads_the_same_objects_whichever_parser_answers(
     (docs / "b.txt").write_text("plain words\n\nsecond paragraph\n")
     items = [sources.intake_for_path(kb, p, tags=["docs"]) for p in sorted(docs.iterdir())]
     sources.register_many(kb, items, "Test Person")
-    person = write(kb, "entity", name="Ada Lovelace", type="person", aliases=["Ada"],
-                   description="wrote the first program")
+    person = write(
+        kb,
+        "entity",
+        name="Ada Lovelace",
+        type="person",
+        aliases=["Ada"],
+        description="wrote the first program",
+    )
     tool = write(kb, "entity", name="Engine", type="tool")
     write(kb, "relation", source=person["id"], relation="uses", target=tool["id"])
     claim(kb, "It's 50% done: see #42", tags=["x", "y"], type="fact", confidence=0.25)
-    write(kb, "page", title="Guide: setup", tags=["ops"],
-          body="Intro.\n\n# Install\n\nRun it.\n\n---\n\n## Tail\n\nEnd.\n")
+    write(
+        kb,
+        "page",
+        title="Guide: setup",
+        tags=["ops"],
+        body="Intro.\n\n# Install\n\nRun it.\n\n---\n\n## Tail\n\nEnd.\n",
+    )
     commit(kb)
     labels = {person["id"]: "Ada Lovelace", tool["id"]: "Engine"}
-    wanted = [(kind, oid) for kind in ("entity", "relation", "claim", "page", "source")
-              for oid in kb.ids(KINDS[kind])]
+    wanted = [
+        (kind, oid)
+        for kind in ("entity", "relation", "claim", "page", "source")
+        for oid in kb.ids(KINDS[kind])
+    ]
     fast = {key: build.read_doc(kb, *key, labels) for key in wanted}
     objects = {key: kb.read(KINDS[key[0]], key[1]) for key in wanted}
     monkeypatch.setattr(fastyaml, "parse", lambda text: None)  # PyYAML answers everything
@@ -194,8 +221,12 @@ def test_the_index_reads_the_same_objects_whichever_parser_answers(
 def test_values_past_the_usual_get_the_full_check() -> None:
     kind = KINDS["claim"]
     text = kind.dump(kind.new(text="Huge numbers are refused", evidence=["a" * 64]))
-    for value, reason in (("1" + "0" * 400, "out of range"), (".nan", "must be a number"),
-                          ("true", "must be a number"), ("-0.5", "out of range")):
+    for value, reason in (
+        ("1" + "0" * 400, "out of range"),
+        (".nan", "must be a number"),
+        ("true", "must be a number"),
+        ("-0.5", "out of range"),
+    ):
         with pytest.raises(CorruptFile, match=reason):
             kind.load(text.replace("confidence: 0.7", f"confidence: {value}"))
     with pytest.raises(CorruptFile, match="not a vouch id"):
@@ -204,18 +235,39 @@ def test_values_past_the_usual_get_the_full_check() -> None:
 
 
 VALUES = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.integers(min_value=-(10**400)),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
-    st.sampled_from(["", " ", "a" * 64, "ship-tool-1234abcd", "working", "fact", "É",
-                     "2025-01-01T00:00:00Z", "\udc80"]),
-    st.lists(st.one_of(st.text(max_size=6), st.sampled_from(["a" * 64, "x-1234abcd", ""]),
-                       st.integers()), max_size=3),
-    st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2))
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=-(10**400)),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "a" * 64,
+            "ship-tool-1234abcd",
+            "working",
+            "fact",
+            "É",
+            "2025-01-01T00:00:00Z",
+            "\udc80",
+        ]
+    ),
+    st.lists(
+        st.one_of(
+            st.text(max_size=6), st.sampled_from(["a" * 64, "x-1234abcd", ""]), st.integers()
+        ),
+        max_size=3,
+    ),
+    st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2),
+)
 
 
 @settings(max_examples=600, deadline=None)
 @given(st.sampled_from([f for k in KINDS.values() for f in k.fields]), VALUES)
 def test_the_usual_value_shortcut_only_passes_what_the_full_check_passes(
-        field: Any, value: Any) -> None:
+    field: Any, value: Any
+) -> None:
     if value is not None and base._usual_value(field)(value):
         assert base._check_value(field, value) == []

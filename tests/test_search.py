@@ -29,7 +29,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dic
     home = tmp_path_factory.mktemp("home-search")
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Test Person\n\temail = test@example.invalid\n"
-        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n[gc]\n\tauto = 0\n")
+        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n[gc]\n\tauto = 0\n"
+    )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HOME", str(home))
         mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
@@ -70,8 +71,17 @@ def test_hybrid_json_matches_the_schema_and_finds_the_runbook(srch: Any) -> None
     assert "[MATCH]" in top["snippet"] and "[/MATCH]" in top["snippet"]
     assert set(top["score_breakdown"]) == {"fts", "vector"}
     assert top["backend"] == "hybrid"
-    assert set(top["source"]) >= {"document_id", "title", "path", "type", "page", "section",
-                                  "chunk_index", "total_chunks", "tags"}
+    assert set(top["source"]) >= {
+        "document_id",
+        "title",
+        "path",
+        "type",
+        "page",
+        "section",
+        "chunk_index",
+        "total_chunks",
+        "tags",
+    }
     scores = [r["score"] for r in data["results"]]
     assert scores == sorted(scores, reverse=True)
 
@@ -190,8 +200,9 @@ def test_no_results_is_exit_zero(srch: Any) -> None:
 
 # -- cursors and budgets -----------------------------------------------------------------
 @pytest.mark.parametrize("mode", [[], ["--fts-only"], ["--vec-only"]])
-def test_cursor_pages_through_everything_without_gaps_or_duplicates(srch: Any,
-                                                                   mode: list[str]) -> None:
+def test_cursor_pages_through_everything_without_gaps_or_duplicates(
+    srch: Any, mode: list[str]
+) -> None:
     first = ok(srch("billing deploy", "--top", "3", "--trace", *mode))
     expected = [i["chunk_id"] for i in first["trace"]["rrf_inputs"]]
     assert len(expected) == first["total_matches"] > 3
@@ -223,12 +234,14 @@ def test_max_tokens_truncates_and_the_cursor_continues(srch: Any) -> None:
     assert small["truncated"] is True
     assert 1 <= small["returned"] < 5
     assert small["results"][0]["chunk_id"] == full["results"][0]["chunk_id"]
-    after = ok(srch("billing deploy", "--top", "5", "--max-tokens", "120",
-                    "--cursor", small["next_cursor"]))
+    after = ok(
+        srch(
+            "billing deploy", "--top", "5", "--max-tokens", "120", "--cursor", small["next_cursor"]
+        )
+    )
     assert after["offset"] == small["returned"]
     assert after["results"][0]["chunk_id"] == full["results"][small["returned"]]["chunk_id"]
-    assert ok(srch("billing deploy", "--top", "5", "--max-tokens", "100000"))["truncated"] \
-        is False
+    assert ok(srch("billing deploy", "--top", "5", "--max-tokens", "100000"))["truncated"] is False
 
 
 # -- bad input ---------------------------------------------------------------------------
@@ -239,9 +252,19 @@ def test_empty_query_is_e004(srch: Any, query: str) -> None:
     assert result.json()["error"]["code"] == "E004"
 
 
-@pytest.mark.parametrize("args", [[], ["q", "--bogus"], ["q", "--top", "0"], ["q", "--top"],
-                                  ["q", "--fts-only", "--vec-only"], ["q", "--rrf-k", "-1"],
-                                  ["q", "--max-tokens", "0"], ["q", "--threshold", "x"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["q", "--bogus"],
+        ["q", "--top", "0"],
+        ["q", "--top"],
+        ["q", "--fts-only", "--vec-only"],
+        ["q", "--rrf-k", "-1"],
+        ["q", "--max-tokens", "0"],
+        ["q", "--threshold", "x"],
+    ],
+)
 def test_usage_errors_are_e100(srch: Any, args: list[str]) -> None:
     result = srch(*args, "--json")
     assert result.code == 1
@@ -249,10 +272,18 @@ def test_usage_errors_are_e100(srch: Any, args: list[str]) -> None:
     assert "Traceback" not in result.err
 
 
-@pytest.mark.parametrize("args", [["--status", "bogus"], ["--status", "stable,archivd"],
-                                  ["--type", "nope"], ["--threshold", "nan"],
-                                  ["--rrf-k", "inf"], ["--top", "10001"],
-                                  ["--top", "99999999999999999999999"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--status", "bogus"],
+        ["--status", "stable,archivd"],
+        ["--type", "nope"],
+        ["--threshold", "nan"],
+        ["--rrf-k", "inf"],
+        ["--top", "10001"],
+        ["--top", "99999999999999999999999"],
+    ],
+)
 def test_bad_filter_values_are_e100_not_silently_empty(srch: Any, args: list[str]) -> None:
     # review: an unknown --status/--type matched nothing and exited 0, a NaN threshold
     # or infinite k silently dropped every result, a huge --top crashed SQLite (E200)
@@ -260,14 +291,49 @@ def test_bad_filter_values_are_e100_not_silently_empty(srch: Any, args: list[str
     assert result.code == 1
     assert result.json()["error"]["code"] == "E100"
     assert "Traceback" not in result.err
-    assert srch("deploy", "--status", "stable,archived,active", "--type", "pdf,observation",
-                "--json").code == 0
+    assert (
+        srch(
+            "deploy", "--status", "stable,archived,active", "--type", "pdf,observation", "--json"
+        ).code
+        == 0
+    )
 
 
-ADVERSARIAL = ['"', '""', "'", "(", ")", "*", "-", "-x", "NEAR", "a NEAR b", "AND", "OR NOT",
-               "x:y", "title:deploy", "^", "{a}", "[b]", "NEAR(a b, 2)", "deploy*", '"un closed',
-               "a AND OR b", "ü日本語 ✓", "a\x00b", "\x07bell", "\u00a0", "🙂" * 50, "x" * 5000,
-               "deploy " * 400, "-deploy +rollback", "column:text", "%", "_", "\\"]
+ADVERSARIAL = [
+    '"',
+    '""',
+    "'",
+    "(",
+    ")",
+    "*",
+    "-",
+    "-x",
+    "NEAR",
+    "a NEAR b",
+    "AND",
+    "OR NOT",
+    "x:y",
+    "title:deploy",
+    "^",
+    "{a}",
+    "[b]",
+    "NEAR(a b, 2)",
+    "deploy*",
+    '"un closed',
+    "a AND OR b",
+    "ü日本語 ✓",
+    "a\x00b",
+    "\x07bell",
+    "\u00a0",
+    "🙂" * 50,
+    "x" * 5000,
+    "deploy " * 400,
+    "-deploy +rollback",
+    "column:text",
+    "%",
+    "_",
+    "\\",
+]
 
 
 @pytest.mark.parametrize("query", ADVERSARIAL)
@@ -278,8 +344,9 @@ def test_adversarial_queries_never_break_fts(corpus: Any, run_cli: Any, query: s
     validate(result.json())
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.text(min_size=1, max_size=200))
 def test_any_text_is_a_valid_query(corpus: Any, text: str) -> None:
     repo, _ = corpus
@@ -305,8 +372,11 @@ def test_kb_search_hits_and_envelope(corpus: Any) -> None:
     for hit in hits:
         assert {"kind", "id", "snippet", "score", "backend"} <= set(hit)
         assert hit["kind"] == "claim"
-    envelope = ops.invoke(ctx, "kb.search", {"query": "deploy", "limit": 3, "envelope": True,
-                                            "mode": "fts", "trace": True})
+    envelope = ops.invoke(
+        ctx,
+        "kb.search",
+        {"query": "deploy", "limit": 3, "envelope": True, "mode": "fts", "trace": True},
+    )
     validate(envelope)
     assert envelope["results"][0]["backend"] == "fts5" and "trace" in envelope
     with pytest.raises(EmptyQuery):
@@ -323,8 +393,11 @@ def test_every_search_is_logged_and_stats_reads_the_log(tmp_path: Path, run_cli:
     assert run_cli("search", "deploy", "--kb", str(repo), "--fts-only").code == 0
     assert run_cli("search", "zzqxv", "--kb", str(repo), "--fts-only").code == 0
     assert run_cli("search", "  ", "--kb", str(repo)).code == 1
-    ops.invoke(CallContext(kb_path=str(repo), transport="jsonl"), "kb.search",
-               {"query": "zzqxv", "mode": "fts"})
+    ops.invoke(
+        CallContext(kb_path=str(repo), transport="jsonl"),
+        "kb.search",
+        {"query": "zzqxv", "mode": "fts"},
+    )
     entries = list(search_log.read(kb.dir))
     assert [e["query"] for e in entries] == ["deploy", "deploy", "zzqxv", "  ", "zzqxv"]
     assert [e["mode"] for e in entries] == ["hybrid", "fts", "fts", "hybrid", "fts"]
@@ -336,17 +409,20 @@ def test_every_search_is_logged_and_stats_reads_the_log(tmp_path: Path, run_cli:
     assert git(repo, "status", "--porcelain") == ""  # gitignored: nothing to commit
     stats = run_cli("stats", "--kb", str(repo), "--json").json()
     counts = [e["result_count"] for e in entries[:2]]
-    assert stats["top_queries"][0] == {"query": "deploy", "count": 2,
-                                       "avg_results": sum(counts) / 2}
+    assert stats["top_queries"][0] == {
+        "query": "deploy",
+        "count": 2,
+        "avg_results": sum(counts) / 2,
+    }
     assert stats["zero_result_queries"] == [{"query": "zzqxv", "count": 2}]
     human = run_cli("stats", "--kb", str(repo))
     assert "Found nothing" in human.out and "zzqxv" in human.out
 
 
-@pytest.mark.parametrize("good,bad", [("default_top: 10", "default_top: abc"),
-                                      ("rrf_k: 60", "rrf_k: [1]")])
-def test_a_bad_number_in_config_is_e100(tmp_path: Path, run_cli: Any, good: str,
-                                        bad: str) -> None:
+@pytest.mark.parametrize(
+    "good,bad", [("default_top: 10", "default_top: abc"), ("rrf_k: 60", "rrf_k: [1]")]
+)
+def test_a_bad_number_in_config_is_e100(tmp_path: Path, run_cli: Any, good: str, bad: str) -> None:
     # review: `search.default_top: abc` in config.yaml was an internal error (E200)
     repo = tmp_path / "r"
     repo.mkdir()
@@ -375,8 +451,9 @@ def test_a_bad_freshness_setting_is_e100_in_a_warm_process(tmp_path: Path) -> No
     assert err.value.code == "E100" and "search.freshness_seconds" in err.value.message
 
 
-def test_an_unexpected_failure_is_logged_too(tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unexpected_failure_is_logged_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # review: only VouchErrors reached the search log; a crash (E200) left no trace
     from vouch.search import engine
 
@@ -404,10 +481,22 @@ def test_stale_cursor_after_the_knowledge_changed(tmp_path: Path, run_cli: Any) 
     made = build(repo)
     first = run_cli("search", "deploy", "--kb", str(repo), "--top", "2").json()
     kb = KB.open(repo)
-    write_object(kb, "claim", KINDS["claim"].new(text="Deploys need two reviewers now.",
-                                                 evidence=[made["sources"][0]]))
-    again = run_cli("search", "deploy", "--kb", str(repo), "--top", "2", "--cursor",
-                    first["next_cursor"], "--json")
+    write_object(
+        kb,
+        "claim",
+        KINDS["claim"].new(text="Deploys need two reviewers now.", evidence=[made["sources"][0]]),
+    )
+    again = run_cli(
+        "search",
+        "deploy",
+        "--kb",
+        str(repo),
+        "--top",
+        "2",
+        "--cursor",
+        first["next_cursor"],
+        "--json",
+    )
     assert again.code == 1
     assert again.json()["error"]["code"] == "stale_cursor"
     fresh = run_cli("search", "deploy", "--kb", str(repo), "--top", "2").json()
@@ -420,9 +509,15 @@ def test_include_pending(tmp_path: Path, run_cli: Any) -> None:
     git(repo, "init", "-q")
     made = build(repo)
     ctx = CallContext(kb_path=str(repo), actor_override="agent")
-    proposed = ops.invoke(ctx, "kb.propose_claim", {
-        "text": "Quarterly invoices are generated by a cron job at midnight.",
-        "evidence": [made["sources"][0]], "tags": ["billing"]})
+    proposed = ops.invoke(
+        ctx,
+        "kb.propose_claim",
+        {
+            "text": "Quarterly invoices are generated by a cron job at midnight.",
+            "evidence": [made["sources"][0]],
+            "tags": ["billing"],
+        },
+    )
     query = ["search", "quarterly invoices cron", "--kb", str(repo), "--top", "50"]
     without = run_cli(*query).json()
     assert proposed["claim_id"] not in {r["id"] for r in without["results"]}
@@ -454,8 +549,9 @@ def test_a_warm_process_sees_every_write_at_once(tmp_path: Path) -> None:
         return {r["id"] for r in search(kb, request, warm=warm)["results"]}
 
     assert not ids("zebra")
-    claim = KINDS["claim"].new(text="A zebra crossing sits outside the office.",
-                               evidence=[made["sources"][0]])
+    claim = KINDS["claim"].new(
+        text="A zebra crossing sits outside the office.", evidence=[made["sources"][0]]
+    )
     write_object(kb, "claim", claim)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "zebra")
@@ -468,8 +564,7 @@ def test_a_warm_process_sees_every_write_at_once(tmp_path: Path) -> None:
     assert other["id"] in ids("quagga")
 
 
-def test_stale_index_with_auto_refresh_off_is_e002_and_logged(tmp_path: Path,
-                                                             run_cli: Any) -> None:
+def test_stale_index_with_auto_refresh_off_is_e002_and_logged(tmp_path: Path, run_cli: Any) -> None:
     repo = tmp_path / "r"
     repo.mkdir()
     git(repo, "init", "-q")
@@ -478,8 +573,11 @@ def test_stale_index_with_auto_refresh_off_is_e002_and_logged(tmp_path: Path,
     config = repo / ".vouch" / "config.yaml"
     config.write_text(config.read_text().replace("auto_refresh: true", "auto_refresh: false"))
     kb = KB.open(repo)
-    write_object(kb, "claim", KINDS["claim"].new(text="A new fact about deploys.",
-                                                 evidence=[made["sources"][0]]))
+    write_object(
+        kb,
+        "claim",
+        KINDS["claim"].new(text="A new fact about deploys.", evidence=[made["sources"][0]]),
+    )
     result = run_cli("search", "deploy", "--kb", str(repo), "--json")
     assert result.code == 1
     assert result.json()["error"]["code"] == "E002"
@@ -496,10 +594,12 @@ def test_type_filter_matches_a_relations_type(kb_with_sources, run_cli) -> None:
         res = call(kb, "kb.propose_entity", {"name": name, "type": "system"})
         call(kb, "kb.approve", {"proposal_id": res["proposal_id"]}, actor=BOB)
         ids.append(res["entity_id"])
-    res = call(kb, "kb.propose_relation",
-               {"source": ids[0], "relation": "depends_on", "target": ids[1]})
+    res = call(
+        kb, "kb.propose_relation", {"source": ids[0], "relation": "depends_on", "target": ids[1]}
+    )
     call(kb, "kb.approve", {"proposal_id": res["proposal_id"]}, actor=BOB)
-    out = run_cli("search", "billing postgres", "--kind", "relation", "--type", "depends_on",
-                  cwd=kb.root)
+    out = run_cli(
+        "search", "billing postgres", "--kind", "relation", "--type", "depends_on", cwd=kb.root
+    )
     assert out.code == 0, out.err
     assert [r["id"] for r in out.json()["results"]] == [res["relation_id"]]

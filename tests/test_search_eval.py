@@ -22,13 +22,25 @@ def test_eval_on_a_corpus_directory(tmp_path: Path, run_cli: Any) -> None:
         (docs / path.name).write_bytes(path.read_bytes())
         ids[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
     golden = tmp_path / "golden.jsonl"
-    golden.write_text("\n".join(json.dumps(row) for row in (
-        {"query": "roll back a billing release", "relevant": [ids["deploy-runbook.md"]],
-         "group": "keyword"},
-        {"query": "duplicate payment events", "relevant": [ids["incident-2026-03.txt"]],
-         "group": "keyword"},
-        {"query": "where are invoices stored", "relevant": [ids["architecture-notes.md"]]},
-    )) + "\n")
+    golden.write_text(
+        "\n".join(
+            json.dumps(row)
+            for row in (
+                {
+                    "query": "roll back a billing release",
+                    "relevant": [ids["deploy-runbook.md"]],
+                    "group": "keyword",
+                },
+                {
+                    "query": "duplicate payment events",
+                    "relevant": [ids["incident-2026-03.txt"]],
+                    "group": "keyword",
+                },
+                {"query": "where are invoices stored", "relevant": [ids["architecture-notes.md"]]},
+            )
+        )
+        + "\n"
+    )
     result = run_cli("eval", str(golden), "--corpus", str(docs), "--json")
     assert result.code == 0, result.err
     report = result.json()
@@ -59,8 +71,9 @@ def test_eval_rejects_bad_input(tmp_path: Path, run_cli: Any) -> None:
 def test_the_shipped_golden_set_is_consistent() -> None:
     """Every relevant id is the sha256 of a shipped document, every document has a
     licence row, and no paraphrase shares a content word with its document."""
-    spec = importlib.util.spec_from_file_location("build_golden",
-                                                  ROOT / "scripts" / "build_golden.py")
+    spec = importlib.util.spec_from_file_location(
+        "build_golden", ROOT / "scripts" / "build_golden.py"
+    )
     assert spec and spec.loader
     build_golden = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build_golden)
@@ -73,8 +86,9 @@ def test_the_shipped_golden_set_is_consistent() -> None:
         assert [by_id[r] for r in row["relevant"]] == [row["doc"]]
         if row["group"] == "paraphrase":
             text = docs[row["doc"]].decode()
-            assert not build_golden.content_words(row["query"]) & \
-                build_golden.content_words(text), row
+            assert not build_golden.content_words(row["query"]) & build_golden.content_words(
+                text
+            ), row
     assert groups["paraphrase"] >= 40 and groups["summary"] >= 100
     licences = (GOLDEN / "LICENSES.tsv").read_text().splitlines()[1:]
     assert {line.split("\t")[0] for line in licences} == set(docs)

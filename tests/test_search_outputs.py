@@ -14,35 +14,72 @@ from servers_support import JsonlServer
 
 STATUS = {
     "type": "object",
-    "required": ["root", "counts", "pending", "last_audit_at", "documents", "total_chunks",
-                 "db_size_bytes", "model_name", "embedding_dim", "schema_version"],
+    "required": [
+        "root",
+        "counts",
+        "pending",
+        "last_audit_at",
+        "documents",
+        "total_chunks",
+        "db_size_bytes",
+        "model_name",
+        "embedding_dim",
+        "schema_version",
+    ],
     "properties": {
         "documents": {"type": "object", "additionalProperties": {"type": "integer"}},
-        "total_chunks": {"type": "integer"}, "db_size_bytes": {"type": "integer"},
-        "model_name": {"type": ["string", "null"]}, "embedding_dim": {"type": "integer"},
+        "total_chunks": {"type": "integer"},
+        "db_size_bytes": {"type": "integer"},
+        "model_name": {"type": ["string", "null"]},
+        "embedding_dim": {"type": "integer"},
         "schema_version": {"type": ["integer", "null"]},
     },
 }
-LIST = {"type": "array", "items": {
+LIST = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["id", "title", "type", "tags", "chunk_count", "created_at"],
+        "properties": {
+            "id": {"type": "string"},
+            "title": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "chunk_count": {"type": ["integer", "null"]},
+            "created_at": {"type": ["string", "null"]},
+        },
+    },
+}
+TAGS = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["name", "count"],
+        "properties": {"name": {"type": "string"}, "count": {"type": "integer", "minimum": 1}},
+    },
+}
+INFO = {
     "type": "object",
-    "required": ["id", "title", "type", "tags", "chunk_count", "created_at"],
-    "properties": {"id": {"type": "string"}, "title": {"type": "string"},
-                   "tags": {"type": "array", "items": {"type": "string"}},
-                   "chunk_count": {"type": ["integer", "null"]},
-                   "created_at": {"type": ["string", "null"]}},
-}}
-TAGS = {"type": "array", "items": {
-    "type": "object", "required": ["name", "count"],
-    "properties": {"name": {"type": "string"}, "count": {"type": "integer", "minimum": 1}},
-}}
-INFO = {"type": "object",
-        "required": ["kind", "id", "title", "type", "status", "tags", "path", "chunk_count",
-                     "sections", "headings"]}
-STATS = {"type": "object",
-         "required": ["searches", "errors", "distinct_queries", "top_queries",
-                      "zero_result_queries"]}
-SECTION = {"type": "object",
-           "required": ["id", "section", "level", "start_line", "end_line", "text"]}
+    "required": [
+        "kind",
+        "id",
+        "title",
+        "type",
+        "status",
+        "tags",
+        "path",
+        "chunk_count",
+        "sections",
+        "headings",
+    ],
+}
+STATS = {
+    "type": "object",
+    "required": ["searches", "errors", "distinct_queries", "top_queries", "zero_result_queries"],
+}
+SECTION = {
+    "type": "object",
+    "required": ["id", "section", "level", "start_line", "end_line", "text"],
+}
 
 
 @pytest.fixture
@@ -94,8 +131,9 @@ def test_list_tags_info_and_sections(built: Any, run_cli: Any) -> None:
     missing = run_cli("info", "nothing-12345678", "--kb", str(repo), "--json")
     assert missing.code == 1 and missing.json()["error"]["code"] == "E101"
 
-    section = run_cli("show", made["page"], "--section", "on CALL", "--kb", str(repo),
-                      "--json").json()
+    section = run_cli(
+        "show", made["page"], "--section", "on CALL", "--kb", str(repo), "--json"
+    ).json()
     jsonschema.validate(section, SECTION)
     assert section["section"] == "On call"
     assert "rotation changes every Monday" in section["text"]

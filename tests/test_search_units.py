@@ -47,8 +47,10 @@ def test_rrf_breakdown_null_for_a_channel_not_run_zero_for_a_miss() -> None:
 
 
 def test_rrf_weights_and_k() -> None:
-    fused = {f.key: f for f in rrf({"fts": ["a"], "vector": ["a"]}, k=0,
-                                   weights={"fts": 2.0, "vector": 0.5})}
+    fused = {
+        f.key: f
+        for f in rrf({"fts": ["a"], "vector": ["a"]}, k=0, weights={"fts": 2.0, "vector": 0.5})
+    }
     assert fused["a"].score == pytest.approx(2.5)
     with pytest.raises(ValueError):
         rrf({"fts": ["a"]}, k=-1)
@@ -78,7 +80,8 @@ def test_cursor_round_trip_and_binding() -> None:
 
 
 _FORGED = base64.urlsafe_b64encode(
-    b'{"v":1,"r":"r","f":"f","o":1,"d":1000000000000000000000000000000}').decode()
+    b'{"v":1,"r":"r","f":"f","o":1,"d":1000000000000000000000000000000}'
+).decode()
 
 
 @pytest.mark.parametrize("token", ["", "!!!", "eyJ2IjoxfQ", "bm90IGpzb24", "e30", _FORGED])
@@ -159,11 +162,15 @@ def test_metrics() -> None:
 def test_evaluate_groups_and_table(tmp_path: Path) -> None:
     golden = tmp_path / "g.jsonl"
     golden.write_text(
-        json.dumps({"query": "q1", "relevant": ["a"], "group": "summary"}) + "\n\n"
-        + json.dumps({"query": "q2", "relevant": ["b"], "group": "paraphrase"}) + "\n")
+        json.dumps({"query": "q1", "relevant": ["a"], "group": "summary"})
+        + "\n\n"
+        + json.dumps({"query": "q2", "relevant": ["b"], "group": "paraphrase"})
+        + "\n"
+    )
     gq = ev.load_golden(golden)
-    report = ev.evaluate(gq, lambda q, mode: ["a", "b"] if mode == "fts" else ["b"],
-                         modes=("fts", "vector"))
+    report = ev.evaluate(
+        gq, lambda q, mode: ["a", "b"] if mode == "fts" else ["b"], modes=("fts", "vector")
+    )
     assert report["groups"] == {"all": 2, "summary": 1, "paraphrase": 1}
     assert report["modes"]["fts"]["summary"]["mrr@10"] == 1.0
     assert report["modes"]["fts"]["paraphrase"]["mrr@10"] == 0.5
@@ -183,15 +190,18 @@ def test_bad_golden_lines(tmp_path: Path, line: str) -> None:
 # -- log and stats -----------------------------------------------------------------------
 def test_log_and_stats(tmp_path: Path) -> None:
     for q, n in (("deploy", 3), ("Deploy ", 2), ("rollback plan", 0), ("rollback plan", 0)):
-        search_log.record(tmp_path, query=q, mode="hybrid", result_count=n, error=None,
-                          duration_ms=1.5)
-    search_log.record(tmp_path, query="x", mode="fts", result_count=0, error="E002: gone",
-                      duration_ms=0.1)
+        search_log.record(
+            tmp_path, query=q, mode="hybrid", result_count=n, error=None, duration_ms=1.5
+        )
+    search_log.record(
+        tmp_path, query="x", mode="fts", result_count=0, error="E002: gone", duration_ms=0.1
+    )
     (tmp_path / search_log.LOG_NAME).open("a").write("{broken\n")
     # review: a hand-edited line with a non-integer count made `vouch stats` crash (E200)
     (tmp_path / search_log.LOG_NAME).open("a").write(
         '{"query": "q", "result_count": "a"}\n{"query": 5}\n[1]\n{"query": "q", '
-        '"result_count": 1.5}\n')
+        '"result_count": 1.5}\n'
+    )
     entries = list(search_log.read(tmp_path))
     assert len(entries) == 5
     assert set(entries[0]) >= {"query", "mode", "result_count", "error", "duration_ms", "at"}
@@ -203,13 +213,29 @@ def test_log_and_stats(tmp_path: Path) -> None:
 
 def test_human_format_follows_the_spec() -> None:
     response = {
-        "query": "install git", "total_matches": 47, "returned": 1, "offset": 0,
-        "next_cursor": None, "truncated": False,
-        "results": [{"score": 0.031, "id": "git-admin-12345678", "kind": "source",
-                     "status": "", "text": "To install the latest version of git",
-                     "snippet": "To [MATCH]install[/MATCH] the latest",
-                     "source": {"title": "Git Admin Guide", "page": 12, "section": "",
-                                "type": "pdf", "tags": ["git", "admin"]}}],
+        "query": "install git",
+        "total_matches": 47,
+        "returned": 1,
+        "offset": 0,
+        "next_cursor": None,
+        "truncated": False,
+        "results": [
+            {
+                "score": 0.031,
+                "id": "git-admin-12345678",
+                "kind": "source",
+                "status": "",
+                "text": "To install the latest version of git",
+                "snippet": "To [MATCH]install[/MATCH] the latest",
+                "source": {
+                    "title": "Git Admin Guide",
+                    "page": 12,
+                    "section": "",
+                    "type": "pdf",
+                    "tags": ["git", "admin"],
+                },
+            }
+        ],
     }
     lines = render(response).splitlines()
     assert lines[0] == 'Search: "install git" (47 matches, showing top 1)'

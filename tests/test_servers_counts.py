@@ -18,8 +18,9 @@ def _add_claim_file(kb: KB, object_id: str) -> None:
     path.write_text("placeholder: counted by name only\n")
 
 
-def test_counts_match_a_full_listing_through_changes(kb: KB,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_counts_match_a_full_listing_through_changes(
+    kb: KB, monkeypatch: pytest.MonkeyPatch
+) -> None:
     claims = BY_PLURAL["claims"]
     for n in range(6):
         _add_claim_file(kb, f"claim-{n}-0000000{n}")

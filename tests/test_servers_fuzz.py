@@ -20,14 +20,16 @@ from vouch.store.kb import KB
 # Methods whose parameters are filesystem paths to read or write are left out of the
 # random-params strategy: random text must not make the test write outside its tmp dir.
 _PATH_PARAMS = {"path", "out", "output", "dir", "directory", "file", "dest", "target"}
-METHODS = sorted(m.name for m in ops.REGISTRY.values()
-                 if not _PATH_PARAMS & {p.name for p in m.params})
+METHODS = sorted(
+    m.name for m in ops.REGISTRY.values() if not _PATH_PARAMS & {p.name for p in m.params}
+)
 PARAM_NAMES = sorted({p.name for m in ops.REGISTRY.values() for p in m.params} - _PATH_PARAMS)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
-                                                                 max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 ids = st.none() | st.integers() | st.text(max_size=10) | st.floats() | st.booleans()
@@ -40,8 +42,11 @@ def random_requests(draw: st.DrawFn) -> bytes:
         request["id"] = draw(ids)
     request["method"] = draw(st.sampled_from(METHODS) | st.text(max_size=12))
     if draw(st.integers(0, 4)):
-        request["params"] = draw(st.dictionaries(
-            st.sampled_from(PARAM_NAMES) | st.text(max_size=6), json_values, max_size=4))
+        request["params"] = draw(
+            st.dictionaries(
+                st.sampled_from(PARAM_NAMES) | st.text(max_size=6), json_values, max_size=4
+            )
+        )
     else:
         request["params"] = draw(json_values)
     return json.dumps(request).encode()
@@ -75,13 +80,15 @@ def _well_formed(response: dict[str, Any], sent: bytes) -> None:
 
 
 def test_fuzzed_lines_each_get_one_response_and_failures_change_nothing(
-        kb_with_sources: KB) -> None:
+    kb_with_sources: KB,
+) -> None:
     root = kb_with_sources.root
     server = JsonlServer(root, env={"VOUCH_AGENT": "fuzzer"})
     state = {"before": kb_state(root), "requests": 0, "failed": 0}
 
-    @settings(max_examples=150, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     @given(line=lines)
     def check(line: bytes) -> None:
         server.send_raw(line + b"\n")
@@ -117,11 +124,15 @@ def test_fuzzed_mcp_tool_calls_always_return_a_result(kb_with_sources: KB) -> No
     tools = sorted(ops.REGISTRY[name].tool_name for name in METHODS)
     state = {"before": kb_state(root)}
 
-    @settings(max_examples=100, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(tool=st.sampled_from(tools),
-           arguments=st.dictionaries(st.sampled_from(PARAM_NAMES) | st.text(max_size=6),
-                                     json_values, max_size=4))
+    @settings(
+        max_examples=100, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(
+        tool=st.sampled_from(tools),
+        arguments=st.dictionaries(
+            st.sampled_from(PARAM_NAMES) | st.text(max_size=6), json_values, max_size=4
+        ),
+    )
     def check(tool: str, arguments: dict[str, Any]) -> None:
         result = mcp_server.call(ctx, tool, arguments)
         assert result.content and result.content[0].type == "text"

@@ -17,20 +17,25 @@ from vouch.servers.errors import CODES
 from vouch.store.kb import KB
 
 
-@pytest.mark.parametrize(("line", "message"), [
-    (b"not json", "not valid JSON"),
-    (b"\xff\xfe{}", "not valid UTF-8"),
-    (b"[1, 2]", "must be a JSON object"),
-    (b'"kb.status"', "must be a JSON object"),
-    (b'{"id": 1, "method": "kb.status", "params": {"x": NaN}}', "NaN"),
-    (b'{"id": 1.5, "method": "kb.status"}', "id must be"),
-    (b'{"id": {"a": 1}, "method": "kb.status"}', "id must be"),
-    (b'{"id": true, "method": "kb.status"}', "id must be"),
-    (b'{"id": "\\ud800", "method": "kb.status"}', "id must be valid Unicode"),
-    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
-], ids=lambda v: v[:40] if isinstance(v, bytes) else None)
-def test_malformed_lines_get_invalid_request_with_null_id(kb: KB, line: bytes,
-                                                          message: str) -> None:
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (b"not json", "not valid JSON"),
+        (b"\xff\xfe{}", "not valid UTF-8"),
+        (b"[1, 2]", "must be a JSON object"),
+        (b'"kb.status"', "must be a JSON object"),
+        (b'{"id": 1, "method": "kb.status", "params": {"x": NaN}}', "NaN"),
+        (b'{"id": 1.5, "method": "kb.status"}', "id must be"),
+        (b'{"id": {"a": 1}, "method": "kb.status"}', "id must be"),
+        (b'{"id": true, "method": "kb.status"}', "id must be"),
+        (b'{"id": "\\ud800", "method": "kb.status"}', "id must be valid Unicode"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    ],
+    ids=lambda v: v[:40] if isinstance(v, bytes) else None,
+)
+def test_malformed_lines_get_invalid_request_with_null_id(
+    kb: KB, line: bytes, message: str
+) -> None:
     ctx = server_context("jsonl", kb_path=str(kb.dir))
     response = jsonl.handle_line(ctx, line)
     assert response["id"] is None and response["ok"] is False
@@ -40,30 +45,44 @@ def test_malformed_lines_get_invalid_request_with_null_id(kb: KB, line: bytes,
     jsonl.encode(response).decode("ascii")  # always encodable
 
 
-@pytest.mark.parametrize(("request_", "code"), [
-    ({"id": 7}, "invalid_request"),
-    ({"id": 7, "method": ""}, "invalid_request"),
-    ({"id": 7, "method": 3}, "invalid_request"),
-    ({"id": 7, "method": "kb.status", "params": [1]}, "invalid_request"),
-    ({"id": 7, "method": "kb.status", "params": "x"}, "invalid_request"),
-    ({"id": 7, "method": "kb.register_source", "params": {"content": "\ud800", "locator": "x"}},
-     "invalid_request"),
-    ({"id": 7, "method": "kb.nope"}, "method_not_found"),
-    ({"id": 7, "method": "kb_status"}, "method_not_found"),  # MCP's spelling is not JSONL's
-    ({"id": 7, "method": "kb.read_claim"}, "missing_param"),
-    ({"id": 7, "method": "kb.read_claim", "params": {"id": None}}, "missing_param"),
-    ({"id": 7, "method": "kb.read_claim", "params": {"id": 5}}, "invalid_request"),
-    ({"id": 7, "method": "kb.read_claim", "params": {"id": "../../etc"}}, "invalid_request"),
-    ({"id": 7, "method": "kb.list_claims", "params": {"limit": -1}}, "invalid_request"),
-    ({"id": 7, "method": "kb.status", "params": {"actor": "someone-else"}}, "invalid_request"),
-    # review: a limit beyond SQLite's integers was an internal_error (OverflowError)
-    ({"id": 7, "method": "kb.search", "params": {"query": "x", "limit": 10**30}},
-     "invalid_request"),
-    ({"id": 7, "method": "kb.search", "params": {"query": "x", "statuses": ["bogus"]}},
-     "invalid_request"),
-])
-def test_bad_requests_keep_their_id_and_get_the_spec_code(kb: KB, request_: dict,
-                                                          code: str) -> None:
+@pytest.mark.parametrize(
+    ("request_", "code"),
+    [
+        ({"id": 7}, "invalid_request"),
+        ({"id": 7, "method": ""}, "invalid_request"),
+        ({"id": 7, "method": 3}, "invalid_request"),
+        ({"id": 7, "method": "kb.status", "params": [1]}, "invalid_request"),
+        ({"id": 7, "method": "kb.status", "params": "x"}, "invalid_request"),
+        (
+            {
+                "id": 7,
+                "method": "kb.register_source",
+                "params": {"content": "\ud800", "locator": "x"},
+            },
+            "invalid_request",
+        ),
+        ({"id": 7, "method": "kb.nope"}, "method_not_found"),
+        ({"id": 7, "method": "kb_status"}, "method_not_found"),  # MCP's spelling is not JSONL's
+        ({"id": 7, "method": "kb.read_claim"}, "missing_param"),
+        ({"id": 7, "method": "kb.read_claim", "params": {"id": None}}, "missing_param"),
+        ({"id": 7, "method": "kb.read_claim", "params": {"id": 5}}, "invalid_request"),
+        ({"id": 7, "method": "kb.read_claim", "params": {"id": "../../etc"}}, "invalid_request"),
+        ({"id": 7, "method": "kb.list_claims", "params": {"limit": -1}}, "invalid_request"),
+        ({"id": 7, "method": "kb.status", "params": {"actor": "someone-else"}}, "invalid_request"),
+        # review: a limit beyond SQLite's integers was an internal_error (OverflowError)
+        (
+            {"id": 7, "method": "kb.search", "params": {"query": "x", "limit": 10**30}},
+            "invalid_request",
+        ),
+        (
+            {"id": 7, "method": "kb.search", "params": {"query": "x", "statuses": ["bogus"]}},
+            "invalid_request",
+        ),
+    ],
+)
+def test_bad_requests_keep_their_id_and_get_the_spec_code(
+    kb: KB, request_: dict, code: str
+) -> None:
     ctx = server_context("jsonl", kb_path=str(kb.dir))
     line = json.dumps(request_).encode()
     response = jsonl.handle_line(ctx, line)
@@ -81,17 +100,23 @@ def _exit(ctx: object) -> None:
 
 
 def test_a_bug_in_a_handler_is_internal_error(kb: KB, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(ops.REGISTRY, "kb.explode", ops.Method(
-        "kb.explode", "read", "test only", f"{__name__}:_explode"))
-    monkeypatch.setitem(ops.REGISTRY, "kb.exit", ops.Method(
-        "kb.exit", "read", "test only", f"{__name__}:_exit"))
+    monkeypatch.setitem(
+        ops.REGISTRY,
+        "kb.explode",
+        ops.Method("kb.explode", "read", "test only", f"{__name__}:_explode"),
+    )
+    monkeypatch.setitem(
+        ops.REGISTRY, "kb.exit", ops.Method("kb.exit", "read", "test only", f"{__name__}:_exit")
+    )
     ctx = server_context("jsonl", kb_path=str(kb.dir))
     response = jsonl.handle_line(ctx, b'{"id": 3, "method": "kb.explode"}')
     assert response["id"] == 3 and response["error"]["code"] == "internal_error"
     assert response["error"]["vouch_code"] == "E200"
     assert "ZeroDivisionError" in response["error"]["message"]
-    assert jsonl.handle_line(ctx, b'{"id": 4, "method": "kb.exit"}')["error"]["code"] \
-        == "internal_error"  # a handler cannot end the server
+    assert (
+        jsonl.handle_line(ctx, b'{"id": 4, "method": "kb.exit"}')["error"]["code"]
+        == "internal_error"
+    )  # a handler cannot end the server
     assert jsonl.handle_line(ctx, b'{"id": 5, "method": "kb.status"}')["ok"] is True
 
 
@@ -99,8 +124,10 @@ def test_system_failure_is_internal_error(kb: KB) -> None:
     ctx = server_context("jsonl", kb_path=str(kb.dir))
     (kb.dir / "config.yaml").write_text("agent: [unclosed\n")  # a broken file: E2xx system error
     ctx.kb.__dict__.pop("config", None)
-    response = jsonl.handle_line(ctx, b'{"id": 1, "method": "kb.register_source", '
-                                      b'"params": {"content": "x", "locator": "y"}}')
+    response = jsonl.handle_line(
+        ctx,
+        b'{"id": 1, "method": "kb.register_source", "params": {"content": "x", "locator": "y"}}',
+    )
     assert response["ok"] is False and response["error"]["code"] == "internal_error"
     assert response["error"]["vouch_code"].startswith("E2")
 
@@ -124,8 +151,10 @@ def test_subprocess_session_basics(kb_with_sources: KB) -> None:
         assert len(sources) == 2
 
         # several requests in one write, blank lines between them, CRLF endings
-        server.send_raw(b'{"id": "a", "method": "kb.status"}\r\n\n   \n'
-                        b'garbage\n{"id": "b", "method": "kb.nope"}\n')
+        server.send_raw(
+            b'{"id": "a", "method": "kb.status"}\r\n\n   \n'
+            b'garbage\n{"id": "b", "method": "kb.nope"}\n'
+        )
         first, second, third = server.response(), server.response(), server.response()
         assert first["id"] == "a" and first["ok"]
         assert second == {"id": None, "ok": False, "error": second["error"]}
@@ -142,8 +171,13 @@ def test_subprocess_session_basics(kb_with_sources: KB) -> None:
 
 def test_oversized_and_invalid_utf8_lines_do_not_stop_the_server(kb: KB) -> None:
     with JsonlServer(kb.root, "--max-line-bytes", "4096") as server:
-        big = json.dumps({"id": 1, "method": "kb.register_source",
-                          "params": {"content": "x" * 50_000, "locator": "big"}}).encode()
+        big = json.dumps(
+            {
+                "id": 1,
+                "method": "kb.register_source",
+                "params": {"content": "x" * 50_000, "locator": "big"},
+            }
+        ).encode()
         server.send_raw(big + b"\n")
         response = server.response()
         assert response["id"] is None and response["error"]["code"] == "invalid_request"
@@ -157,8 +191,9 @@ def test_oversized_and_invalid_utf8_lines_do_not_stop_the_server(kb: KB) -> None
 
 def test_identity_comes_from_the_server_environment(kb: KB) -> None:
     with JsonlServer(kb.root, env={"VOUCH_AGENT": "agent-7"}) as server:
-        refused = server.call("kb.register_source", {"content": "hi", "locator": "l",
-                                                     "actor": "alice"})
+        refused = server.call(
+            "kb.register_source", {"content": "hi", "locator": "l", "actor": "alice"}
+        )
         assert refused["error"]["code"] == "invalid_request"
         assert "unknown parameter" in refused["error"]["message"]
         server.result("kb.register_source", {"content": "hi", "locator": "l"})
@@ -168,9 +203,13 @@ def test_identity_comes_from_the_server_environment(kb: KB) -> None:
 
 
 def test_missing_knowledge_base_fails_at_start(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "vouch", "serve", "--kb", str(tmp_path)],
-                          input=b'{"id": 1, "method": "kb.status"}\n', capture_output=True,
-                          cwd=tmp_path, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "vouch", "serve", "--kb", str(tmp_path)],
+        input=b'{"id": 1, "method": "kb.status"}\n',
+        capture_output=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
     assert proc.returncode == 1
     assert proc.stdout == b""
     assert b"E001" in proc.stderr and b"Traceback" not in proc.stderr
@@ -200,8 +239,13 @@ raise SystemExit(main(["serve", "--transport", "jsonl"]))
 
 def test_stdout_carries_only_responses(kb: KB) -> None:
     requests = b'{"id": 1, "method": "kb.noisy"}\n{"id": 2, "method": "kb.status"}\n'
-    proc = subprocess.run([sys.executable, "-c", _STRAY_OUTPUT], input=requests,
-                          capture_output=True, cwd=kb.root, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", _STRAY_OUTPUT],
+        input=requests,
+        capture_output=True,
+        cwd=kb.root,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert [json.loads(x)["id"] for x in lines] == [1, 2], proc.stdout
@@ -211,8 +255,13 @@ def test_stdout_carries_only_responses(kb: KB) -> None:
 
 
 # -- the scripted agent session (issue 6 "Done when") ------------------------------------
-SESSION_METHODS = ("kb.register_source", "kb.propose_claim", "kb.list_pending", "kb.approve",
-                   "kb.search")
+SESSION_METHODS = (
+    "kb.register_source",
+    "kb.propose_claim",
+    "kb.list_pending",
+    "kb.approve",
+    "kb.search",
+)
 
 
 def _require(*names: str) -> None:
@@ -227,12 +276,23 @@ def test_scripted_agent_session_across_two_servers(kb: KB) -> None:
     with agent:
         caps = agent.result("kb.capabilities")
         assert set(SESSION_METHODS) <= {m["name"] for m in caps["methods"]}
-        source = agent.result("kb.register_source", {
-            "content": "# Deploys\n\nThe staging cluster deploys every night at 02:00 UTC.\n",
-            "locator": "notes/deploys.md", "title": "Deploy notes"})
-        proposed = agent.result("kb.propose_claim", {
-            "text": "Staging deploys nightly at 02:00 UTC.", "evidence": [source["id"]],
-            "type": "fact", "rationale": "from the deploy notes"})
+        source = agent.result(
+            "kb.register_source",
+            {
+                "content": "# Deploys\n\nThe staging cluster deploys every night at 02:00 UTC.\n",
+                "locator": "notes/deploys.md",
+                "title": "Deploy notes",
+            },
+        )
+        proposed = agent.result(
+            "kb.propose_claim",
+            {
+                "text": "Staging deploys nightly at 02:00 UTC.",
+                "evidence": [source["id"]],
+                "type": "fact",
+                "rationale": "from the deploy notes",
+            },
+        )
         assert proposed["valid"] is True and proposed["errors"] == []
         proposal_id, claim_id = proposed["proposal_id"], proposed["claim_id"]
 
@@ -260,8 +320,9 @@ def test_scripted_agent_session_across_two_servers(kb: KB) -> None:
         assert kb_state(kb.root) == before
 
         with JsonlServer(kb.root, "--allow-decisions", env={"VOUCH_AGENT": "alice"}) as reviewer:
-            approved = reviewer.result("kb.approve", {"proposal_id": proposal_id,
-                                                      "reason": "checked the notes"})
+            approved = reviewer.result(
+                "kb.approve", {"proposal_id": proposal_id, "reason": "checked the notes"}
+            )
             assert approved["ok"] is True and approved["object_id"] == claim_id
             assert reviewer.close() == 0
 
@@ -277,20 +338,24 @@ def test_trusted_host_may_name_the_approver(kb: KB) -> None:
     _require("kb.register_source", "kb.propose_claim", "kb.approve")
     with JsonlServer(kb.root, env={"VOUCH_AGENT": "agent-a"}) as agent:
         source = agent.result("kb.register_source", {"content": "fact source", "locator": "s"})
-        proposed = agent.result("kb.propose_claim", {"text": "A trusted host names approvers.",
-                                                     "evidence": [source["id"]]})
+        proposed = agent.result(
+            "kb.propose_claim",
+            {"text": "A trusted host names approvers.", "evidence": [source["id"]]},
+        )
         assert agent.close() == 0
-    with JsonlServer(kb.root, "--trusted-host", "--allow-decisions",
-                     env={"VOUCH_AGENT": "host-bot"}) as host:
-        approved = host.result("kb.approve", {"proposal_id": proposed["proposal_id"],
-                                              "approver": "alice"})
+    with JsonlServer(
+        kb.root, "--trusted-host", "--allow-decisions", env={"VOUCH_AGENT": "host-bot"}
+    ) as host:
+        approved = host.result(
+            "kb.approve", {"proposal_id": proposed["proposal_id"], "approver": "alice"}
+        )
         assert approved["ok"] is True
         assert host.close() == 0
-    decided = json.dumps([json.loads(x) for x in
-                          (kb.dir / "audit.log.jsonl").read_text().splitlines()][-1])
+    decided = json.dumps(
+        [json.loads(x) for x in (kb.dir / "audit.log.jsonl").read_text().splitlines()][-1]
+    )
     assert "alice" in decided
 
 
 def test_every_error_code_is_one_of_the_spec_codes() -> None:
-    assert set(CODES) == {"method_not_found", "missing_param", "invalid_request",
-                          "internal_error"}
+    assert set(CODES) == {"method_not_found", "missing_param", "invalid_request", "internal_error"}

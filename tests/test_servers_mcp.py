@@ -21,13 +21,20 @@ from vouch.servers import server_context
 from vouch.store.kb import KB
 
 
-def run_client(kb: KB, session: Callable[[Client], Awaitable[Any]], *, client_name: str,
-               env: dict[str, str] | None = None, args: tuple[str, ...] = (),
-               mode: str = "auto") -> Any:
+def run_client(
+    kb: KB,
+    session: Callable[[Client], Awaitable[Any]],
+    *,
+    client_name: str,
+    env: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
+    mode: str = "auto",
+) -> Any:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "vouch", "serve", "--transport", "mcp", "--kb", str(kb.root), *args],
-        cwd=str(kb.root), env={**os.environ, **(env or {})},
+        cwd=str(kb.root),
+        env={**os.environ, **(env or {})},
     )
 
     async def main() -> Any:
@@ -69,20 +76,27 @@ def test_sdk_client_session(kb_with_sources: KB) -> None:
         out["tools"] = {t.name: t.input_schema for t in listed.tools}
         out["status"] = await client.call_tool("kb_status", {})
         out["missing"] = await client.call_tool("kb_read_claim", {})
-        out["spoof"] = await client.call_tool("kb_register_source",
-                                              {"content": "x", "locator": "y", "actor": "alice"})
+        out["spoof"] = await client.call_tool(
+            "kb_register_source", {"content": "x", "locator": "y", "actor": "alice"}
+        )
         out["registered"] = await client.call_tool(
             "kb_register_source",
-            {"content": "Release trains leave every second Tuesday.\n", "locator": "notes/rel",
-             "title": "Release notes"})
+            {
+                "content": "Release trains leave every second Tuesday.\n",
+                "locator": "notes/rel",
+                "title": "Release notes",
+            },
+        )
         try:
             await client.call_tool("kb_no_such_tool", {})
         except MCPError as exc:
             out["unknown"] = exc
         if have_gate:
             sid = payload(out["registered"])["id"]
-            out["proposed"] = await client.call_tool("kb_propose_claim", {
-                "text": "Release trains leave every second Tuesday.", "evidence": [sid]})
+            out["proposed"] = await client.call_tool(
+                "kb_propose_claim",
+                {"text": "Release trains leave every second Tuesday.", "evidence": [sid]},
+            )
             out["search"] = await client.call_tool("kb_search", {"query": "release train"})
         out["status_after"] = await client.call_tool("kb_status", {})
         return out
@@ -113,8 +127,10 @@ def test_sdk_client_session(kb_with_sources: KB) -> None:
     assert "test-agent" not in json.dumps(events)
 
     if not have_gate:
-        pytest.skip("kb.propose_claim / kb.search not registered yet (other issues); "
-                    "status, errors and intake over MCP passed")
+        pytest.skip(
+            "kb.propose_claim / kb.search not registered yet (other issues); "
+            "status, errors and intake over MCP passed"
+        )
     proposed = payload(out["proposed"])
     assert not out["proposed"].is_error and proposed["valid"] is True
     assert payload(out["status_after"])["pending"] == 1
@@ -136,8 +152,9 @@ def test_legacy_handshake_client_name_is_not_the_actor(kb: KB) -> None:
         first = await client.call_tool("kb_register_source", {"content": "a", "locator": "l"})
         return first, client.protocol_version
 
-    result, version = run_client(kb, session, client_name="legacy-agent", mode="legacy",
-                                 env={"VOUCH_AGENT": "env-bot"})
+    result, version = run_client(
+        kb, session, client_name="legacy-agent", mode="legacy", env={"VOUCH_AGENT": "env-bot"}
+    )
     assert not result.is_error and version < "2026"
     last = json.loads((kb.dir / "audit.log.jsonl").read_text().splitlines()[-1])
     assert last["actor"] == "env-bot"

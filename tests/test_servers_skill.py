@@ -16,8 +16,13 @@ SKILL = Path(__file__).parent.parent / "SKILL.md"
 def test_skill_file_has_frontmatter_and_the_required_sections() -> None:
     text = SKILL.read_text(encoding="utf-8")
     assert text.startswith("---\nname: vouch\ndescription:")
-    for heading in ("## When to use it", "## Output formats", "## How to cite",
-                    "## Low-confidence and stale results", "## Etiquette"):
+    for heading in (
+        "## When to use it",
+        "## Output formats",
+        "## How to cite",
+        "## Low-confidence and stale results",
+        "## Etiquette",
+    ):
         assert heading in text
     assert "Never approve your own proposal" in text
 
@@ -64,12 +69,18 @@ def test_every_flag_shown_with_a_command_in_skill_md_exists() -> None:
         if command is None:
             continue  # the command test above reports it
         options = {opt for p in command.params for opt in getattr(p, "opts", ())}
-        missing += [f"{span}: {flag}" for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*", span)
-                    if flag not in options]
+        missing += [
+            f"{span}: {flag}"
+            for flag in re.findall(r"(?<![\w-])--[a-z][a-z-]*", span)
+            if flag not in options
+        ]
     search = _command("search")
     assert search is not None
     options = {opt for p in search.params for opt in getattr(p, "opts", ())}
-    paragraph = text[text.index("Search options"):text.index("## Adding knowledge")]
-    missing += [f"search: {flag}" for flag in re.findall(r"`(--[a-z][a-z-]*)", paragraph)
-                if flag not in options]
+    paragraph = text[text.index("Search options") : text.index("## Adding knowledge")]
+    missing += [
+        f"search: {flag}"
+        for flag in re.findall(r"`(--[a-z][a-z-]*)", paragraph)
+        if flag not in options
+    ]
     assert not missing, f"SKILL.md shows flags that do not exist: {missing}"

@@ -40,12 +40,16 @@ def worked(kb_with_sources: KB) -> dict[str, Any]:
     """A session with three proposals: one approved, one rejected, one still pending."""
     kb = kb_with_sources
     sid = start(kb, task="triage the deploy runbook", note="first pass")
-    made = [propose(kb, text, sid) for text in (
-        "Every deploy needs a green CI run", "Rollbacks never need a review",
-        "Fridays are deploy freeze days")]
+    made = [
+        propose(kb, text, sid)
+        for text in (
+            "Every deploy needs a green CI run",
+            "Rollbacks never need a review",
+            "Fridays are deploy freeze days",
+        )
+    ]
     call(kb, "kb.approve", {"proposal_id": made[0]["proposal_id"]}, actor=BOB)
-    call(kb, "kb.reject", {"proposal_id": made[1]["proposal_id"], "reason": "no source"},
-         actor=BOB)
+    call(kb, "kb.reject", {"proposal_id": made[1]["proposal_id"], "reason": "no source"}, actor=BOB)
     outside = propose(kb, "The billing service uses Postgres", None)  # not in the session
     return {"kb": kb, "sid": sid, "made": made, "outside": outside}
 
@@ -53,8 +57,17 @@ def worked(kb_with_sources: KB) -> dict[str, Any]:
 def test_start_commits_an_open_session(kb_with_sources: KB, run_cli) -> None:
     kb = kb_with_sources
     before = head(kb.root)
-    res = run_cli("session", "start", "--task", "Triage the incident", "--note", "pager",
-                  "--as", "agent-7", cwd=kb.root)
+    res = run_cli(
+        "session",
+        "start",
+        "--task",
+        "Triage the incident",
+        "--note",
+        "pager",
+        "--as",
+        "agent-7",
+        cwd=kb.root,
+    )
     assert res.code == 0, res.err
     sid = res.out.strip()
     assert sid.startswith("triage-the-incident-")
@@ -78,15 +91,13 @@ def test_proposals_carry_the_session(worked: dict[str, Any]) -> None:
     pending = made[2]["proposal_id"]
     message = git(kb.root, "log", "-1", "--format=%B", PROPOSAL_PREFIX + pending)
     assert f"Vouch-Session: {sid}" in message
-    obj = claim.load(committed(kb, claim.path_for(made[2]["claim_id"]),
-                               PROPOSAL_PREFIX + pending))
+    obj = claim.load(committed(kb, claim.path_for(made[2]["claim_id"]), PROPOSAL_PREFIX + pending))
     assert obj["session_id"] == sid
     listed = call(kb, "kb.list_pending", {"filter": {"session_id": sid}})
     assert [p["proposal_id"] for p in listed] == [pending]
 
 
-def test_end_counts_and_records_the_sessions_proposals(worked: dict[str, Any],
-                                                       run_cli) -> None:
+def test_end_counts_and_records_the_sessions_proposals(worked: dict[str, Any], run_cli) -> None:
     kb, sid, made = worked["kb"], worked["sid"], worked["made"]
     res = run_cli("session", "end", sid, "--json", "--as", "agent-7", cwd=kb.root)
     assert res.code == 0, res.err
@@ -112,18 +123,31 @@ def test_an_empty_session_ends_with_no_proposals(kb_with_sources: KB) -> None:
 
 @pytest.mark.parametrize("dry_run", [False, True])
 def test_unknown_or_ended_sessions_are_refused_and_nothing_changes(
-        worked: dict[str, Any], run_cli, dry_run: bool) -> None:
+    worked: dict[str, Any], run_cli, dry_run: bool
+) -> None:
     kb, sid = worked["kb"], worked["sid"]
     call(kb, "kb.session_end", {"session_id": sid})
     state = kb_state(kb.root)
     extra = ["--dry-run"] if dry_run else []
-    cases = [("nosuch-session-12345678", "E101", "no session nosuch-session-12345678"),
-             (sid, "E100", "ended"),
-             ("s-1", "E103", "not a vouch session id"),
-             ("../../x", "E103", "not a vouch session id")]
+    cases = [
+        ("nosuch-session-12345678", "E101", "no session nosuch-session-12345678"),
+        (sid, "E100", "ended"),
+        ("s-1", "E103", "not a vouch session id"),
+        ("../../x", "E103", "not a vouch session id"),
+    ]
     for bad, code, words in cases:
-        res = run_cli("propose-claim", "--text", "A new claim", "--source", a_source(kb),
-                      "--session", bad, "--json", *extra, cwd=kb.root)
+        res = run_cli(
+            "propose-claim",
+            "--text",
+            "A new claim",
+            "--source",
+            a_source(kb),
+            "--session",
+            bad,
+            "--json",
+            *extra,
+            cwd=kb.root,
+        )
         assert res.code == 1, res.out
         error = json.loads(res.out)["error"]
         assert error["code"] == code and words in error["message"], error
@@ -160,15 +184,16 @@ def test_crystallize_proposes_and_never_approves(worked: dict[str, Any], run_cli
     assert head(kb.root) == before_head
     new = set(branches(kb.root)) - before_branches
     assert new == {PROPOSAL_PREFIX + result["proposal_id"]}
-    assert git(kb.root, "diff", "--name-only", before_head,
-               PROPOSAL_PREFIX + result["proposal_id"]).split() == [
-        f".vouch/{page.path_for(result['page_id'])}"]
+    assert git(
+        kb.root, "diff", "--name-only", before_head, PROPOSAL_PREFIX + result["proposal_id"]
+    ).split() == [f".vouch/{page.path_for(result['page_id'])}"]
     assert not (kb.dir / page.path_for(result["page_id"])).exists()
     # the approved claim was not promoted by crystallize itself
     approved = claim.load(committed(kb, claim.path_for(made[0]["claim_id"])))
     assert approved["status"] == "working"
-    summary = page.load(committed(kb, page.path_for(result["page_id"]),
-                                  PROPOSAL_PREFIX + result["proposal_id"]))
+    summary = page.load(
+        committed(kb, page.path_for(result["page_id"]), PROPOSAL_PREFIX + result["proposal_id"])
+    )
     assert summary["type"] == "session" and summary["session_id"] == sid
     assert summary["claims"] == [made[0]["claim_id"]]
     assert summary["sources"] == [a_source(kb)]
@@ -177,8 +202,7 @@ def test_crystallize_proposes_and_never_approves(worked: dict[str, Any], run_cli
     for m in made:
         assert m["proposal_id"] in body
     assert "## For review: promotable claims (1)" in body
-    assert f"- [ ] Every deploy needs a green CI run (`{made[0]['claim_id']}`, working)" \
-        in body
+    assert f"- [ ] Every deploy needs a green CI run (`{made[0]['claim_id']}`, working)" in body
     assert worked["outside"]["proposal_id"] not in body
     # proposing the same summary twice is one proposal
     again = call(kb, "kb.crystallize", {"session_id": sid})
@@ -200,8 +224,7 @@ def test_crystallize_without_a_page_writes_nothing(worked: dict[str, Any], run_c
     assert kb_state(kb.root) == state
 
 
-def test_crystallize_flags_only_live_claims_that_can_still_rise(worked: dict[str, Any]
-                                                                ) -> None:
+def test_crystallize_flags_only_live_claims_that_can_still_rise(worked: dict[str, Any]) -> None:
     kb, sid, made = worked["kb"], worked["sid"], worked["made"]
     path = kb.dir / claim.path_for(made[0]["claim_id"])
     path.write_text(path.read_text().replace("status: working", "status: actionable"))
@@ -215,13 +238,17 @@ def test_crystallize_flags_only_live_claims_that_can_still_rise(worked: dict[str
     path.write_text(path.read_text().replace("status: stable", "status: archived"))
     git(kb.root, "commit", "-qam", "archived by hand")
     page_result = call(kb, "kb.crystallize", {"session_id": sid})
-    summary = page.load(committed(kb, page.path_for(page_result["page_id"]),
-                                  PROPOSAL_PREFIX + page_result["proposal_id"]))
+    summary = page.load(
+        committed(
+            kb, page.path_for(page_result["page_id"]), PROPOSAL_PREFIX + page_result["proposal_id"]
+        )
+    )
     assert summary["claims"] == []  # an archived claim is not linked
 
 
-def test_agents_need_a_declared_name_over_jsonl(kb_with_sources: KB,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_agents_need_a_declared_name_over_jsonl(
+    kb_with_sources: KB, monkeypatch: pytest.MonkeyPatch
+) -> None:
     kb = kb_with_sources
     state = kb_state(kb.root)
     ctx = server_context("jsonl", kb_path=str(kb.dir))
@@ -240,14 +267,19 @@ def test_an_agent_works_a_session_over_a_real_jsonl_server(kb_with_sources: KB) 
     kb = kb_with_sources
     with JsonlServer(kb.root, env={"VOUCH_AGENT": "helper-bot"}) as server:
         sid = server.result("kb.session_start", {"task": "read the runbook"})["session_id"]
-        made = server.result("kb.propose_claim", {
-            "text": "Deploys need a green CI run", "evidence": [a_source(kb)],
-            "session_id": sid})
+        made = server.result(
+            "kb.propose_claim",
+            {"text": "Deploys need a green CI run", "evidence": [a_source(kb)], "session_id": sid},
+        )
         assert made["valid"] and made["proposal_id"]
         assert server.result("kb.session_end", {"session_id": sid}) == {
-            "ok": True, "session_id": sid, "proposals": 1}
-        late = server.call("kb.propose_claim", {"text": "Too late", "session_id": sid,
-                                                "evidence": [a_source(kb)]})
+            "ok": True,
+            "session_id": sid,
+            "proposals": 1,
+        }
+        late = server.call(
+            "kb.propose_claim", {"text": "Too late", "session_id": sid, "evidence": [a_source(kb)]}
+        )
         assert not late["ok"] and late["error"]["vouch_code"] == "E100"
         summary = server.result("kb.crystallize", {"session_id": sid})
         assert summary["page_id"] and summary["claims_promoted"] == 0  # nothing approved

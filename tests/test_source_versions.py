@@ -45,8 +45,7 @@ def commits(kb: KB) -> int:
 
 
 def source_hits(kb: KB, query: str, **params: Any) -> list[str]:
-    hits = call(kb, "kb.search", {"query": query, "mode": "fts", "kinds": ["source"],
-                                  **params})
+    hits = call(kb, "kb.search", {"query": query, "mode": "fts", "kinds": ["source"], **params})
     return [h["id"] for h in hits]
 
 
@@ -78,8 +77,7 @@ def test_search_sees_only_the_current_version_unless_asked(kb: KB, run_cli) -> N
     assert source_hits(kb, "green CI") == [second["id"]]
     assert source_hits(kb, "staging") == []
     assert source_hits(kb, "staging", statuses=["superseded"]) == [first["id"]]
-    hits = call(kb, "kb.search", {"query": "staging", "mode": "fts",
-                                  "statuses": ["superseded"]})
+    hits = call(kb, "kb.search", {"query": "staging", "mode": "fts", "statuses": ["superseded"]})
     assert hits and hits[0]["status"] == "superseded"
 
 
@@ -121,8 +119,7 @@ def test_a_revert_makes_the_old_version_current_again(kb: KB, run_cli) -> None:
     assert meta(kb, second["id"])["superseded_by"] == first["id"]
     assert source_hits(kb, "green CI") == [first["id"]]
     rows = call(kb, "kb.source_history", {"locator": "runbook.md"})
-    assert [(r["id"], r["current"]) for r in rows] == [(first["id"], True),
-                                                       (second["id"], False)]
+    assert [(r["id"], r["current"]) for r in rows] == [(first["id"], True), (second["id"], False)]
 
 
 def test_stdin_sources_are_not_versions_of_each_other(kb: KB, run_cli) -> None:
@@ -185,16 +182,19 @@ def test_locators_that_need_quoting_are_versioned(kb: KB) -> None:
     first = call(kb, "kb.register_source", {"content": "one\n", "locator": locator})
     second = call(kb, "kb.register_source", {"content": "two\n", "locator": locator})
     assert second["supersedes"] == [first["id"]]
-    assert [r["id"] for r in call(kb, "kb.source_history", {"locator": locator})] == \
-        [second["id"], first["id"]]
+    assert [r["id"] for r in call(kb, "kb.source_history", {"locator": locator})] == [
+        second["id"],
+        first["id"],
+    ]
 
 
 # -- claims citing a superseded version ---------------------------------------------------
 def _approved_claim(kb: KB, text: str, evidence: list[str]) -> str:
     result = call(kb, "kb.propose_claim", {"text": text, "evidence": evidence}, actor=ALICE)
     assert result["valid"], result
-    return str(call(kb, "kb.approve", {"proposal_id": result["proposal_id"]},
-                    actor=BOB)["object_id"])
+    return str(
+        call(kb, "kb.approve", {"proposal_id": result["proposal_id"]}, actor=BOB)["object_id"]
+    )
 
 
 def test_superseded_citations_lists_claims_citing_an_old_version(kb: KB, run_cli) -> None:
@@ -213,17 +213,23 @@ def test_superseded_citations_lists_claims_citing_an_old_version(kb: KB, run_cli
     spanned_claim = kb.read(claim_kind.KIND, spanned)
     assert spanned_claim is not None
     evidence_id = spanned_claim["evidence"][0]
-    assert sorted(found, key=lambda r: r["claim_id"]) == sorted([
-        {"claim_id": direct, "source_id": first, "current_id": third, "evidence_id": None},
-        {"claim_id": spanned, "source_id": first, "current_id": third,
-         "evidence_id": evidence_id},
-    ], key=lambda r: str(r["claim_id"]))
+    assert sorted(found, key=lambda r: r["claim_id"]) == sorted(
+        [
+            {"claim_id": direct, "source_id": first, "current_id": third, "evidence_id": None},
+            {
+                "claim_id": spanned,
+                "source_id": first,
+                "current_id": third,
+                "evidence_id": evidence_id,
+            },
+        ],
+        key=lambda r: str(r["claim_id"]),
+    )
     assert steady not in {r["claim_id"] for r in found}
     assert second != third
 
 
-def test_superseded_sources_follow_the_chain_to_the_current_version(kb: KB,
-                                                                    run_cli) -> None:
+def test_superseded_sources_follow_the_chain_to_the_current_version(kb: KB, run_cli) -> None:
     ids = [add(kb, run_cli, "r.md", text)["id"] for text in (V1, V2, V3)]
     assert sources.superseded_sources(kb) == {ids[0]: ids[2], ids[1]: ids[2]}
 
@@ -255,8 +261,15 @@ def test_hand_written_evidence_lists_are_found_too(kb: KB, run_cli) -> None:
 def test_lint_may_pass_the_claims_it_already_read(kb: KB, run_cli) -> None:
     first = add(kb, run_cli, "runbook.md", V1)["id"]
     second = add(kb, run_cli, "runbook.md", V2)["id"]
-    claims = [{"id": "held-in-memory-0000aaaa", "status": "working", "evidence": [first]},
-              {"id": "archived-one-0000bbbb", "status": "archived", "evidence": [first]}]
+    claims = [
+        {"id": "held-in-memory-0000aaaa", "status": "working", "evidence": [first]},
+        {"id": "archived-one-0000bbbb", "status": "archived", "evidence": [first]},
+    ]
     assert lifecycle.superseded_citations(kb, claims) == [
-        {"claim_id": "held-in-memory-0000aaaa", "source_id": first, "current_id": second,
-         "evidence_id": None}]
+        {
+            "claim_id": "held-in-memory-0000aaaa",
+            "source_id": first,
+            "current_id": second,
+            "evidence_id": None,
+        }
+    ]

@@ -92,7 +92,8 @@ def test_source_add_leaves_the_users_index_alone(kb: KB, run_cli) -> None:
 
 
 def test_direct_commits_close_audit_segments_and_the_chain_verifies(
-        kb: KB, run_cli, monkeypatch) -> None:
+    kb: KB, run_cli, monkeypatch
+) -> None:
     from vouch.store import audit
 
     monkeypatch.setattr(audit, "SEGMENT_BYTES", 600)
@@ -109,8 +110,7 @@ def test_direct_commits_close_audit_segments_and_the_chain_verifies(
     assert sum(1 for e in events if e["event"] == "source.register") == 6
 
 
-def test_a_hand_edited_audit_log_is_never_committed_by_a_direct_write(kb: KB,
-                                                                       run_cli) -> None:
+def test_a_hand_edited_audit_log_is_never_committed_by_a_direct_write(kb: KB, run_cli) -> None:
     from vouch.store import audit
 
     log = kb.dir / audit.LOG_NAME
@@ -131,8 +131,7 @@ def test_a_hand_edited_audit_log_is_never_committed_by_a_direct_write(kb: KB,
     assert run_cli("audit", "--verify", cwd=kb.root).code == 0
 
 
-def test_fifos_and_devices_are_refused_not_read_forever(kb: KB, run_cli,
-                                                         tmp_path: Path) -> None:
+def test_fifos_and_devices_are_refused_not_read_forever(kb: KB, run_cli, tmp_path: Path) -> None:
     import os
 
     folder = kb.root / "docs"
@@ -153,7 +152,6 @@ def test_a_non_numeric_lock_timeout_is_a_named_usage_error(kb: KB, run_cli) -> N
     config.write_text(config.read_text().replace("timeout_seconds: 30", "timeout_seconds: soon"))
     assert "soon" in config.read_text()
     (kb.root / "a.txt").write_text("a\n")
-    for args in (["source", "add", "a.txt"],
-                 ["propose-entity", "--name", "n", "--type", "system"]):
+    for args in (["source", "add", "a.txt"], ["propose-entity", "--name", "n", "--type", "system"]):
         res = run_cli(*args, cwd=kb.root)
         assert res.code == 1 and "lock.timeout_seconds" in res.err, res.err

@@ -40,24 +40,129 @@ from vouch.kinds import KINDS
 ROOT = Path(__file__).resolve().parents[1]
 
 # -- fastyaml against PyYAML ---------------------------------------------------------------
-SPECIAL = ["~", "null", "Null", "NULL", "yes", "Yes", "NO", "on", "Off", "true", "False",
-           "y", "n", "0", "-0", "+5", "12", "007", "0o17", "0x1F", "-0x1F", "0b101", "-0b1",
-           "1_000", "1:20", "-1:20:30", "0.5", "-0.0", "+1.5", "1.", "1.5e+3", "1e5", ".5",
-           "+.5", "-.5", ".inf", "-.Inf", ".nan", "1:20.5", "2025-01-01",
-           "2025-1-1 10:00:00", "2025-01-01T10:00:00Z", "<<", "=", "-", "?", ":", "--",
-           "---", "...", "a:b", "a: b", "a #b", "a#b", "#a", "'a'", "'it''s'", "'a'b'",
-           '"a"', '"a\\nb"', '"a"b"', "''", '""', "[]", "{}", "[a]", "{a: 1}", "&a x",
-           "*a", "!t x", "|", ">", "%x", "@x", "`x", ",x", "-x", "?x", ":x", "x:", "- x",
-           "? x", "a ", " a", "ü", "\u00a0", "\u3000x", "a\u2028b", "\x85", "\ufeff"]
-_TEXT = st.text(alphabet=st.sampled_from(
-    [*string.printable, "ü", "é", "\u00a0", "\u2028", "\x85", "\ufeff", "\u3000", "😀",
-     "\x00", "\x7f"]), max_size=12)
-SCALARS = st.one_of(st.sampled_from(SPECIAL), st.sampled_from(TRICKY), _TEXT,
-                    st.from_regex(r"[A-Za-z][A-Za-z0-9 ._/-]{0,15}", fullmatch=True),
-                    st.from_regex(r"[-+]?[0-9_]{1,6}(\.[0-9_]{0,4})?", fullmatch=True))
-KEYS = st.one_of(st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,8}", fullmatch=True),
-                 st.sampled_from(["yes", "No", "null", "on", "y", "1", "-a", "a b", "<<",
-                                  "id", "id", "x:", "'q'", "ü", "_"]))
+SPECIAL = [
+    "~",
+    "null",
+    "Null",
+    "NULL",
+    "yes",
+    "Yes",
+    "NO",
+    "on",
+    "Off",
+    "true",
+    "False",
+    "y",
+    "n",
+    "0",
+    "-0",
+    "+5",
+    "12",
+    "007",
+    "0o17",
+    "0x1F",
+    "-0x1F",
+    "0b101",
+    "-0b1",
+    "1_000",
+    "1:20",
+    "-1:20:30",
+    "0.5",
+    "-0.0",
+    "+1.5",
+    "1.",
+    "1.5e+3",
+    "1e5",
+    ".5",
+    "+.5",
+    "-.5",
+    ".inf",
+    "-.Inf",
+    ".nan",
+    "1:20.5",
+    "2025-01-01",
+    "2025-1-1 10:00:00",
+    "2025-01-01T10:00:00Z",
+    "<<",
+    "=",
+    "-",
+    "?",
+    ":",
+    "--",
+    "---",
+    "...",
+    "a:b",
+    "a: b",
+    "a #b",
+    "a#b",
+    "#a",
+    "'a'",
+    "'it''s'",
+    "'a'b'",
+    '"a"',
+    '"a\\nb"',
+    '"a"b"',
+    "''",
+    '""',
+    "[]",
+    "{}",
+    "[a]",
+    "{a: 1}",
+    "&a x",
+    "*a",
+    "!t x",
+    "|",
+    ">",
+    "%x",
+    "@x",
+    "`x",
+    ",x",
+    "-x",
+    "?x",
+    ":x",
+    "x:",
+    "- x",
+    "? x",
+    "a ",
+    " a",
+    "ü",
+    "\u00a0",
+    "\u3000x",
+    "a\u2028b",
+    "\x85",
+    "\ufeff",
+]
+_TEXT = st.text(
+    alphabet=st.sampled_from(
+        [
+            *string.printable,
+            "ü",
+            "é",
+            "\u00a0",
+            "\u2028",
+            "\x85",
+            "\ufeff",
+            "\u3000",
+            "😀",
+            "\x00",
+            "\x7f",
+        ]
+    ),
+    max_size=12,
+)
+SCALARS = st.one_of(
+    st.sampled_from(SPECIAL),
+    st.sampled_from(TRICKY),
+    _TEXT,
+    st.from_regex(r"[A-Za-z][A-Za-z0-9 ._/-]{0,15}", fullmatch=True),
+    st.from_regex(r"[-+]?[0-9_]{1,6}(\.[0-9_]{0,4})?", fullmatch=True),
+)
+KEYS = st.one_of(
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,8}", fullmatch=True),
+    st.sampled_from(
+        ["yes", "No", "null", "on", "y", "1", "-a", "a b", "<<", "id", "id", "x:", "'q'", "ü", "_"]
+    ),
+)
 
 
 def _render(node: Any, rng: random.Random, indent: int = 0) -> list[str]:
@@ -74,8 +179,9 @@ def _render(node: Any, rng: random.Random, indent: int = 0) -> list[str]:
         elif isinstance(value, list):
             lines.append(f"{pad}{key}:{tail}")
             offset = rng.choice([2, 2, 2, 4, 0, 1])
-            lines.extend(f"{pad}{' ' * offset}-{rng.choice([' ', ' ', '  ', ''])}{item}"
-                         for item in value)
+            lines.extend(
+                f"{pad}{' ' * offset}-{rng.choice([' ', ' ', '  ', ''])}{item}" for item in value
+            )
         else:
             lines.append(f"{pad}{key}:{rng.choice([' ', ' ', ' ', '  ', ''])}{value}{tail}")
     return lines
@@ -114,7 +220,8 @@ def _mutate(text: str, rng: random.Random) -> str:
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), st.randoms(use_true_random=False))
 def test_fastyaml_gives_pyyamls_answer_or_none_on_generated_documents(
-        data: st.DataObject, rng: random.Random) -> None:
+    data: st.DataObject, rng: random.Random
+) -> None:
     doc = _document(rng, lambda: data.draw(SCALARS), lambda: data.draw(KEYS))
     text = "\n".join(_render(doc, rng)) + rng.choice(["\n", "", "\n\n"])
     agrees(text)
@@ -123,8 +230,26 @@ def test_fastyaml_gives_pyyamls_answer_or_none_on_generated_documents(
 
 def test_fastyaml_on_many_seeded_documents_answers_often_and_always_right() -> None:
     rng = random.Random(11)
-    words = ["deploy", "the", "API", "retries", "3", "times", "ok", "v1.2", "a-b", "x_y",
-             "café", "50%", "it's", "path/to/file", "see", "#42", "2025", "on-call"]
+    words = [
+        "deploy",
+        "the",
+        "API",
+        "retries",
+        "3",
+        "times",
+        "ok",
+        "v1.2",
+        "a-b",
+        "x_y",
+        "café",
+        "50%",
+        "it's",
+        "path/to/file",
+        "see",
+        "#42",
+        "2025",
+        "on-call",
+    ]
 
     def scalar() -> str:
         if rng.random() < 0.1:
@@ -132,9 +257,24 @@ def test_fastyaml_on_many_seeded_documents_answers_often_and_always_right() -> N
         return " ".join(rng.choice(words) for _ in range(rng.randint(1, 6)))
 
     def key() -> str:
-        return rng.choice(["id", "text", "type", "status", "tags", "a", "b", "c", "search",
-                           "index", "auto_refresh", "x-y", "yes", "No"]) + (
-            "" if rng.random() < 0.2 else str(rng.randint(0, 999)))
+        return rng.choice(
+            [
+                "id",
+                "text",
+                "type",
+                "status",
+                "tags",
+                "a",
+                "b",
+                "c",
+                "search",
+                "index",
+                "auto_refresh",
+                "x-y",
+                "yes",
+                "No",
+            ]
+        ) + ("" if rng.random() < 0.2 else str(rng.randint(0, 999)))
 
     answered = mutated = 0
     for n in range(6000):
@@ -146,8 +286,9 @@ def test_fastyaml_on_many_seeded_documents_answers_often_and_always_right() -> N
 
 
 def _generated_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    spec = importlib.util.spec_from_file_location("bench_generate_standins",
-                                                  ROOT / "bench" / "generate.py")
+    spec = importlib.util.spec_from_file_location(
+        "bench_generate_standins", ROOT / "bench" / "generate.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -157,7 +298,8 @@ def _generated_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_fastyaml_reads_every_file_vouch_writes_as_pyyaml_does(
-        tmp_path_factory: pytest.TempPathFactory) -> None:
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
     root = _generated_kb(tmp_path_factory)
     files = [p for p in (root / ".vouch").rglob("*") if p.suffix in (".yaml", ".md")]
     fast = 0
@@ -176,15 +318,19 @@ def test_fastyaml_reads_every_file_vouch_writes_as_pyyaml_does(
         for path in sorted((root / ".vouch" / plural).rglob("*"))[:40]:
             if path.is_file() and path.name != "content":
                 text = path.read_text(encoding="utf-8")
-                slow = (yamlio.load_markdown(text) if kind.body_field else
-                        (yamlio.load_yaml(text), ""))
-                data = ({**slow[0], "body": slow[1]} if kind.body_field else slow[0])
+                slow = (
+                    yamlio.load_markdown(text) if kind.body_field else (yamlio.load_yaml(text), "")
+                )
+                data = {**slow[0], "body": slow[1]} if kind.body_field else slow[0]
                 assert same(kind.load(text), kind.normalize(data)), path
 
 
 def _real_yaml_files() -> list[Path]:
-    found = [ROOT / "vouch" / "templates" / "config.yaml", ROOT / ".pre-commit-config.yaml",
-             ROOT / ".pre-commit-hooks.yaml"]
+    found = [
+        ROOT / "vouch" / "templates" / "config.yaml",
+        ROOT / ".pre-commit-config.yaml",
+        ROOT / ".pre-commit-hooks.yaml",
+    ]
     for base in (Path(sys.prefix), Path("/usr/share")):
         found += [p for pattern in ("*.yaml", "*.yml") for p in base.rglob(pattern)]
     return [p for p in found if p.is_file()]
@@ -198,19 +344,35 @@ def test_fastyaml_on_real_yaml_files_and_real_text() -> None:
             continue
         agrees(text)
     # every line of the repository's documents and code as a hand-written value
-    lines = [line for pattern in ("*.md", "*.py", "*.txt")
-             for path in sorted(ROOT.glob(f"**/{pattern}"))
-             if ".git" not in path.parts and "out" not in path.parts
-             for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
-             if line.strip()][:40000]
+    lines = [
+        line
+        for pattern in ("*.md", "*.py", "*.txt")
+        for path in sorted(ROOT.glob(f"**/{pattern}"))
+        if ".git" not in path.parts and "out" not in path.parts
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+        if line.strip()
+    ][:40000]
     answered = sum(agrees(f"text: {line}\nitems:\n  - {line.strip()}\n") for line in lines)
     assert len(lines) > 10000 and answered > len(lines) // 3
 
 
 def test_fastyaml_splits_pages_exactly_as_frontmatter_does() -> None:
     rng = random.Random(5)
-    pieces = ["---", "----", "--- ", "\n", "\r\n", " ", "\u2028", "\x1c", "# H", "text",
-              "...", "\t", "a: b"]
+    pieces = [
+        "---",
+        "----",
+        "--- ",
+        "\n",
+        "\r\n",
+        " ",
+        "\u2028",
+        "\x1c",
+        "# H",
+        "text",
+        "...",
+        "\t",
+        "a: b",
+    ]
     fast = 0
     for _ in range(4000):
         body = "".join(rng.choice(pieces) + rng.choice(["", "\n"]) for _ in range(6))
@@ -272,21 +434,29 @@ def _vocab_soup(rng: random.Random, vocab: list[str], n: int) -> list[str]:
             token = rng.choice(vocab).removeprefix("##")
             if rng.random() < 0.3:
                 token = token.upper() if rng.random() < 0.5 else token.capitalize()
-            parts.append(token + rng.choice(["", "", " ", " ", "-", ".", "'s", "\t", "\n",
-                                             "!!", "_", "0", "##", "  "]))
+            parts.append(
+                token
+                + rng.choice(
+                    ["", "", " ", " ", "-", ".", "'s", "\t", "\n", "!!", "_", "0", "##", "  "]
+                )
+            )
         out.append("".join(parts))
     return out
 
 
 def test_wordpiece_gives_tokenizers_ids_on_generated_and_real_text(
-        words: wordpiece.WordPiece, tokenizer: Any) -> None:
+    words: wordpiece.WordPiece, tokenizer: Any
+) -> None:
     rng = random.Random(3)
     vocab = [t for t in tokenizer.get_vocab() if t.isascii()]
-    real = [line.strip() for pattern in ("*.md", "*.txt")
-            for path in sorted(ROOT.glob(f"**/{pattern}"))
-            if ".git" not in path.parts and "out" not in path.parts
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
-            if line.strip()][:20000]
+    real = [
+        line.strip()
+        for pattern in ("*.md", "*.txt")
+        for path in sorted(ROOT.glob(f"**/{pattern}"))
+        if ".git" not in path.parts and "out" not in path.parts
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+        if line.strip()
+    ][:20000]
     texts = [*real, *_vocab_soup(rng, vocab, 8000)]
     accepted = 0
     for text in texts:
@@ -299,18 +469,27 @@ def test_wordpiece_gives_tokenizers_ids_on_generated_and_real_text(
 
 @settings(max_examples=500, deadline=None)
 @given(st.text(alphabet=st.characters(codec="utf-8", max_codepoint=0x17F), max_size=60))
-def test_wordpiece_never_disagrees_on_any_text(words: wordpiece.WordPiece, tokenizer: Any,
-                                               text: str) -> None:
+def test_wordpiece_never_disagrees_on_any_text(
+    words: wordpiece.WordPiece, tokenizer: Any, text: str
+) -> None:
     ids = words.ids(text)
     if ids is not None:
         assert ids == tokenizer.encode(text, add_special_tokens=False).ids
 
 
-def test_text_wordpiece_declines_gets_the_librarys_vector(model: embed.Embedder,
-                                                          table: Path,
-                                                          words: wordpiece.WordPiece) -> None:
-    declined = ["ÜNÏCÖDÉ café", "what is [UNK] for", "[PAD]ding", "bell\x07char", "naïve",
-                "東京 deploys", "emoji 😀 here", "x\x00y"]
+def test_text_wordpiece_declines_gets_the_librarys_vector(
+    model: embed.Embedder, table: Path, words: wordpiece.WordPiece
+) -> None:
+    declined = [
+        "ÜNÏCÖDÉ café",
+        "what is [UNK] for",
+        "[PAD]ding",
+        "bell\x07char",
+        "naïve",
+        "東京 deploys",
+        "emoji 😀 here",
+        "x\x00y",
+    ]
     assert all(words.ids(t) is None for t in declined)
     bulk = model.encode(declined * 20)[: len(declined)]  # model2vec and tokenizers
     fresh = embed.Embedder(model.ref)

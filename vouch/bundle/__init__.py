@@ -31,6 +31,21 @@ from vouch.bundle.content import knowledge_problems
 from vouch.bundle.importing import ON_CONFLICT, Plan, import_apply, import_check, plan
 from vouch.bundle.layout import MANIFEST, committed_files, name_problem
 
-__all__ = ["FORMAT", "MANIFEST", "ON_CONFLICT", "VERSION", "Bundle", "Plan", "check",
-           "committed_files", "content_digest", "export", "import_apply", "import_check",
-           "knowledge_problems", "load", "name_problem", "plan"]
+__all__ = [
+    "FORMAT",
+    "MANIFEST",
+    "ON_CONFLICT",
+    "VERSION",
+    "Bundle",
+    "Plan",
+    "check",
+    "committed_files",
+    "content_digest",
+    "export",
+    "import_apply",
+    "import_check",
+    "knowledge_problems",
+    "load",
+    "name_problem",
+    "plan",
+]

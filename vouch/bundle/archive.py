@@ -71,15 +71,24 @@ def export(kb: KB, out: Path) -> dict[str, Any]:
     files = {rel: repo.read_blob(sha) for rel, sha in sorted(blobs.items())}
     problems += knowledge_problems(files)
     if problems:
-        raise ValidationFailed(_shown(problems), what=f"knowledge in commit {head[:12]} "
-                               "(nothing was written; `vouch lint` shows each problem)")
+        raise ValidationFailed(
+            _shown(problems),
+            what=f"knowledge in commit {head[:12]} "
+            "(nothing was written; `vouch lint` shows each problem)",
+        )
     when = _commit_time(kb, head)
     manifest = _manifest(files, head, when)
     data = _pack(manifest, files, when)
     fsio.write_atomic(out, data)
-    return {"path": str(out), "files": len(files), "bytes": len(data),
-            "sha256": hashlib.sha256(data).hexdigest(), "source_commit": head,
-            "content_sha256": manifest["content_sha256"], "ignored": left_out}
+    return {
+        "path": str(out),
+        "files": len(files),
+        "bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "source_commit": head,
+        "content_sha256": manifest["content_sha256"],
+        "ignored": left_out,
+    }
 
 
 def _commit_time(kb: KB, commit: str) -> int:
@@ -97,8 +106,10 @@ def _iso(seconds: int) -> str:
 
 
 def _file_list(files: Mapping[str, bytes]) -> list[dict[str, Any]]:
-    return [{"path": rel, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-            for rel, data in sorted(files.items())]
+    return [
+        {"path": rel, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+        for rel, data in sorted(files.items())
+    ]
 
 
 def content_digest(entries: list[dict[str, Any]]) -> str:
@@ -108,9 +119,15 @@ def content_digest(entries: list[dict[str, Any]]) -> str:
 
 def _manifest(files: Mapping[str, bytes], commit: str, when: int) -> dict[str, Any]:
     entries = _file_list(files)
-    return {"format": FORMAT, "version": VERSION, "generated_at": _iso(when),
-            "vouch_version": __version__, "source_commit": commit,
-            "content_sha256": content_digest(entries), "files": entries}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "generated_at": _iso(when),
+        "vouch_version": __version__,
+        "source_commit": commit,
+        "content_sha256": content_digest(entries),
+        "files": entries,
+    }
 
 
 def _pack(manifest: dict[str, Any], files: Mapping[str, bytes], when: int) -> bytes:
@@ -137,7 +154,7 @@ def _header(name: str, size: int, mtime: int) -> bytes:
         info.size, info.mtime, info.mode, info.uname, info.gname = size, mtime, 0o644, "", ""
         return info.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
     head = bytearray(tarfile.BLOCKSIZE)
-    head[0:len(raw)] = raw
+    head[0 : len(raw)] = raw
     head[100:148] = b"0000644\0" + b"0000000\0" * 2 + b"%011o\0" % size + b"%011o\0" % mtime
     head[148:157] = b"        0"  # the checksum counts as spaces; type 0: a regular file
     head[257:265] = tarfile.POSIX_MAGIC
@@ -152,9 +169,15 @@ class _Unreadable(Exception):
 
 def check(path: Path) -> tuple[Bundle | None, dict[str, Any]]:
     """The bundle when it passes, and the report `kb.export_check` returns."""
-    report: dict[str, Any] = {"ok": False, "path": str(path), "sha256": None,
-                              "files": 0, "unpacked_bytes": 0, "manifest": None,
-                              "issues": []}
+    report: dict[str, Any] = {
+        "ok": False,
+        "path": str(path),
+        "sha256": None,
+        "files": 0,
+        "unpacked_bytes": 0,
+        "manifest": None,
+        "issues": [],
+    }
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -170,13 +193,22 @@ def check(path: Path) -> tuple[Bundle | None, dict[str, Any]]:
         report["issues"] = [f"not a vouch bundle: {exc}"]
         return None, report
     if manifest is not None:
-        report["manifest"] = {k: manifest.get(k) for k in (
-            "format", "version", "generated_at", "vouch_version", "source_commit",
-            "content_sha256")}
+        report["manifest"] = {
+            k: manifest.get(k)
+            for k in (
+                "format",
+                "version",
+                "generated_at",
+                "vouch_version",
+                "source_commit",
+                "content_sha256",
+            )
+        }
     if not issues:  # what the files hold, once the archive itself is sound
         issues = knowledge_problems(files)
-    report.update(ok=not issues, files=len(files),
-                  unpacked_bytes=sum(map(len, files.values())), issues=issues)
+    report.update(
+        ok=not issues, files=len(files), unpacked_bytes=sum(map(len, files.values())), issues=issues
+    )
     if issues or manifest is None:
         return None, report
     return Bundle(str(path), report["sha256"], manifest, files), report
@@ -188,8 +220,9 @@ def load(path: Path) -> Bundle:
         raise NotFound(f"no such file: {path}", hint="name a bundle written by `vouch export`")
     bundle, report = check(path)
     if bundle is None:
-        raise ValidationFailed(_shown(report["issues"]), what=f"bundle {path} (refused; "
-                               "nothing was written)")
+        raise ValidationFailed(
+            _shown(report["issues"]), what=f"bundle {path} (refused; nothing was written)"
+        )
     return bundle
 
 
@@ -225,8 +258,9 @@ def _unpack(data: bytes) -> tuple[dict[str, Any] | None, dict[str, bytes], list[
         raise _Unreadable(f"not a tar archive, or damaged ({exc})") from None
     issues: list[str] = []
     if raw[end:].strip(b"\0"):
-        issues.append("bytes after the archive's last readable member (a damaged or "
-                      "altered header?)")
+        issues.append(
+            "bytes after the archive's last readable member (a damaged or altered header?)"
+        )
     seen: set[str] = set()
     contents: dict[str, bytes] = {}
     for info in members:
@@ -240,7 +274,7 @@ def _unpack(data: bytes) -> tuple[dict[str, Any] | None, dict[str, bytes], list[
         if problem is not None:
             issues.append(f"member {shown} {problem}")
             continue
-        body = raw[info.offset_data: info.offset_data + info.size]
+        body = raw[info.offset_data : info.offset_data + info.size]
         if len(body) != info.size:
             issues.append(f"member {shown} is cut short")
             continue
@@ -256,14 +290,15 @@ def _unpack(data: bytes) -> tuple[dict[str, Any] | None, dict[str, bytes], list[
         if entry is None:
             issues.append(f"member {_show(name)} is not in the manifest")
         elif len(body) != entry["bytes"]:
-            issues.append(f"{_show(name)}: {len(body)} bytes, the manifest says "
-                          f"{entry['bytes']}")
+            issues.append(f"{_show(name)}: {len(body)} bytes, the manifest says {entry['bytes']}")
         elif hashlib.sha256(body).hexdigest() != entry["sha256"]:
             issues.append(f"{_show(name)}: its sha256 differs from the manifest's")
         else:
             files[name] = body
-    issues += [f"{_show(p)}: listed in the manifest but not in the bundle"
-               for p in sorted(listed.keys() - seen)]
+    issues += [
+        f"{_show(p)}: listed in the manifest but not in the bundle"
+        for p in sorted(listed.keys() - seen)
+    ]
     return manifest, files, issues
 
 
@@ -300,8 +335,10 @@ def _read_manifest(body: bytes | None) -> tuple[dict[str, Any] | None, list[str]
         return None, [f"{MANIFEST} does not describe a {FORMAT}"]
     version = manifest.get("version")
     if version != VERSION:
-        return None, [f"{MANIFEST}: format version {version!r}; this vouch reads version "
-                      f"{VERSION} (made by a newer vouch?)"]
+        return None, [
+            f"{MANIFEST}: format version {version!r}; this vouch reads version "
+            f"{VERSION} (made by a newer vouch?)"
+        ]
     issues = [f"{MANIFEST}: {problem}" for problem in _manifest_fields(manifest)]
     entries = manifest.get("files")
     if not isinstance(entries, list):
@@ -318,21 +355,33 @@ def _read_manifest(body: bytes | None) -> tuple[dict[str, Any] | None, list[str]
             issues.append(f"{MANIFEST}: path {_show(entry['path'])} {problem}")
         paths.add(entry["path"])
     if not issues and manifest["content_sha256"] != content_digest(
-            sorted(entries, key=lambda e: str(e["path"]))):
+        sorted(entries, key=lambda e: str(e["path"]))
+    ):
         issues.append(f"{MANIFEST}: content_sha256 does not match its file list")
     return (None if issues else manifest), issues
 
 
-_MANIFEST_KEYS = {"format", "version", "generated_at", "vouch_version", "source_commit",
-                  "content_sha256", "files"}
+_MANIFEST_KEYS = {
+    "format",
+    "version",
+    "generated_at",
+    "vouch_version",
+    "source_commit",
+    "content_sha256",
+    "files",
+}
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
 
 def _manifest_fields(manifest: dict[str, Any]) -> list[str]:
     out = [f"unknown field {k!r}" for k in sorted(set(manifest) - _MANIFEST_KEYS)]
-    checks = {"generated_at": _TIME, "source_commit": _COMMIT, "content_sha256": _SHA256,
-              "vouch_version": re.compile(r"[0-9A-Za-z.+!-]{1,64}")}
+    checks = {
+        "generated_at": _TIME,
+        "source_commit": _COMMIT,
+        "content_sha256": _SHA256,
+        "vouch_version": re.compile(r"[0-9A-Za-z.+!-]{1,64}"),
+    }
     for key, pattern in checks.items():
         value = manifest.get(key)
         if not isinstance(value, str) or not pattern.fullmatch(value):
@@ -341,8 +390,13 @@ def _manifest_fields(manifest: dict[str, Any]) -> list[str]:
 
 
 def _file_entry(entry: object) -> bool:
-    return (isinstance(entry, dict) and set(entry) == {"path", "sha256", "bytes"}
-            and isinstance(entry["path"], str)
-            and isinstance(entry["sha256"], str) and bool(_SHA256.fullmatch(entry["sha256"]))
-            and isinstance(entry["bytes"], int) and not isinstance(entry["bytes"], bool)
-            and entry["bytes"] >= 0)
+    return (
+        isinstance(entry, dict)
+        and set(entry) == {"path", "sha256", "bytes"}
+        and isinstance(entry["path"], str)
+        and isinstance(entry["sha256"], str)
+        and bool(_SHA256.fullmatch(entry["sha256"]))
+        and isinstance(entry["bytes"], int)
+        and not isinstance(entry["bytes"], bool)
+        and entry["bytes"] >= 0
+    )

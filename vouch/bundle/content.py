@@ -40,8 +40,11 @@ def knowledge_problems(files: Mapping[str, bytes]) -> list[str]:
             problems += _decision_problems(rel, entry.id, data)
         else:
             problems += _object_problems(rel, entry.kind, entry.id, data)
-    problems += [f"audit log: event {h[:12]}… names a previous event {p[:12]}… that is not "
-                 "in the bundle" for h, p in events.items() if p and p not in events]
+    problems += [
+        f"audit log: event {h[:12]}… names a previous event {p[:12]}… that is not in the bundle"
+        for h, p in events.items()
+        if p and p not in events
+    ]
     return problems
 
 
@@ -60,17 +63,20 @@ def _object_problems(rel: str, kind_name: str, object_id: str, data: bytes) -> l
     except (TypeError, ValueError) as exc:
         made = f"(none: {exc})"
     if made != object_id:
-        return [f"{rel}: its content hashes to {made}, not {object_id} (edited after it "
-                "was made?)"]
+        return [f"{rel}: its content hashes to {made}, not {object_id} (edited after it was made?)"]
     return []
 
 
-def _source_problems(rel: str, sid: str, part: str, data: bytes,
-                     files: Mapping[str, bytes]) -> list[str]:
+def _source_problems(
+    rel: str, sid: str, part: str, data: bytes, files: Mapping[str, bytes]
+) -> list[str]:
     folder = rel.rsplit("/", 1)[0]
     if part == "content":
-        out = [] if hashlib.sha256(data).hexdigest() == sid else [
-            f"{rel}: the source's bytes do not hash to its id {sid[:12]}…"]
+        out = (
+            []
+            if hashlib.sha256(data).hexdigest() == sid
+            else [f"{rel}: the source's bytes do not hash to its id {sid[:12]}…"]
+        )
         if f"{folder}/meta.yaml" not in files:
             out.append(f"{rel}: source content without its meta.yaml")
         return out
@@ -83,8 +89,10 @@ def _source_problems(rel: str, sid: str, part: str, data: bytes,
         return [f"{rel}: not a valid source: " + "; ".join(errors)]
     out = []
     if parsed.data["id"] != sid or parsed.data["hash"] != f"sha256:{sid}":
-        out.append(f"{rel}: names id {parsed.data['id']!r} and hash {parsed.data['hash']!r}; "
-                   f"its directory names {sid}")
+        out.append(
+            f"{rel}: names id {parsed.data['id']!r} and hash {parsed.data['hash']!r}; "
+            f"its directory names {sid}"
+        )
     if f"{folder}/content" not in files:
         out.append(f"{rel}: the source's content file is missing")
     return out

@@ -66,10 +66,15 @@ def plan(kb: KB, bundle: Bundle, commit: str | None) -> Plan:
 def import_check(kb: KB, path: Path) -> dict[str, Any]:
     bundle = load(path)
     found = plan(kb, bundle, kb.repo.resolve("HEAD"))
-    return {"ok": True, "path": str(path), "bundle": bundle.sha256,
-            "source_commit": bundle.manifest.get("source_commit"),
-            "new": sorted(found.new), "conflict": sorted(found.conflict),
-            "identical": found.identical}
+    return {
+        "ok": True,
+        "path": str(path),
+        "bundle": bundle.sha256,
+        "source_commit": bundle.manifest.get("source_commit"),
+        "new": sorted(found.new),
+        "conflict": sorted(found.conflict),
+        "identical": found.identical,
+    }
 
 
 def import_apply(kb: KB, actor: str, path: Path, on_conflict: str = "skip") -> dict[str, Any]:
@@ -88,26 +93,43 @@ def import_apply(kb: KB, actor: str, path: Path, on_conflict: str = "skip") -> d
             shown = sorted(found.conflict)
             raise Conflict(
                 f"{len(shown)} object(s) of the bundle exist here with other content: "
-                + ", ".join(shown[:10]) + (", ..." if len(shown) > 10 else ""),
+                + ", ".join(shown[:10])
+                + (", ..." if len(shown) > 10 else ""),
                 hint="nothing was written; `vouch import-check` lists them, and "
-                     "--on-conflict skip or overwrite decides what happens to them")
+                "--on-conflict skip or overwrite decides what happens to them",
+            )
         overwrite = on_conflict == "overwrite"
         taken = {**found.new, **(found.conflict if overwrite else {})}
-        result = {"imported": len(found.new), "skipped": 0 if overwrite else len(found.conflict),
-                  "overwritten": len(found.conflict) if overwrite else 0,
-                  "identical": len(found.identical), "on_conflict": on_conflict,
-                  "bundle": bundle.sha256, "commit": None}
+        result = {
+            "imported": len(found.new),
+            "skipped": 0 if overwrite else len(found.conflict),
+            "overwritten": len(found.conflict) if overwrite else 0,
+            "identical": len(found.identical),
+            "on_conflict": on_conflict,
+            "bundle": bundle.sha256,
+            "commit": None,
+        }
         if not taken:
             return result  # nothing new: no commit, no event (re-importing changes nothing)
         files = {rel: data for _, group in sorted(taken.items()) for rel, data in group.items()}
-        data = {"bundle_sha256": bundle.sha256, "importer": actor,
-                "source_commit": bundle.manifest.get("source_commit"),
-                "content_sha256": bundle.manifest.get("content_sha256"),
-                **{k: result[k] for k in ("imported", "skipped", "overwritten", "identical",
-                                           "on_conflict")}}
+        data = {
+            "bundle_sha256": bundle.sha256,
+            "importer": actor,
+            "source_commit": bundle.manifest.get("source_commit"),
+            "content_sha256": bundle.manifest.get("content_sha256"),
+            **{
+                k: result[k]
+                for k in ("imported", "skipped", "overwritten", "identical", "on_conflict")
+            },
+        }
         result["commit"] = writer.commit_direct(
-            kb, files, subject=f"vouch: import bundle {bundle.sha256[:12]} "
-                               f"({len(taken)} objects)",
-            event="bundle.import", actor=actor, object_ids=sorted(taken), data=data,
-            extra_trailers={"Vouch-Bundle": bundle.sha256})
+            kb,
+            files,
+            subject=f"vouch: import bundle {bundle.sha256[:12]} ({len(taken)} objects)",
+            event="bundle.import",
+            actor=actor,
+            object_ids=sorted(taken),
+            data=data,
+            extra_trailers={"Vouch-Bundle": bundle.sha256},
+        )
     return result

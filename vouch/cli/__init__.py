@@ -62,8 +62,16 @@ def cli(kb_path: str | None, actor: str | None, fmt: str | None, as_json: bool) 
 
 
 # Commands that are not registry methods, and the module that defines each.
-HAND_WRITTEN = {"init": "core", "show": "core", "call": "core", "demo": "demo",
-                "serve": "serve", "eval": "search", "stats": "search", "hooks": "hooks"}
+HAND_WRITTEN = {
+    "init": "core",
+    "show": "core",
+    "call": "core",
+    "demo": "demo",
+    "serve": "serve",
+    "eval": "search",
+    "stats": "search",
+    "hooks": "hooks",
+}
 
 
 def _report(err: VouchError, fmt: str) -> int:
@@ -105,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         wrapped = from_os_error(exc) or SystemFailure(
             f"internal error: {type(exc).__name__}: {exc}",
-            hint="set VOUCH_DEBUG=1 for the traceback")
+            hint="set VOUCH_DEBUG=1 for the traceback",
+        )
         return _report(wrapped, chosen_format(args))
     return result if isinstance(result, int) else 0
 

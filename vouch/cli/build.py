@@ -43,34 +43,60 @@ def click_params(method: ops.Method) -> list[click.Parameter]:
     for name in spec.args:
         param = next(p for p in method.params if p.name == name)
         repeat = spec.repeat and name == spec.args[0]
-        out.append(click.Argument([name], nargs=-1 if repeat else 1,
-                                  required=param.required or repeat,
-                                  type=_click_type(param.schema)))
+        out.append(
+            click.Argument(
+                [name],
+                nargs=-1 if repeat else 1,
+                required=param.required or repeat,
+                type=_click_type(param.schema),
+            )
+        )
     for param in method.params:
         if param.name in spec.args or param.name in spec.presets:
             continue
         names = [*option_names(method, param), param.name]
         kind = param.schema.get("type")
         if kind == "boolean":
-            out.append(click.Option(names, is_flag=True, default=bool(param.default),
-                                    help=_help(param)))
+            out.append(
+                click.Option(names, is_flag=True, default=bool(param.default), help=_help(param))
+            )
         elif kind == "array":
-            out.append(click.Option(names, multiple=True, metavar="VALUE",
-                                    required=param.required,
-                                    help=_help(param, "(repeatable; commas separate values)")))
+            out.append(
+                click.Option(
+                    names,
+                    multiple=True,
+                    metavar="VALUE",
+                    required=param.required,
+                    help=_help(param, "(repeatable; commas separate values)"),
+                )
+            )
         elif kind == "object":
-            out.append(click.Option(names, multiple=True, metavar="KEY=VALUE",
-                                    help=_help(param, "(repeatable)")))
+            out.append(
+                click.Option(
+                    names, multiple=True, metavar="KEY=VALUE", help=_help(param, "(repeatable)")
+                )
+            )
             for key in spec.keys.get(param.name, ()):
-                out.append(click.Option([f"--{key}", f"{param.name}__{key}"],
-                                        help=f"Only {key} = VALUE ({param.name}).",
-                                        multiple=True))
+                out.append(
+                    click.Option(
+                        [f"--{key}", f"{param.name}__{key}"],
+                        help=f"Only {key} = VALUE ({param.name}).",
+                        multiple=True,
+                    )
+                )
         else:
             metavar = "FILE|-" if param.name in spec.files else None
-            out.append(click.Option(names, type=_click_type(param.schema), metavar=metavar,
-                                    required=param.required, default=param.default,
-                                    show_default=param.default is not None,
-                                    help=_help(param)))
+            out.append(
+                click.Option(
+                    names,
+                    type=_click_type(param.schema),
+                    metavar=metavar,
+                    required=param.required,
+                    default=param.default,
+                    show_default=param.default is not None,
+                    help=_help(param),
+                )
+            )
     return out
 
 
@@ -102,10 +128,13 @@ def build(method: ops.Method) -> click.Command:
     params = click_params(method)
     if extra is not None:
         params += extra.options()
-    return click.Command(spec.path(method.name)[-1], callback=callback,
-                         params=[*params, *shared_params(spec.format, writes_actor)],
-                         help=method.summary + f"\n\nThe CLI of {method.name}.",
-                         short_help=method.summary)
+    return click.Command(
+        spec.path(method.name)[-1],
+        callback=callback,
+        params=[*params, *shared_params(spec.format, writes_actor)],
+        help=method.summary + f"\n\nThe CLI of {method.name}.",
+        short_help=method.summary,
+    )
 
 
 class VerbGroup(click.Group):
@@ -151,7 +180,7 @@ GROUP_HELP = {
     "list": "List objects of a kind: claims, pages, entities, relations, sources.",
     "read": "Read one object of a kind by id.",
     "index": "The derived search index: .vouch/index/, or the user's cache in a read-only "
-             "clone (a cache; safe to delete).",
+    "clone (a cache; safe to delete).",
     "source": "Register and inspect sources.",
     "evidence": "Span pointers into sources.",
     "session": "Work sessions: start one, name it on proposals, end it.",

@@ -19,8 +19,13 @@ from vouch.methods.context import CallContext
 
 
 @cli.command("init")
-@click.option("--path", "path", type=click.Path(file_okay=False, path_type=Path), default=".",
-              help="Directory to create the knowledge base in (default: here).")
+@click.option(
+    "--path",
+    "path",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    help="Directory to create the knowledge base in (default: here).",
+)
 @kb_command()
 def init_cmd(ctx: CallContext, out: Output, path: Path) -> None:
     """Create .vouch/ in a git work tree (running git init when needed) and commit it."""
@@ -51,8 +56,12 @@ def find_object(ctx: CallContext, object_id: str) -> tuple[str, dict[str, Any]]:
 
 @cli.command("show")
 @click.argument("object_id", metavar="ID")
-@click.option("--section", "section", metavar="HEADING",
-              help="Only this heading's section of a page or markdown source.")
+@click.option(
+    "--section",
+    "section",
+    metavar="HEADING",
+    help="Only this heading's section of a page or markdown source.",
+)
 @kb_command()
 def show_cmd(ctx: CallContext, out: Output, object_id: str, section: str | None) -> None:
     """Show one object (claim, page, entity, relation, source, evidence, session)."""
@@ -62,8 +71,13 @@ def show_cmd(ctx: CallContext, out: Output, object_id: str, section: str | None)
         from vouch.search.catalog import section as find_section
 
         data = find_section(ctx, check_id(object_id), section)
-        out.emit(data, lambda d: f"{'#' * d['level']} {d['section']}\n\n"
-                 f"{d['text'].split(chr(10), 1)[-1].strip()}".rstrip())
+        out.emit(
+            data,
+            lambda d: (
+                f"{'#' * d['level']} {d['section']}\n\n"
+                f"{d['text'].split(chr(10), 1)[-1].strip()}".rstrip()
+            ),
+        )
         return
 
     if is_proposal_id(object_id):  # a proposal: metadata + the diff it would merge

@@ -40,21 +40,29 @@ def _search(method: ops.Method, ctx: CallContext, out: Output, values: dict[str,
 
 
 def _search_options() -> list[click.Parameter]:
-    return [click.Option(["--fts-only"], is_flag=True, help="Same as --mode fts."),
-            click.Option(["--vec-only"], is_flag=True, help="Same as --mode vector.")]
+    return [
+        click.Option(["--fts-only"], is_flag=True, help="Same as --mode fts."),
+        click.Option(["--vec-only"], is_flag=True, help="Same as --mode vector."),
+    ]
 
 
-def _source_add(method: ops.Method, ctx: CallContext, out: Output,
-                values: dict[str, Any]) -> None:
+def _source_add(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
     """`vouch source add FILE|-|DIR`: stdin and folders are a person's conveniences;
     `--allow-outside` a person's opt-in, through the library (agents cannot reach it)."""
     from vouch.store import sources
+
     recursive, allow_outside = values.pop("recursive"), values.pop("allow_outside")
     params = params_from(method, values)
     target, tags = params["path"], params.get("tags") or []
     if target == "-":
-        item = sources.Intake(sys.stdin.buffer.read(), params.get("type") or "file", "stdin",
-                              params.get("title"), "text/plain", tuple(tags))
+        item = sources.Intake(
+            sys.stdin.buffer.read(),
+            params.get("type") or "file",
+            "stdin",
+            params.get("title"),
+            "text/plain",
+            tuple(tags),
+        )
         emit(method, out, sources.register_many(ctx.kb, [item], ctx.actor())[0])
         return
     if Path(target).is_dir():
@@ -63,24 +71,37 @@ def _source_add(method: ops.Method, ctx: CallContext, out: Output,
         _add_folder(ctx, out, target, params, allow_outside)
         return
     if allow_outside:
-        emit(method, out, sources.register_source_from_path(
-            ctx.kb, ctx.actor(), target, params.get("type"), params.get("title"),
-            tags or None, allow_outside=True))
+        emit(
+            method,
+            out,
+            sources.register_source_from_path(
+                ctx.kb,
+                ctx.actor(),
+                target,
+                params.get("type"),
+                params.get("title"),
+                tags or None,
+                allow_outside=True,
+            ),
+        )
         return
     emit(method, out, ops.invoke(ctx, method.name, params))
 
 
-def _add_folder(ctx: CallContext, out: Output, target: str, params: dict[str, Any],
-                allow_outside: bool) -> None:
+def _add_folder(
+    ctx: CallContext, out: Output, target: str, params: dict[str, Any], allow_outside: bool
+) -> None:
     from vouch.store import sources
 
     kb = ctx.kb
-    items, links = sources.intakes_under(kb, target, params.get("type"),
-                                         params.get("tags") or [], allow_outside=allow_outside)
+    items, links = sources.intakes_under(
+        kb, target, params.get("type"), params.get("tags") or [], allow_outside=allow_outside
+    )
     if links:
-        out.info(f"skipped {len(links)} symbolic link(s), which a recursive add never "
-                 "follows: " + ", ".join(str(p) for p in links[:5])
-                 + (", ..." if len(links) > 5 else ""))
+        out.info(
+            f"skipped {len(links)} symbolic link(s), which a recursive add never "
+            "follows: " + ", ".join(str(p) for p in links[:5]) + (", ..." if len(links) > 5 else "")
+        )
     if sys.stderr.isatty() and items:
         with click.progressbar(length=len(items), label="Registering", file=sys.stderr) as bar:
             last = [0]
@@ -103,12 +124,19 @@ def _add_folder(ctx: CallContext, out: Output, target: str, params: dict[str, An
 
 
 def _source_add_options() -> list[click.Parameter]:
-    return [click.Option(["--recursive", "-r"], is_flag=True,
-                         help="Add every file below a directory, in one commit (symbolic "
-                              "links are skipped)."),
-            click.Option(["--allow-outside"], is_flag=True,
-                         help="Read a file outside the repository (recorded by its absolute "
-                              "path). Agents can never do this.")]
+    return [
+        click.Option(
+            ["--recursive", "-r"],
+            is_flag=True,
+            help="Add every file below a directory, in one commit (symbolic links are skipped).",
+        ),
+        click.Option(
+            ["--allow-outside"],
+            is_flag=True,
+            help="Read a file outside the repository (recorded by its absolute "
+            "path). Agents can never do this.",
+        ),
+    ]
 
 
 def _rebuild(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
@@ -130,8 +158,9 @@ def _rebuild(method: ops.Method, ctx: CallContext, out: Output, values: dict[str
             return
         bar = bars.get(stage)
         if bar is None:
-            bar = bars[stage] = click.progressbar(length=total, label=stage.capitalize(),
-                                                  file=sys.stderr)
+            bar = bars[stage] = click.progressbar(
+                length=total, label=stage.capitalize(), file=sys.stderr
+            )
         bar.update(done - bar.pos)
 
     report = rebuild_index(ctx.kb, force=bool(params.get("force")), progress=progress)
@@ -147,8 +176,7 @@ def _audit(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, 
     emit(method, out, ops.invoke(ctx, method.name, params_from(method, values)))
 
 
-def _verified(method: ops.Method, ctx: CallContext, out: Output,
-              values: dict[str, Any]) -> None:
+def _verified(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
     """A broken log is a failed check: exit 1 after the report."""
     report = ops.invoke(ctx, method.name, {})
     emit(method, out, report)
@@ -156,8 +184,7 @@ def _verified(method: ops.Method, ctx: CallContext, out: Output,
         raise click.exceptions.Exit(1)
 
 
-def _checked(method: ops.Method, ctx: CallContext, out: Output,
-             values: dict[str, Any]) -> None:
+def _checked(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
     """A check with findings (lint, doctor, source verify) fails: exit 1 after the report."""
     report = ops.invoke(ctx, method.name, params_from(method, values))
     emit(method, out, report)
@@ -165,15 +192,15 @@ def _checked(method: ops.Method, ctx: CallContext, out: Output,
         raise click.exceptions.Exit(1)
 
 
-def _each_checked(method: ops.Method, ctx: CallContext, out: Output,
-                  values: dict[str, Any]) -> None:
+def _each_checked(
+    method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]
+) -> None:
     """`vouch export-check PATH...`: one report per file (a pre-commit hook passes every
     staged bundle); exit 1 after the reports when any fails."""
     first = method.cli.args[0]
     reports = []
     for item in values.pop(first):
-        reports.append(ops.invoke(ctx, method.name,
-                                  params_from(method, {**values, first: item})))
+        reports.append(ops.invoke(ctx, method.name, params_from(method, {**values, first: item})))
         if not out.json:
             emit(method, out, reports[-1])
     if out.json:
@@ -186,9 +213,12 @@ CUSTOM: dict[str, Custom] = {
     "kb.search": Custom(_search_options, _search),
     "kb.register_source_from_path": Custom(_source_add_options, _source_add),
     "kb.index_rebuild": Custom(run=_rebuild),
-    "kb.audit": Custom(lambda: [click.Option(["--verify"], is_flag=True,
-                                             help="Check the log instead of listing it.")],
-                       _audit),
+    "kb.audit": Custom(
+        lambda: [
+            click.Option(["--verify"], is_flag=True, help="Check the log instead of listing it.")
+        ],
+        _audit,
+    ),
     "kb.audit_verify": Custom(run=_verified),
     "kb.lint": Custom(run=_checked),
     "kb.source_verify": Custom(run=_checked),

@@ -18,9 +18,12 @@ def hooks_group() -> None:
 
 
 @hooks_group.command("install")
-@click.option("--force", is_flag=True,
-              help="Move a pre-commit hook vouch did not write to pre-commit.legacy (it "
-                   "keeps running, before vouch's check) instead of refusing.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Move a pre-commit hook vouch did not write to pre-commit.legacy (it "
+    "keeps running, before vouch's check) instead of refusing.",
+)
 @kb_command(writes_actor=False)
 def install_cmd(ctx: CallContext, out: Output, force: bool) -> None:
     """Install .git/hooks/pre-commit: `vouch lint --staged` before every commit that
@@ -30,8 +33,10 @@ def install_cmd(ctx: CallContext, out: Output, force: bool) -> None:
     result = install(ctx.kb, force=force)
 
     def describe(r: dict[str, Any]) -> str:
-        lines = [f"{'Updated' if r['updated'] else 'Installed'} {r['path']}: "
-                 "`vouch lint --staged` runs before each commit that stages knowledge files"]
+        lines = [
+            f"{'Updated' if r['updated'] else 'Installed'} {r['path']}: "
+            "`vouch lint --staged` runs before each commit that stages knowledge files"
+        ]
         if r["legacy"]:
             lines.append(f"The previous hook moved to {r['legacy']} and still runs first.")
         return "\n".join(lines)

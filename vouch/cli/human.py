@@ -44,8 +44,9 @@ def listing(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "(none)"
     width = max(len(r["id"]) for r in rows)
-    return "\n".join(f"{r['id']:<{width}}  {r.get('type') or '':<12} {r.get('title', '')}"
-                     for r in rows)
+    return "\n".join(
+        f"{r['id']:<{width}}  {r.get('type') or '':<12} {r.get('title', '')}" for r in rows
+    )
 
 
 def registered(result: dict[str, Any]) -> str:
@@ -63,12 +64,19 @@ def tags(rows: list[dict[str, Any]]) -> str:
 
 
 def info(d: dict[str, Any]) -> str:
-    lines = [f"{d['kind']} {d['id']}", f"  title:   {d['title']}",
-             f"  type:    {d['type'] or '-'}", f"  status:  {d['status'] or '-'}",
-             f"  tags:    {', '.join(d['tags']) or '-'}", f"  path:    {d['path']}",
-             f"  chunks:  {d['chunk_count']}"]
-    lines += [f"  §{h['text']} (level {h['level']}, lines {h['start_line']}-"
-              f"{h['end_line'] - 1})" for h in d.get("headings") or ()]
+    lines = [
+        f"{d['kind']} {d['id']}",
+        f"  title:   {d['title']}",
+        f"  type:    {d['type'] or '-'}",
+        f"  status:  {d['status'] or '-'}",
+        f"  tags:    {', '.join(d['tags']) or '-'}",
+        f"  path:    {d['path']}",
+        f"  chunks:  {d['chunk_count']}",
+    ]
+    lines += [
+        f"  §{h['text']} (level {h['level']}, lines {h['start_line']}-{h['end_line'] - 1})"
+        for h in d.get("headings") or ()
+    ]
     return "\n".join(lines)
 
 
@@ -76,8 +84,7 @@ def proposed(out: Any, result: dict[str, Any]) -> None:
     """The proposal id alone on stdout; what else happened on stderr. Invalid → E102."""
     from vouch.gate.propose import require_valid
 
-    kind = next(k.removesuffix("_id") for k in result if k.endswith("_id")
-                and k != "proposal_id")
+    kind = next(k.removesuffix("_id") for k in result if k.endswith("_id") and k != "proposal_id")
     require_valid(result, kind)
     object_id = result.get(f"{kind}_id")
     if out.json:
@@ -99,8 +106,10 @@ def pending(rows: list[dict[str, Any]]) -> str:
     lines = [f"{'PROPOSAL':<26}{'KIND':<10}{'PROPOSER':<18}TITLE"]
     for r in rows:
         origin = "" if r["ref"].startswith("refs/heads/") else "  (remote)"
-        lines.append(f"{r['proposal_id']:<26}{r['kind']:<10}{r['proposer'][:17]:<18}"
-                     f"{r['title'][:70]}{origin}")
+        lines.append(
+            f"{r['proposal_id']:<26}{r['kind']:<10}{r['proposer'][:17]:<18}"
+            f"{r['title'][:70]}{origin}"
+        )
     return "\n".join(lines)
 
 
@@ -108,8 +117,10 @@ def proposal(data: dict[str, Any]) -> str:
     meta = {k: v for k, v in data.items() if k not in ("diff", "object") and v}
     text = f"{yamlio.dump_yaml(meta).rstrip()}\n\n{data.get('diff') or ''}".rstrip()
     if data.get("state") == "pending" and not data.get("problems") and data.get("commit"):
-        text += (f"\n\nTo approve exactly this: vouch approve {data['proposal_id']} "
-                 f"--expect {str(data['commit'])[:12]}")
+        text += (
+            f"\n\nTo approve exactly this: vouch approve {data['proposal_id']} "
+            f"--expect {str(data['commit'])[:12]}"
+        )
     return text
 
 
@@ -126,36 +137,47 @@ def audit(rows: list[dict[str, Any]]) -> str:
         return "(no events)"
     return "\n".join(
         f"{r.get('created_at', '?'):<21} {r.get('event', '?'):<20} {str(r.get('actor'))[:20]:<21}"
-        f"{' '.join(map(str, r.get('object_ids') or []))[:80]}" for r in rows)
+        f"{' '.join(map(str, r.get('object_ids') or []))[:80]}"
+        for r in rows
+    )
 
 
 def verified(report: dict[str, Any]) -> str:
-    head = (f"audit log OK: {report['events']} events in {report['files']} file(s)"
-            if report["ok"] else f"audit log BROKEN: {len(report['issues'])} problem(s)")
-    lines = [head] + [f"  {i['file'] or 'history'}:{i['line'] or '-'}: {i['detail']}"
-                      for i in report["issues"]]
+    head = (
+        f"audit log OK: {report['events']} events in {report['files']} file(s)"
+        if report["ok"]
+        else f"audit log BROKEN: {len(report['issues'])} problem(s)"
+    )
+    lines = [head] + [
+        f"  {i['file'] or 'history'}:{i['line'] or '-'}: {i['detail']}" for i in report["issues"]
+    ]
     return "\n".join(lines)
 
 
 def rebuilt(data: dict[str, Any]) -> str:
-    lines = [f"Indexed {data['documents']} documents, {data['chunks']} chunks "
-             f"({data['embedded']} embedded) in {data['seconds']:.2f}s"]
+    lines = [
+        f"Indexed {data['documents']} documents, {data['chunks']} chunks "
+        f"({data['embedded']} embedded) in {data['seconds']:.2f}s"
+    ]
     lines += [f"  skipped: {s}" for s in data.get("skipped", [])]
     return "\n".join(lines)
 
 
 def index_status(data: dict[str, Any]) -> str:
-    lines = [f"Index: {data['state']}" + (f" ({data['reason']})" if data.get("reason") else ""),
-             f"  path:      {data['path']}"
-             + (f" ({data['location']})" if data.get("location") else "")]
+    lines = [
+        f"Index: {data['state']}" + (f" ({data['reason']})" if data.get("reason") else ""),
+        f"  path:      {data['path']}" + (f" ({data['location']})" if data.get("location") else ""),
+    ]
     counts = data.get("counts")
     if counts:
         kinds = ", ".join(f"{n} {k}" for k, n in counts["by_kind"].items())
         lines.append(f"  documents: {counts['documents']} ({kinds or 'none'})")
         lines.append(f"  chunks:    {counts['chunks']} ({counts['vectors']} with vectors)")
     model = data["model"]
-    lines.append(f"  model:     {model['configured'] or 'disabled (lexical only)'}"
-                 + (f" [{model['id']}, {model['dims']} dims]" if model["configured"] else ""))
+    lines.append(
+        f"  model:     {model['configured'] or 'disabled (lexical only)'}"
+        + (f" [{model['id']}, {model['dims']} dims]" if model["configured"] else "")
+    )
     lines.append(f"  lexical:   {data['lexical']} ({data['tokenizer']})")
     if data.get("indexed_at"):
         lines.append(f"  built:     {data['indexed_at']}  revision {data['corpus_revision']}")

@@ -12,10 +12,14 @@ def _plural(n: int, word: str) -> str:
 
 
 def exported(result: dict[str, Any]) -> str:
-    lines = [f"left out {rel}: not a knowledge file (vouch ignores it)"
-             for rel in result.get("ignored") or ()]
-    lines.append(f"wrote {result['path']}: {_plural(result['files'], 'file')}, "
-                 f"{result['bytes']:,} bytes, from commit {result['source_commit'][:12]}")
+    lines = [
+        f"left out {rel}: not a knowledge file (vouch ignores it)"
+        for rel in result.get("ignored") or ()
+    ]
+    lines.append(
+        f"wrote {result['path']}: {_plural(result['files'], 'file')}, "
+        f"{result['bytes']:,} bytes, from commit {result['source_commit'][:12]}"
+    )
     lines.append(f"sha256 {result['sha256']}")
     return "\n".join(lines)
 
@@ -24,9 +28,11 @@ def checked(report: dict[str, Any]) -> str:
     where = report["path"]
     if report["ok"]:
         manifest = report.get("manifest") or {}
-        return (f"{where}: ok — {_plural(report['files'], 'file')} match the manifest, "
-                f"every knowledge file valid (commit {str(manifest.get('source_commit'))[:12]}"
-                f", vouch {manifest.get('vouch_version')}, sha256 {report['sha256'][:16]}…)")
+        return (
+            f"{where}: ok — {_plural(report['files'], 'file')} match the manifest, "
+            f"every knowledge file valid (commit {str(manifest.get('source_commit'))[:12]}"
+            f", vouch {manifest.get('vouch_version')}, sha256 {report['sha256'][:16]}…)"
+        )
     lines = [f"{where}: {issue}" for issue in report["issues"]]
     lines.append(f"{where}: REFUSED — {_plural(len(report['issues']), 'problem')}")
     return "\n".join(lines)
@@ -37,15 +43,18 @@ def import_plan(result: dict[str, Any]) -> str:
     lines = [f"conflict: {oid}" for oid in conflicts[:_LISTED]]
     if len(conflicts) > _LISTED:
         lines.append(f"... and {len(conflicts) - _LISTED:,} more conflicts (--json lists them)")
-    lines.append(f"{result['path']} (sha256 {result['bundle'][:16]}…): "
-                 f"{len(result['new']):,} new, {len(conflicts):,} conflicting, "
-                 f"{len(result['identical']):,} identical")
+    lines.append(
+        f"{result['path']} (sha256 {result['bundle'][:16]}…): "
+        f"{len(result['new']):,} new, {len(conflicts):,} conflicting, "
+        f"{len(result['identical']):,} identical"
+    )
     return "\n".join(lines)
 
 
 def imported(result: dict[str, Any]) -> str:
-    where = (f"commit {result['commit'][:12]}" if result["commit"]
-             else "nothing to commit")
-    return (f"imported {result['imported']:,}, overwritten {result['overwritten']:,}, "
-            f"skipped {result['skipped']:,}, identical {result['identical']:,} — {where} "
-            f"(bundle sha256 {result['bundle'][:16]}…)")
+    where = f"commit {result['commit'][:12]}" if result["commit"] else "nothing to commit"
+    return (
+        f"imported {result['imported']:,}, overwritten {result['overwritten']:,}, "
+        f"skipped {result['skipped']:,}, identical {result['identical']:,} — {where} "
+        f"(bundle sha256 {result['bundle'][:16]}…)"
+    )

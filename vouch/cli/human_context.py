@@ -14,11 +14,13 @@ def markdown(pack: dict[str, Any]) -> str:
     lines = [f"# Context: {_one_line(pack['task'])}", ""]
     items = pack.get("items") or []
     if not items:
-        lines.append("No approved knowledge in this repository's knowledge base matches "
-                     "this task.")
+        lines.append("No approved knowledge in this repository's knowledge base matches this task.")
         return "\n".join(lines)
-    lines += ["Approved knowledge from this repository's vouch knowledge base, most relevant "
-              "first. Cite items by id.", ""]
+    lines += [
+        "Approved knowledge from this repository's vouch knowledge base, most relevant "
+        "first. Cite items by id.",
+        "",
+    ]
     for n, item in enumerate(items, 1):
         lines += [_heading(n, item), ""]
         if item["kind"] == "page":
@@ -31,8 +33,10 @@ def markdown(pack: dict[str, Any]) -> str:
         if cites:
             lines += ["", "Cites: " + "; ".join(cites)]
         lines.append("")
-    note = f"{len(items)} item{'' if len(items) == 1 else 's'}, {pack['total_chars']} of " \
-           f"{pack['max_chars']} characters"
+    note = (
+        f"{len(items)} item{'' if len(items) == 1 else 's'}, {pack['total_chars']} of "
+        f"{pack['max_chars']} characters"
+    )
     if pack.get("truncated"):
         note += "; more matched but did not fit (raise --max-chars)"
     lines.append(f"_{note}._")
@@ -47,8 +51,7 @@ def _heading(n: int, item: dict[str, Any]) -> str:
         title = f" {_one_line(item['title'])}"
         if item.get("section"):
             title += f" § {_one_line(item['section'])}"
-    return (f"## {n}. {item['kind']}{title} `{item['id']}`"
-            + (f" ({detail})" if detail else ""))
+    return f"## {n}. {item['kind']}{title} `{item['id']}`" + (f" ({detail})" if detail else "")
 
 
 def _citation(c: dict[str, Any]) -> str:

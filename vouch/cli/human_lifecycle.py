@@ -16,8 +16,13 @@ def history(rows: list[dict[str, Any]]) -> str:
     """Newest first: `<id>  current|superseded by <id>  <created_at>  <bytes>  <title>`."""
     lines = []
     for row in rows:
-        state = "current" if row.get("current") else \
-            f"superseded by {str(row.get('superseded_by'))[:12]}"
-        lines.append(f"{row['id']}  {state:<26} {row.get('created_at') or '':<20} "
-                     f"{row.get('byte_size') or 0:>8} B  {row.get('title') or ''}")
+        state = (
+            "current"
+            if row.get("current")
+            else f"superseded by {str(row.get('superseded_by'))[:12]}"
+        )
+        lines.append(
+            f"{row['id']}  {state:<26} {row.get('created_at') or '':<20} "
+            f"{row.get('byte_size') or 0:>8} B  {row.get('title') or ''}"
+        )
     return "\n".join(lines) or "(none)"

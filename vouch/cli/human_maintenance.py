@@ -25,22 +25,29 @@ def _tally(report: dict[str, Any]) -> str:
 
 def lint(report: dict[str, Any]) -> str:
     lines = [issue_line(i) for i in report["issues"]]
-    scope = {"full": "every knowledge file", "staged": "the staged changes",
-             "since": "the changes since " + str((report.get("range") or {}).get("base", ""))[:12]
-             }.get(report["mode"], report["mode"])
+    scope = {
+        "full": "every knowledge file",
+        "staged": "the staged changes",
+        "since": "the changes since " + str((report.get("range") or {}).get("base", ""))[:12],
+    }.get(report["mode"], report["mode"])
     extra = ""
     if report["mode"] == "since":
         info = report.get("range") or {}
-        extra = (f", {_plural(info.get('commits', 0), 'commit')} "
-                 f"({_plural(info.get('decisions', 0), 'decision')})")
-    lines.append(f"vouch lint ({scope}): {report['checked']['objects']} objects{extra}; "
-                 f"{_tally(report)} — {report['verdict']}")
+        extra = (
+            f", {_plural(info.get('commits', 0), 'commit')} "
+            f"({_plural(info.get('decisions', 0), 'decision')})"
+        )
+    lines.append(
+        f"vouch lint ({scope}): {report['checked']['objects']} objects{extra}; "
+        f"{_tally(report)} — {report['verdict']}"
+    )
     return "\n".join(lines)
 
 
 def source_verify(report: dict[str, Any]) -> str:
-    lines = [f"{i.get('path') or i['id']}: error[{i['kind']}] {i['detail']}"
-             for i in report["issues"]]
+    lines = [
+        f"{i.get('path') or i['id']}: error[{i['kind']}] {i['detail']}" for i in report["issues"]
+    ]
     state = "ok" if report["ok"] else f"{_plural(len(report['issues']), 'problem')}"
     lines.append(f"{_plural(report['checked'], 'source')} verified — {state}")
     return "\n".join(lines)
@@ -53,15 +60,25 @@ def doctor(report: dict[str, Any]) -> str:
     audit = checks["audit"]
     sources = checks["sources"]
     rows = [
-        ("lint", lint_["verdict"], f"{lint_['objects']} objects, "
-                                   f"{_plural(lint_['errors'], 'error')}, "
-                                   f"{_plural(lint_['warnings'], 'warning')}"),
-        ("sources", "ok" if sources["ok"] else "errors",
-         f"{_plural(sources['checked'], 'source')} verified"
-         + (f", {_plural(sources['issues'], 'problem')}" if sources["issues"] else "")),
+        (
+            "lint",
+            lint_["verdict"],
+            f"{lint_['objects']} objects, "
+            f"{_plural(lint_['errors'], 'error')}, "
+            f"{_plural(lint_['warnings'], 'warning')}",
+        ),
+        (
+            "sources",
+            "ok" if sources["ok"] else "errors",
+            f"{_plural(sources['checked'], 'source')} verified"
+            + (f", {_plural(sources['issues'], 'problem')}" if sources["issues"] else ""),
+        ),
         ("index", index["state"], " ".join((index.get("reason") or "").split())),
-        ("audit", "ok" if audit.get("ok") else "errors",
-         f"{_plural(audit.get('events') or 0, 'event')} checked against git"),
+        (
+            "audit",
+            "ok" if audit.get("ok") else "errors",
+            f"{_plural(audit.get('events') or 0, 'event')} checked against git",
+        ),
         ("config", checks["config"]["verdict"], ""),
     ]
     lines = [f"vouch doctor: {report['verdict']} ({_tally(report)})"]

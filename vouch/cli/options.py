@@ -28,18 +28,27 @@ def forget_format() -> None:
 
 def shared_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The shared options, once: a command accepts them before or after its name."""
-    fn = click.option("--kb", "kb_path", metavar="PATH",
-                      help="Knowledge base (a repo or its .vouch/); else VOUCH_KB, else walk "
-                           "up from here.")(fn)
-    fn = click.option("--as", "actor", metavar="NAME",
-                      help="Act as NAME (else VOUCH_AGENT, config agent, git user.name).")(fn)
-    fn = click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-                      help="Output format.")(fn)
+    fn = click.option(
+        "--kb",
+        "kb_path",
+        metavar="PATH",
+        help="Knowledge base (a repo or its .vouch/); else VOUCH_KB, else walk up from here.",
+    )(fn)
+    fn = click.option(
+        "--as",
+        "actor",
+        metavar="NAME",
+        help="Act as NAME (else VOUCH_AGENT, config agent, git user.name).",
+    )(fn)
+    fn = click.option(
+        "--format", "fmt", type=click.Choice(FORMATS), default=None, help="Output format."
+    )(fn)
     return click.option("--json", "as_json", is_flag=True, help="Same as --format json.")(fn)
 
 
-def remember_group_options(kb_path: str | None, actor: str | None, fmt: str | None,
-                           as_json: bool) -> None:
+def remember_group_options(
+    kb_path: str | None, actor: str | None, fmt: str | None, as_json: bool
+) -> None:
     _before_command.update(kb_path=kb_path, actor=actor, fmt="json" if as_json else fmt)
 
 
@@ -76,17 +85,28 @@ class Output:
         click.echo(message, err=True)
 
 
-def shared_params(default_format: str = "human", writes_actor: bool = True
-                  ) -> list[click.Parameter]:
+def shared_params(
+    default_format: str = "human", writes_actor: bool = True
+) -> list[click.Parameter]:
     """--kb, --as, --format and --json, as click parameters for one command."""
     return [
-        click.Option(["--kb", "kb_path"], metavar="PATH",
-                     help="Knowledge base (a repo or its .vouch/); else VOUCH_KB, else walk "
-                          "up from here."),
-        click.Option(["--as", "actor"], metavar="NAME", hidden=not writes_actor,
-                     help="Act as NAME (else VOUCH_AGENT, config agent, git user.name)."),
-        click.Option(["--format", "fmt"], type=click.Choice(FORMATS), default=None,
-                     help=f"Output format (default {default_format})."),
+        click.Option(
+            ["--kb", "kb_path"],
+            metavar="PATH",
+            help="Knowledge base (a repo or its .vouch/); else VOUCH_KB, else walk up from here.",
+        ),
+        click.Option(
+            ["--as", "actor"],
+            metavar="NAME",
+            hidden=not writes_actor,
+            help="Act as NAME (else VOUCH_AGENT, config agent, git user.name).",
+        ),
+        click.Option(
+            ["--format", "fmt"],
+            type=click.Choice(FORMATS),
+            default=None,
+            help=f"Output format (default {default_format}).",
+        ),
         click.Option(["--json", "as_json"], is_flag=True, help="Same as --format json."),
     ]
 
@@ -98,8 +118,11 @@ def open_call(values: dict[str, Any], default_format: str) -> tuple[CallContext,
     fmt, as_json = values.pop("fmt", None), values.pop("as_json", False)
     chosen = "json" if as_json else (fmt or early.get("fmt") or default_format)
     _chosen["format"] = chosen
-    ctx = CallContext(kb_path=kb_path or early.get("kb_path"),
-                      actor_override=actor or early.get("actor"), transport="cli")
+    ctx = CallContext(
+        kb_path=kb_path or early.get("kb_path"),
+        actor_override=actor or early.get("actor"),
+        transport="cli",
+    )
     return ctx, Output(chosen)
 
 
@@ -113,8 +136,8 @@ def kb_command(default_format: str = "human", writes_actor: bool = True) -> Call
             return fn(ctx, out, **values)
 
         params = getattr(fn, "__click_params__", [])
-        wrapper.__click_params__ = [*reversed(shared_params(default_format, writes_actor)),  # type: ignore[attr-defined]
-                                    *params]
+        shared = list(reversed(shared_params(default_format, writes_actor)))
+        setattr(wrapper, "__click_params__", [*shared, *params])  # noqa: B010 - click's hook
         return wrapper
 
     return decorate

@@ -17,14 +17,16 @@ from vouch.methods.context import CallContext
 
 @cli.command("eval")
 @click.argument("golden", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--corpus", type=click.Path(file_okay=False, exists=True, path_type=Path),
-              help="Evaluate on a temporary knowledge base built from the files in DIR "
-                   "(instead of --kb).")
-@click.option("--modes", default="fts,vector,hybrid", show_default=True,
-              help="Search modes to compare.")
+@click.option(
+    "--corpus",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Evaluate on a temporary knowledge base built from the files in DIR (instead of --kb).",
+)
+@click.option(
+    "--modes", default="fts,vector,hybrid", show_default=True, help="Search modes to compare."
+)
 @kb_command(default_format="human", writes_actor=False)
-def eval_cmd(ctx: CallContext, out: Output, golden: Path, corpus: Path | None,
-             modes: str) -> None:
+def eval_cmd(ctx: CallContext, out: Output, golden: Path, corpus: Path | None, modes: str) -> None:
     """Retrieval quality on GOLDEN.jsonl: MRR@10, recall@10, nDCG@10 per search mode."""
     from vouch.search import evalrun
     from vouch.search.eval import table
@@ -43,14 +45,19 @@ def stats_cmd(ctx: CallContext, out: Output, top: int) -> None:
     data = log.stats(ctx.kb.dir, top=top)
 
     def human(d: dict[str, Any]) -> str:
-        lines = [f"Searches: {d['searches']} ({d['errors']} failed), "
-                 f"{d['distinct_queries']} distinct queries"]
+        lines = [
+            f"Searches: {d['searches']} ({d['errors']} failed), "
+            f"{d['distinct_queries']} distinct queries"
+        ]
         lines.append("Most frequent:")
-        lines += [f"  {q['count']:>5}  {q['query']}  (avg {q['avg_results']} results)"
-                  for q in d["top_queries"]] or ["  (none)"]
+        lines += [
+            f"  {q['count']:>5}  {q['query']}  (avg {q['avg_results']} results)"
+            for q in d["top_queries"]
+        ] or ["  (none)"]
         lines.append("Found nothing (what the knowledge base lacks):")
-        lines += [f"  {q['count']:>5}  {q['query']}" for q in d["zero_result_queries"]] \
-            or ["  (none)"]
+        lines += [f"  {q['count']:>5}  {q['query']}" for q in d["zero_result_queries"]] or [
+            "  (none)"
+        ]
         return "\n".join(lines)
 
     out.emit(data, human)

@@ -12,22 +12,48 @@ from vouch.servers import server_context
 
 
 @cli.command("serve")
-@click.option("--transport", type=click.Choice(["jsonl", "mcp"]), default="jsonl",
-              show_default=True, help="jsonl: one JSON request per line; mcp: Model Context "
-              "Protocol over stdio.")
-@click.option("--kb", "kb_path", metavar="PATH", envvar="VOUCH_KB",
-              help="Knowledge base (a repo or its .vouch/); default: walk up from here.")
-@click.option("--allow-decisions", is_flag=True,
-              help="Let the agent approve and reject proposals (never its own). Without "
-              "it a person decides at the CLI: `vouch approve ID`.")
-@click.option("--trusted-host", is_flag=True,
-              help="The host enforces identity: honour kb.approve's `approver` parameter "
-              "(only matters with --allow-decisions).")
-@click.option("--max-line-bytes", type=click.IntRange(min=1024), default=None, hidden=True,
-              help="JSONL: longest request line accepted.")
+@click.option(
+    "--transport",
+    type=click.Choice(["jsonl", "mcp"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: one JSON request per line; mcp: Model Context Protocol over stdio.",
+)
+@click.option(
+    "--kb",
+    "kb_path",
+    metavar="PATH",
+    envvar="VOUCH_KB",
+    help="Knowledge base (a repo or its .vouch/); default: walk up from here.",
+)
+@click.option(
+    "--allow-decisions",
+    is_flag=True,
+    help="Let the agent approve and reject proposals (never its own). Without "
+    "it a person decides at the CLI: `vouch approve ID`.",
+)
+@click.option(
+    "--trusted-host",
+    is_flag=True,
+    help="The host enforces identity: honour kb.approve's `approver` parameter "
+    "(only matters with --allow-decisions).",
+)
+@click.option(
+    "--max-line-bytes",
+    type=click.IntRange(min=1024),
+    default=None,
+    hidden=True,
+    help="JSONL: longest request line accepted.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Log every refused request to stderr.")
-def serve_cmd(transport: str, kb_path: str | None, allow_decisions: bool, trusted_host: bool,
-              max_line_bytes: int | None, verbose: bool) -> None:
+def serve_cmd(
+    transport: str,
+    kb_path: str | None,
+    allow_decisions: bool,
+    trusted_host: bool,
+    max_line_bytes: int | None,
+    verbose: bool,
+) -> None:
     """Serve every kb.* method to an agent over stdin/stdout until EOF.
 
     The agent is who you declare: VOUCH_AGENT, else `agent` in .vouch/config.yaml —
@@ -40,12 +66,14 @@ def serve_cmd(transport: str, kb_path: str | None, allow_decisions: bool, truste
     Example:  VOUCH_AGENT=claude-code vouch serve --transport mcp
     """
     debug = verbose or bool(os.environ.get("VOUCH_DEBUG"))
-    logging.basicConfig(level=logging.DEBUG if debug else logging.INFO,
-                        format="vouch serve: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.INFO, format="vouch serve: %(message)s"
+    )
     for noisy in ("mcp", "httpx", "anyio"):  # SDK chatter stays out unless debugging
         logging.getLogger(noisy).setLevel(logging.DEBUG if debug else logging.WARNING)
-    ctx = server_context(transport, kb_path=kb_path, trusted_host=trusted_host,
-                         allow_decisions=allow_decisions)
+    ctx = server_context(
+        transport, kb_path=kb_path, trusted_host=trusted_host, allow_decisions=allow_decisions
+    )
     if transport == "mcp":
         from vouch.servers import mcp
 

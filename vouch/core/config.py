@@ -62,8 +62,9 @@ class Config:
         value = self.get(dotted, default)
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         if not ok or not math.isfinite(value) or value < 0:
-            raise UsageError(f"{CONFIG_NAME}: {dotted} must be a non-negative number, "
-                             f"not {value!r}")
+            raise UsageError(
+                f"{CONFIG_NAME}: {dotted} must be a non-negative number, not {value!r}"
+            )
         return float(value)
 
     def typed(self, dotted: str, default: float, kind: type[int] | type[float]) -> Any:
@@ -72,8 +73,9 @@ class Config:
         try:
             return kind(default if raw is None else raw)
         except (TypeError, ValueError) as exc:
-            raise UsageError(f"{dotted} in {CONFIG_NAME} must be a number",
-                             hint=f"the default is {default}") from exc
+            raise UsageError(
+                f"{dotted} in {CONFIG_NAME} must be a number", hint=f"the default is {default}"
+            ) from exc
 
     def get(self, dotted: str, default: Any = None) -> Any:
         node: Any = self.data

@@ -27,30 +27,41 @@ _FAIL: Any = object()
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 # Characters YAML reads as themselves: no tab, CR, controls, BOM, NEL/LS/PS, surrogates.
 _PLAIN_TEXT = re.compile(
-    "[\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
-    "\U00010000-\U0010ffff]*")
+    "[\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*"
+)
 _UNSAFE_START = frozenset("&*!|>{}[]%@`#,")
 
 # yaml.resolver's implicit resolvers (PyYAML 6), each tried when the scalar starts with
 # one of its characters, in PyYAML's order.
-_BOOL = re.compile(r"^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE"
-                   r"|on|On|ON|off|Off|OFF)$")
-_FLOAT = re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+_BOOL = re.compile(
+    r"^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE"
+    r"|on|On|ON|off|Off|OFF)$"
+)
+_FLOAT = re.compile(
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
                     |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
                     |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
                     |[-+]?\.(?:inf|Inf|INF)
-                    |\.(?:nan|NaN|NAN))$""", re.X)
-_INT = re.compile(r"""^(?:[-+]?0b[0-1_]+
+                    |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+_INT = re.compile(
+    r"""^(?:[-+]?0b[0-1_]+
                     |[-+]?0[0-7_]+
                     |[-+]?(?:0|[1-9][0-9_]*)
                     |[-+]?0x[0-9a-fA-F_]+
-                    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$""", re.X)
+                    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$""",
+    re.X,
+)
 _NULL = re.compile(r"^(?:~|null|Null|NULL)$")
-_TIMESTAMP = re.compile(r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+_TIMESTAMP = re.compile(
+    r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
                     |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
                      (?:[Tt]|[ \t]+)[0-9][0-9]?
                      :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
-                     (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""", re.X)
+                     (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""",
+    re.X,
+)
 # the numbers converted here, exactly as PyYAML's constructors do (sign * int / float)
 _SIMPLE_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 _SIMPLE_FLOAT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\.[0-9]+")
@@ -176,12 +187,12 @@ def split_page(text: str) -> tuple[dict[str, Any], str] | None:
         if not text.endswith("\n---"):
             return None
         end = len(text) - 4
-    rest = text[end + 4:]
+    rest = text[end + 4 :]
     # python-frontmatter's boundary `^-{3,}\s*$` also takes the whitespace after `---`
     # up to a line end: only newlines there keep the body exactly `rest.strip("\n")`
     if rest[: len(rest) - len(rest.lstrip())].strip("\n"):
         return None
-    meta = parse(text[4:end + 1])
+    meta = parse(text[4 : end + 1])
     if meta is None:
         return None
     return meta, rest.strip("\n")

@@ -17,8 +17,15 @@ from vouch.errors import LockTimeout
 
 
 @contextmanager
-def file_lock(path: Path, timeout: float, message: str, hint: str, *,
-              delay: float = 0.005, max_delay: float = 0.1) -> Iterator[None]:
+def file_lock(
+    path: Path,
+    timeout: float,
+    message: str,
+    hint: str,
+    *,
+    delay: float = 0.005,
+    max_delay: float = 0.1,
+) -> Iterator[None]:
     """Hold `path` exclusively (created if missing; its folder must exist); the OS
     releases it if we die. Polls from `delay`, doubling up to `max_delay`, and raises
     LockTimeout(message, hint) once `timeout` seconds have passed (0: one try)."""
@@ -48,6 +55,10 @@ def write_lock(vouch_dir: Path, timeout: float = 30.0) -> Iterator[None]:
     lock_dir = vouch_dir / "locks"
     lock_dir.mkdir(exist_ok=True)
     path = lock_dir / "write.lock"
-    with file_lock(path, timeout, f"another vouch writer held {path} for {timeout:g}s",
-                   "wait for it to finish, or raise lock.timeout_seconds in config.yaml"):
+    with file_lock(
+        path,
+        timeout,
+        f"another vouch writer held {path} for {timeout:g}s",
+        "wait for it to finish, or raise lock.timeout_seconds in config.yaml",
+    ):
         yield

@@ -83,7 +83,7 @@ def describe(path: Path, name: str | None = None) -> ModelRef:
         raise UsageError(
             f"no usable model2vec model at {path}: {exc}",
             hint="set embedding.model to `default` or to a model2vec model directory, "
-                 "or embedding.enabled: false",
+            "or embedding.enabled: false",
         ) from exc
     digest = hashlib.sha256(config_bytes + json.dumps(sizes).encode()).hexdigest()[:12]
     label = name or str(path)
@@ -308,7 +308,7 @@ class _Table:
         if self._whole is not None:
             out: np.ndarray = self._whole[np.array(ids, dtype=np.int64)]
             return out
-        read = {i: self._slice[i:i + 1] for i in set(ids)}
+        read = {i: self._slice[i : i + 1] for i in set(ids)}
         return np.concatenate([read[i] for i in ids])
 
 
@@ -323,4 +323,3 @@ def embedder(ref: ModelRef) -> Embedder:
         if found is None:
             found = _LOADED[ref.model_id] = Embedder(ref)
         return found
-

@@ -39,24 +39,35 @@ def table_text(tokenizer_json: Path, model_id: str) -> str | None:
         spec = json.loads(tokenizer_json.read_text(encoding="utf-8"))
         normalizer, pre, model = spec["normalizer"], spec["pre_tokenizer"], spec["model"]
         vocab: dict[str, int] = model["vocab"]
-        if (normalizer.get("type") != "BertNormalizer" or normalizer.get("clean_text") is not True
-                or not isinstance(normalizer.get("lowercase"), bool)
-                or pre.get("type") != "BertPreTokenizer" or model.get("type") != "WordPiece"
-                or not isinstance(model.get("continuing_subword_prefix"), str)
-                or not isinstance(model.get("max_input_chars_per_word"), int)
-                or model.get("unk_token") not in vocab):
+        if (
+            normalizer.get("type") != "BertNormalizer"
+            or normalizer.get("clean_text") is not True
+            or not isinstance(normalizer.get("lowercase"), bool)
+            or pre.get("type") != "BertPreTokenizer"
+            or model.get("type") != "WordPiece"
+            or not isinstance(model.get("continuing_subword_prefix"), str)
+            or not isinstance(model.get("max_input_chars_per_word"), int)
+            or model.get("unk_token") not in vocab
+        ):
             return None
         added = [str(t["content"]) for t in spec.get("added_tokens") or ()]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     tokens = sorted(vocab, key=vocab.__getitem__)
-    if ([vocab[t] for t in tokens] != list(range(len(tokens)))
-            or any("\n" in t or "\r" in t for t in tokens)):
+    if [vocab[t] for t in tokens] != list(range(len(tokens))) or any(
+        "\n" in t or "\r" in t for t in tokens
+    ):
         return None  # ids with gaps, or tokens a line-per-token file cannot hold
-    header = {"format": FORMAT, "model_id": model_id, "lowercase": normalizer["lowercase"],
-              "unk": model["unk_token"], "prefix": model["continuing_subword_prefix"],
-              "max_chars": model["max_input_chars_per_word"], "added": added,
-              "median_token_length": _median_length(set(vocab) | set(added))}
+    header = {
+        "format": FORMAT,
+        "model_id": model_id,
+        "lowercase": normalizer["lowercase"],
+        "unk": model["unk_token"],
+        "prefix": model["continuing_subword_prefix"],
+        "max_chars": model["max_input_chars_per_word"],
+        "added": added,
+        "median_token_length": _median_length(set(vocab) | set(added)),
+    }
     body = "\n".join(tokens)
     header["sha256"] = hashlib.sha256(body.encode("utf-8")).hexdigest()
     return json.dumps(header, ensure_ascii=True) + "\n" + body
@@ -123,8 +134,9 @@ class WordPiece:
         while start < len(word):
             end = len(word)
             while start < end:
-                found = self.vocab.get(word[start:end] if start == 0
-                                       else self.prefix + word[start:end])
+                found = self.vocab.get(
+                    word[start:end] if start == 0 else self.prefix + word[start:end]
+                )
                 if found is not None:
                     break
                 end -= 1

@@ -7,4 +7,3 @@
 - `records`  — trailers, proposal lookup, decision files
 - `handlers` — the kb.* methods over all of the above
 """
-

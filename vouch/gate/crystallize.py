@@ -41,8 +41,14 @@ class SessionProposal:
 
     def to_json(self) -> dict[str, Any]:
         p = self.proposal
-        return {"proposal_id": p.id, "state": self.state, "kind": p.kind,
-                "object_id": p.object_id, "title": p.title, "proposer": p.proposer}
+        return {
+            "proposal_id": p.id,
+            "state": self.state,
+            "kind": p.kind,
+            "object_id": p.object_id,
+            "title": p.title,
+            "proposer": p.proposer,
+        }
 
 
 def session_proposals(kb: KB, session_id: str) -> list[SessionProposal]:
@@ -69,8 +75,7 @@ def _merged(kb: KB, session_id: str, head: str) -> list[records.Proposal]:
     commit that started the session (each proposal's base held the open session), so
     the walk stops there instead of reading the whole history."""
     path = kb.rel(session_kind.path_for(session_id))
-    started = kb.repo.git("log", "-n1", "--format=%H", "--diff-filter=A", head, "--",
-                          path).strip()
+    started = kb.repo.git("log", "-n1", "--format=%H", "--diff-filter=A", head, "--", path).strip()
     rev = f"{started}..{head}" if started else head
     out = []
     for parts in kb.repo.log_records(rev, _FIELDS, grep=f"{TRAILER}: {session_id}"):
@@ -79,16 +84,20 @@ def _merged(kb: KB, session_id: str, head: str) -> list[records.Proposal]:
         trailers = records.parse_message(parts[2])[2]
         pid = (trailers.get("Vouch-Proposal") or [""])[0]
         proposal = records.from_record([f"merged/{pid}", *parts])
-        if proposal is not None and proposal.session_id == session_id \
-                and "Vouch-Decision" not in proposal.trailers:
+        if (
+            proposal is not None
+            and proposal.session_id == session_id
+            and "Vouch-Decision" not in proposal.trailers
+        ):
             out.append(proposal)
     return out
 
 
 def end_session(kb: KB, actor: str, session_id: str) -> dict[str, Any]:
     """Close the session; the proposals made in it are counted and recorded."""
-    return sessions.end(kb, actor, session_id,
-                        lambda: [s.proposal.id for s in session_proposals(kb, session_id)])
+    return sessions.end(
+        kb, actor, session_id, lambda: [s.proposal.id for s in session_proposals(kb, session_id)]
+    )
 
 
 # -- crystallize ---------------------------------------------------------------------------
@@ -104,25 +113,33 @@ def crystallize(kb: KB, actor: str, session_id: str, no_page: bool = False) -> d
     claims = _approved_claims(kb, made, head)
     promotable = [c for c in claims if c.get("status") in PROMOTABLE]
     result: dict[str, Any] = {
-        "page_id": None, "claims_promoted": len(promotable), "proposal_id": None,
-        "session_id": session_id, "promotable": [c["id"] for c in promotable],
+        "page_id": None,
+        "claims_promoted": len(promotable),
+        "proposal_id": None,
+        "session_id": session_id,
+        "promotable": [c["id"] for c in promotable],
         "proposals": [s.to_json() for s in made],
     }
     if no_page:
         return result
     values = {
-        "title": _title(session), "type": "session",
+        "title": _title(session),
+        "type": "session",
         "body": _body(session, made, claims, promotable),
         "claims": [c["id"] for c in claims] or None,
-        "entities": [s.proposal.object_id for s in made
-                     if s.proposal.kind == "entity" and _live(s)] or None,
+        "entities": [s.proposal.object_id for s in made if s.proposal.kind == "entity" and _live(s)]
+        or None,
         "sources": _sources(kb, claims, head) or None,
-        "tags": ["session"], "session_id": session_id,
+        "tags": ["session"],
+        "session_id": session_id,
     }
-    rationale = (f"crystallize session {session_id}: {len(made)} proposal(s), "
-                 f"{len(promotable)} claim(s) flagged for review")
+    rationale = (
+        f"crystallize session {session_id}: {len(made)} proposal(s), "
+        f"{len(promotable)} claim(s) flagged for review"
+    )
     proposed = propose.require_valid(
-        propose.propose(kb, actor, "page", values, rationale=rationale), "page")
+        propose.propose(kb, actor, "page", values, rationale=rationale), "page"
+    )
     result.update(page_id=proposed["page_id"], proposal_id=proposed["proposal_id"])
     if proposed.get("duplicate"):
         result["duplicate"] = proposed["duplicate"]
@@ -181,12 +198,14 @@ def _one_line(text: object) -> str:
     return " ".join(str(text or "").split())
 
 
-def _body(session: Obj, made: list[SessionProposal], claims: list[Obj],
-          promotable: list[Obj]) -> str:
-    lines = [f"Session `{session['id']}`, opened by {_one_line(session.get('actor')) or '?'} "
-             f"at {session.get('created_at')}"
-             + (f", ended at {session['ended_at']}." if session.get("ended_at") else
-                " (still open).")]
+def _body(
+    session: Obj, made: list[SessionProposal], claims: list[Obj], promotable: list[Obj]
+) -> str:
+    lines = [
+        f"Session `{session['id']}`, opened by {_one_line(session.get('actor')) or '?'} "
+        f"at {session.get('created_at')}"
+        + (f", ended at {session['ended_at']}." if session.get("ended_at") else " (still open).")
+    ]
     if session.get("note"):
         lines += ["", "> " + _one_line(session["note"])]
     counts: dict[str, int] = {}
@@ -195,18 +214,25 @@ def _body(session: Obj, made: list[SessionProposal], claims: list[Obj],
     lines += ["", f"## Proposals ({len(made)})", ""]
     if counts:
         lines += [", ".join(f"{n} {state}" for state, n in sorted(counts.items())) + ".", ""]
-    lines += [f"- {s.state}: {s.proposal.kind} `{s.proposal.object_id}` — "
-              f"{_one_line(s.proposal.title)} (proposal `{s.proposal.id}`)" for s in made] \
-        or ["No proposals were made in this session."]
+    lines += [
+        f"- {s.state}: {s.proposal.kind} `{s.proposal.object_id}` — "
+        f"{_one_line(s.proposal.title)} (proposal `{s.proposal.id}`)"
+        for s in made
+    ] or ["No proposals were made in this session."]
     lines += ["", f"## Claims ({len(claims)})", ""]
-    lines += [f"- {_one_line(c['text'])} (`{c['id']}`, {c.get('status')})" for c in claims] \
-        or ["No approved claims came out of this session."]
+    lines += [f"- {_one_line(c['text'])} (`{c['id']}`, {c.get('status')})" for c in claims] or [
+        "No approved claims came out of this session."
+    ]
     lines += ["", f"## For review: promotable claims ({len(promotable)})", ""]
     if promotable:
-        lines += ["Approved in this session and not yet `stable`: a reviewer may promote "
-                  "each once it has held up (`vouch promote ID`).", ""]
-        lines += [f"- [ ] {_one_line(c['text'])} (`{c['id']}`, {c.get('status')})"
-                  for c in promotable]
+        lines += [
+            "Approved in this session and not yet `stable`: a reviewer may promote "
+            "each once it has held up (`vouch promote ID`).",
+            "",
+        ]
+        lines += [
+            f"- [ ] {_one_line(c['text'])} (`{c['id']}`, {c.get('status')})" for c in promotable
+        ]
     else:
         lines += ["None."]
     return "\n".join(lines) + "\n"

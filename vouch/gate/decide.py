@@ -38,8 +38,9 @@ def gate_settings(kb: KB, tip: str) -> Config:
     """The configuration committed on the branch a decision lands on."""
     where = f"{tip[:12]}:{kb.rel(CONFIG_NAME)}"
     blob = kb.repo.blob_at(tip, kb.rel(CONFIG_NAME))
-    return Config.from_text(kb.repo.read_blob(blob).decode("utf-8", "replace")
-                            if blob else None, where)
+    return Config.from_text(
+        kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None, where
+    )
 
 
 def _target(kb: KB, proposal: Proposal, current: str | None) -> tuple[str, str]:
@@ -49,8 +50,10 @@ def _target(kb: KB, proposal: Proposal, current: str | None) -> tuple[str, str]:
             tip = kb.repo.peek(ref)
             if tip:
                 return ref, tip
-    raise UsageError(f"base branch {proposal.base or '?'} of proposal {proposal.id} is not here",
-                     hint="check out a branch to approve into")
+    raise UsageError(
+        f"base branch {proposal.base or '?'} of proposal {proposal.id} is not here",
+        hint="check out a branch to approve into",
+    )
 
 
 def _check_approver(actor: str, proposal: Proposal, settings: Config) -> None:
@@ -58,7 +61,8 @@ def _check_approver(actor: str, proposal: Proposal, settings: Config) -> None:
         raise GateRefused(
             f"{actor} proposed {proposal.id} and cannot also approve it",
             hint="another person must approve (or commit review.approver_role: "
-                 "trusted-agent in .vouch/config.yaml on the target branch)")
+            "trusted-agent in .vouch/config.yaml on the target branch)",
+        )
 
 
 def _pinned(kb: KB, proposal: Proposal, expect: str | None) -> list[RefUpdate]:
@@ -71,9 +75,10 @@ def _pinned(kb: KB, proposal: Proposal, expect: str | None) -> list[RefUpdate]:
     reviewed = kb.repo.peek(ref)
     if expect is not None:
         if not isinstance(expect, str) or not _COMMIT_PREFIX.fullmatch(expect):
-            raise UsageError(f"--expect {expect!r} is not a commit id",
-                             hint="pass the commit `vouch show ID` printed (7 or more hex "
-                                  "digits)")
+            raise UsageError(
+                f"--expect {expect!r} is not a commit id",
+                hint="pass the commit `vouch show ID` printed (7 or more hex digits)",
+            )
         if not proposal.commit.startswith(expect.lower()):
             raise _changed(proposal, expect)
     elif reviewed and reviewed != proposal.commit:
@@ -85,7 +90,8 @@ def _changed(proposal: Proposal, seen: str) -> GateRefused:
     return GateRefused(
         f"proposal {proposal.id} is now commit {proposal.commit[:12]}, not the "
         f"{seen[:12]} that was reviewed: it changed after review",
-        hint=f"review it again (vouch show {proposal.id}), then approve what you saw")
+        hint=f"review it again (vouch show {proposal.id}), then approve what you saw",
+    )
 
 
 def _with_approver(kind: Kind, text: str, actor: str, where: str) -> str:
@@ -104,47 +110,73 @@ def _with_approver(kind: Kind, text: str, actor: str, where: str) -> str:
             close = text.find("\n---\n", 3)
             candidate = text[: close + 1] + line + text[close + 1 :] if close > 0 else ""
         try:
-            if candidate and kind.load(candidate, where=where) == {**current,
-                                                                   "approved_by": actor}:
+            if candidate and kind.load(candidate, where=where) == {**current, "approved_by": actor}:
                 return candidate
         except CorruptFile:
             pass
     return kind.edit(text, {"approved_by": actor}, where=where)
 
 
-def _decision(proposal: Proposal, decision: str, actor: str, reason: str | None,
-              note: str | None = None) -> bytes:
+def _decision(
+    proposal: Proposal, decision: str, actor: str, reason: str | None, note: str | None = None
+) -> bytes:
     record = {
-        "proposal_id": proposal.id, "decision": decision, "kind": proposal.kind,
-        "object_id": proposal.object_id, "proposer": proposal.proposer, "decided_by": actor,
-        "decided_at": ids.now_iso(), "reason": reason or None, "base": proposal.base,
-        "proposal_commit": proposal.commit, "note": note,
+        "proposal_id": proposal.id,
+        "decision": decision,
+        "kind": proposal.kind,
+        "object_id": proposal.object_id,
+        "proposer": proposal.proposer,
+        "decided_by": actor,
+        "decided_at": ids.now_iso(),
+        "reason": reason or None,
+        "base": proposal.base,
+        "proposal_commit": proposal.commit,
+        "note": note,
     }
     return yamlio.dump_yaml({k: v for k, v in record.items() if v is not None}).encode()
 
 
-def _message(proposal: Proposal, decision: str, actor: str, reason: str, chain: str,
-             subject: str | None = None) -> str:
+def _message(
+    proposal: Proposal,
+    decision: str,
+    actor: str,
+    reason: str,
+    chain: str,
+    subject: str | None = None,
+) -> str:
     """The decision commit's message: `vouch: approve|reject <kind> <id>` plus trailers."""
     verb = "approve" if decision == "approved" else "reject"
     return records.message(
-        subject or f"vouch: {verb} {proposal.kind} {proposal.object_id}", reason, {
-            "Vouch-Proposal": proposal.id, "Vouch-Decision": decision,
-            "Vouch-Approver": actor, "Vouch-Proposer": proposal.proposer,
-            "Vouch-Kind": proposal.kind, "Vouch-Object": proposal.object_id,
-            "Vouch-Proposal-Commit": proposal.commit, writer.AUDIT_HEAD: chain,
-        })
+        subject or f"vouch: {verb} {proposal.kind} {proposal.object_id}",
+        reason,
+        {
+            "Vouch-Proposal": proposal.id,
+            "Vouch-Decision": decision,
+            "Vouch-Approver": actor,
+            "Vouch-Proposer": proposal.proposer,
+            "Vouch-Kind": proposal.kind,
+            "Vouch-Object": proposal.object_id,
+            "Vouch-Proposal-Commit": proposal.commit,
+            writer.AUDIT_HEAD: chain,
+        },
+    )
 
 
-def _events(proposal: Proposal, event: str, actor: str, data: dict[str, Any]
-            ) -> list[tuple[str, str, list[str], dict[str, Any]]]:
+def _events(
+    proposal: Proposal, event: str, actor: str, data: dict[str, Any]
+) -> list[tuple[str, str, list[str], dict[str, Any]]]:
     """The proposal's creation (read from its trailers) and the decision, as audit events."""
-    created = {"kind": proposal.kind, "base": proposal.base, "commit": proposal.commit,
-               "proposed_at": proposal.created_at}
+    created = {
+        "kind": proposal.kind,
+        "base": proposal.base,
+        "commit": proposal.commit,
+        "proposed_at": proposal.created_at,
+    }
     objects = [proposal.id, proposal.object_id]
-    return [("proposal.create", proposal.proposer, objects, created),
-            (event, actor, objects, {"kind": proposal.kind, "proposer": proposal.proposer,
-                                     **data})]
+    return [
+        ("proposal.create", proposal.proposer, objects, created),
+        (event, actor, objects, {"kind": proposal.kind, "proposer": proposal.proposer, **data}),
+    ]
 
 
 def _decided_check(kb: KB, proposal: Proposal, tip: str) -> None:
@@ -153,14 +185,16 @@ def _decided_check(kb: KB, proposal: Proposal, tip: str) -> None:
         raise records.refuse_decided(proposal.id, decision)
 
 
-def _logs(kb: KB, tip: str, events: list[tuple[str, str, list[str], dict[str, Any]]]
-          ) -> tuple[dict[str, str | None], str]:
+def _logs(
+    kb: KB, tip: str, events: list[tuple[str, str, list[str], dict[str, Any]]]
+) -> tuple[dict[str, str | None], str]:
     logs, chain = writer.audit_changes(kb, tip, events)
     return {kb.rel(p): kb.repo.write_blob(b) for p, b in logs.items()}, chain
 
 
-def approve(kb: KB, actor: str, proposal_id: str, reason: str | None = None, *,
-            expect: str | None = None) -> dict[str, Any]:
+def approve(
+    kb: KB, actor: str, proposal_id: str, reason: str | None = None, *, expect: str | None = None
+) -> dict[str, Any]:
     repo = kb.repo
     with gate_lock(kb):
         proposal = records.find(kb, proposal_id)
@@ -178,69 +212,124 @@ def approve(kb: KB, actor: str, proposal_id: str, reason: str | None = None, *,
         obj_path = kb.rel(kind.path_for(proposal.object_id)) if kind else ""
         if kind and ids.is_object_id(proposal.object_id) and repo.blob_at(tip, obj_path):
             # e.g. the same claim proposed in two clones, one already approved
-            raise GateRefused(f"{proposal.kind} {proposal.object_id} is already approved "
-                              f"on {branch.removeprefix('refs/heads/')}",
-                              hint=f"reject this proposal: vouch reject {proposal.id} "
-                                   "--reason duplicate")
-        checked = verify.check(kb, proposal, tip, require_citations=settings.get(
-            "review.require_citations", True) is not False)
+            raise GateRefused(
+                f"{proposal.kind} {proposal.object_id} is already approved "
+                f"on {branch.removeprefix('refs/heads/')}",
+                hint=f"reject this proposal: vouch reject {proposal.id} --reason duplicate",
+            )
+        checked = verify.check(
+            kb,
+            proposal,
+            tip,
+            require_citations=settings.get("review.require_citations", True) is not False,
+        )
         fault("merged")
         changes: dict[str, str | None] = {
-            p: b for p, b in checked.files.items() if repo.blob_at(tip, p) != b}
+            p: b for p, b in checked.files.items() if repo.blob_at(tip, p) != b
+        }
         edited = _with_approver(checked.kind, checked.text, actor, obj_path)
         changes[obj_path] = repo.write_blob(edited.encode())
         changes[kb.rel(records.decided_path(proposal.id))] = repo.write_blob(
-            _decision(proposal, "approved", actor, reason))
-        logs, chain = _logs(kb, tip, _events(proposal, "proposal.approve", actor,
-                                             {"reason": reason or ""}))
+            _decision(proposal, "approved", actor, reason)
+        )
+        logs, chain = _logs(
+            kb, tip, _events(proposal, "proposal.approve", actor, {"reason": reason or ""})
+        )
         changes.update(logs)
         final = repo.edit_tree(repo.store.peel_tree(tip), changes)
         message = _message(proposal, "approved", actor, reason or "", chain)
         commit = repo.write_commit(final, [tip, proposal.commit], message)
         fault("committed")
-        land(kb, branch, tip, commit, changes, others,
-             message=f"vouch: approve {proposal.id}", current=current)
-    return {"ok": True, "object_id": proposal.object_id, "object_kind": proposal.kind,
-            "proposal_id": proposal.id, "commit": commit,
-            "proposal_commit": proposal.commit}
+        land(
+            kb,
+            branch,
+            tip,
+            commit,
+            changes,
+            others,
+            message=f"vouch: approve {proposal.id}",
+            current=current,
+        )
+    return {
+        "ok": True,
+        "object_id": proposal.object_id,
+        "object_kind": proposal.kind,
+        "proposal_id": proposal.id,
+        "commit": commit,
+        "proposal_commit": proposal.commit,
+    }
 
 
-def _record_merged(kb: KB, proposal: Proposal, actor: str, reason: str | None, branch: str,
-                   tip: str, others: list[RefUpdate], current: str | None) -> dict[str, Any]:
+def _record_merged(
+    kb: KB,
+    proposal: Proposal,
+    actor: str,
+    reason: str | None,
+    branch: str,
+    tip: str,
+    others: list[RefUpdate],
+    current: str | None,
+) -> dict[str, Any]:
     """Record the decision for a proposal already merged by git (not by vouch)."""
     repo = kb.repo
     kind = KINDS.get(proposal.kind)
-    obj_path = kb.rel(kind.path_for(proposal.object_id)) \
-        if kind and ids.is_object_id(proposal.object_id) else ""
+    obj_path = (
+        kb.rel(kind.path_for(proposal.object_id))
+        if kind and ids.is_object_id(proposal.object_id)
+        else ""
+    )
     blob = repo.blob_at(tip, obj_path) if obj_path else None
     if kind is None or blob is None:
         raise GateRefused(
             f"proposal {proposal.id} was merged outside vouch, but "
             f"{obj_path or 'its object'} is not on {branch.removeprefix('refs/heads/')}",
-            hint="nothing to approve; reject it or propose the content again")
+            hint="nothing to approve; reject it or propose the content again",
+        )
     note = "merged outside vouch; decision recorded afterwards"
     text = repo.read_blob(blob).decode("utf-8")
     changes: dict[str, str | None] = {
-        obj_path: repo.write_blob(kind.edit(text, {"approved_by": actor}, where=obj_path)
-                                  .encode()),
+        obj_path: repo.write_blob(kind.edit(text, {"approved_by": actor}, where=obj_path).encode()),
         kb.rel(records.decided_path(proposal.id)): repo.write_blob(
-            _decision(proposal, "approved", actor, reason, note)),
+            _decision(proposal, "approved", actor, reason, note)
+        ),
     }
-    logs, chain = _logs(kb, tip, _events(proposal, "proposal.approve", actor,
-                                         {"reason": reason or "", "note": note}))
+    logs, chain = _logs(
+        kb,
+        tip,
+        _events(proposal, "proposal.approve", actor, {"reason": reason or "", "note": note}),
+    )
     changes.update(logs)
     changes = {p: b for p, b in changes.items() if repo.blob_at(tip, p) != b}
     final = repo.edit_tree(repo.store.peel_tree(tip), changes)
-    message = _message(proposal, "approved", actor, reason or "", chain,
-                       f"vouch: record approval of {proposal.kind} {proposal.object_id} "
-                       "(merged outside vouch)")
+    message = _message(
+        proposal,
+        "approved",
+        actor,
+        reason or "",
+        chain,
+        f"vouch: record approval of {proposal.kind} {proposal.object_id} (merged outside vouch)",
+    )
     commit = repo.write_commit(final, [tip], message)
     fault("committed")
-    land(kb, branch, tip, commit, changes, others,
-         message=f"vouch: record approval of {proposal.id}", current=current)
-    return {"ok": True, "object_id": proposal.object_id, "object_kind": proposal.kind,
-            "proposal_id": proposal.id, "commit": commit,
-            "proposal_commit": proposal.commit, "recorded_after_merge": True}
+    land(
+        kb,
+        branch,
+        tip,
+        commit,
+        changes,
+        others,
+        message=f"vouch: record approval of {proposal.id}",
+        current=current,
+    )
+    return {
+        "ok": True,
+        "object_id": proposal.object_id,
+        "object_kind": proposal.kind,
+        "proposal_id": proposal.id,
+        "commit": commit,
+        "proposal_commit": proposal.commit,
+        "recorded_after_merge": True,
+    }
 
 
 def reject(kb: KB, actor: str, proposal_id: str, reason: str) -> dict[str, Any]:
@@ -257,17 +346,21 @@ def reject(kb: KB, actor: str, proposal_id: str, reason: str) -> dict[str, Any]:
                 f"proposal {proposal.id} was already merged into "
                 f"{branch.removeprefix('refs/heads/')} outside vouch; its content is live",
                 hint=f"record the decision with `vouch approve {proposal.id}`, or revert "
-                     "the merge with `git revert` first")
+                "the merge with `git revert` first",
+            )
         changes: dict[str, str | None] = {
             kb.rel(records.decided_path(proposal.id)): repo.write_blob(
-                _decision(proposal, "rejected", actor, reason)),
+                _decision(proposal, "rejected", actor, reason)
+            ),
         }
-        logs, chain = _logs(kb, tip, _events(proposal, "proposal.reject", actor,
-                                             {"reason": reason}))
+        logs, chain = _logs(
+            kb, tip, _events(proposal, "proposal.reject", actor, {"reason": reason})
+        )
         changes.update(logs)
         tree = repo.edit_tree(repo.store.peel_tree(tip), changes)
-        commit = repo.write_commit(tree, [tip],
-                                   _message(proposal, "rejected", actor, reason, chain))
+        commit = repo.write_commit(
+            tree, [tip], _message(proposal, "rejected", actor, reason, chain)
+        )
         fault("committed")
         others: list[RefUpdate] = [(records.REJECTED_PREFIX + proposal.id, proposal.commit, None)]
         if proposal.local:
@@ -275,6 +368,14 @@ def reject(kb: KB, actor: str, proposal_id: str, reason: str) -> dict[str, Any]:
         reviewed = repo.peek(records.REVIEWED_PREFIX + proposal.id)
         if reviewed:
             others.append((records.REVIEWED_PREFIX + proposal.id, None, reviewed))
-        land(kb, branch, tip, commit, changes, others,
-             message=f"vouch: reject {proposal.id}", current=current)
+        land(
+            kb,
+            branch,
+            tip,
+            commit,
+            changes,
+            others,
+            message=f"vouch: reject {proposal.id}",
+            current=current,
+        )
     return {"ok": True, "proposal_id": proposal.id, "commit": commit}

@@ -128,8 +128,9 @@ class _Branch:
             raise CorruptFile(f"{where} is not UTF-8 text") from exc
         return _Object(kind, object_id, rel, text, kind.load(text, where=where))
 
-    def find(self, object_id: str, role: str, kinds: tuple[Kind, ...] = (claim_kind.KIND,)
-             ) -> _Object:
+    def find(
+        self, object_id: str, role: str, kinds: tuple[Kind, ...] = (claim_kind.KIND,)
+    ) -> _Object:
         """The approved object, or NotFound (InvalidId for what is not an id at all)."""
         ids.check_id(object_id, f"{role} id")
         if ids.is_object_id(object_id):
@@ -138,8 +139,10 @@ class _Branch:
                 if found is not None:
                     return found
         what = " or ".join(k.name for k in kinds)
-        raise NotFound(f"{role} {object_id} is not an approved {what} on {self.name}",
-                       hint=self._why_missing(object_id))
+        raise NotFound(
+            f"{role} {object_id} is not an approved {what} on {self.name}",
+            hint=self._why_missing(object_id),
+        )
 
     def _why_missing(self, object_id: str) -> str:
         from vouch.gate.propose import pending_for
@@ -148,10 +151,14 @@ class _Branch:
             return "that is a proposal id: approve it, then change the object it adds"
         pending = pending_for(self.kb, object_id) if ids.is_object_id(object_id) else None
         if pending:
-            return (f"it is still pending in proposal {pending}: approve it first, or "
-                    "propose again to change it")
-        return "lifecycle changes apply to approved objects on the checked-out branch " \
-               "(`vouch list claims` shows them)"
+            return (
+                f"it is still pending in proposal {pending}: approve it first, or "
+                "propose again to change it"
+            )
+        return (
+            "lifecycle changes apply to approved objects on the checked-out branch "
+            "(`vouch list claims` shows them)"
+        )
 
     def claim(self, object_id: str, role: str = "claim") -> _Object:
         return self.find(object_id, role)
@@ -177,16 +184,32 @@ def _one_line(text: str | None) -> str | None:
     return line[:500] or None
 
 
-def _result(event: str, objects: Iterable[_Object], message: str, commit: str | None
-            ) -> dict[str, Any]:
-    return {"ok": True, "changed": commit is not None, "event": event, "commit": commit,
-            "objects": [o.describe() for o in objects], "message": message}
+def _result(
+    event: str, objects: Iterable[_Object], message: str, commit: str | None
+) -> dict[str, Any]:
+    return {
+        "ok": True,
+        "changed": commit is not None,
+        "event": event,
+        "commit": commit,
+        "objects": [o.describe() for o in objects],
+        "message": message,
+    }
 
 
-def _land(kb: KB, event: str, objects: list[_Object], message: str, actor: str, *,
-          reason: str | None = None, data: dict[str, Any] | None = None,
-          extra: dict[str, bytes] | None = None, extra_ids: Iterable[str] = (),
-          touch: bool = True) -> dict[str, Any]:
+def _land(
+    kb: KB,
+    event: str,
+    objects: list[_Object],
+    message: str,
+    actor: str,
+    *,
+    reason: str | None = None,
+    data: dict[str, Any] | None = None,
+    extra: dict[str, bytes] | None = None,
+    extra_ids: Iterable[str] = (),
+    touch: bool = True,
+) -> dict[str, Any]:
     """Edit every changed object in place and commit them with one audit event, which
     names every object whose file the commit writes (`extra`: new files, `extra_ids`:
     theirs); nothing at all when nothing changes."""
@@ -204,16 +227,22 @@ def _land(kb: KB, event: str, objects: list[_Object], message: str, actor: str, 
     verb = event.split(".", 1)[1]
     subject = f"vouch: {verb} {objects[0].kind.name} {objects[0].id}"
     commit = writer.commit_direct(
-        kb, files, subject=subject, event=event, actor=actor,
+        kb,
+        files,
+        subject=subject,
+        event=event,
+        actor=actor,
         object_ids=[*(o.id for o in objects), *extra_ids],
         data={**(data or {}), **({"reason": reason} if reason else {})},
-        extra_trailers={"Vouch-Object": objects[0].id, "Vouch-Reason": _one_line(reason)})
+        extra_trailers={"Vouch-Object": objects[0].id, "Vouch-Reason": _one_line(reason)},
+    )
     return _result(event, objects, message, commit)
 
 
 # -- the changes --------------------------------------------------------------------------
-def supersede(kb: KB, actor: str, old_id: str, new_id: str,
-              reason: str | None = None) -> dict[str, Any]:
+def supersede(
+    kb: KB, actor: str, old_id: str, new_id: str, reason: str | None = None
+) -> dict[str, Any]:
     """`old` is replaced by `new`: old.status = superseded, old.superseded_by = new,
     new.supersedes += old. Supersession is directional and acyclic."""
     with gate_lock(kb):
@@ -222,29 +251,47 @@ def supersede(kb: KB, actor: str, old_id: str, new_id: str,
         new = branch.claim(new_id, "replacement claim")
         if old_id == new_id:
             _refuse([f"claim {old_id} cannot supersede itself"], "supersession")
-        if old.get("superseded_by") == new_id and old.status == "superseded" \
-                and old_id in new.ids_in("supersedes"):
-            return _result("claim.supersede", [old, new],
-                           f"claim {old_id} is already superseded by {new_id}", None)
+        if (
+            old.get("superseded_by") == new_id
+            and old.status == "superseded"
+            and old_id in new.ids_in("supersedes")
+        ):
+            return _result(
+                "claim.supersede",
+                [old, new],
+                f"claim {old_id} is already superseded by {new_id}",
+                None,
+            )
         cycle = _replaced_by(branch, new, old)
         problems = []
         if cycle:
-            problems.append(f"{old_id} already replaced {new_id} ({' → '.join(cycle)}): "
-                            "superseding it back would make a cycle")
+            problems.append(
+                f"{old_id} already replaced {new_id} ({' → '.join(cycle)}): "
+                "superseding it back would make a cycle"
+            )
         if old.status == "redacted":
             problems.append(f"claim {old_id} is redacted and stays so")
         elif old.get("superseded_by") not in (None, "", new_id):
-            problems.append(f"claim {old_id} is already superseded by "
-                            f"{old.get('superseded_by')}; supersede that one instead")
+            problems.append(
+                f"claim {old_id} is already superseded by "
+                f"{old.get('superseded_by')}; supersede that one instead"
+            )
         if not cycle and _retired(new):
-            problems.append(f"the replacement {new_id} is {_retired(new)}: supersede by a "
-                            "live claim")
+            problems.append(
+                f"the replacement {new_id} is {_retired(new)}: supersede by a live claim"
+            )
         _refuse(problems, "supersession")
         old.changes.update(status="superseded", superseded_by=new_id)
         new.add_to("supersedes", old_id)
-        return _land(kb, "claim.supersede", [old, new],
-                     f"claim {old_id} is superseded by {new_id}", actor, reason=reason,
-                     data={"superseded_by": new_id})
+        return _land(
+            kb,
+            "claim.supersede",
+            [old, new],
+            f"claim {old_id} is superseded by {new_id}",
+            actor,
+            reason=reason,
+            data={"superseded_by": new_id},
+        )
 
 
 def _replaced_by(branch: _Branch, new: _Object, old: _Object) -> list[str] | None:
@@ -280,8 +327,9 @@ def _replaced_by(branch: _Branch, new: _Object, old: _Object) -> list[str] | Non
     return None
 
 
-def contradict(kb: KB, actor: str, a_id: str, b_id: str,
-               reason: str | None = None) -> dict[str, Any]:
+def contradict(
+    kb: KB, actor: str, a_id: str, b_id: str, reason: str | None = None
+) -> dict[str, Any]:
     """A and B disagree: each lists the other in `contradicts` (symmetric), and each
     becomes `contested` unless it is `stable`."""
     with gate_lock(kb):
@@ -290,15 +338,24 @@ def contradict(kb: KB, actor: str, a_id: str, b_id: str,
         b = branch.claim(b_id, "contradicting claim")
         if a_id == b_id:
             _refuse([f"claim {a_id} cannot contradict itself"], "contradiction")
-        _refuse([f"claim {o.id} is {_retired(o)}: a retired claim contradicts nothing"
-                 for o in (a, b) if _retired(o)], "contradiction")
+        _refuse(
+            [
+                f"claim {o.id} is {_retired(o)}: a retired claim contradicts nothing"
+                for o in (a, b)
+                if _retired(o)
+            ],
+            "contradiction",
+        )
         for one, other in ((a, b), (b, a)):
             one.add_to("contradicts", other.id)
             if one.status != "stable":
                 one.changes["status"] = "contested"
         changed = a.changed or b.changed
-        message = (f"claims {a_id} and {b_id} contradict each other" if changed
-                   else f"claims {a_id} and {b_id} already contradict each other")
+        message = (
+            f"claims {a_id} and {b_id} contradict each other"
+            if changed
+            else f"claims {a_id} and {b_id} already contradict each other"
+        )
         return _land(kb, "claim.contradict", [a, b], message, actor, reason=reason)
 
 
@@ -309,15 +366,18 @@ def archive(kb: KB, actor: str, object_id: str, reason: str | None = None) -> di
         target = branch.find(object_id, "archived object", (claim_kind.KIND, page_kind.KIND))
         name = target.kind.name
         if target.status == "archived":
-            return _result(f"{name}.archive", [target], f"{name} {object_id} is already "
-                           "archived", None)
+            return _result(
+                f"{name}.archive", [target], f"{name} {object_id} is already archived", None
+            )
         if target.kind is claim_kind.KIND:
             why = _retired(target)
-            _refuse([f"claim {object_id} is {why}: it is already out of use"] if why else [],
-                    "archive")
+            _refuse(
+                [f"claim {object_id} is {why}: it is already out of use"] if why else [], "archive"
+            )
         target.changes["status"] = "archived"
-        return _land(kb, f"{name}.archive", [target], f"{name} {object_id} is archived",
-                     actor, reason=reason)
+        return _land(
+            kb, f"{name}.archive", [target], f"{name} {object_id} is archived", actor, reason=reason
+        )
 
 
 def confirm(kb: KB, actor: str, object_id: str) -> dict[str, Any]:
@@ -327,12 +387,20 @@ def confirm(kb: KB, actor: str, object_id: str) -> dict[str, Any]:
         branch = _Branch(kb)
         target = branch.claim(object_id, "confirmed claim")
         why = _retired(target)
-        _refuse([f"claim {object_id} is {why}: confirm the knowledge that replaced it"]
-                if why else [], "confirmation")
+        _refuse(
+            [f"claim {object_id} is {why}: confirm the knowledge that replaced it"] if why else [],
+            "confirmation",
+        )
         now = ids.now_iso()
         target.changes["last_confirmed_at"] = now
-        return _land(kb, "claim.confirm", [target], f"claim {object_id} confirmed at {now}",
-                     actor, touch=False)
+        return _land(
+            kb,
+            "claim.confirm",
+            [target],
+            f"claim {object_id} confirmed at {now}",
+            actor,
+            touch=False,
+        )
 
 
 def cite(kb: KB, actor: str, object_id: str, evidence: str) -> dict[str, Any]:
@@ -347,12 +415,18 @@ def cite(kb: KB, actor: str, object_id: str, evidence: str) -> dict[str, Any]:
             _refuse([f"claim {object_id} is redacted and stays so"], "citation")
         cited, extra = _citation(branch, evidence.strip())
         if cited in target.ids_in("evidence"):
-            return _result("claim.cite", [target], f"claim {object_id} already cites {cited}",
-                           None)
+            return _result("claim.cite", [target], f"claim {object_id} already cites {cited}", None)
         target.add_to("evidence", cited)
-        return _land(kb, "claim.cite", [target], f"claim {object_id} now cites {cited}",
-                     actor, data={"evidence": cited}, extra=extra,
-                     extra_ids=[cited] if extra else [])
+        return _land(
+            kb,
+            "claim.cite",
+            [target],
+            f"claim {object_id} now cites {cited}",
+            actor,
+            data={"evidence": cited},
+            extra=extra,
+            extra_ids=[cited] if extra else [],
+        )
 
 
 def _citation(branch: _Branch, item: str) -> tuple[str, dict[str, bytes]]:
@@ -361,8 +435,9 @@ def _citation(branch: _Branch, item: str) -> tuple[str, dict[str, bytes]]:
     if pointer is not None:
         sid, locator = pointer
         _check_current_source(branch, sid)
-        obj, errors = evidence_ptr.make(sid, locator, None,
-                                        branch.blob(source_kind.content_path_for(sid)))
+        obj, errors = evidence_ptr.make(
+            sid, locator, None, branch.blob(source_kind.content_path_for(sid))
+        )
         if obj is None:
             raise ValidationFailed(errors, what="citation")
         rel = evidence_kind.path_for(obj["id"])
@@ -374,29 +449,39 @@ def _citation(branch: _Branch, item: str) -> tuple[str, dict[str, bytes]]:
     if ids.is_object_id(item):
         data = branch.blob(evidence_kind.path_for(item))
         if data is None:
-            raise ValidationFailed([f"evidence {item} does not exist on {branch.name}"],
-                                   what="citation")
+            raise ValidationFailed(
+                [f"evidence {item} does not exist on {branch.name}"], what="citation"
+            )
         found = evidence_kind.load(data.decode("utf-8", "replace"), where=item)
         _check_current_source(branch, str(found["source_id"]))
         return item, {}
-    raise ValidationFailed([f"evidence {item!r} is not a source id, evidence id or "
-                            "<source-id>:<locator> pointer"], what="citation")
+    raise ValidationFailed(
+        [f"evidence {item!r} is not a source id, evidence id or <source-id>:<locator> pointer"],
+        what="citation",
+    )
 
 
 def _check_current_source(branch: _Branch, sid: str) -> None:
     data = branch.blob(source_kind.path_for(sid)) if ids.is_source_id(sid) else None
     if data is None:
-        raise ValidationFailed([f"source {sid[:12]}… is not registered on {branch.name}"],
-                               what="citation")
+        raise ValidationFailed(
+            [f"source {sid[:12]}… is not registered on {branch.name}"], what="citation"
+        )
     meta = source_kind.load(data.decode("utf-8", "replace"), where=sid)
     if meta.get("superseded_by"):
-        raise ValidationFailed([f"source {sid[:12]}… is a superseded version of "
-                                f"{meta.get('locator')}; cite its current version "
-                                f"{meta['superseded_by']}"], what="citation")
+        raise ValidationFailed(
+            [
+                f"source {sid[:12]}… is a superseded version of "
+                f"{meta.get('locator')}; cite its current version "
+                f"{meta['superseded_by']}"
+            ],
+            what="citation",
+        )
 
 
-def promote(kb: KB, actor: str, object_id: str, status: str | None = None,
-            reason: str | None = None) -> dict[str, Any]:
+def promote(
+    kb: KB, actor: str, object_id: str, status: str | None = None, reason: str | None = None
+) -> dict[str, Any]:
     """A reviewer's step up the ladder working → actionable → stable (one rung by
     default). Never down, never for a retired claim, never for a contested claim whose
     contradiction is still live, never by the claim's own proposer."""
@@ -407,30 +492,52 @@ def promote(kb: KB, actor: str, object_id: str, status: str | None = None,
         target = branch.claim(object_id, "promoted claim")
         current = target.status
         why = _retired(target)
-        _refuse([f"claim {object_id} is {why}: only live claims are promoted"] if why else [],
-                "promotion")
+        _refuse(
+            [f"claim {object_id} is {why}: only live claims are promoted"] if why else [],
+            "promotion",
+        )
         if status is not None and status not in PROMOTIONS:
             _refuse([f"status {status!r} is not one of: {', '.join(PROMOTIONS)}"], "promotion")
         wanted = status or _next_rung(current)
         if wanted is None or current == wanted:
-            return _result("claim.promote", [target], f"claim {object_id} is already "
-                           f"{current}", None)
+            return _result(
+                "claim.promote", [target], f"claim {object_id} is already {current}", None
+            )
         if current in LADDER and LADDER.index(current) > LADDER.index(wanted):
-            _refuse([f"claim {object_id} is {current}: promotion only moves up "
-                     f"({' → '.join(LADDER)})"], "promotion")
+            _refuse(
+                [f"claim {object_id} is {current}: promotion only moves up ({' → '.join(LADDER)})"],
+                "promotion",
+            )
         if current == "contested":
             live = [c for c in target.ids_in("contradicts") if _is_live(branch, c)]
-            _refuse([f"claim {object_id} is contested by {', '.join(live)}: resolve that "
-                     "first (supersede or archive one side)"] if live else [], "promotion")
-        if target.get("proposed_by") == actor and gate_settings(kb, str(branch.tip)).get(
-                "review.approver_role") != TRUSTED_ROLE:
-            raise GateRefused(f"{actor} proposed claim {object_id} and cannot also promote it",
-                              hint="another reviewer promotes it (or commit "
-                                   "review.approver_role: trusted-agent in .vouch/config.yaml)")
+            _refuse(
+                [
+                    f"claim {object_id} is contested by {', '.join(live)}: resolve that "
+                    "first (supersede or archive one side)"
+                ]
+                if live
+                else [],
+                "promotion",
+            )
+        if (
+            target.get("proposed_by") == actor
+            and gate_settings(kb, str(branch.tip)).get("review.approver_role") != TRUSTED_ROLE
+        ):
+            raise GateRefused(
+                f"{actor} proposed claim {object_id} and cannot also promote it",
+                hint="another reviewer promotes it (or commit "
+                "review.approver_role: trusted-agent in .vouch/config.yaml)",
+            )
         target.changes["status"] = wanted
-        return _land(kb, "claim.promote", [target],
-                     f"claim {object_id} is promoted from {current} to {wanted}", actor,
-                     reason=reason, data={"from": current, "to": wanted})
+        return _land(
+            kb,
+            "claim.promote",
+            [target],
+            f"claim {object_id} is promoted from {current} to {wanted}",
+            actor,
+            reason=reason,
+            data={"from": current, "to": wanted},
+        )
 
 
 def _next_rung(status: str) -> str | None:
@@ -447,8 +554,7 @@ def _is_live(branch: _Branch, claim_id: str) -> bool:
 
 
 # -- citations of superseded source versions ----------------------------------------------
-def superseded_citations(kb: KB, claims: Iterable[Obj] | None = None
-                         ) -> list[dict[str, Any]]:
+def superseded_citations(kb: KB, claims: Iterable[Obj] | None = None) -> list[dict[str, Any]]:
     """Live claims whose evidence cites a superseded source version, directly or through
     an evidence span: `{claim_id, source_id, current_id, evidence_id}` (evidence_id None
     for a direct citation), by claim id. They need review against the current version
@@ -470,11 +576,17 @@ def superseded_citations(kb: KB, claims: Iterable[Obj] | None = None
         for item in obj.get("evidence") or []:
             sid = item if item in superseded else spans.get(item)
             if sid is not None:
-                out.append({"claim_id": obj["id"], "source_id": sid,
-                            "current_id": superseded[sid],
-                            "evidence_id": None if item == sid else item})
-    return sorted(out, key=lambda r: (str(r["claim_id"]), r["source_id"],
-                                      str(r["evidence_id"] or "")))
+                out.append(
+                    {
+                        "claim_id": obj["id"],
+                        "source_id": sid,
+                        "current_id": superseded[sid],
+                        "evidence_id": None if item == sid else item,
+                    }
+                )
+    return sorted(
+        out, key=lambda r: (str(r["claim_id"]), r["source_id"], str(r["evidence_id"] or ""))
+    )
 
 
 def _claims_naming(kb: KB, wanted: list[str]) -> Iterator[Obj]:

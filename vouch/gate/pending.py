@@ -22,32 +22,34 @@ def open_proposals(kb: KB) -> list[records.Proposal]:
     lookup of its decision file, pipelined through the long-lived cat-file, so listing
     stays one git process plus a few pipe round trips.
     """
-    found = records.read_proposals(kb, [PROPOSAL_PREFIX, records.REMOTE_PREFIX,
-                                        records.REJECTED_PREFIX], unmerged=True)
+    found = records.read_proposals(
+        kb, [PROPOSAL_PREFIX, records.REMOTE_PREFIX, records.REJECTED_PREFIX], unmerged=True
+    )
     rejected = {p.id for p in found if p.ref.startswith(records.REJECTED_PREFIX)}
     by_id: dict[str, records.Proposal] = {}
     for p in sorted(found, key=lambda p: not p.local):  # the local branch wins
-        if (p.local or "/vouch/proposal/" in p.ref) and p.id not in by_id \
-                and p.id not in rejected:
+        if (p.local or "/vouch/proposal/" in p.ref) and p.id not in by_id and p.id not in rejected:
             by_id[p.id] = p
     head = kb.repo.peek("HEAD")
     if head and by_id:
         pids = list(by_id)
         vouch_dir = kb.rel(".")  # the repository path of .vouch/, computed once
         decisions = kb.repo.store.info_many(
-            [f"{head}:{vouch_dir}/{records.decided_path(pid)}" for pid in pids])
+            [f"{head}:{vouch_dir}/{records.decided_path(pid)}" for pid in pids]
+        )
         for pid, decided in zip(pids, decisions, strict=True):
             if decided is not None:
                 del by_id[pid]
     return sorted(by_id.values(), key=lambda p: p.id)
 
 
-def list_pending(kb: KB, limit: int | None = 50, offset: int = 0,
-                 filter: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def list_pending(
+    kb: KB, limit: int | None = 50, offset: int = 0, filter: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
     rows = [p.to_json() for p in open_proposals(kb)]
     if filter:
         rows = [r for r in rows if matches(r, filter)]
-    return rows[offset: None if limit is None else offset + limit]
+    return rows[offset : None if limit is None else offset + limit]
 
 
 def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
@@ -58,8 +60,9 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
     """
     records.check_proposal_id(proposal_id)
     repo = kb.repo
-    found = records.read_proposals(kb, [*records.branch_patterns(proposal_id),
-                                        records.REJECTED_PREFIX + proposal_id])
+    found = records.read_proposals(
+        kb, [*records.branch_patterns(proposal_id), records.REJECTED_PREFIX + proposal_id]
+    )
     found.sort(key=lambda p: (not p.local, p.ref.startswith(records.REJECTED_PREFIX)))
     head = repo.resolve("HEAD")
     decision = records.decision_of(kb, proposal_id, head)
@@ -67,16 +70,30 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
         if decision is None:
             merged = records.find_merged(kb, proposal_id, head)
             if merged is None:
-                raise NotFound(f"no proposal {proposal_id}",
-                               hint="`vouch pending` lists open proposals")
-            return {**merged.to_json(), "state": "merged-without-decision", "object": None,
-                    "decision": None, "problems": [], "diff": _diff(kb, merged.commit)}
+                raise NotFound(
+                    f"no proposal {proposal_id}", hint="`vouch pending` lists open proposals"
+                )
+            return {
+                **merged.to_json(),
+                "state": "merged-without-decision",
+                "object": None,
+                "decision": None,
+                "problems": [],
+                "diff": _diff(kb, merged.commit),
+            }
         commit = str(decision.get("proposal_commit") or "")
-        return {"proposal_id": proposal_id, "state": decision.get("decision"),
-                "decision": decision, "diff": _diff(kb, commit) if commit else ""}
+        return {
+            "proposal_id": proposal_id,
+            "state": decision.get("decision"),
+            "decision": decision,
+            "diff": _diff(kb, commit) if commit else "",
+        }
     proposal = found[0]
-    state = "rejected" if proposal.ref.startswith(records.REJECTED_PREFIX) else (
-        (decision or {}).get("decision") or "pending")
+    state = (
+        "rejected"
+        if proposal.ref.startswith(records.REJECTED_PREFIX)
+        else ((decision or {}).get("decision") or "pending")
+    )
     if state == "pending" and head and repo.is_ancestor(proposal.commit, head):
         state = "merged-without-decision"
     obj = None
@@ -92,10 +109,21 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
         problems = _problems(kb, proposal, head)
         if record and not problems:
             with contextlib.suppress(GitFailure):
-                repo.update_ref(records.REVIEWED_PREFIX + proposal.id, proposal.commit, None,
-                                message="vouch: show", force=True)
-    return {**proposal.to_json(), "state": state, "object": obj, "decision": decision,
-            "problems": problems, "diff": _diff(kb, proposal.commit)}
+                repo.update_ref(
+                    records.REVIEWED_PREFIX + proposal.id,
+                    proposal.commit,
+                    None,
+                    message="vouch: show",
+                    force=True,
+                )
+    return {
+        **proposal.to_json(),
+        "state": state,
+        "object": obj,
+        "decision": decision,
+        "problems": problems,
+        "diff": _diff(kb, proposal.commit),
+    }
 
 
 def _problems(kb: KB, proposal: records.Proposal, head: str | None) -> list[str]:

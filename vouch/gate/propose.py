@@ -78,8 +78,9 @@ def _cited(view: BaseView, item: str, made: set[str]) -> str | None:
     return f"evidence item {item!r} is not a source id, evidence id or <source>:<locator>"
 
 
-def _expand_pointers(view: BaseView, items: list[str]) -> tuple[list[str], dict[str, Obj],
-                                                                  list[str]]:
+def _expand_pointers(
+    view: BaseView, items: list[str]
+) -> tuple[list[str], dict[str, Obj], list[str]]:
     """Replace `<sha>:<locator>` items by new evidence objects made in this proposal."""
     cited: list[str] = []
     made: dict[str, Obj] = {}
@@ -98,59 +99,75 @@ def _expand_pointers(view: BaseView, items: list[str]) -> tuple[list[str], dict[
     return list(dict.fromkeys(cited)), made, errors
 
 
-def reference_errors(view: BaseView, kind: str, obj: Obj, made: set[str],
-                     require_citations: bool) -> list[str]:
+def reference_errors(
+    view: BaseView, kind: str, obj: Obj, made: set[str], require_citations: bool
+) -> list[str]:
     errors: list[str] = []
     if kind == "claim":
         if not obj.get("evidence") and require_citations:
             errors.append("evidence must cite at least one existing source or evidence id")
         errors += [e for e in (_cited(view, i, made) for i in obj.get("evidence") or []) if e]
-        errors += [f"entity {e} does not exist" for e in obj.get("entities") or []
-                   if ids.is_object_id(e) and not view.exists("entity", e)]
+        errors += [
+            f"entity {e} does not exist"
+            for e in obj.get("entities") or []
+            if ids.is_object_id(e) and not view.exists("entity", e)
+        ]
     elif kind == "relation":
         for end in ("source", "target"):
             value = obj.get(end)
-            if isinstance(value, str) and (ids.is_object_id(value) or ids.is_source_id(value)) \
-                    and view.any_kind(value) is None:
+            if (
+                isinstance(value, str)
+                and (ids.is_object_id(value) or ids.is_source_id(value))
+                and view.any_kind(value) is None
+            ):
                 errors.append(f"relation {end} {value} does not exist")
         if obj.get("source") and obj.get("source") == obj.get("target"):
             errors.append("a relation cannot point from an object to itself")
         errors += [e for e in (_cited(view, i, made) for i in obj.get("evidence") or []) if e]
     elif kind == "page":
-        for field, ref_kind in (("claims", "claim"), ("entities", "entity"),
-                                ("sources", "source")):
-            errors += [f"{ref_kind} {i} does not exist" for i in obj.get(field) or []
-                       if (ids.is_object_id(i) or ids.is_source_id(i))
-                       and not view.exists(ref_kind, i)]
+        for field, ref_kind in (("claims", "claim"), ("entities", "entity"), ("sources", "source")):
+            errors += [
+                f"{ref_kind} {i} does not exist"
+                for i in obj.get(field) or []
+                if (ids.is_object_id(i) or ids.is_source_id(i)) and not view.exists(ref_kind, i)
+            ]
     return errors
 
 
-def _validate(kb: KB, view: BaseView, kind: Kind, values: dict[str, Any]
-              ) -> tuple[Obj, dict[str, Obj], list[str]]:
+def _validate(
+    kb: KB, view: BaseView, kind: Kind, values: dict[str, Any]
+) -> tuple[Obj, dict[str, Obj], list[str]]:
     made: dict[str, Obj] = {}
     errors: list[str] = []
     if isinstance(values.get("evidence"), list):
         values["evidence"], made, errors = _expand_pointers(view, values["evidence"])
     obj, schema_errors = build(kind, values)
     require = kb.config.get("review.require_citations", True) is not False
-    errors = [*errors, *schema_errors,
-              *reference_errors(view, kind.name, obj, set(made), require)]
+    errors = [*errors, *schema_errors, *reference_errors(view, kind.name, obj, set(made), require)]
     return obj, made, list(dict.fromkeys(errors))
 
 
 def pending_for(kb: KB, object_id: str) -> str | None:
     """The open local proposal that already adds `object_id`, if any (one git call)."""
-    rows = kb.repo.for_each_ref(PROPOSAL_PREFIX, [
-        "refname:lstrip=4", "trailers:key=Vouch-Object,valueonly,separator=%x2C"])
+    rows = kb.repo.for_each_ref(
+        PROPOSAL_PREFIX, ["refname:lstrip=4", "trailers:key=Vouch-Object,valueonly,separator=%x2C"]
+    )
     for row in rows:
         if len(row) > 1 and object_id in row[1].split(","):
             return row[0]
     return None
 
 
-def propose(kb: KB, actor: str, kind_name: str, values: dict[str, Any], *,
-            rationale: str | None = None, session_id: str | None = None,
-            dry_run: bool = False) -> dict[str, Any]:
+def propose(
+    kb: KB,
+    actor: str,
+    kind_name: str,
+    values: dict[str, Any],
+    *,
+    rationale: str | None = None,
+    session_id: str | None = None,
+    dry_run: bool = False,
+) -> dict[str, Any]:
     """Validate and open a proposal. Result: proposal_id, <kind>_id, valid, errors.
 
     Content already approved or already pending is reported (`duplicate`: "durable" or
@@ -174,8 +191,9 @@ def propose(kb: KB, actor: str, kind_name: str, values: dict[str, Any], *,
     with gate_lock(kb):
         branch = repo.current_branch()
         if branch is None:
-            raise UsageError("HEAD is detached",
-                             hint="check out a branch before proposing knowledge")
+            raise UsageError(
+                "HEAD is detached", hint="check out a branch before proposing knowledge"
+            )
         base = repo.peek(branch)
         if base is None:
             raise UsageError("the current branch has no commits yet", hint="run `vouch init`")
@@ -187,22 +205,42 @@ def propose(kb: KB, actor: str, kind_name: str, values: dict[str, Any], *,
         if errors:
             return {"proposal_id": None, key: oid, "valid": False, "errors": errors}
         if view.exists(kind_name, oid):
-            return {"proposal_id": None, key: oid, "valid": True, "errors": [],
-                    "duplicate": "durable"}
+            return {
+                "proposal_id": None,
+                key: oid,
+                "valid": True,
+                "errors": [],
+                "duplicate": "durable",
+            }
         open_id = pending_for(kb, oid)
         if open_id:
-            return {"proposal_id": open_id, key: oid, "valid": True, "errors": [],
-                    "duplicate": "pending"}
+            return {
+                "proposal_id": open_id,
+                key: oid,
+                "valid": True,
+                "errors": [],
+                "duplicate": "pending",
+            }
         pid = ids.proposal_id({"object": oid, "proposer": actor, "nonce": secrets.token_hex(8)})
-        commit = _write_proposal(kb, kind, obj, made, pid, actor, branch, base, rationale,
-                                 session_id)
+        commit = _write_proposal(
+            kb, kind, obj, made, pid, actor, branch, base, rationale, session_id
+        )
         repo.update_ref(PROPOSAL_PREFIX + pid, commit, None, message=f"vouch: propose {pid}")
     return {"proposal_id": pid, key: oid, "valid": True, "errors": []}
 
 
-def _write_proposal(kb: KB, kind: Kind, obj: Obj, made: dict[str, Obj], pid: str, actor: str,
-                    branch: str, base: str, rationale: str | None,
-                    session_id: str | None) -> str:
+def _write_proposal(
+    kb: KB,
+    kind: Kind,
+    obj: Obj,
+    made: dict[str, Obj],
+    pid: str,
+    actor: str,
+    branch: str,
+    base: str,
+    rationale: str | None,
+    session_id: str | None,
+) -> str:
     repo = kb.repo
     view = BaseView(kb, base)
     files: dict[str, bytes] = {kind.path_for(obj["id"]): kind.dump(obj).encode()}
@@ -212,11 +250,19 @@ def _write_proposal(kb: KB, kind: Kind, obj: Obj, made: dict[str, Obj], pid: str
     changes: dict[str, str | None] = {kb.rel(p): repo.write_blob(b) for p, b in files.items()}
     tree = repo.edit_tree(repo.store.peel_tree(base), changes)
     title = " ".join(kind.title_of(obj).split())[:72] or obj["id"]
-    message = records.message(f"vouch: propose {kind.name}: {title}", rationale or "", {
-        "Vouch-Proposal": pid, "Vouch-Kind": kind.name, "Vouch-Object": obj["id"],
-        "Vouch-Proposer": actor, "Vouch-Base": branch, "Vouch-Base-Commit": base,
-        "Vouch-Session": session_id,
-    })
+    message = records.message(
+        f"vouch: propose {kind.name}: {title}",
+        rationale or "",
+        {
+            "Vouch-Proposal": pid,
+            "Vouch-Kind": kind.name,
+            "Vouch-Object": obj["id"],
+            "Vouch-Proposer": actor,
+            "Vouch-Base": branch,
+            "Vouch-Base-Commit": base,
+            "Vouch-Session": session_id,
+        },
+    )
     return repo.write_commit(tree, [base], message)
 
 

@@ -15,9 +15,12 @@ from vouch.gate import records
 from vouch.store import audit, writer
 from vouch.store.kb import KB
 
-_FIELDS = ("%H", f"%(trailers:key={writer.AUDIT_HEAD},valueonly,separator=%x2C)",
-           "%(trailers:key=Vouch-Proposal,valueonly,separator=%x2C)",
-           "%(trailers:key=Vouch-Decision,valueonly,separator=%x2C)")
+_FIELDS = (
+    "%H",
+    f"%(trailers:key={writer.AUDIT_HEAD},valueonly,separator=%x2C)",
+    "%(trailers:key=Vouch-Proposal,valueonly,separator=%x2C)",
+    "%(trailers:key=Vouch-Decision,valueonly,separator=%x2C)",
+)
 
 
 def history(kb: KB) -> tuple[list[tuple[str, str]], dict[str, str]]:
@@ -48,11 +51,15 @@ def verify(kb: KB) -> dict[str, Any]:
         decision = records.decision_of(kb, pid, head) if records.is_proposal_id(pid) else None
         if not decision or decision.get("decision") != "approved":
             merged.append({"proposal_id": pid, "commit": commit})
-            report["issues"].append({
-                "file": None, "line": None,
-                "detail": f"proposal {pid} (commit {commit[:12]}) was merged without a "
-                          f"decision record: record it with `vouch approve {pid}` or revert "
-                          "the merge"})
+            report["issues"].append(
+                {
+                    "file": None,
+                    "line": None,
+                    "detail": f"proposal {pid} (commit {commit[:12]}) was merged without a "
+                    f"decision record: record it with `vouch approve {pid}` or revert "
+                    "the merge",
+                }
+            )
     report["merged_without_decision"] = merged
     report["ok"] = not report["issues"]
     return report

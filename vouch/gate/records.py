@@ -47,10 +47,17 @@ class Proposal:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "proposal_id": self.id, "kind": self.kind, "object_id": self.object_id,
-            "title": self.title, "proposer": self.proposer, "base": self.base,
-            "created_at": self.created_at, "rationale": self.rationale,
-            "session_id": self.session_id, "ref": self.ref, "commit": self.commit,
+            "proposal_id": self.id,
+            "kind": self.kind,
+            "object_id": self.object_id,
+            "title": self.title,
+            "proposer": self.proposer,
+            "base": self.base,
+            "created_at": self.created_at,
+            "rationale": self.rationale,
+            "session_id": self.session_id,
+            "ref": self.ref,
+            "commit": self.commit,
         }
 
 
@@ -60,8 +67,10 @@ def is_proposal_id(value: object) -> bool:
 
 def check_proposal_id(value: object) -> str:
     if not isinstance(value, str) or not ids.is_proposal_id(value):
-        raise InvalidId(f"{value!r} is not a proposal id",
-                        hint="proposal ids look like 20260517-101500-1a2b3c4d (`vouch pending`)")
+        raise InvalidId(
+            f"{value!r} is not a proposal id",
+            hint="proposal ids look like 20260517-101500-1a2b3c4d (`vouch pending`)",
+        )
     return value
 
 
@@ -74,8 +83,10 @@ def message(subject: str, body: str, trailers: dict[str, str | None]) -> str:
     if body.strip():
         # a rationale line that looks like a trailer is indented, so only the real
         # trailer block below can ever be read back as one
-        lines += ["\n".join(" " + ln if _TRAILER.match(ln) else ln
-                             for ln in body.strip().split("\n")), ""]
+        lines += [
+            "\n".join(" " + ln if _TRAILER.match(ln) else ln for ln in body.strip().split("\n")),
+            "",
+        ]
     # a trailer is one line: an actor or session name cannot smuggle in another trailer
     lines += [f"{k}: {' '.join(str(v).split())}" for k, v in trailers.items() if v]
     return "\n".join(lines) + "\n"
@@ -94,8 +105,14 @@ def parse_message(text: str) -> tuple[str, str, dict[str, list[str]]]:
             trailers.setdefault(m.group(1), []).append(m.group(2).strip())
         paragraphs = paragraphs[:-1]
     body = "\n\n".join(paragraphs[1:]) if len(paragraphs) > 1 else ""
-    return subject, "\n".join(ln[1:] if _TRAILER.match(ln[1:]) and ln.startswith(" ")
-                               else ln for ln in body.split("\n")).strip("\n"), trailers
+    return (
+        subject,
+        "\n".join(
+            ln[1:] if _TRAILER.match(ln[1:]) and ln.startswith(" ") else ln
+            for ln in body.split("\n")
+        ).strip("\n"),
+        trailers,
+    )
 
 
 def from_record(row: list[str]) -> Proposal | None:
@@ -112,12 +129,21 @@ def from_record(row: list[str]) -> Proposal | None:
     if not ids.is_proposal_id(pid) or not ref.endswith("/" + pid):
         return None
     prefix = f"vouch: propose {one('Vouch-Kind')}: "
-    title = subject[len(prefix):] if subject.startswith(prefix) else subject
+    title = subject[len(prefix) :] if subject.startswith(prefix) else subject
     return Proposal(
-        id=pid, ref=ref, commit=commit, kind=one("Vouch-Kind"), object_id=one("Vouch-Object"),
-        proposer=one("Vouch-Proposer"), base=one("Vouch-Base"),
-        base_commit=one("Vouch-Base-Commit"), session_id=one("Vouch-Session") or None,
-        created_at=created, title=title, rationale=body, trailers=trailers,
+        id=pid,
+        ref=ref,
+        commit=commit,
+        kind=one("Vouch-Kind"),
+        object_id=one("Vouch-Object"),
+        proposer=one("Vouch-Proposer"),
+        base=one("Vouch-Base"),
+        base_commit=one("Vouch-Base-Commit"),
+        session_id=one("Vouch-Session") or None,
+        created_at=created,
+        title=title,
+        rationale=body,
+        trailers=trailers,
     )
 
 
@@ -182,9 +208,12 @@ def find(kb: KB, proposal_id: str) -> Proposal:
                 f"{ref} has commits on top of proposal {proposal_id}; vouch decides only "
                 "the commit it proposed",
                 hint="propose the edited content again, then delete this branch "
-                     f"(git branch -D vouch/proposal/{proposal_id})")
-    raise NotFound(f"no open proposal {proposal_id}",
-                   hint="`vouch pending` lists open proposals; `git fetch` brings remote ones")
+                f"(git branch -D vouch/proposal/{proposal_id})",
+            )
+    raise NotFound(
+        f"no open proposal {proposal_id}",
+        hint="`vouch pending` lists open proposals; `git fetch` brings remote ones",
+    )
 
 
 def find_merged(kb: KB, proposal_id: str, commit: str | None) -> Proposal | None:
@@ -192,8 +221,9 @@ def find_merged(kb: KB, proposal_id: str, commit: str | None) -> Proposal | None
     `git merge` or a host's merge button, then the branch deleted); else None."""
     if commit is None:
         return None
-    rows = kb.repo.log_records(commit, ("%H", "%cI", "%B"), max_count=8,
-                               grep=f"Vouch-Proposal: {proposal_id}")
+    rows = kb.repo.log_records(
+        commit, ("%H", "%cI", "%B"), max_count=8, grep=f"Vouch-Proposal: {proposal_id}"
+    )
     for parts in rows:
         found = from_record([f"merged/{proposal_id}", *parts]) if len(parts) == 3 else None
         if found is not None and "Vouch-Decision" not in found.trailers:

@@ -35,8 +35,7 @@ from vouch.store.kb import KB
 
 REGULAR_FILE = "100644"
 # fields only a decision or a lifecycle method sets, never a proposer
-DECIDED_FIELDS = ("approved_by", "superseded_by", "supersedes", "contradicts",
-                  "last_confirmed_at")
+DECIDED_FIELDS = ("approved_by", "superseded_by", "supersedes", "contradicts", "last_confirmed_at")
 _SHOWN = 10  # offending paths named in one refusal
 
 
@@ -75,8 +74,9 @@ def _sane(name: str) -> bool:
     return folded not in (".git", "git~1")
 
 
-def changed_entries(kb: KB, old: str | None, new: str, prefix: str = ""
-                    ) -> Iterator[tuple[str, Entry | None, Entry | None]]:
+def changed_entries(
+    kb: KB, old: str | None, new: str, prefix: str = ""
+) -> Iterator[tuple[str, Entry | None, Entry | None]]:
     """(path, entry before, entry after) for every path that differs between two trees.
 
     Subtrees are opened only where they differ. A name that is not a sane path
@@ -111,8 +111,9 @@ def _evidence_path(kb: KB) -> re.Pattern[str]:
     return re.compile(rf"{root}/([0-9a-f]{{2}})/([a-z0-9][a-z0-9-]*-[0-9a-f]{{8}})\.yaml")
 
 
-def _path_problems(kb: KB, proposal: Proposal, kind: Kind, base_tree: str | None,
-                   prop_tree: str) -> tuple[dict[str, str], list[str]]:
+def _path_problems(
+    kb: KB, proposal: Proposal, kind: Kind, base_tree: str | None, prop_tree: str
+) -> tuple[dict[str, str], list[str]]:
     """Added files by repository path, and every path a proposal may not touch."""
     object_path = kb.rel(kind.path_for(proposal.object_id))
     ev_path = _evidence_path(kb)
@@ -127,15 +128,19 @@ def _path_problems(kb: KB, proposal: Proposal, kind: Kind, base_tree: str | None
         elif was is not None:
             problems.append(f"changes {shown}, which exists on its base")
         elif now[0] != REGULAR_FILE or now[1] != "blob":
-            what = {"120000": "a symlink", "160000": "a gitlink (submodule)",
-                    "100755": "an executable file"}.get(now[0], f"mode {now[0]}")
+            what = {
+                "120000": "a symlink",
+                "160000": "a gitlink (submodule)",
+                "100755": "an executable file",
+            }.get(now[0], f"mode {now[0]}")
             problems.append(f"adds {shown} as {what}")
         elif path == object_path or _is_evidence_path(ev_path, path):
             added[path] = now[2]
         else:
             problems.append(f"adds {shown}, outside what a {kind.name} proposal may add")
-    if object_path not in added and not any(p.startswith("changes " + object_path)
-                                            for p in problems):
+    if object_path not in added and not any(
+        p.startswith("changes " + object_path) for p in problems
+    ):
         problems.append(f"does not add {object_path}")
     return added, problems
 
@@ -149,28 +154,40 @@ def _printable(text: str) -> bool:
     return text.isprintable() and ".." not in text.split("/")
 
 
-def _content_problems(kb: KB, proposal: Proposal, kind: Kind, files: dict[str, str],
-                      view: BaseView, require_citations: bool
-                      ) -> tuple[Obj | None, str, list[str]]:
+def _content_problems(
+    kb: KB,
+    proposal: Proposal,
+    kind: Kind,
+    files: dict[str, str],
+    view: BaseView,
+    require_citations: bool,
+) -> tuple[Obj | None, str, list[str]]:
     object_path = kb.rel(kind.path_for(proposal.object_id))
     problems: list[str] = []
     obj, text = _load(kb, kind, files[object_path], object_path, problems)
     if obj is None:
         return None, text, problems
     if obj.get("id") != proposal.object_id or kind.make_id(obj) != proposal.object_id:
-        problems.append(f"{object_path}: its content does not hash to {proposal.object_id} "
-                        "(rewritten after it was proposed?)")
+        problems.append(
+            f"{object_path}: its content does not hash to {proposal.object_id} "
+            "(rewritten after it was proposed?)"
+        )
     forged = [f for f in DECIDED_FIELDS if obj.get(f)]
     if forged:
-        problems.append(f"{object_path}: sets {', '.join(forged)}, which only a decision "
-                        "or a lifecycle method may set")
+        problems.append(
+            f"{object_path}: sets {', '.join(forged)}, which only a decision "
+            "or a lifecycle method may set"
+        )
     status = next((f for f in kind.fields if f.name == "status"), None)
     if status is not None and obj.get("status") != status.default:
-        problems.append(f"{object_path}: status {obj.get('status')!r}; a proposal starts "
-                        f"as {status.default!r}")
+        problems.append(
+            f"{object_path}: status {obj.get('status')!r}; a proposal starts as {status.default!r}"
+        )
     if "proposed_by" in kind.field_names and obj.get("proposed_by") != proposal.proposer:
-        problems.append(f"{object_path}: proposed_by {obj.get('proposed_by')!r} is not the "
-                        f"proposer {proposal.proposer!r}")
+        problems.append(
+            f"{object_path}: proposed_by {obj.get('proposed_by')!r} is not the "
+            f"proposer {proposal.proposer!r}"
+        )
     cited = {str(i) for i in obj.get("evidence") or []}
     made: set[str] = set()
     for path, blob in files.items():
@@ -186,15 +203,22 @@ def _content_problems(kb: KB, proposal: Proposal, kind: Kind, files: dict[str, s
             problems.append(f"{path}: evidence the proposed {kind.name} does not cite")
         else:
             sid = str(ev.get("source_id"))
-            content = view.read(f"sources/{ids.shard(sid)}/{sid}/content") \
-                if ids.is_source_id(sid) else None
+            content = (
+                view.read(f"sources/{ids.shard(sid)}/{sid}/content")
+                if ids.is_source_id(sid)
+                else None
+            )
             again, errors = evidence.make(sid, str(ev.get("locator")), None, content)
             if again is None or _without_time(again) != _without_time(ev):
-                problems.append(f"{path}: does not match its source span"
-                                + (f" ({'; '.join(errors)})" if errors else ""))
+                problems.append(
+                    f"{path}: does not match its source span"
+                    + (f" ({'; '.join(errors)})" if errors else "")
+                )
             made.add(eid)
-    problems += [f"{object_path}: {e}" for e in
-                 reference_errors(view, kind.name, obj, made, require_citations)]
+    problems += [
+        f"{object_path}: {e}"
+        for e in reference_errors(view, kind.name, obj, made, require_citations)
+    ]
     return obj, text, problems
 
 
@@ -202,8 +226,7 @@ def _without_time(obj: Obj) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k != "created_at"}
 
 
-def _load(kb: KB, kind: Kind, blob: str, path: str, problems: list[str]
-          ) -> tuple[Obj | None, str]:
+def _load(kb: KB, kind: Kind, blob: str, path: str, problems: list[str]) -> tuple[Obj | None, str]:
     """The object in a blob, when it is exactly what vouch writes for it."""
     try:
         text = kb.repo.read_blob(blob).decode("utf-8")
@@ -213,8 +236,7 @@ def _load(kb: KB, kind: Kind, blob: str, path: str, problems: list[str]
         problems.append(f"{path}: not a valid {kind.name} ({str(exc)[:200]})")
         return None, ""
     if canonical != text:
-        problems.append(f"{path}: not written the way vouch writes a {kind.name} "
-                        "(edited by hand?)")
+        problems.append(f"{path}: not written the way vouch writes a {kind.name} (edited by hand?)")
     return obj, text
 
 
@@ -223,29 +245,34 @@ def check(kb: KB, proposal: Proposal, target_tip: str, *, require_citations: boo
     repo = kb.repo
     kind = KINDS.get(proposal.kind) if proposal.kind in GATED else None
     if kind is None or not ids.is_object_id(proposal.object_id):
-        raise GateRefused(f"proposal {proposal.id} does not name a knowledge object",
-                          hint="its commit lacks valid Vouch-Kind / Vouch-Object trailers")
+        raise GateRefused(
+            f"proposal {proposal.id} does not name a knowledge object",
+            hint="its commit lacks valid Vouch-Kind / Vouch-Object trailers",
+        )
     parents = repo.commit_parents(proposal.commit)
     if not proposal.base_commit or parents != [proposal.base_commit]:
         raise GateRefused(
             f"proposal {proposal.id} is not one commit on its recorded base "
             f"{proposal.base_commit[:12] or '(none)'}; vouch decides only what it proposed",
-            hint="reject it, and propose the content again with vouch")
+            hint="reject it, and propose the content again with vouch",
+        )
     prop_tree = repo.store.peel_tree(proposal.commit)
     assert prop_tree is not None
-    files, problems = _path_problems(kb, proposal, kind, repo.store.peel_tree(parents[0]),
-                                     prop_tree)
+    files, problems = _path_problems(
+        kb, proposal, kind, repo.store.peel_tree(parents[0]), prop_tree
+    )
     obj: Obj | None = None
     text = ""
     if not problems:
         view = BaseView(kb, target_tip)
-        obj, text, problems = _content_problems(kb, proposal, kind, files, view,
-                                                require_citations)
+        obj, text, problems = _content_problems(kb, proposal, kind, files, view, require_citations)
     if problems or obj is None:
         more = f" (and {len(problems) - _SHOWN} more)" if len(problems) > _SHOWN else ""
         raise GateRefused(
             f"proposal {proposal.id} is not what vouch proposes: "
-            + "; ".join(problems[:_SHOWN]) + more,
+            + "; ".join(problems[:_SHOWN])
+            + more,
             hint=f"nothing was written; reject it (vouch reject {proposal.id} --reason ...) "
-                 "and propose the content again with vouch")
+            "and propose the content again with vouch",
+        )
     return Checked(kind, obj, text, files)

@@ -3,7 +3,6 @@
 Every failure becomes a `GitFailure` (exit 2) or a user error.
 """
 
-
 import os
 import subprocess
 from collections.abc import Mapping
@@ -70,8 +69,13 @@ class Started:
         self.args = args
         try:
             self._proc = subprocess.Popen(
-                ["git", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, env={**os.environ, **_BASE_ENV})
+                ["git", *args],
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={**os.environ, **_BASE_ENV},
+            )
         except FileNotFoundError as exc:
             raise GitFailure("git is not installed or not on PATH") from exc
 
@@ -83,8 +87,7 @@ class Started:
         """Wait for git; its stdout as text (GitCommandFailed on failure with `check`)."""
         out, err = self._proc.communicate()
         if check and self._proc.returncode != 0:
-            raise GitCommandFailed(self.args, self._proc.returncode,
-                                   err.decode("utf-8", "replace"))
+            raise GitCommandFailed(self.args, self._proc.returncode, err.decode("utf-8", "replace"))
         return out.decode("utf-8", "replace")
 
     def close(self) -> None:

@@ -7,7 +7,6 @@ id), `added_in_history` (which commit added a file), `signatures` (`git verify-c
 for many commits at once) and `hooks_dir` (where git looks for hooks).
 """
 
-
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,15 +55,25 @@ def staged_changes(repo: Repo, pathspecs: Iterable[str]) -> list[Change]:
     """What `git commit` would record under `pathspecs`: the index against HEAD (against
     the empty tree before the first commit)."""
     base = "HEAD" if repo.peek("HEAD") else repo.empty_tree
-    out = repo.git("diff-index", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev",
-                   base, "--", *pathspecs)
+    out = repo.git(
+        "diff-index",
+        "--cached",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        base,
+        "--",
+        *pathspecs,
+    )
     return _raw_changes(repo, out)
 
 
 def tree_diff(repo: Repo, old: str, new: str, pathspecs: Iterable[str]) -> list[Change]:
     """Paths under `pathspecs` that differ between two commits or trees."""
-    out = repo.git("diff-tree", "-r", "--raw", "-z", "--no-renames", "--no-abbrev", old, new,
-                   "--", *pathspecs)
+    out = repo.git(
+        "diff-tree", "-r", "--raw", "-z", "--no-renames", "--no-abbrev", old, new, "--", *pathspecs
+    )
     return _raw_changes(repo, out)
 
 
@@ -80,8 +89,14 @@ def index_blobs(repo: Repo, pathspecs: Iterable[str]) -> dict[str, str]:
     return found
 
 
-def grep_paths(repo: Repo, needles: Iterable[str], pathspecs: Iterable[str], *,
-               rev: str | None = None, cached: bool = False) -> list[str]:
+def grep_paths(
+    repo: Repo,
+    needles: Iterable[str],
+    pathspecs: Iterable[str],
+    *,
+    rev: str | None = None,
+    cached: bool = False,
+) -> list[str]:
     """Paths under `pathspecs` whose content holds any of `needles` (fixed strings): in
     the work tree's tracked files, the index (`cached`) or the tree of `rev`."""
     args = ["grep", "-l", "-z", "-F", "-I"]
@@ -95,8 +110,9 @@ def grep_paths(repo: Repo, needles: Iterable[str], pathspecs: Iterable[str], *,
         args.append(rev)
     out = run([*args, "--", *pathspecs], repo.root, check=False)
     prefix = f"{rev}:" if rev is not None else ""
-    return [p[len(prefix):] if prefix and p.startswith(prefix) else p
-            for p in out.split("\0") if p]
+    return [
+        p[len(prefix) :] if prefix and p.startswith(prefix) else p for p in out.split("\0") if p
+    ]
 
 
 def merge_base(repo: Repo, a: str, b: str) -> str | None:
@@ -109,19 +125,30 @@ def is_shallow(repo: Repo) -> bool:
     return repo.git("rev-parse", "--is-shallow-repository").strip() == "true"
 
 
-def added_in_history(repo: Repo, rev: str, pathspecs: Iterable[str], fields: Iterable[str]
-                     ) -> list[tuple[list[str], list[str]]]:
+def added_in_history(
+    repo: Repo, rev: str, pathspecs: Iterable[str], fields: Iterable[str]
+) -> list[tuple[list[str], list[str]]]:
     """For each commit in `rev`'s history that added files under `pathspecs`: (its
     `fields` as pretty-format placeholders, the paths it added). Merges show no diff,
     so a file merged from a side branch is credited to the side commit that added it."""
     fmt = "%x01" + "%x00".join(fields) + "%x02"
-    out = repo.git("log", "--diff-filter=A", "--no-renames", "--name-only", "-z",
-                   f"--format={fmt}", rev, "--", *pathspecs)
+    out = repo.git(
+        "log",
+        "--diff-filter=A",
+        "--no-renames",
+        "--name-only",
+        "-z",
+        f"--format={fmt}",
+        rev,
+        "--",
+        *pathspecs,
+    )
     found: list[tuple[list[str], list[str]]] = []
     for record in out.split("\x01")[1:]:
         head, _, names = record.partition("\x02")
-        found.append((head.split("\0"), [n.strip("\n") for n in names.split("\0")
-                                          if n.strip("\n")]))
+        found.append(
+            (head.split("\0"), [n.strip("\n") for n in names.split("\0") if n.strip("\n")])
+        )
     return found
 
 
@@ -144,8 +171,9 @@ def signatures(repo: Repo, commits: Iterable[str]) -> dict[str, Signature]:
     wanted = list(dict.fromkeys(commits))
     if not wanted:
         return {}
-    out = repo.git("log", "--no-walk=unsorted", "--format=%H%x00%G?%x00%GS%x00%GK%x01",
-                   *wanted, "--")
+    out = repo.git(
+        "log", "--no-walk=unsorted", "--format=%H%x00%G?%x00%GS%x00%GK%x01", *wanted, "--"
+    )
     found: dict[str, Signature] = {}
     for record in out.split("\x01"):
         parts = record.strip("\n").split("\0")

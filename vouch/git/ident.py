@@ -21,8 +21,11 @@ from vouch.git.command import GitCommandFailed, config_value, run, start
 
 ROLES = ("AUTHOR", "COMMITTER")
 # what git reads to sign a commit: a change to any of these means asking git again
-ENV_KEYS = (*(f"GIT_{role}_{part}" for role in ROLES for part in ("NAME", "EMAIL", "DATE")),
-            "EMAIL", "TZ")
+ENV_KEYS = (
+    *(f"GIT_{role}_{part}" for role in ROLES for part in ("NAME", "EMAIL", "DATE")),
+    "EMAIL",
+    "TZ",
+)
 FALLBACK = {"user.name": "vouch", "user.email": "vouch@localhost"}  # nothing configured
 
 
@@ -75,9 +78,10 @@ def signatures(root: Path) -> tuple[Signature, Signature]:
             found.append(_parse(run([*overrides, "var", f"GIT_{role}_IDENT"], root), role))
         except GitCommandFailed as exc:
             if "date" in exc.stderr:
-                raise UsageError(exc.stderr.strip().removeprefix("fatal: "),
-                                 hint=f"fix GIT_{role}_DATE (any format `git commit` "
-                                      "accepts) or unset it") from exc
+                raise UsageError(
+                    exc.stderr.strip().removeprefix("fatal: "),
+                    hint=f"fix GIT_{role}_DATE (any format `git commit` accepts) or unset it",
+                ) from exc
             raise
     return found[0], found[1]
 

@@ -82,9 +82,17 @@ def _entry_at(data: bytes | mmap.mmap, start: int, version: int, width: int) -> 
     mtime = struct.unpack_from(">II", data, start + 8)
     ino = struct.unpack_from(">I", data, start + 20)[0]
     fsize = struct.unpack_from(">I", data, start + 36)[0]
-    return Entry(start, start + size, data[name_start:nul],
-                 data[start + _STAT_BYTES : start + _STAT_BYTES + width].hex(),
-                 flags, (ctime[0], ctime[1]), (mtime[0], mtime[1]), ino, fsize)
+    return Entry(
+        start,
+        start + size,
+        data[name_start:nul],
+        data[start + _STAT_BYTES : start + _STAT_BYTES + width].hex(),
+        flags,
+        (ctime[0], ctime[1]),
+        (mtime[0], mtime[1]),
+        ino,
+        fsize,
+    )
 
 
 class Index:
@@ -129,8 +137,9 @@ class Index:
                 if (start - 12) % 8:
                     continue
                 chain = self._chain(start, tail)
-                if chain is not None and ((start == 12 and not self.count)
-                                          or self._ends_an_entry(start)):
+                if chain is not None and (
+                    (start == 12 and not self.count) or self._ends_an_entry(start)
+                ):
                     return start, chain
             if low == 12:
                 raise Unsupported("cannot find the end of the entries")
@@ -152,8 +161,11 @@ class Index:
                 if start < 12 or (start - 12) % 8:
                     continue
                 flags = struct.unpack_from(">H", data, start + _STAT_BYTES + self.width)[0]
-                if flags & _NAME_MASK == namelen and (head == long) == bool(
-                        flags & _FLAG_EXTENDED) and (head + namelen + 8) & ~7 == end - start:
+                if (
+                    flags & _NAME_MASK == namelen
+                    and (head == long) == bool(flags & _FLAG_EXTENDED)
+                    and (head + namelen + 8) & ~7 == end - start
+                ):
                     return True
         return False
 
@@ -208,8 +220,7 @@ class Index:
             if prefix:
                 anchor = self._anchor(prefix)
             else:
-                anchor = (_entry_at(self.data, 12, self.version, self.width)
-                          if self.count else None)
+                anchor = _entry_at(self.data, 12, self.version, self.width) if self.count else None
             if anchor is None:
                 if not prefix:
                     return 12, None  # an empty index
@@ -255,8 +266,11 @@ class Index:
         self.write_patched(entries, out.extend)
         return out
 
-    def write_patched(self, entries: dict[str, tuple[str, os.stat_result] | None],
-                      write: Callable[[bytes | memoryview], object]) -> None:
+    def write_patched(
+        self,
+        entries: dict[str, tuple[str, os.stat_result] | None],
+        write: Callable[[bytes | memoryview], object],
+    ) -> None:
         """Stream the patched index to `write`, checksum last, without a whole copy."""
         spans: list[tuple[int, int, bytes, bytes]] = []  # (start, end, path, replacement)
         delta = 0
@@ -267,8 +281,7 @@ class Index:
             if found is None and value is None:
                 continue
             new = b"" if value is None else _pack_entry(path.encode(), *value)
-            spans.append((offset, found.end if found is not None else offset, path.encode(),
-                          new))
+            spans.append((offset, found.end if found is not None else offset, path.encode(), new))
             delta += (1 if value is not None else 0) - (1 if found is not None else 0)
         spans.sort(key=lambda span: (span[0], span[2]))  # same offset: path order
         tail = bytearray()
@@ -303,10 +316,17 @@ class Index:
 
 def _pack_entry(path: bytes, sha: str, st: os.stat_result) -> bytes:
     head = struct.pack(
-        ">IIIIIIIIII", int(st.st_ctime) & 0xFFFFFFFF, st.st_ctime_ns % 1_000_000_000,
-        int(st.st_mtime) & 0xFFFFFFFF, st.st_mtime_ns % 1_000_000_000,
-        st.st_dev & 0xFFFFFFFF, st.st_ino & 0xFFFFFFFF, _MODE_FILE, st.st_uid & 0xFFFFFFFF,
-        st.st_gid & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF,
+        ">IIIIIIIIII",
+        int(st.st_ctime) & 0xFFFFFFFF,
+        st.st_ctime_ns % 1_000_000_000,
+        int(st.st_mtime) & 0xFFFFFFFF,
+        st.st_mtime_ns % 1_000_000_000,
+        st.st_dev & 0xFFFFFFFF,
+        st.st_ino & 0xFFFFFFFF,
+        _MODE_FILE,
+        st.st_uid & 0xFFFFFFFF,
+        st.st_gid & 0xFFFFFFFF,
+        st.st_size & 0xFFFFFFFF,
     )
     flags = min(len(path), _NAME_MASK)
     body = head + bytes.fromhex(sha) + struct.pack(">H", flags) + path
@@ -342,8 +362,9 @@ def _invalidate_tree(body: bytes, paths: Iterable[str], width: int = 20) -> byte
             # siblings are stored by (length, name): a wanted sibling that sorts before
             # this one and has not appeared does not exist
             key = _tree_key(name)
-            for gone in [d for d in remaining
-                         if d and _parent(d) == parent and _tree_key(_base(d)) < key]:
+            for gone in [
+                d for d in remaining if d and _parent(d) == parent and _tree_key(_base(d)) < key
+            ]:
                 _drop(remaining, gone)
         sha = b""
         if int(count_s) >= 0:
@@ -368,8 +389,9 @@ def _invalidate_tree(body: bytes, paths: Iterable[str], width: int = 20) -> byte
 
 def _drop(remaining: set[str], directory: str) -> None:
     """`directory` is not in the cache-tree, so neither is anything below it."""
-    remaining.difference_update({d for d in remaining
-                                 if d == directory or d.startswith(directory + "/")})
+    remaining.difference_update(
+        {d for d in remaining if d == directory or d.startswith(directory + "/")}
+    )
 
 
 def _tree_key(name: str) -> tuple[int, bytes]:
@@ -396,8 +418,12 @@ def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def update(path: Path, entries: dict[str, tuple[str, os.stat_result] | None],
-           snapshot: Index | None = None, algo: str = "sha1") -> bool:
+def update(
+    path: Path,
+    entries: dict[str, tuple[str, os.stat_result] | None],
+    snapshot: Index | None = None,
+    algo: str = "sha1",
+) -> bool:
     """Patch the index under git's `index.lock`, so no git command runs in between.
 
     `snapshot` (from an earlier `read`) is reused when the file has not changed since,
@@ -413,8 +439,11 @@ def update(path: Path, entries: dict[str, tuple[str, os.stat_result] | None],
         with os.fdopen(fd, "wb") as fh:
             try:
                 current = snapshot
-                if (current is None or current.algo != algo
-                        or current.stat_key != stat_key(os.stat(path))):
+                if (
+                    current is None
+                    or current.algo != algo
+                    or current.stat_key != stat_key(os.stat(path))
+                ):
                     current = Index(path, algo)
                 current.write_patched(entries, fh.write)
             except (Unsupported, FileNotFoundError, ValueError, struct.error):

@@ -6,7 +6,6 @@ Object ids follow the repository's hash (`extensions.objectFormat`: sha1, or sha
 hashes asks the store.
 """
 
-
 import hashlib
 import os
 import subprocess
@@ -33,9 +32,20 @@ class ObjectStore:
 
     def __init__(self, root: Path):
         self.root = root
-        out = run(["rev-parse", "--git-path", "objects", "--git-path", "index",
-                   "--git-path", "HEAD", "--git-common-dir", "--show-object-format"],
-                  root).split("\n")
+        out = run(
+            [
+                "rev-parse",
+                "--git-path",
+                "objects",
+                "--git-path",
+                "index",
+                "--git-path",
+                "HEAD",
+                "--git-common-dir",
+                "--show-object-format",
+            ],
+            root,
+        ).split("\n")
         objects, index, head, common = (Path(line) for line in out[:4])
         self.objects = objects if objects.is_absolute() else root / objects
         self.index = index if index.is_absolute() else root / index
@@ -61,8 +71,11 @@ class ObjectStore:
     def _batch(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
-                ["git", "cat-file", "--batch-command"], cwd=self.root,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                ["git", "cat-file", "--batch-command"],
+                cwd=self.root,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
                 env={**os.environ, **_BASE_ENV},
             )
             weakref.finalize(self, _close, self._proc)
@@ -127,8 +140,9 @@ class ObjectStore:
                     fields = line.split()
                     if not line:
                         raise GitFailure("git cat-file stopped unexpectedly")
-                    out.append((fields[0].decode(), fields[1].decode())
-                               if len(fields) == 3 else None)
+                    out.append(
+                        (fields[0].decode(), fields[1].decode()) if len(fields) == 3 else None
+                    )
         return out
 
     def peel_tree(self, name: str) -> str | None:
@@ -221,6 +235,7 @@ def parse_tree(data: bytes, width: int = 20) -> list[tuple[str, str, str, str]]:
 
 def format_tree(entries: Iterable[tuple[str, str, str, str]]) -> bytes:
     """Raw tree bytes in git's order (a directory sorts as if its name ended in `/`)."""
+
     def key(entry: tuple[str, str, str, str]) -> bytes:
         name = entry[3].encode("utf-8", "surrogateescape")
         return name + b"/" if entry[1] == "tree" else name

@@ -2,7 +2,6 @@
 the user's index kept in step for the few paths vouch changes.
 """
 
-
 import os
 import stat
 from collections.abc import Iterable, Mapping
@@ -25,17 +24,24 @@ from vouch.git.objects import ObjectStore, format_tree, parse_tree
 if TYPE_CHECKING:
     from vouch.git import index_file as gitindex
 
+
 class Repo:
     """Plumbing over one repository's work tree."""
 
     def __init__(self, root: Path):
         self.root = root
         self._index_snapshot: gitindex.Index | None = None
-        self._signed: tuple[tuple[str | None, ...], tuple[ident.Signature, ident.Signature]
-                            ] | None = None
+        self._signed: (
+            tuple[tuple[str | None, ...], tuple[ident.Signature, ident.Signature]] | None
+        ) = None
 
-    def git(self, *args: str, input: bytes | str | None = None,
-            env: Mapping[str, str] | None = None, check: bool = True) -> str:
+    def git(
+        self,
+        *args: str,
+        input: bytes | str | None = None,
+        env: Mapping[str, str] | None = None,
+        check: bool = True,
+    ) -> str:
         return run(list(args), self.root, input=input, env=env, check=check)
 
     def start(self, *args: str) -> Started:
@@ -47,8 +53,9 @@ class Repo:
         """`refs/heads/<name>` of the checked-out branch; an error when HEAD is detached."""
         branch = self.current_branch()
         if branch is None:
-            raise UsageError("HEAD is detached",
-                             hint="check out a branch before changing knowledge")
+            raise UsageError(
+                "HEAD is detached", hint="check out a branch before changing knowledge"
+            )
         return branch
 
     def current_branch(self) -> str | None:
@@ -80,8 +87,9 @@ class Repo:
         out = self.git("rev-parse", "-q", "--verify", f"{rev}^{{tree}}", check=False).strip()
         return out or None
 
-    def update_ref(self, ref: str, new: str, old: str | None, message: str = "vouch", *,
-                   force: bool = False) -> None:
+    def update_ref(
+        self, ref: str, new: str, old: str | None, message: str = "vouch", *, force: bool = False
+    ) -> None:
         """Atomic compare-and-swap of `ref` from `old` (None: must not exist) to `new`;
         with `force`, whatever `ref` held (a bookmark, not a decision)."""
         expected = [] if force else [old or self.store.null_id]
@@ -93,8 +101,9 @@ class Repo:
         out = self.git("for-each-ref", f"--format={fmt}", pattern)
         return [line.split("\0") for line in out.splitlines() if line]
 
-    def ref_records(self, patterns: Iterable[str], fields: Iterable[str],
-                    options: Iterable[str] = ()) -> list[list[str]]:
+    def ref_records(
+        self, patterns: Iterable[str], fields: Iterable[str], options: Iterable[str] = ()
+    ) -> list[list[str]]:
         """Like for_each_ref, but fields may hold newlines (e.g. `contents`)."""
         fmt = "%00".join(f"%({f})" for f in fields) + "%01"
         out = self.git("for-each-ref", f"--format={fmt}", *options, *patterns)
@@ -171,8 +180,9 @@ class Repo:
             return self.empty_tree
         return self.mktree(sorted(entries.values(), key=lambda e: e[3]))
 
-    def commit_tree(self, tree: str, parents: list[str], message: str,
-                    identity: Identity | None = None) -> str:
+    def commit_tree(
+        self, tree: str, parents: list[str], message: str, identity: Identity | None = None
+    ) -> str:
         args = ["commit-tree", tree]
         for p in parents:
             args += ["-p", p]
@@ -184,8 +194,9 @@ class Repo:
         return out or None
 
     # -- the user's index and work tree -------------------------------------------------
-    def stage_entries(self, entries: Mapping[str, str | None], *,
-                      worktree_matches: bool = True) -> None:
+    def stage_entries(
+        self, entries: Mapping[str, str | None], *, worktree_matches: bool = True
+    ) -> None:
         """Make the user's index hold exactly these blobs at these paths (None removes).
 
         With `worktree_matches` (the work-tree file at each path holds exactly its blob)
@@ -222,8 +233,9 @@ class Repo:
         snapshot, self._index_snapshot = self._index_snapshot, None
         return gitindex.update(self.store.index, stats, snapshot, self.store.algo)
 
-    def index_dirty(self, paths: Iterable[str], committed: Mapping[str, str | None]
-                    ) -> list[str] | None:
+    def index_dirty(
+        self, paths: Iterable[str], committed: Mapping[str, str | None]
+    ) -> list[str] | None:
         """Of `paths`, those whose index or work-tree state differs from `committed`
         (path -> blob in the branch tip, None when absent): staged, unstaged or untracked
         work. None when the index needs git itself to answer (see `index_file`)."""
@@ -295,8 +307,9 @@ class Repo:
     def write_blob(self, data: bytes) -> str:
         return self.store.write("blob", data)
 
-    def write_commit(self, tree: str, parents: list[str], message: str,
-                     identity: Identity | None = None) -> str:
+    def write_commit(
+        self, tree: str, parents: list[str], message: str, identity: Identity | None = None
+    ) -> str:
         """A commit object written in-process: the bytes `git commit-tree` would write in
         the same environment (identity, GIT_*_DATE, local timezone). `identity`, when
         given, signs as both author and committer. With `commit.gpgSign` set, git writes
@@ -307,14 +320,23 @@ class Repo:
         author, committer = self.signatures()
         if identity is not None:
             who = f"{identity.name} <{identity.email}>"
-            author, committer = (ident.Signature(who, author.date),
-                                 ident.Signature(who, committer.date))
+            author, committer = (
+                ident.Signature(who, author.date),
+                ident.Signature(who, committer.date),
+            )
         now = ident.now_stamp()
-        lines = [f"tree {tree}", *(f"parent {p}" for p in parents),
-                 f"author {author.line(now)}", f"committer {committer.line(now)}", "", message]
+        lines = [
+            f"tree {tree}",
+            *(f"parent {p}" for p in parents),
+            f"author {author.line(now)}",
+            f"committer {committer.line(now)}",
+            "",
+            message,
+        ]
         body = "\n".join(lines)
-        return self.store.write("commit", body.encode() if body.endswith("\n")
-                                else (body + "\n").encode())
+        return self.store.write(
+            "commit", body.encode() if body.endswith("\n") else (body + "\n").encode()
+        )
 
     def signs_commits(self) -> bool:
         """Whether `commit.gpgSign` asks for signed commits here (read for every commit:
@@ -331,8 +353,11 @@ class Repo:
 
     def merge_tree(self, ours: str, theirs: str) -> tuple[str, list[str]]:
         """Merge two commits without a work tree: (tree, conflicted paths)."""
-        proc = run_bytes(["merge-tree", "--write-tree", "--name-only", "--no-messages",
-                          "-z", ours, theirs], self.root, check=False)
+        proc = run_bytes(
+            ["merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", ours, theirs],
+            self.root,
+            check=False,
+        )
         parts = proc.split(b"\0")
         tree = parts[0].decode().strip()
         if len(tree) not in (40, 64):
@@ -346,8 +371,9 @@ class Repo:
             return True
         return self.git("merge-base", commit, of, check=False).strip() == commit
 
-    def update_refs(self, updates: Iterable[tuple[str, str | None, str | None]],
-                    message: str = "vouch") -> None:
+    def update_refs(
+        self, updates: Iterable[tuple[str, str | None, str | None]], message: str = "vouch"
+    ) -> None:
         """Several ref changes in one git transaction: all happen or none do.
 
         Each update is (ref, new, old): new None deletes, old None means "must not exist".
@@ -411,8 +437,14 @@ class Repo:
         """The repository's common git directory (shared by its worktrees)."""
         return self.store.common_dir
 
-    def log_records(self, rev: str, fields: Iterable[str], *, grep: str | None = None,
-                    max_count: int | None = None) -> list[list[str]]:
+    def log_records(
+        self,
+        rev: str,
+        fields: Iterable[str],
+        *,
+        grep: str | None = None,
+        max_count: int | None = None,
+    ) -> list[list[str]]:
         """`git log rev`, one row of `fields` (pretty-format placeholders, which may hold
         newlines) per commit, newest first; `grep` keeps commits whose message contains
         that fixed string."""
@@ -439,8 +471,7 @@ class Repo:
     def untracked(self, pathspecs: Iterable[str], *, literal: bool = False) -> list[str]:
         """Untracked, not ignored files under `pathspecs` (`literal`: exact paths)."""
         args = ["--literal-pathspecs"] if literal else []
-        out = self.git(*args, "ls-files", "--others", "--exclude-standard", "-z", "--",
-                       *pathspecs)
+        out = self.git(*args, "ls-files", "--others", "--exclude-standard", "-z", "--", *pathspecs)
         return [p for p in out.split("\0") if p]
 
     def worktree_changes(self, paths: Iterable[str]) -> list[str]:
@@ -448,14 +479,25 @@ class Repo:
         wanted = list(paths)
         if not wanted:
             return []
-        out = run_bytes(["status", "--porcelain=v1", "-z", "--no-renames",
-                         "--untracked-files=all", "--", *wanted], self.root)
+        out = run_bytes(
+            [
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--no-renames",
+                "--untracked-files=all",
+                "--",
+                *wanted,
+            ],
+            self.root,
+        )
         return [e[3:].decode() for e in out.split(b"\0") if len(e) > 3]
 
 
 def _stat_matches(entry: object, st: os.stat_result) -> bool:
     mtime = getattr(entry, "mtime", None)
-    return (mtime == (int(st.st_mtime) & 0xFFFFFFFF, st.st_mtime_ns % 1_000_000_000)
-            and getattr(entry, "size", None) == st.st_size & 0xFFFFFFFF
-            and getattr(entry, "ino", None) == st.st_ino & 0xFFFFFFFF)
-
+    return (
+        mtime == (int(st.st_mtime) & 0xFFFFFFFF, st.st_mtime_ns % 1_000_000_000)
+        and getattr(entry, "size", None) == st.st_size & 0xFFFFFFFF
+        and getattr(entry, "ino", None) == st.st_ino & 0xFFFFFFFF
+    )

@@ -25,10 +25,21 @@ from vouch.store.kb import KB
 
 _VERSION = b"vouch-lint-cache-1"
 # the modules whose code decides what `examine` answers
-_MODULES = ("vouch.core.fastyaml", "vouch.core.yamlio", "vouch.core.ids", "vouch.kinds.base",
-            "vouch.kinds.claim", "vouch.kinds.page", "vouch.kinds.entity",
-            "vouch.kinds.relation", "vouch.kinds.evidence", "vouch.kinds.source",
-            "vouch.kinds.session", "vouch.health.files", "vouch.health.rules")
+_MODULES = (
+    "vouch.core.fastyaml",
+    "vouch.core.yamlio",
+    "vouch.core.ids",
+    "vouch.kinds.base",
+    "vouch.kinds.claim",
+    "vouch.kinds.page",
+    "vouch.kinds.entity",
+    "vouch.kinds.relation",
+    "vouch.kinds.evidence",
+    "vouch.kinds.source",
+    "vouch.kinds.session",
+    "vouch.health.files",
+    "vouch.health.rules",
+)
 
 
 def _code_digest() -> bytes:
@@ -46,8 +57,9 @@ class LoadCache:
     """(path, digest of bytes) -> what `rules.examine` said of them."""
 
     def __init__(self, kb: KB):
-        key = hashlib.blake2b(str(kb.dir).encode("utf-8", "surrogateescape"),
-                              digest_size=8).hexdigest()
+        key = hashlib.blake2b(
+            str(kb.dir).encode("utf-8", "surrogateescape"), digest_size=8
+        ).hexdigest()
         self.path = kb.repo.common_dir / "vouch" / f"lint-{key}.cache"
         self.code = _code_digest()
         self.old: dict[tuple[str, bytes], Any] = {}

@@ -26,8 +26,7 @@ from vouch.store.kb import KB
 
 # keys the code reads that the template leaves out on purpose (tuning for experts)
 _EXTRA_KEYS = ("search.freshness_seconds",)
-_ENUMS = {"review.approver_role": ("human", "trusted-agent"),
-          "index.lexical": ("fts5", "whoosh")}
+_ENUMS = {"review.approver_role": ("human", "trusted-agent"), "index.lexical": ("fts5", "whoosh")}
 
 
 def doctor(kb: KB) -> dict[str, Any]:
@@ -36,15 +35,24 @@ def doctor(kb: KB) -> dict[str, Any]:
 
     k, found = lint.everything(kb)
     linted = lint.report("full", k, found)
-    checks["lint"] = {"verdict": linted["verdict"], "errors": linted["errors"],
-                      "warnings": linted["warnings"], **linted["checked"]}
+    checks["lint"] = {
+        "verdict": linted["verdict"],
+        "errors": linted["errors"],
+        "warnings": linted["warnings"],
+        **linted["checked"],
+    }
     issues += [{**i, "check": "lint"} for i in linted["issues"]]
 
     sources = verify.verify_sources(kb)
-    checks["sources"] = {"ok": sources["ok"], "checked": sources["checked"],
-                         "issues": len(sources["issues"])}
-    issues += [{**error(i["kind"], i["detail"], id=i["id"], path=i["path"]),
-                "check": "sources"} for i in sources["issues"]]
+    checks["sources"] = {
+        "ok": sources["ok"],
+        "checked": sources["checked"],
+        "issues": len(sources["issues"]),
+    }
+    issues += [
+        {**error(i["kind"], i["detail"], id=i["id"], path=i["path"]), "check": "sources"}
+        for i in sources["issues"]
+    ]
 
     index_check, index_issues = _index(kb)
     checks["index"] = index_check
@@ -59,8 +67,13 @@ def doctor(kb: KB) -> dict[str, Any]:
     issues += [{**i, "check": "config"} for i in config_issues]
 
     found_all = ordered(issues)
-    return {"ok": verdict(found_all) != "errors", "verdict": verdict(found_all),
-            **counts(found_all), "checks": checks, "issues": found_all}
+    return {
+        "ok": verdict(found_all) != "errors",
+        "verdict": verdict(found_all),
+        **counts(found_all),
+        "checks": checks,
+        "issues": found_all,
+    }
 
 
 def _index(kb: KB) -> tuple[dict[str, Any], list[Issue]]:
@@ -70,19 +83,27 @@ def _index(kb: KB) -> tuple[dict[str, Any], list[Issue]]:
         status = index_status(kb)
     except VouchError as exc:
         return {"state": "unknown", "reason": exc.message}, [
-            warn("index", f"the index's state cannot be read: {exc.message}")]
+            warn("index", f"the index's state cannot be read: {exc.message}")
+        ]
     state, reason = status["state"], status.get("reason")
     summary = {"state": state, "reason": reason, "path": status.get("path")}
     hint = "; `vouch index rebuild` builds it again"
     if state == "collision":
-        return summary, [error("index", f"the index belongs to another knowledge base: "
-                               f"{reason}{hint} (--force)")]
+        return summary, [
+            error("index", f"the index belongs to another knowledge base: {reason}{hint} (--force)")
+        ]
     if state == "corrupt":
-        return summary, [warn("index", f"the index is damaged ({reason}); the next search "
-                              f"rebuilds it{hint}")]
+        return summary, [
+            warn("index", f"the index is damaged ({reason}); the next search rebuilds it{hint}")
+        ]
     if state == "stale" and not status.get("auto_refresh", True):
-        return summary, [error("index", f"the index is stale ({reason}) and "
-                               f"index.auto_refresh is false, so search refuses it{hint}")]
+        return summary, [
+            error(
+                "index",
+                f"the index is stale ({reason}) and "
+                f"index.auto_refresh is false, so search refuses it{hint}",
+            )
+        ]
     return summary, []
 
 
@@ -93,14 +114,15 @@ def _audit(kb: KB) -> tuple[dict[str, Any], list[Issue]]:
     try:
         report = verify_audit(kb)
     except VouchError as exc:
-        return {"ok": False}, [error("audit", f"the audit log cannot be checked: "
-                                     f"{exc.message}")]
+        return {"ok": False}, [error("audit", f"the audit log cannot be checked: {exc.message}")]
     pending = head_proposal(kb)
     if pending is not None:  # its own branch checked out for review: pending, not merged
-        merged = [m for m in report.get("merged_without_decision") or []
-                  if m["proposal_id"] != pending[0]]
-        report["issues"] = [i for i in report["issues"]
-                            if f"proposal {pending[0]} " not in str(i.get("detail"))]
+        merged = [
+            m for m in report.get("merged_without_decision") or [] if m["proposal_id"] != pending[0]
+        ]
+        report["issues"] = [
+            i for i in report["issues"] if f"proposal {pending[0]} " not in str(i.get("detail"))
+        ]
         report["merged_without_decision"] = merged
         report["ok"] = not report["issues"]
     found = []
@@ -108,9 +130,12 @@ def _audit(kb: KB) -> tuple[dict[str, Any], list[Issue]]:
         where = kb.rel(item["file"]) if item.get("file") else None
         line = f" (line {item['line']})" if item.get("line") else ""
         found.append(error("audit", f"{item['detail']}{line}", path=where))
-    return {"ok": report["ok"], "events": report.get("events"), "files": report.get("files"),
-            "merged_without_decision": len(report.get("merged_without_decision") or [])
-            }, found
+    return {
+        "ok": report["ok"],
+        "events": report.get("events"),
+        "files": report.get("files"),
+        "merged_without_decision": len(report.get("merged_without_decision") or []),
+    }, found
 
 
 # -- configuration -----------------------------------------------------------------------------
@@ -145,8 +170,7 @@ def config_drift(kb: KB) -> list[Issue]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return [warn("config-missing", f"{where} is missing; vouch uses the defaults",
-                     path=where)]
+        return [warn("config-missing", f"{where} is missing; vouch uses the defaults", path=where)]
     except (OSError, UnicodeDecodeError) as exc:
         return [error("config-invalid", f"cannot read {where}: {exc}", path=where)]
     try:
@@ -161,9 +185,15 @@ def config_drift(kb: KB) -> list[Issue]:
             if isinstance(value, dict) and key in sections:
                 continue  # an empty section
             close = difflib.get_close_matches(key, list(known), n=1)
-            out.append(warn("config-unknown", f"{key} is not a setting vouch knows, so it "
-                            "has no effect" + (f" (did you mean {close[0]}?)" if close else ""),
-                            id=key, path=where))
+            out.append(
+                warn(
+                    "config-unknown",
+                    f"{key} is not a setting vouch knows, so it "
+                    "has no effect" + (f" (did you mean {close[0]}?)" if close else ""),
+                    id=key,
+                    path=where,
+                )
+            )
             continue
         problem = _value_problem(key, value, known[key])
         if problem:
@@ -176,8 +206,11 @@ def _value_problem(key: str, value: Any, default: Any) -> str | None:
     if key in _ENUMS and value not in _ENUMS[key]:
         return f"{value!r} is not one of: {', '.join(_ENUMS[key])}"
     if default is None or value is None:
-        if value is not None and key.startswith("search.") and (
-                isinstance(value, bool) or not isinstance(value, int | float)):
+        if (
+            value is not None
+            and key.startswith("search.")
+            and (isinstance(value, bool) or not isinstance(value, int | float))
+        ):
             return f"must be a number, not {value!r}"
         return None
     if isinstance(default, bool):
@@ -189,7 +222,8 @@ def _value_problem(key: str, value: Any, default: Any) -> str | None:
     if isinstance(default, str):
         return None if isinstance(value, str) else f"must be text, not {value!r}"
     if isinstance(default, list) and (
-            not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+        not isinstance(value, list) or not all(isinstance(v, str) for v in value)
+    ):
         return f"must be a list of names, not {value!r}"
     return None
 
@@ -200,15 +234,23 @@ def _uncommitted(kb: KB, data: dict[str, Any], where: str) -> list[Issue]:
     if blob is None:
         return []
     try:
-        committed = Config.from_text(kb.repo.read_blob(blob).decode("utf-8", "replace"),
-                                     where).get("review")
+        committed = Config.from_text(kb.repo.read_blob(blob).decode("utf-8", "replace"), where).get(
+            "review"
+        )
     except CorruptFile:
         return []
     review = data.get("review")
     mine: dict[str, Any] = review if isinstance(review, dict) else {}
     defaults: dict[str, Any] = Config.from_text(None, where).get("review") or {}
     if {**defaults, **mine} != committed:
-        return [warn("config-uncommitted", "review settings in the work tree differ from "
-                     "the committed ones; the review gate obeys the committed configuration, "
-                     "so commit them to take effect", id="review", path=where)]
+        return [
+            warn(
+                "config-uncommitted",
+                "review settings in the work tree differ from "
+                "the committed ones; the review gate obeys the committed configuration, "
+                "so commit them to take effect",
+                id="review",
+                path=where,
+            )
+        ]
     return []

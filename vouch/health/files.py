@@ -51,9 +51,13 @@ def catalog(rel: str) -> Entry | None:
             if not ids.is_source_id(sid):
                 return Entry(rel, None, None, part, f"{sid!r} is not a source id (a sha256)")
             if parts[1] != ids.shard(sid):
-                return Entry(rel, "source", sid, part,
-                             f"misplaced: source {sid[:12]}… belongs in sources/"
-                             f"{ids.shard(sid)}/")
+                return Entry(
+                    rel,
+                    "source",
+                    sid,
+                    part,
+                    f"misplaced: source {sid[:12]}… belongs in sources/{ids.shard(sid)}/",
+                )
             return Entry(rel, "source", sid, part)
         return Entry(rel, None, None, "", "not a source file (meta.yaml or content)")
     kind_name = DECISION if top == DECIDED_DIR else OBJECT_DIRS[top].name
@@ -61,13 +65,17 @@ def catalog(rel: str) -> Entry | None:
     valid = ids.is_proposal_id if kind_name == DECISION else ids.is_object_id
     name = parts[-1]
     if len(parts) != 3 or not name.endswith(ext) or not valid(name[: -len(ext)]):
-        return Entry(rel, None, None, "", f"not a {kind_name} file: expected "
-                     f"{top}/<hh>/<id>{ext}")
+        return Entry(rel, None, None, "", f"not a {kind_name} file: expected {top}/<hh>/<id>{ext}")
     object_id = name[: -len(ext)]
     if parts[1] != ids.shard(object_id):
-        return Entry(rel, kind_name, object_id, "",
-                     f"misplaced: {object_id} belongs in {top}/{ids.shard(object_id)}/, "
-                     "where vouch never looks for it here")
+        return Entry(
+            rel,
+            kind_name,
+            object_id,
+            "",
+            f"misplaced: {object_id} belongs in {top}/{ids.shard(object_id)}/, "
+            "where vouch never looks for it here",
+        )
     return Entry(rel, kind_name, object_id)
 
 
@@ -174,8 +182,9 @@ class GitView(View):
 
     def __init__(self, kb: KB, blobs: dict[str, str], name: str):
         start = prefix(kb)
-        listing: dict[str, str | None] = {p[len(start):]: b for p, b in blobs.items()
-                                          if p.startswith(start)}
+        listing: dict[str, str | None] = {
+            p[len(start) :]: b for p, b in blobs.items() if p.startswith(start)
+        }
         super().__init__(kb, listing)
         self.name = name
 

@@ -59,8 +59,9 @@ exit 1
 
 def render(python: str = "", kb_dir: str = "") -> str:
     """The hook script; empty values: vouch from PATH, the knowledge base found by git."""
-    return TEMPLATE.format(marker=MARKER, python=shlex.quote(python), kb=shlex.quote(kb_dir),
-                           legacy=LEGACY)
+    return TEMPLATE.format(
+        marker=MARKER, python=shlex.quote(python), kb=shlex.quote(kb_dir), legacy=LEGACY
+    )
 
 
 def install(kb: KB, *, force: bool = False) -> dict[str, Any]:
@@ -81,13 +82,17 @@ def install(kb: KB, *, force: bool = False) -> dict[str, Any]:
             raise UsageError(
                 f"{target} is a pre-commit hook vouch did not write; it was left alone",
                 hint="with the pre-commit framework, add the vouch-lint hook to "
-                     ".pre-commit-config.yaml instead" if framework else
-                     "`vouch hooks install --force` moves it to pre-commit.legacy and runs "
-                     "it before vouch's check")
+                ".pre-commit-config.yaml instead"
+                if framework
+                else "`vouch hooks install --force` moves it to pre-commit.legacy and runs "
+                "it before vouch's check",
+            )
         legacy = directory / LEGACY
         if legacy.exists():
-            raise UsageError(f"{legacy} exists already; vouch will not overwrite it",
-                             hint="merge the two hooks by hand, then run this again")
+            raise UsageError(
+                f"{legacy} exists already; vouch will not overwrite it",
+                hint="merge the two hooks by hand, then run this again",
+            )
         os.replace(target, legacy)
     directory.mkdir(parents=True, exist_ok=True)
     text = render(sys.executable, kb.rel("."))
@@ -100,6 +105,10 @@ def install(kb: KB, *, force: bool = False) -> dict[str, Any]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return {"path": str(target), "updated": current is not None and legacy is None,
-            "legacy": str(legacy) if legacy else None, "python": sys.executable,
-            "kb": kb.rel(".")}
+    return {
+        "path": str(target),
+        "updated": current is not None and legacy is None,
+        "legacy": str(legacy) if legacy else None,
+        "python": sys.executable,
+        "kb": kb.rel("."),
+    }

@@ -16,11 +16,17 @@ WARN = "warn"
 Issue = dict[str, Any]
 
 
-def issue(kind: str, severity: str, message: str, *, id: str | None = None,
-          path: str | None = None) -> Issue:
+def issue(
+    kind: str, severity: str, message: str, *, id: str | None = None, path: str | None = None
+) -> Issue:
     # one line: a parser's multi-line error would break a linter-style report
-    return {"id": id, "kind": kind, "severity": severity, "message": " ".join(message.split()),
-            "path": path}
+    return {
+        "id": id,
+        "kind": kind,
+        "severity": severity,
+        "message": " ".join(message.split()),
+        "path": path,
+    }
 
 
 def error(kind: str, message: str, **where: str | None) -> Issue:
@@ -40,8 +46,7 @@ def ordered(issues: Iterable[Issue]) -> list[Issue]:
         if key not in seen:
             seen.add(key)
             out.append(item)
-    out.sort(key=lambda i: (i["severity"] != ERROR, i["path"] or "", i["id"] or "",
-                            i["kind"]))
+    out.sort(key=lambda i: (i["severity"] != ERROR, i["path"] or "", i["id"] or "", i["kind"]))
     return out
 
 
@@ -53,5 +58,7 @@ def verdict(issues: Iterable[Issue]) -> str:
 
 def counts(issues: Iterable[Issue]) -> dict[str, int]:
     found = list(issues)
-    return {"errors": sum(1 for i in found if i["severity"] == ERROR),
-            "warnings": sum(1 for i in found if i["severity"] != ERROR)}
+    return {
+        "errors": sum(1 for i in found if i["severity"] == ERROR),
+        "warnings": sum(1 for i in found if i["severity"] != ERROR),
+    }

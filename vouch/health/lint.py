@@ -47,17 +47,23 @@ def stale_days_of(settings: Config, given: int | None) -> int:
     if given is not None:
         return given
     value = settings.get("review.stale_days", DEFAULT_STALE_DAYS)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
+    return (
+        value
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0
         else DEFAULT_STALE_DAYS
+    )
 
 
-def lint(kb: KB, *, stale_days: int | None = None, staged: bool = False,
-         since: str | None = None) -> dict[str, Any]:
+def lint(
+    kb: KB, *, stale_days: int | None = None, staged: bool = False, since: str | None = None
+) -> dict[str, Any]:
     if staged and since:
         from vouch.errors import UsageError
 
-        raise UsageError("--staged and --since exclude each other",
-                         hint="--staged checks a commit being made, --since a range of history")
+        raise UsageError(
+            "--staged and --since exclude each other",
+            hint="--staged checks a commit being made, --since a range of history",
+        )
     if since:
         return _since(kb, since, stale_days)
     if staged:
@@ -65,13 +71,20 @@ def lint(kb: KB, *, stale_days: int | None = None, staged: bool = False,
     return _everything(kb, stale_days)
 
 
-def report(mode: str, k: rules.Knowledge, issues: Iterable[Issue], **extra: Any
-           ) -> dict[str, Any]:
+def report(mode: str, k: rules.Knowledge, issues: Iterable[Issue], **extra: Any) -> dict[str, Any]:
     found = ordered([*k.issues, *issues])
-    objects = sum(1 for (kind, _), obj in k.objects.items()
-                  if obj is not None and kind != files.DECISION)
-    return {"ok": verdict(found) != "errors", "verdict": verdict(found), "mode": mode,
-            **counts(found), "checked": {"objects": objects}, **extra, "issues": found}
+    objects = sum(
+        1 for (kind, _), obj in k.objects.items() if obj is not None and kind != files.DECISION
+    )
+    return {
+        "ok": verdict(found) != "errors",
+        "verdict": verdict(found),
+        "mode": mode,
+        **counts(found),
+        "checked": {"objects": objects},
+        **extra,
+        "issues": found,
+    }
 
 
 # -- everything ----------------------------------------------------------------------------
@@ -121,24 +134,37 @@ def superseded_citations(kb: KB) -> list[Issue]:
     try:
         found = find(kb)
     except VouchError as exc:  # a broken file on the way: lint reports it by its path
-        return [warn("superseded-citation", "citations of superseded source versions were "
-                     f"not checked: {exc.message}")]
+        return [
+            warn(
+                "superseded-citation",
+                f"citations of superseded source versions were not checked: {exc.message}",
+            )
+        ]
     out: list[Issue] = []
     for row in found:
         claim, source = str(row["claim_id"]), str(row["source_id"])
         current = row.get("current_id")
         via = f" (through evidence {row['evidence_id']})" if row.get("evidence_id") else ""
-        out.append(warn(
-            "superseded-citation", f"cites source {source[:12]}…{via}, a version superseded "
-            f"by {str(current)[:12]}…; review it against the current version",
-            id=claim, path=kb.rel(KINDS["claim"].path_for(claim))
-            if ids.is_object_id(claim) else None))
+        out.append(
+            warn(
+                "superseded-citation",
+                f"cites source {source[:12]}…{via}, a version superseded "
+                f"by {str(current)[:12]}…; review it against the current version",
+                id=claim,
+                path=kb.rel(KINDS["claim"].path_for(claim)) if ids.is_object_id(claim) else None,
+            )
+        )
     return out
 
 
 # -- what changed ----------------------------------------------------------------------------
-def _changed(k: rules.Knowledge, changes: list[Change], settings: Config,
-             stale_days: int | None, grep: dict[str, Any]) -> list[Issue]:
+def _changed(
+    k: rules.Knowledge,
+    changes: list[Change],
+    settings: Config,
+    stale_days: int | None,
+    grep: dict[str, Any],
+) -> list[Issue]:
     """The rules for the changed files, the claims they link to, and the objects that
     referred to what they delete."""
     from vouch.git.history import grep_paths
@@ -152,7 +178,7 @@ def _changed(k: rules.Knowledge, changes: list[Change], settings: Config,
     for change in changes:
         if not change.path.startswith(start):
             continue
-        entry = files.catalog(change.path[len(start):])
+        entry = files.catalog(change.path[len(start) :])
         if entry is None:
             continue
         if change.new is not None:
@@ -168,7 +194,7 @@ def _changed(k: rules.Knowledge, changes: list[Change], settings: Config,
                 linked.append(old["superseded_by"])
     if deleted:
         for path in grep_paths(kb.repo, deleted, [kb.rel(d) for d in _REFERRING], **grep):
-            entry = files.catalog(path[len(start):]) if path.startswith(start) else None
+            entry = files.catalog(path[len(start) :]) if path.startswith(start) else None
             if entry is not None and entry.id not in deleted:
                 present.append(entry)
     issues: list[Issue] = []

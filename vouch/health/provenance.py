@@ -29,9 +29,12 @@ from vouch.store import audit
 from vouch.store.kb import KB, PROPOSAL_PREFIX
 
 TRUSTED_ROLE = "trusted-agent"
-_FIELDS = ("%H", "%(trailers:key=Vouch-Event,valueonly,separator=%x2C)",
-           "%(trailers:key=Vouch-Proposal,valueonly,separator=%x2C)",
-           "%(trailers:key=Vouch-Decision,valueonly,separator=%x2C)")
+_FIELDS = (
+    "%H",
+    "%(trailers:key=Vouch-Event,valueonly,separator=%x2C)",
+    "%(trailers:key=Vouch-Proposal,valueonly,separator=%x2C)",
+    "%(trailers:key=Vouch-Decision,valueonly,separator=%x2C)",
+)
 
 
 def self_approvals(k: Knowledge, records: Iterable[Obj], settings: Config) -> list[Issue]:
@@ -39,11 +42,16 @@ def self_approvals(k: Knowledge, records: Iterable[Obj], settings: Config) -> li
     configuration trusts agents to approve their own proposals)."""
     if settings.get("review.approver_role") == TRUSTED_ROLE:
         return []
-    return [error("self-approved", f"{r['decided_by']} approved their own proposal "
-                  f"({r['kind']} {r['object_id']})", id=str(r["proposal_id"]),
-                  path=object_path(k, DECISION, str(r["proposal_id"])))
-            for r in records
-            if r["decision"] == "approved" and r["decided_by"] == r["proposer"]]
+    return [
+        error(
+            "self-approved",
+            f"{r['decided_by']} approved their own proposal ({r['kind']} {r['object_id']})",
+            id=str(r["proposal_id"]),
+            path=object_path(k, DECISION, str(r["proposal_id"])),
+        )
+        for r in records
+        if r["decision"] == "approved" and r["decided_by"] == r["proposer"]
+    ]
 
 
 def approved_objects(records: Iterable[Obj]) -> dict[str, Obj]:
@@ -82,12 +90,26 @@ def full(k: Knowledge, records: list[Obj], settings: Config) -> list[Issue]:
             continue
         where = object_path(k, kind, oid)
         if pending is not None and oid == pending[1]:
-            out.append(warn("pending", f"this {kind} is proposal {pending[0]}, checked out "
-                            "for review: it awaits `vouch approve`", id=oid, path=where))
+            out.append(
+                warn(
+                    "pending",
+                    f"this {kind} is proposal {pending[0]}, checked out "
+                    "for review: it awaits `vouch approve`",
+                    id=oid,
+                    path=where,
+                )
+            )
         else:
-            out.append(error("no-decision", f"this {kind} has no approved decision record: "
-                             "it entered by hand or by a plain `git merge`, not through "
-                             "`vouch approve`", id=oid, path=where))
+            out.append(
+                error(
+                    "no-decision",
+                    f"this {kind} has no approved decision record: "
+                    "it entered by hand or by a plain `git merge`, not through "
+                    "`vouch approve`",
+                    id=oid,
+                    path=where,
+                )
+            )
     approved_ids = {str(r["proposal_id"]) for r in records if r["decision"] == "approved"}
     if pending is not None:
         approved_ids.add(pending[0])  # the evidence it adds is pending with it
@@ -100,21 +122,30 @@ def _registered(k: Knowledge, approved_proposals: set[str]) -> list[Issue]:
     from vouch.git import history
 
     kb = k.view.kb
-    wanted = [(kind, oid) for (kind, oid), obj in sorted(k.objects.items())
-              if obj is not None and kind in ("source", "evidence")]
+    wanted = [
+        (kind, oid)
+        for (kind, oid), obj in sorted(k.objects.items())
+        if obj is not None and kind in ("source", "evidence")
+    ]
     if not wanted:
         return []
     repo = kb.repo
     if repo.peek("HEAD") is None:
         adders: dict[str, list[str]] = {}
     elif history.is_shallow(repo):
-        return [warn("history-shallow", "this clone's history is shallow, so which commit "
-                     "registered each source and evidence cannot be checked (fetch the "
-                     "whole history: `git fetch --unshallow`)")]
+        return [
+            warn(
+                "history-shallow",
+                "this clone's history is shallow, so which commit "
+                "registered each source and evidence cannot be checked (fetch the "
+                "whole history: `git fetch --unshallow`)",
+            )
+        ]
     else:
         adders = {}
         for fields, paths in history.added_in_history(
-                repo, "HEAD", [kb.rel("sources"), kb.rel("evidence")], _FIELDS):
+            repo, "HEAD", [kb.rel("sources"), kb.rel("evidence")], _FIELDS
+        ):
             for path in paths:
                 adders.setdefault(path, fields)  # newest first: the last time it was added
     out: list[Issue] = []
@@ -130,18 +161,24 @@ def _registered(k: Knowledge, approved_proposals: set[str]) -> list[Issue]:
 def _adder_problem(kind: str, fields: list[str] | None, approved: set[str]) -> str | None:
     how = "`vouch source add`" if kind == "source" else "`vouch evidence add`"
     if fields is None or len(fields) < 4:
-        return f"no commit in HEAD's history added this {kind}: it was written by hand " \
-               f"(register it with {how}) or is not committed yet"
+        return (
+            f"no commit in HEAD's history added this {kind}: it was written by hand "
+            f"(register it with {how}) or is not committed yet"
+        )
     commit, event, proposal, decision = (f.strip() for f in fields[:4])
     if event:
         return None
     if proposal and not decision:
         if proposal in approved:
             return None
-        return f"added by proposal {proposal} (commit {commit[:12]}), which has no " \
-               "approved decision: it was merged with git, not approved with vouch"
-    return f"added by commit {commit[:12]}, which vouch did not make (no Vouch-Event " \
-           f"trailer): registered by hand? Use {how}"
+        return (
+            f"added by proposal {proposal} (commit {commit[:12]}), which has no "
+            "approved decision: it was merged with git, not approved with vouch"
+        )
+    return (
+        f"added by commit {commit[:12]}, which vouch did not make (no Vouch-Event "
+        f"trailer): registered by hand? Use {how}"
+    )
 
 
 # -- a commit being made -----------------------------------------------------------------------
@@ -152,7 +189,7 @@ def new_audit_events(k: Knowledge, changes: list[Change]) -> list[dict[str, Any]
     prefix = k.view.prefix
     repo = k.view.kb.repo
     for change in changes:
-        rel = change.path[len(prefix):] if change.path.startswith(prefix) else change.path
+        rel = change.path[len(prefix) :] if change.path.startswith(prefix) else change.path
         if rel != audit.LOG_NAME and not rel.startswith(audit.SEGMENT_DIR + "/"):
             continue
         if change.old is not None:
@@ -178,16 +215,20 @@ def staged(k: Knowledge, changes: list[Change], settings: Config) -> list[Issue]
     prefix = k.view.prefix
     entries = []
     for change in changes:
-        rel = change.path[len(prefix):] if change.path.startswith(prefix) else None
+        rel = change.path[len(prefix) :] if change.path.startswith(prefix) else None
         entry = catalog(rel) if rel else None
         if entry is not None and entry.kind is not None and entry.id is not None:
             entries.append((change, entry))
-    decided = [k.get(DECISION, e.id) for c, e in entries
-               if e.kind == DECISION and c.new is not None and e.id is not None]
+    decided = [
+        k.get(DECISION, e.id)
+        for c, e in entries
+        if e.kind == DECISION and c.new is not None and e.id is not None
+    ]
     records = [r for r in decided if r is not None]
     out = self_approvals(k, records, settings)
-    approved = {oid: r for oid, r in approved_objects(records).items()
-                if str(r["proposal_id"]) in named}
+    approved = {
+        oid: r for oid, r in approved_objects(records).items() if str(r["proposal_id"]) in named
+    }
     cleared: set[str] = set()
     for oid in approved:
         obj = k.get(str(approved[oid]["kind"]), oid)
@@ -197,27 +238,61 @@ def staged(k: Knowledge, changes: list[Change], settings: Config) -> list[Issue]
         where = change.path
         if kind == DECISION:
             if change.new is not None and oid not in named:
-                out.append(error("no-decision", "decision record written by hand: no audit "
-                                 "event of vouch records this decision", id=oid, path=where))
+                out.append(
+                    error(
+                        "no-decision",
+                        "decision record written by hand: no audit "
+                        "event of vouch records this decision",
+                        id=oid,
+                        path=where,
+                    )
+                )
         elif kind in GATED:
             if change.status == "A" and oid not in approved:
-                out.append(error("no-decision", f"{kind} added without a decision: knowledge "
-                                 "enters through `vouch propose-*` and `vouch approve`, not "
-                                 "`git commit`", id=oid, path=where))
+                out.append(
+                    error(
+                        "no-decision",
+                        f"{kind} added without a decision: knowledge "
+                        "enters through `vouch propose-*` and `vouch approve`, not "
+                        "`git commit`",
+                        id=oid,
+                        path=where,
+                    )
+                )
             elif change.status != "A" and oid not in named:
                 verb = "deleted" if change.status == "D" else "edited"
-                out.append(warn("hand-edit", f"approved {kind} {verb} by hand; vouch's "
-                                "lifecycle methods (supersede, archive, ...) keep such "
-                                "changes audited", id=oid, path=where))
+                out.append(
+                    warn(
+                        "hand-edit",
+                        f"approved {kind} {verb} by hand; vouch's "
+                        "lifecycle methods (supersede, archive, ...) keep such "
+                        "changes audited",
+                        id=oid,
+                        path=where,
+                    )
+                )
         elif kind in ("source", "evidence") and oid not in named and oid not in cleared:
             if change.status == "A" and entry.part != "content":
                 how = "`vouch source add`" if kind == "source" else "`vouch evidence add`"
-                out.append(error("not-registered", f"{kind} added by hand: register it "
-                                 f"with {how}", id=oid, path=where))
+                out.append(
+                    error(
+                        "not-registered",
+                        f"{kind} added by hand: register it with {how}",
+                        id=oid,
+                        path=where,
+                    )
+                )
             elif change.status == "M" and kind == "source" and entry.part == "content":
-                out.append(error("source-changed", "a registered source's bytes changed: "
-                                 "its id is their sha256 (register the new version with "
-                                 "`vouch source add`)", id=oid, path=where))
+                out.append(
+                    error(
+                        "source-changed",
+                        "a registered source's bytes changed: "
+                        "its id is their sha256 (register the new version with "
+                        "`vouch source add`)",
+                        id=oid,
+                        path=where,
+                    )
+                )
             elif change.status != "A":
                 verb = "deleted" if change.status == "D" else "edited"
                 out.append(warn("hand-edit", f"{kind} {verb} by hand", id=oid, path=where))

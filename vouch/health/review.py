@@ -41,10 +41,15 @@ from vouch.kinds import GATED
 from vouch.store.kb import KB, PROPOSAL_PREFIX
 
 _LOG_FIELDS = ("%H", "%P", "%cn", "%ce", "%cI", "%B")
-_SIGNATURE = {"B": "a bad signature", "U": "a signature by a key git does not trust",
-              "X": "an expired signature", "Y": "a signature by an expired key",
-              "R": "a signature by a revoked key", "E": "a signature git cannot check",
-              "N": "no signature"}
+_SIGNATURE = {
+    "B": "a bad signature",
+    "U": "a signature by a key git does not trust",
+    "X": "an expired signature",
+    "Y": "a signature by an expired key",
+    "R": "a signature by a revoked key",
+    "E": "a signature git cannot check",
+    "N": "no signature",
+}
 
 
 @dataclass
@@ -89,9 +94,11 @@ def since(kb: KB, base_rev: str) -> tuple[list[Issue], dict[str, Any]]:
     if head is None:
         raise UsageError("this branch has no commits yet")
     if base is None:
-        raise UsageError(f"--since {base_rev!r} is not a commit here",
-                         hint="in CI, fetch the base branch with its history "
-                              "(actions/checkout with fetch-depth: 0)")
+        raise UsageError(
+            f"--since {base_rev!r} is not a commit here",
+            hint="in CI, fetch the base branch with its history "
+            "(actions/checkout with fetch-depth: 0)",
+        )
     start = history.merge_base(repo, base, head)
     if start is None:
         raise UsageError(f"{base_rev} and HEAD share no history")
@@ -101,16 +108,21 @@ def since(kb: KB, base_rev: str) -> tuple[list[Issue], dict[str, Any]]:
         if len(row) < len(_LOG_FIELDS):
             continue
         sha, parents, name, email, date, body = row[:6]
-        commit = Commit(sha, parents.split(), (name, email), date, body,
-                        parse_message(body)[2])
+        commit = Commit(sha, parents.split(), (name, email), date, body, parse_message(body)[2])
         commit.own = _own_changes(kb, commit)
         commits.append(commit)
     checker = _Checker(kb, settings, head, base)
     issues = checker.run(commits)
     issues += _settings_drift(kb, settings, head)
-    info = {"base": base, "merge_base": start, "head": head, "commits": len(commits),
-            "decisions": checker.decisions, "approvers": checker.approvers,
-            "require_signed_decisions": checker.require_signed}
+    info = {
+        "base": base,
+        "merge_base": start,
+        "head": head,
+        "commits": len(commits),
+        "decisions": checker.decisions,
+        "approvers": checker.approvers,
+        "require_signed_decisions": checker.require_signed,
+    }
     return issues, info
 
 
@@ -139,9 +151,15 @@ def _own_changes(kb: KB, commit: Commit) -> dict[str, str | None]:
 def _settings_drift(kb: KB, base_settings: Config, head: str) -> list[Issue]:
     review = committed_settings(kb, head).get("review")
     if review != base_settings.get("review"):
-        return [warn("review-settings", "this range changes the review settings in "
-                     f"{kb.rel(CONFIG_NAME)}; it was checked against the base's, and the "
-                     "new ones apply once it is merged", path=kb.rel(CONFIG_NAME))]
+        return [
+            warn(
+                "review-settings",
+                "this range changes the review settings in "
+                f"{kb.rel(CONFIG_NAME)}; it was checked against the base's, and the "
+                "new ones apply once it is merged",
+                path=kb.rel(CONFIG_NAME),
+            )
+        ]
     return []
 
 
@@ -178,8 +196,9 @@ class _Checker:
         from vouch.git.history import signatures
 
         answerable = [c for c in commits if self._answers(c)]
-        signed = signatures(self.kb.repo, [c.sha for c in answerable]) \
-            if self.require_signed else {}
+        signed = (
+            signatures(self.kb.repo, [c.sha for c in answerable]) if self.require_signed else {}
+        )
         approved: dict[str, str] = {}
         for commit in commits:
             decision = commit.trailer("Vouch-Decision")
@@ -202,7 +221,8 @@ class _Checker:
         if commit.trailer("Vouch-Decision"):
             return True
         return bool(commit.trailer("Vouch-Event")) and any(
-            commit.area(rel) in GATED for rel in commit.own)
+            commit.area(rel) in GATED for rel in commit.own
+        )
 
     def _add(self, issue: Issue) -> None:
         self.issues.append(issue)
@@ -214,32 +234,57 @@ class _Checker:
             sig = signed.get(commit.sha)
             if sig is None or not sig.good:
                 said = _SIGNATURE.get(sig.status if sig else "N", "no good signature")
-                self._add(error("unsigned-decision", f"{what} commit {cid} has {said}; "
-                                "review.require_signed_decisions asks for a good one",
-                                id=commit.sha))
+                self._add(
+                    error(
+                        "unsigned-decision",
+                        f"{what} commit {cid} has {said}; "
+                        "review.require_signed_decisions asks for a good one",
+                        id=commit.sha,
+                    )
+                )
                 return
             if self.approvers and not _identities(sig.signer) & set(self.approvers):
-                self._add(error("approver-not-allowed", f"{what} commit {cid} is signed by "
-                                f"{sig.signer!r}, who is not in review.approvers",
-                                id=commit.sha))
+                self._add(
+                    error(
+                        "approver-not-allowed",
+                        f"{what} commit {cid} is signed by "
+                        f"{sig.signer!r}, who is not in review.approvers",
+                        id=commit.sha,
+                    )
+                )
             return
         if self.approvers:
-            names = _identities(actor, *commit.committer,
-                                f"{commit.committer[0]} <{commit.committer[1]}>")
+            names = _identities(
+                actor, *commit.committer, f"{commit.committer[0]} <{commit.committer[1]}>"
+            )
             if not names & set(self.approvers):
-                self._add(error("approver-not-allowed", f"{what} commit {cid} was made by "
-                                f"{actor or commit.committer[0]!r}, who is not in "
-                                "review.approvers", id=commit.sha))
+                self._add(
+                    error(
+                        "approver-not-allowed",
+                        f"{what} commit {cid} was made by "
+                        f"{actor or commit.committer[0]!r}, who is not in "
+                        "review.approvers",
+                        id=commit.sha,
+                    )
+                )
 
     def _decision(self, commit: Commit, signed: dict[str, Any]) -> None:
         pid = commit.trailer("Vouch-Proposal")
         approver = commit.trailer("Vouch-Approver")
         proposer = commit.trailer("Vouch-Proposer")
         object_id = commit.trailer("Vouch-Object")
-        if commit.trailer("Vouch-Decision") == "approved" and approver == proposer \
-                and not self.trusted_self:
-            self._add(error("self-approved", f"{approver} approved their own proposal {pid} "
-                            f"(commit {commit.sha[:12]})", id=pid or commit.sha))
+        if (
+            commit.trailer("Vouch-Decision") == "approved"
+            and approver == proposer
+            and not self.trusted_self
+        ):
+            self._add(
+                error(
+                    "self-approved",
+                    f"{approver} approved their own proposal {pid} (commit {commit.sha[:12]})",
+                    id=pid or commit.sha,
+                )
+            )
         self._who(commit, approver, signed, "decision")
         for rel in commit.own:
             area = commit.area(rel)
@@ -247,9 +292,14 @@ class _Checker:
             mine = entry is not None and entry.id in (object_id, pid)
             if area == "audit" or (mine and area in (*GATED, "decided")) or area == "evidence":
                 continue
-            self._add(error("outside-vouch", f"decision commit {commit.sha[:12]} for {pid} "
-                            f"also changes {self.prefix}{rel}", id=pid or commit.sha,
-                            path=self.prefix + rel))
+            self._add(
+                error(
+                    "outside-vouch",
+                    f"decision commit {commit.sha[:12]} for {pid} also changes {self.prefix}{rel}",
+                    id=pid or commit.sha,
+                    path=self.prefix + rel,
+                )
+            )
 
     def _proposal(self, commit: Commit, approved: dict[str, str]) -> None:
         pid = commit.trailer("Vouch-Proposal")
@@ -259,21 +309,34 @@ class _Checker:
             self._pending(commit, pid)
             return
         state = "was rejected" if approved.get(pid) else "has no decision"
-        self._add(error("merged-without-decision", f"proposal {pid} (commit "
-                        f"{commit.sha[:12]}) {state}, yet its content is in HEAD: it was "
-                        f"merged with git, not approved with vouch (`vouch approve {pid}` "
-                        "records the decision, or revert the merge)", id=pid))
+        self._add(
+            error(
+                "merged-without-decision",
+                f"proposal {pid} (commit "
+                f"{commit.sha[:12]}) {state}, yet its content is in HEAD: it was "
+                f"merged with git, not approved with vouch (`vouch approve {pid}` "
+                "records the decision, or revert the merge)",
+                id=pid,
+            )
+        )
 
     def _pending(self, commit: Commit, pid: str) -> None:
         """HEAD is an undecided proposal: a pull request from its branch. It must be
         exactly what vouch proposes; merging it is still a person's `vouch approve`."""
         from vouch.gate import records, verify
 
-        proposal = records.from_record([f"{PROPOSAL_PREFIX}{pid}", commit.sha,
-                                        commit.date, commit.message])
+        proposal = records.from_record(
+            [f"{PROPOSAL_PREFIX}{pid}", commit.sha, commit.date, commit.message]
+        )
         if proposal is None:
-            self._add(error("malformed-proposal", f"commit {commit.sha[:12]} names proposal "
-                            f"{pid!r} but is not a proposal vouch made", id=commit.sha))
+            self._add(
+                error(
+                    "malformed-proposal",
+                    f"commit {commit.sha[:12]} names proposal "
+                    f"{pid!r} but is not a proposal vouch made",
+                    id=commit.sha,
+                )
+            )
             return
         require = self.settings.get("review.require_citations", True) is not False
         try:
@@ -281,9 +344,15 @@ class _Checker:
         except GateRefused as exc:
             self._add(error("malformed-proposal", exc.message, id=pid))
             return
-        self._add(warn("pending", f"proposal {pid} ({proposal.kind} {proposal.object_id}) "
-                       "is well-formed and awaits a decision: approve it with `vouch approve "
-                       f"{pid}`, not with the host's merge button", id=pid))
+        self._add(
+            warn(
+                "pending",
+                f"proposal {pid} ({proposal.kind} {proposal.object_id}) "
+                "is well-formed and awaits a decision: approve it with `vouch approve "
+                f"{pid}`, not with the host's merge button",
+                id=pid,
+            )
+        )
 
     def _direct(self, commit: Commit, signed: dict[str, Any]) -> None:
         event = commit.trailer("Vouch-Event")
@@ -294,9 +363,16 @@ class _Checker:
             return
         for rel in commit.own:
             if commit.area(rel) == "decided":
-                self._add(error("outside-vouch", f"commit {commit.sha[:12]} ({event}) changes "
-                                f"the decision record {self.prefix}{rel}; only a decision "
-                                "writes one", path=self.prefix + rel, id=commit.sha))
+                self._add(
+                    error(
+                        "outside-vouch",
+                        f"commit {commit.sha[:12]} ({event}) changes "
+                        f"the decision record {self.prefix}{rel}; only a decision "
+                        "writes one",
+                        path=self.prefix + rel,
+                        id=commit.sha,
+                    )
+                )
 
     def _outside(self, commit: Commit) -> None:
         merge = len(commit.parents) > 1
@@ -307,12 +383,24 @@ class _Checker:
             oid = entry.id if entry is not None else None
             if area in (*GATED, "source", "evidence", "decided"):
                 how = "merge" if merge else "commit"
-                self._add(error("outside-vouch", f"{how} {commit.sha[:12]} "
-                                f"({commit.message.splitlines()[0][:60] if commit.message else ''})"
-                                f" changes {path} outside vouch: knowledge enters through "
-                                "`vouch approve`, sources through `vouch source add`",
-                                id=oid or commit.sha, path=path))
+                self._add(
+                    error(
+                        "outside-vouch",
+                        f"{how} {commit.sha[:12]} "
+                        f"({commit.message.splitlines()[0][:60] if commit.message else ''})"
+                        f" changes {path} outside vouch: knowledge enters through "
+                        "`vouch approve`, sources through `vouch source add`",
+                        id=oid or commit.sha,
+                        path=path,
+                    )
+                )
             elif area == "audit" and not merge:
-                self._add(warn("audit-edited", f"commit {commit.sha[:12]} edits the audit log "
-                               "outside vouch (`vouch audit --verify` checks it)",
-                               id=commit.sha, path=path))
+                self._add(
+                    warn(
+                        "audit-edited",
+                        f"commit {commit.sha[:12]} edits the audit log "
+                        "outside vouch (`vouch audit --verify` checks it)",
+                        id=commit.sha,
+                        path=path,
+                    )
+                )

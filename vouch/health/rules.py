@@ -46,13 +46,24 @@ class Knowledge:
     def load(self, entry: Entry) -> Obj | None:
         """The valid object at `entry` (None when it is not one: the reason is an issue)."""
         if entry.kind is None or entry.id is None:
-            self.issues.append(warn("stray", f"not a knowledge file, vouch ignores it: "
-                                    f"{entry.problem}", path=self.path(entry.rel)))
+            self.issues.append(
+                warn(
+                    "stray",
+                    f"not a knowledge file, vouch ignores it: {entry.problem}",
+                    path=self.path(entry.rel),
+                )
+            )
             return None
         if entry.kind == "source" and entry.part == "content":
             if f"{entry.rel.rsplit('/', 1)[0]}/meta.yaml" not in self.view.listing:
-                self.issues.append(error("schema", "source content without its meta.yaml",
-                                         id=entry.id, path=self.path(entry.rel)))
+                self.issues.append(
+                    error(
+                        "schema",
+                        "source content without its meta.yaml",
+                        id=entry.id,
+                        path=self.path(entry.rel),
+                    )
+                )
             return None
         key = (entry.kind, entry.id)
         if key in self.objects:
@@ -93,25 +104,47 @@ class Knowledge:
         problem = None
         if entry.kind == "source":
             if data["id"] != entry.id or data["hash"] != f"sha256:{entry.id}":
-                problem = f"meta.yaml names id {data['id']!r} and hash {data['hash']!r}; " \
-                          f"its directory names {entry.id}"
+                problem = (
+                    f"meta.yaml names id {data['id']!r} and hash {data['hash']!r}; "
+                    f"its directory names {entry.id}"
+                )
             content = entry.rel.removesuffix("meta.yaml") + "content"
             if content not in self.view.listing:
-                self.issues.append(error("missing-content", "the source's content file is "
-                                         "missing", id=entry.id, path=self.path(content)))
+                self.issues.append(
+                    error(
+                        "missing-content",
+                        "the source's content file is missing",
+                        id=entry.id,
+                        path=self.path(content),
+                    )
+                )
         elif entry.kind == DECISION:
             if data["proposal_id"] != entry.id:
-                self.issues.append(error("schema", f"not a valid decision record: proposal_id "
-                                         f"{data['proposal_id']!r} is not its file name",
-                                         id=entry.id, path=where))
+                self.issues.append(
+                    error(
+                        "schema",
+                        f"not a valid decision record: proposal_id "
+                        f"{data['proposal_id']!r} is not its file name",
+                        id=entry.id,
+                        path=where,
+                    )
+                )
                 return None
         elif data["id"] != entry.id:
-            self.issues.append(error("id-mismatch", f"holds id {data['id']!r} but its path "
-                                     f"names {entry.id}", id=entry.id, path=where))
+            self.issues.append(
+                error(
+                    "id-mismatch",
+                    f"holds id {data['id']!r} but its path names {entry.id}",
+                    id=entry.id,
+                    path=where,
+                )
+            )
             return None
         elif made != entry.id:
-            problem = f"its content hashes to {made}, not {entry.id}: the file was edited " \
-                      "by hand after it was made"
+            problem = (
+                f"its content hashes to {made}, not {entry.id}: the file was edited "
+                "by hand after it was made"
+            )
         if problem:
             self.issues.append(error("content-address", problem, id=entry.id, path=where))
         return data
@@ -135,8 +168,7 @@ def examine(kind_name: str, raw: bytes | None, where: str) -> Examined:
         return ("unparseable", str(parsed.problem))
     data = parsed.data
     if kind_name == DECISION:
-        problems = [f"{f} is missing" for f in DECISION_FIELDS
-                    if not isinstance(data.get(f), str)]
+        problems = [f"{f} is missing" for f in DECISION_FIELDS if not isinstance(data.get(f), str)]
         if not problems and data["decision"] not in ("approved", "rejected"):
             problems.append(f"decision {data['decision']!r} is not approved or rejected")
         if problems:
@@ -157,11 +189,17 @@ def examine(kind_name: str, raw: bytes | None, where: str) -> Examined:
 
 def _rel_for(kind: str, object_id: str) -> str | None:
     if kind == "source":
-        return f"sources/{ids.shard(object_id)}/{object_id}/meta.yaml" \
-            if ids.is_source_id(object_id) else None
+        return (
+            f"sources/{ids.shard(object_id)}/{object_id}/meta.yaml"
+            if ids.is_source_id(object_id)
+            else None
+        )
     if kind == DECISION:
-        return f"decided/{ids.shard(object_id)}/{object_id}.yaml" \
-            if ids.is_proposal_id(object_id) else None
+        return (
+            f"decided/{ids.shard(object_id)}/{object_id}.yaml"
+            if ids.is_proposal_id(object_id)
+            else None
+        )
     found = KINDS.get(kind)
     if found is None or not ids.is_object_id(object_id):
         return None
@@ -183,8 +221,14 @@ def check_object(k: Knowledge, kind: str, obj: Obj, *, require_citations: bool) 
         return object_path(k, kind, oid)
 
     def dangling(field: str, target: str, what: str) -> None:
-        out.append(error("dangling", f"{field} names {what} {target}, which does not exist",
-                         id=oid, path=where()))
+        out.append(
+            error(
+                "dangling",
+                f"{field} names {what} {target}, which does not exist",
+                id=oid,
+                path=where(),
+            )
+        )
 
     def cited(field: str, items: Iterable[str]) -> None:
         for item in items:
@@ -196,11 +240,20 @@ def check_object(k: Knowledge, kind: str, obj: Obj, *, require_citations: bool) 
 
     if kind == "claim":
         if not obj.get("evidence") and require_citations:
-            out.append(error("uncited", "cites no source or evidence (every claim needs "
-                             "one: review.require_citations)", id=oid, path=where()))
+            out.append(
+                error(
+                    "uncited",
+                    "cites no source or evidence (every claim needs one: review.require_citations)",
+                    id=oid,
+                    path=where(),
+                )
+            )
         cited("evidence", obj.get("evidence") or ())
-        for field, ref_kind in (("entities", "entity"), ("supersedes", "claim"),
-                                ("contradicts", "claim")):
+        for field, ref_kind in (
+            ("entities", "entity"),
+            ("supersedes", "claim"),
+            ("contradicts", "claim"),
+        ):
             for target in obj.get(field) or ():
                 if not k.exists(ref_kind, target):
                     dangling(field, target, ref_kind)
@@ -212,12 +265,17 @@ def check_object(k: Knowledge, kind: str, obj: Obj, *, require_citations: bool) 
             if k.any_kind(obj[end]) is None:
                 dangling(end, obj[end], "object")
         if obj["source"] == obj["target"]:
-            out.append(error("schema", "a relation cannot point from an object to itself",
-                             id=oid, path=where()))
+            out.append(
+                error(
+                    "schema",
+                    "a relation cannot point from an object to itself",
+                    id=oid,
+                    path=where(),
+                )
+            )
         cited("evidence", obj.get("evidence") or ())
     elif kind == "page":
-        for field, ref_kind in (("claims", "claim"), ("entities", "entity"),
-                                ("sources", "source")):
+        for field, ref_kind in (("claims", "claim"), ("entities", "entity"), ("sources", "source")):
             for target in obj.get(field) or ():
                 if not k.exists(ref_kind, target):
                     dangling(field, target, ref_kind)
@@ -245,8 +303,11 @@ def check_links(k: Knowledge, focus: Iterable[str], *, complete: bool) -> list[I
     cycle through a changed claim must lie.
     """
     focus = list(dict.fromkeys(focus))
-    claims = _closure(k, focus) if not complete else {
-        oid: obj for (kind, oid), obj in k.objects.items() if kind == "claim" and obj}
+    claims = (
+        _closure(k, focus)
+        if not complete
+        else {oid: obj for (kind, oid), obj in k.objects.items() if kind == "claim" and obj}
+    )
     out: list[Issue] = []
 
     def peer(other: str) -> Obj | None:
@@ -260,26 +321,50 @@ def check_links(k: Knowledge, focus: Iterable[str], *, complete: bool) -> list[I
         for other in claim.get("contradicts") or ():
             them = peer(other)
             if them is not None and oid not in (them.get("contradicts") or ()):
-                found.append((ERROR, "asymmetric-contradiction", f"contradicts {other}, "
-                              "which does not contradict it (contradiction is symmetric)"))
+                found.append(
+                    (
+                        ERROR,
+                        "asymmetric-contradiction",
+                        f"contradicts {other}, "
+                        "which does not contradict it (contradiction is symmetric)",
+                    )
+                )
         newer = claim.get("superseded_by")
         if newer:
             them = peer(newer)
             if them is not None and oid not in (them.get("supersedes") or ()):
-                found.append((WARN, "asymmetric-supersession", f"superseded_by {newer}, "
-                              "whose supersedes does not list it"))
+                found.append(
+                    (
+                        WARN,
+                        "asymmetric-supersession",
+                        f"superseded_by {newer}, whose supersedes does not list it",
+                    )
+                )
             if claim.get("status") != "superseded":
-                found.append((WARN, "asymmetric-supersession", f"superseded_by {newer} but "
-                              f"its status is {claim.get('status')!r}, not superseded"))
+                found.append(
+                    (
+                        WARN,
+                        "asymmetric-supersession",
+                        f"superseded_by {newer} but "
+                        f"its status is {claim.get('status')!r}, not superseded",
+                    )
+                )
         for older in claim.get("supersedes") or ():
             them = peer(older)
             if them is not None and them.get("superseded_by") != oid:
-                found.append((WARN, "asymmetric-supersession", f"supersedes {older}, whose "
-                              f"superseded_by is {them.get('superseded_by')!r}"))
+                found.append(
+                    (
+                        WARN,
+                        "asymmetric-supersession",
+                        f"supersedes {older}, whose superseded_by is {them.get('superseded_by')!r}",
+                    )
+                )
         if found:
             where = object_path(k, "claim", oid)
-            out += [issue(kind, severity, message, id=oid, path=where)
-                    for severity, kind, message in found]
+            out += [
+                issue(kind, severity, message, id=oid, path=where)
+                for severity, kind, message in found
+            ]
     out += _cycles(k, claims, set(focus))
     return out
 
@@ -325,12 +410,17 @@ def _cycles(k: Knowledge, claims: dict[str, Obj], focus: set[str]) -> list[Issue
             if nxt not in edges:
                 continue
             if state.get(nxt) == 1:
-                cycle = path[path.index(nxt):]
+                cycle = path[path.index(nxt) :]
                 if focus & set(cycle):
                     first = min(cycle)
-                    out.append(error("supersede-cycle", "supersession runs in a circle: "
-                                     + " -> ".join([*cycle, nxt]), id=first,
-                                     path=object_path(k, "claim", first)))
+                    out.append(
+                        error(
+                            "supersede-cycle",
+                            "supersession runs in a circle: " + " -> ".join([*cycle, nxt]),
+                            id=first,
+                            path=object_path(k, "claim", first),
+                        )
+                    )
             elif nxt not in state:
                 state[nxt] = 1
                 path.append(nxt)
@@ -339,8 +429,9 @@ def _cycles(k: Knowledge, claims: dict[str, Obj], focus: set[str]) -> list[Issue
 
 
 # -- time ------------------------------------------------------------------------------------
-def stale(k: Knowledge, claims: Iterable[Obj], days: int, now: datetime | None = None
-          ) -> list[Issue]:
+def stale(
+    k: Knowledge, claims: Iterable[Obj], days: int, now: datetime | None = None
+) -> list[Issue]:
     """Live claims whose last confirmation (else update, else creation) is older than
     `days` days."""
     cutoff = (now or datetime.now(UTC)) - timedelta(days=days)
@@ -348,14 +439,18 @@ def stale(k: Knowledge, claims: Iterable[Obj], days: int, now: datetime | None =
     for claim in claims:
         if claim.get("status") in HIDDEN_STATUSES:
             continue
-        stamp = claim.get("last_confirmed_at") or claim.get("updated_at") \
-            or claim.get("created_at")
+        stamp = claim.get("last_confirmed_at") or claim.get("updated_at") or claim.get("created_at")
         when = _when(stamp)
         if when is not None and when < cutoff:
-            out.append(warn("stale", f"not confirmed for {(cutoff - when).days + days} days "
-                            f"(since {when:%Y-%m-%d}); confirm it or archive it",
-                            id=str(claim["id"]), path=object_path(k, "claim",
-                                                                  str(claim["id"]))))
+            out.append(
+                warn(
+                    "stale",
+                    f"not confirmed for {(cutoff - when).days + days} days "
+                    f"(since {when:%Y-%m-%d}); confirm it or archive it",
+                    id=str(claim["id"]),
+                    path=object_path(k, "claim", str(claim["id"])),
+                )
+            )
     return out
 
 

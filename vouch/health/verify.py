@@ -45,16 +45,21 @@ def _source_dirs(kb: KB) -> list[tuple[str, Path]]:
         if not shard.is_dir(follow_symlinks=False):
             continue
         with os.scandir(shard.path) as entries:
-            found += sorted((e.name, Path(e.path)) for e in entries
-                            if e.is_dir(follow_symlinks=False) and not e.name.startswith("."))
+            found += sorted(
+                (e.name, Path(e.path))
+                for e in entries
+                if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
+            )
     return found
 
 
 def verify_sources(kb: KB, source_id: str | None = None) -> dict[str, Any]:
     if source_id is not None:
         if not ids.is_source_id(source_id):
-            raise InvalidId(f"{source_id!r} is not a source id",
-                            hint="source ids are the sha256 of their bytes (64 hex digits)")
+            raise InvalidId(
+                f"{source_id!r} is not a source id",
+                hint="source ids are the sha256 of their bytes (64 hex digits)",
+            )
         directory = kb.dir / source_kind.directory_for(source_id)
         if not directory.is_dir():
             raise NotFound(f"no source {source_id}", hint="`vouch list sources` lists them")
@@ -89,8 +94,12 @@ def check_source(kb: KB, name: str, directory: Path) -> list[dict[str, Any]]:
     except OSError as exc:
         problem("unreadable", f"cannot read the content: {exc}", f"{where}/content")
     if digest is not None and digest != name:
-        problem("hash-mismatch", f"the content hashes to {digest}, not to its id: the bytes "
-                "changed after they were registered", f"{where}/content")
+        problem(
+            "hash-mismatch",
+            f"the content hashes to {digest}, not to its id: the bytes "
+            "changed after they were registered",
+            f"{where}/content",
+        )
     meta_path = directory / "meta.yaml"
     try:
         raw: bytes | None = meta_path.read_bytes()
@@ -109,9 +118,15 @@ def check_source(kb: KB, name: str, directory: Path) -> list[dict[str, Any]]:
         problem("invalid-meta", "; ".join(errors), f"{where}/meta.yaml")
         return out
     if meta["id"] != name or meta["hash"] != f"sha256:{name}":
-        problem("meta-mismatch", f"meta.yaml records id {meta['id']!r} and hash "
-                f"{meta['hash']!r}", f"{where}/meta.yaml")
+        problem(
+            "meta-mismatch",
+            f"meta.yaml records id {meta['id']!r} and hash {meta['hash']!r}",
+            f"{where}/meta.yaml",
+        )
     if size is not None and meta["byte_size"] != size:
-        problem("meta-mismatch", f"meta.yaml records {meta['byte_size']} bytes; the content "
-                f"has {size}", f"{where}/meta.yaml")
+        problem(
+            "meta-mismatch",
+            f"meta.yaml records {meta['byte_size']} bytes; the content has {size}",
+            f"{where}/meta.yaml",
+        )
     return out

@@ -27,10 +27,13 @@ if TYPE_CHECKING:
     from vouch.index.status import index_status
 
 _WHERE = {
-    "ChunkInfo": "vouch.index.api", "Index": "vouch.index.api",
-    "VectorHit": "vouch.index.api", "rebuild_index": "vouch.index.api",
+    "ChunkInfo": "vouch.index.api",
+    "Index": "vouch.index.api",
+    "VectorHit": "vouch.index.api",
+    "rebuild_index": "vouch.index.api",
     "Filters": "vouch.index.filters",
-    "LexicalHit": "vouch.index.lexical", "index_status": "vouch.index.status",
+    "LexicalHit": "vouch.index.lexical",
+    "index_status": "vouch.index.status",
 }
 
 
@@ -41,5 +44,12 @@ def __getattr__(name: str) -> Any:
     return getattr(import_module(module), name)
 
 
-__all__ = ["ChunkInfo", "Filters", "Index", "LexicalHit", "VectorHit", "index_status",
-           "rebuild_index"]
+__all__ = [
+    "ChunkInfo",
+    "Filters",
+    "Index",
+    "LexicalHit",
+    "VectorHit",
+    "index_status",
+    "rebuild_index",
+]

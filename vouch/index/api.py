@@ -77,8 +77,10 @@ def _guarded(method: F) -> F:
         try:
             return method(self, *args, **kwargs)
         except (sqlite3.Error, OSError, store.Corrupt, vectors.VectorFilesBroken) as exc:
-            raise IndexUnusable(f"the search index could not be read: {exc}",
-                                hint="run the command again or `vouch index rebuild`") from exc
+            raise IndexUnusable(
+                f"the search index could not be read: {exc}",
+                hint="run the command again or `vouch index rebuild`",
+            ) from exc
 
     return cast(F, wrapper)
 
@@ -89,21 +91,24 @@ class Index(IndexHandle):
 
     # -- lexical ---------------------------------------------------------------------------
     @_guarded
-    def lexical(self, query: str, k: int = 10, filters: Filters | None = None,
-                match_any: bool = False) -> list[LexicalHit]:
+    def lexical(
+        self, query: str, k: int = 10, filters: Filters | None = None, match_any: bool = False
+    ) -> list[LexicalHit]:
         """Best chunks for a bag-of-words query (all words by default), best first.
 
         Raises EmptyQuery (E004) for a query with no words.
         """
         return backend(self.meta["lexical"]).query(
-            self.conn, self.directory, query, k, filters or Filters(), match_any)
+            self.conn, self.directory, query, k, filters or Filters(), match_any
+        )
 
     # -- vectors ---------------------------------------------------------------------------
     def _require_vectors(self) -> embed.Embedder:
         if self.settings.model is None or self.meta.dims == 0:
             raise EmbeddingDisabled(
                 "vector search is off: embedding.enabled is false in config.yaml",
-                hint="use lexical search, or set embedding.enabled: true")
+                hint="use lexical search, or set embedding.enabled: true",
+            )
         return embed.embedder(self.settings.model)
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -131,10 +136,14 @@ class Index(IndexHandle):
                 intact = False
             if not intact:
                 self._wordpiece = None
-                with contextlib.suppress(LockTimeout, PermissionDenied, OSError), \
-                        state.index_lock(self.directory, timeout=0):
-                    if vectors.write_wordpiece(
-                            self.directory, embedder.wordpiece_table()) == recorded:
+                with (
+                    contextlib.suppress(LockTimeout, PermissionDenied, OSError),
+                    state.index_lock(self.directory, timeout=0),
+                ):
+                    if (
+                        vectors.write_wordpiece(self.directory, embedder.wordpiece_table())
+                        == recorded
+                    ):
                         self._wordpiece = self.directory / vectors.WORDPIECE
         return self._wordpiece
 
@@ -147,8 +156,9 @@ class Index(IndexHandle):
             matrix, ids = self._vectors()
             dirty = [int(r) for (r,) in self.conn.execute("SELECT vec_row FROM vec_dirty")]
             try:
-                self._graph = vectors.load_graph(self.directory, self.meta.dims,
-                                                 self.meta["vector_sha256"], matrix, ids, dirty)
+                self._graph = vectors.load_graph(
+                    self.directory, self.meta.dims, self.meta["vector_sha256"], matrix, ids, dirty
+                )
             except vectors.VectorFilesBroken:
                 self._graph = self._regraph(matrix, ids)
         return self._graph is not None
@@ -171,8 +181,9 @@ class Index(IndexHandle):
         return graph
 
     @_guarded
-    def vector(self, query_vector: np.ndarray, k: int = 10,
-               filters: Filters | None = None) -> list[VectorHit]:
+    def vector(
+        self, query_vector: np.ndarray, k: int = 10, filters: Filters | None = None
+    ) -> list[VectorHit]:
         """Top-k chunks by cosine similarity. Exact over the memory-mapped matrix, or
         through hnswlib once `load_graph()` ran and no filter narrows the set."""
         import numpy as np
@@ -183,13 +194,20 @@ class Index(IndexHandle):
         if filters:
             where, params = filters.sql("c")
             rows = np.fromiter(
-                (r for (r,) in self.conn.execute(
-                    f"SELECT c.vec_row FROM chunks c WHERE c.vec_row IS NOT NULL AND {where}",
-                    params)), dtype=np.int64)
+                (
+                    r
+                    for (r,) in self.conn.execute(
+                        f"SELECT c.vec_row FROM chunks c WHERE c.vec_row IS NOT NULL AND {where}",
+                        params,
+                    )
+                ),
+                dtype=np.int64,
+            )
             found = vectors.exact_top(matrix, ids, q, k, rows)
         elif self._graph is not None:
-            found = (vectors.graph_top(self._graph, ids, q, k)
-                     or vectors.exact_top(matrix, ids, q, k))
+            found = vectors.graph_top(self._graph, ids, q, k) or vectors.exact_top(
+                matrix, ids, q, k
+            )
         else:
             found = vectors.exact_top(matrix, ids, q, k)
         return [VectorHit(cid, score) for cid, score in found]
@@ -205,22 +223,38 @@ class Index(IndexHandle):
                 "SELECT c.id, c.kind, c.object_id, c.title, c.path, c.type, c.status, "
                 "c.format, c.section, c.page, c.chunk_index, c.total_chunks, c.start_line, "
                 "c.end_line, c.doc_key, d.locator, c.text FROM chunks c "
-                f"JOIN docs d ON d.doc_key = c.doc_key WHERE c.id IN ({marks})", part
+                f"JOIN docs d ON d.doc_key = c.doc_key WHERE c.id IN ({marks})",
+                part,
             ).fetchall()
             keys = list({r[14] for r in rows})
             tags: dict[str, list[str]] = {}
             if keys:
                 kmarks = ",".join("?" * len(keys))
                 for key, tag in self.conn.execute(
-                        f"SELECT doc_key, tag FROM doc_tags WHERE doc_key IN ({kmarks}) "
-                        "ORDER BY tag", keys):
+                    f"SELECT doc_key, tag FROM doc_tags WHERE doc_key IN ({kmarks}) ORDER BY tag",
+                    keys,
+                ):
                     tags.setdefault(key, []).append(tag)
             for r in rows:
                 out[int(r[0])] = ChunkInfo(
-                    chunk_id=int(r[0]), kind=r[1], id=r[2], title=r[3], path=r[4], type=r[5],
-                    status=r[6], format=r[7], section=r[8], page=r[9], chunk_index=r[10],
-                    total_chunks=r[11], start_line=r[12], end_line=r[13],
-                    tags=tags.get(r[14], []), locator=r[15], text=r[16])
+                    chunk_id=int(r[0]),
+                    kind=r[1],
+                    id=r[2],
+                    title=r[3],
+                    path=r[4],
+                    type=r[5],
+                    status=r[6],
+                    format=r[7],
+                    section=r[8],
+                    page=r[9],
+                    chunk_index=r[10],
+                    total_chunks=r[11],
+                    start_line=r[12],
+                    end_line=r[13],
+                    tags=tags.get(r[14], []),
+                    locator=r[15],
+                    text=r[16],
+                )
         return out
 
     @_guarded
@@ -228,9 +262,13 @@ class Index(IndexHandle):
         """Headings of a page or markdown source, in document order."""
         rows = self.conn.execute(
             "SELECT text, level, start_line, end_line, path FROM headings WHERE object_id = ? "
-            "ORDER BY start_line", (object_id,)).fetchall()
-        return [{"text": t, "level": lv, "start_line": s, "end_line": e, "path": p}
-                for t, lv, s, e, p in rows]
+            "ORDER BY start_line",
+            (object_id,),
+        ).fetchall()
+        return [
+            {"text": t, "level": lv, "start_line": s, "end_line": e, "path": p}
+            for t, lv, s, e, p in rows
+        ]
 
     def find_section(self, object_id: str, heading: str) -> dict[str, Any] | None:
         """The heading of `object_id` whose text matches `heading` (case-insensitive)."""
@@ -244,8 +282,13 @@ class Index(IndexHandle):
         """Documents by kind and by format, chunks and vectors — from `index_meta`, kept
         current by every build and refresh, so this costs no table scan."""
         c = state.Counts.from_meta(self.meta)
-        return {"documents": c.documents, "by_kind": c.by_kind, "by_format": c.by_format,
-                "chunks": c.chunks, "vectors": c.vectors}
+        return {
+            "documents": c.documents,
+            "by_kind": c.by_kind,
+            "by_format": c.by_format,
+            "chunks": c.chunks,
+            "vectors": c.vectors,
+        }
 
 
 __all__ = ["ChunkInfo", "Index", "VectorHit", "rebuild_index"]

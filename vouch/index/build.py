@@ -32,8 +32,11 @@ from vouch.store.kb import KB
 def _all_docs(kb: KB, report: Report, progress: Progress | None) -> list[Doc]:
     """Every object through the kinds' one validating reader; invalid files are noted
     in the report and left out."""
-    wanted = [(kind, oid) for kind in ("entity", "claim", "relation", "page", "source")
-              for oid in kb.ids(KINDS[kind])]
+    wanted = [
+        (kind, oid)
+        for kind in ("entity", "claim", "relation", "page", "source")
+        for oid in kb.ids(KINDS[kind])
+    ]
     labels: dict[str, str] = {}
     docs: list[Doc] = []
     for n, (kind, oid) in enumerate(wanted, 1):
@@ -72,8 +75,9 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _rebuild(kb: KB, settings: Settings, live: Path, started: float,
-             progress: Progress | None) -> Report:
+def _rebuild(
+    kb: KB, settings: Settings, live: Path, started: float, progress: Progress | None
+) -> Report:
     import numpy as np
 
     report = Report("rebuild")
@@ -93,8 +97,9 @@ def _rebuild(kb: KB, settings: Settings, live: Path, started: float,
         try:
             store.create_schema(conn, settings.tokenizer)
             conn.execute("BEGIN")
-            vec_rows: list[int | None] = (list(range(len(texts))) if embedder
-                                          else [None] * len(texts))
+            vec_rows: list[int | None] = (
+                list(range(len(texts))) if embedder else [None] * len(texts)
+            )
             lexical_rows = insert_docs(conn, docs, 1, vec_rows)
             store.finish_schema(conn)
             t = report.lap("sqlite", t)
@@ -104,7 +109,8 @@ def _rebuild(kb: KB, settings: Settings, live: Path, started: float,
             hnsw = vectors.write_all(aside, matrix, chunk_ids)
             checksums = vectors.matrix_checksums(aside)
             checksums[vectors.WORDPIECE] = vectors.write_wordpiece(
-                aside, embedder.wordpiece_table() if embedder else None)
+                aside, embedder.wordpiece_table() if embedder else None
+            )
             t = report.lap("vectors", t)
             lex = backend(settings.lexical)
             lex.create(aside)
@@ -113,8 +119,12 @@ def _rebuild(kb: KB, settings: Settings, live: Path, started: float,
             counts = Counts(chunks=len(texts), vectors=len(chunk_ids))
             for d in docs:
                 counts.add(d.kind, d.format)
-            store.write_meta(conn, meta_values(settings, state, int(matrix.shape[0]), hnsw,
-                                               counts, checksums, report.invalid))
+            store.write_meta(
+                conn,
+                meta_values(
+                    settings, state, int(matrix.shape[0]), hnsw, counts, checksums, report.invalid
+                ),
+            )
             conn.execute("COMMIT")
             # Leave a self-contained file: no -wal beside it once it is moved into place.
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -20,7 +20,8 @@ def describe(ctx: CallContext) -> dict[str, Any]:
         "tokenizer": settings.tokenizer,
         "vector": "hnswlib+exact" if model else None,
         "embedding": {"model": model.name, "id": model.model_id, "dims": model.dims}
-        if model else None,
+        if model
+        else None,
         "modes": modes,
         "fusion": "rrf",
         "rrf_k": ctx.kb.config.get("search.rrf_k", 60),

@@ -28,9 +28,11 @@ OVERLAP_WORDS = 40  # ... and repeats this many from the previous one
 INDEXED_KINDS = ("claim", "entity", "relation", "page", "source")
 _SNIFF = 8192
 
-_CODE = (".py .pyi .js .jsx .ts .tsx .go .rs .java .kt .c .h .cc .cpp .hpp .cs .rb .php "
-         ".swift .scala .sh .bash .zsh .sql .lua .r .m .pl .hs .ex .exs .clj .yaml .yml .toml "
-         ".json .ini .cfg .mk .cmake .proto .graphql .css .scss .html .xml .vue .svelte .tf")
+_CODE = (
+    ".py .pyi .js .jsx .ts .tsx .go .rs .java .kt .c .h .cc .cpp .hpp .cs .rb .php "
+    ".swift .scala .sh .bash .zsh .sql .lua .r .m .pl .hs .ex .exs .clj .yaml .yml .toml "
+    ".json .ini .cfg .mk .cmake .proto .graphql .css .scss .html .xml .vue .svelte .tf"
+)
 CODE_EXTENSIONS = frozenset(_CODE.split(" "))
 MARKDOWN_EXTENSIONS = frozenset((".md", ".markdown", ".mdx", ".rst"))
 
@@ -94,11 +96,18 @@ def object_doc(kind: str, obj: Obj, path: str, labels: dict[str, str] | None = N
         chunks, headings = module_for(kind).chunks(obj, labels=labels), []
     else:
         chunks, headings = module_for(kind).chunks(obj), []
-    return Doc(kind=kind, object_id=str(obj["id"]), path=path, title=k.title_of(obj),
-               type=str(obj.get(k.type_field) or "") if k.type_field else "",
-               status=str(obj.get("status") or ""),
-               format="markdown" if kind == "page" else "note",
-               tags=tuple(obj.get("tags") or ()), chunks=chunks, headings=headings)
+    return Doc(
+        kind=kind,
+        object_id=str(obj["id"]),
+        path=path,
+        title=k.title_of(obj),
+        type=str(obj.get(k.type_field) or "") if k.type_field else "",
+        status=str(obj.get("status") or ""),
+        format="markdown" if kind == "page" else "note",
+        tags=tuple(obj.get("tags") or ()),
+        chunks=chunks,
+        headings=headings,
+    )
 
 
 def page_chunks(obj: Obj) -> tuple[list[Chunk], list[Heading]]:
@@ -110,9 +119,16 @@ def page_chunks(obj: Obj) -> tuple[list[Chunk], list[Heading]]:
         text = sec.text if sec.heading else f"{title}\n\n{sec.text}".strip()
         pieces.extend((sec, window) for window in word_windows(text))
     chunks = [
-        page_kind.KIND.chunk(obj, text, chunk_index=n, total_chunks=len(pieces),
-                             section=sec.heading, start_line=sec.start_line,
-                             end_line=sec.end_line, heading_level=sec.level or None)
+        page_kind.KIND.chunk(
+            obj,
+            text,
+            chunk_index=n,
+            total_chunks=len(pieces),
+            section=sec.heading,
+            start_line=sec.start_line,
+            end_line=sec.end_line,
+            heading_level=sec.level or None,
+        )
         for n, (sec, text) in enumerate(pieces)
     ]
     return chunks, _headings(secs)
@@ -166,8 +182,9 @@ def paragraphs(text: str, first_line: int = 1) -> list[Block]:
     return out
 
 
-def paragraph_windows(blocks: list[Block], size: int = WINDOW_WORDS,
-                      overlap: int = OVERLAP_WORDS) -> list[Block]:
+def paragraph_windows(
+    blocks: list[Block], size: int = WINDOW_WORDS, overlap: int = OVERLAP_WORDS
+) -> list[Block]:
     """Pack paragraphs into windows of about `size` words.
 
     A window starts with the previous window's last paragraph when that is short
@@ -179,15 +196,22 @@ def paragraph_windows(blocks: list[Block], size: int = WINDOW_WORDS,
 
     def flush() -> None:
         if pending:
-            out.append(Block(pending[0].start_line, pending[-1].end_line,
-                             "\n\n".join(b.text for b in pending)))
+            out.append(
+                Block(
+                    pending[0].start_line,
+                    pending[-1].end_line,
+                    "\n\n".join(b.text for b in pending),
+                )
+            )
 
     for block in blocks:
         if block.words > size:
             flush()
             pending = []
-            out.extend(Block(block.start_line, block.end_line, w)
-                       for w in word_windows(block.text, size, overlap))
+            out.extend(
+                Block(block.start_line, block.end_line, w)
+                for w in word_windows(block.text, size, overlap)
+            )
             continue
         if pending and sum(b.words for b in pending) + block.words > size:
             flush()
@@ -219,9 +243,17 @@ def source_doc(meta: Obj, content: bytes | None, path: str) -> Doc:
     """A source's doc: its content chunked by format, or one chunk naming it."""
     fmt = source_format(meta, content or b"") if content is not None else "binary"
     title = source_kind.KIND.title_of(meta)
-    doc = Doc(kind="source", object_id=str(meta["id"]), path=path, title=title,
-              type=str(meta.get("type") or ""), status=source_kind.status_of(meta), format=fmt,
-              locator=str(meta.get("locator") or ""), tags=tuple(meta.get("tags") or ()))
+    doc = Doc(
+        kind="source",
+        object_id=str(meta["id"]),
+        path=path,
+        title=title,
+        type=str(meta.get("type") or ""),
+        status=source_kind.status_of(meta),
+        format=fmt,
+        locator=str(meta.get("locator") or ""),
+        tags=tuple(meta.get("tags") or ()),
+    )
     pieces: list[dict[str, object]] = []
     if content is not None and fmt == "pdf":
         pieces, doc.problem = _pdf_pieces(content)
@@ -230,19 +262,26 @@ def source_doc(meta: Obj, content: bytes | None, path: str) -> Doc:
         if fmt == "markdown":
             pieces, doc.headings = _markdown_pieces(text)
         else:
-            pieces = [{"text": b.text, "start_line": b.start_line, "end_line": b.end_line}
-                      for b in paragraph_windows(paragraphs(text))]
+            pieces = [
+                {"text": b.text, "start_line": b.start_line, "end_line": b.end_line}
+                for b in paragraph_windows(paragraphs(text))
+            ]
     pieces = [p for p in pieces if str(p["text"]).strip()]
     if not pieces:  # unreadable or empty: still findable by its title and locator
         pieces = [{"text": f"{title}\n{meta.get('locator') or ''}".strip()}]
     total = len(pieces)
     doc.chunks = [
-        source_kind.KIND.chunk(meta, str(p["text"]), chunk_index=n, total_chunks=total,
-                               section=str(p.get("section") or ""),
-                               page=p.get("page"),
-                               start_line=p.get("start_line"),
-                               end_line=p.get("end_line"),
-                               heading_level=p.get("level"))
+        source_kind.KIND.chunk(
+            meta,
+            str(p["text"]),
+            chunk_index=n,
+            total_chunks=total,
+            section=str(p.get("section") or ""),
+            page=p.get("page"),
+            start_line=p.get("start_line"),
+            end_line=p.get("end_line"),
+            heading_level=p.get("level"),
+        )
         for n, p in enumerate(pieces)
     ]
     return doc
@@ -257,9 +296,15 @@ def _markdown_pieces(text: str) -> tuple[list[dict[str, object]], list[Heading]]
         raw = "\n".join(lines[sec.start_line - 1 : sec.end_line - 1])
         blocks = paragraphs(raw, sec.start_line)
         for window in paragraph_windows(blocks):
-            pieces.append({"text": window.text, "section": sec.heading,
-                           "start_line": window.start_line, "end_line": window.end_line,
-                           "level": sec.level or None})
+            pieces.append(
+                {
+                    "text": window.text,
+                    "section": sec.heading,
+                    "start_line": window.start_line,
+                    "end_line": window.end_line,
+                    "level": sec.level or None,
+                }
+            )
     return pieces, _headings(secs)
 
 

@@ -27,40 +27,55 @@ class Filters:
     exclude_statuses: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, *, kinds: Iterable[str] | str | None = None,
-           types: Iterable[str] | str | None = None,
-           statuses: Iterable[str] | str | None = None,
-           formats: Iterable[str] | str | None = None,
-           tags: Iterable[str] | str | None = None,
-           exclude_statuses: Iterable[str] | str | None = None) -> Filters:
+    def of(
+        cls,
+        *,
+        kinds: Iterable[str] | str | None = None,
+        types: Iterable[str] | str | None = None,
+        statuses: Iterable[str] | str | None = None,
+        formats: Iterable[str] | str | None = None,
+        tags: Iterable[str] | str | None = None,
+        exclude_statuses: Iterable[str] | str | None = None,
+    ) -> Filters:
         from vouch.kinds import kind_named
 
         kinds_t = tuple(kind_named(k).name for k in _tuple(kinds))  # "claims" or "claim"
-        return cls(kinds_t, _tuple(types), _tuple(statuses), _tuple(formats), _tuple(tags),
-                   _tuple(exclude_statuses))
+        return cls(
+            kinds_t,
+            _tuple(types),
+            _tuple(statuses),
+            _tuple(formats),
+            _tuple(tags),
+            _tuple(exclude_statuses),
+        )
 
     def __bool__(self) -> bool:
-        return any((self.kinds, self.types, self.statuses, self.formats, self.tags,
-                    self.exclude_statuses))
+        return any(
+            (self.kinds, self.types, self.statuses, self.formats, self.tags, self.exclude_statuses)
+        )
 
     def sql(self, alias: str = "c") -> tuple[str, list[object]]:
         """A WHERE fragment (`1` when empty) over the chunks table aliased `alias`."""
         clauses: list[str] = []
         params: list[object] = []
-        for column, values in (("kind", self.kinds), ("type", self.types),
-                               ("status", self.statuses), ("format", self.formats)):
+        for column, values in (
+            ("kind", self.kinds),
+            ("type", self.types),
+            ("status", self.statuses),
+            ("format", self.formats),
+        ):
             if values:
                 clauses.append(f"{alias}.{column} IN ({','.join('?' * len(values))})")
                 params.extend(values)
         if self.exclude_statuses:
-            clauses.append(
-                f"{alias}.status NOT IN ({','.join('?' * len(self.exclude_statuses))})")
+            clauses.append(f"{alias}.status NOT IN ({','.join('?' * len(self.exclude_statuses))})")
             params.extend(self.exclude_statuses)
         if self.tags:
             clauses.append(
                 f"{alias}.doc_key IN (SELECT doc_key FROM doc_tags WHERE tag IN "
                 f"({','.join('?' * len(self.tags))}) GROUP BY doc_key "
-                f"HAVING COUNT(DISTINCT tag) = ?)")
+                f"HAVING COUNT(DISTINCT tag) = ?)"
+            )
             params.extend(self.tags)
             params.append(len(self.tags))
         return (" AND ".join(clauses) or "1"), params

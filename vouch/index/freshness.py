@@ -133,8 +133,9 @@ class Probe:
         self.stamps = _stamps(kb.dir)  # before looking: a change made meanwhile moves a stamp
         self._tree = kb.repo.start("rev-parse", "-q", "--verify", f"HEAD:{top}")
         try:
-            self._diff = kb.repo.start("diff-index", "--name-only", "-z", "--no-renames",
-                                       "HEAD", "--", top)
+            self._diff = kb.repo.start(
+                "diff-index", "--name-only", "-z", "--no-renames", "HEAD", "--", top
+            )
         except BaseException:
             self._tree.close()
             raise
@@ -159,12 +160,11 @@ class Probe:
         changed |= _untracked(self.kb, prefix, self.stamps, self.previous)
         present = sorted(p for p in changed if (self.kb.root / p).is_file())
         blobs = _hash_without_writing(self.kb, present)
-        dirty = {p[len(prefix):]: blobs.get(p) for p in changed}
+        dirty = {p[len(prefix) :]: blobs.get(p) for p in changed}
         return State(tree or repo.empty_tree, dirty, self.stamps)
 
 
-def _untracked(kb: KB, prefix: str, stamps: dict[str, int],
-               previous: State | None) -> set[str]:
+def _untracked(kb: KB, prefix: str, stamps: dict[str, int], previous: State | None) -> set[str]:
     repo = kb.repo
     if previous is None or not previous.stamps:
         return {p for p in repo.untracked([prefix[:-1]]) if p.startswith(prefix)}
@@ -182,8 +182,11 @@ def _untracked(kb: KB, prefix: str, stamps: dict[str, int],
     for start in range(0, len(paths), 2000):
         # --others over exact paths: git prints those that exist, are untracked and are
         # not ignored, with its own ignore rules
-        found.update(p for p in repo.untracked(paths[start:start + 2000], literal=True)
-                     if p.startswith(prefix))
+        found.update(
+            p
+            for p in repo.untracked(paths[start : start + 2000], literal=True)
+            if p.startswith(prefix)
+        )
     return found
 
 

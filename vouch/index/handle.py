@@ -65,9 +65,14 @@ class IndexHandle:
 
     # -- opening ---------------------------------------------------------------------------
     @classmethod
-    def open(cls, kb: KB, *, ensure_fresh: bool = True,
-             progress: Progress | None = None,
-             meanwhile: Callable[[Any], object] | None = None) -> Self:
+    def open(
+        cls,
+        kb: KB,
+        *,
+        ensure_fresh: bool = True,
+        progress: Progress | None = None,
+        meanwhile: Callable[[Any], object] | None = None,
+    ) -> Self:
         """The index, fresh unless `ensure_fresh` is false. `meanwhile(index)` is called
         once, while git checks freshness: work that does not depend on the knowledge
         files (loading the model, embedding a query) then costs no extra wall time."""
@@ -81,14 +86,21 @@ class IndexHandle:
             return cls._open(kb, settings.in_cache(), ensure_fresh, progress, meanwhile)
 
     @classmethod
-    def _open(cls, kb: KB, settings: Settings, ensure_fresh: bool, progress: Progress | None,
-              meanwhile: Callable[[Any], object] | None) -> Self:
+    def _open(
+        cls,
+        kb: KB,
+        settings: Settings,
+        ensure_fresh: bool,
+        progress: Progress | None,
+        meanwhile: Callable[[Any], object] | None,
+    ) -> Self:
         try:
             index = cls._validated(kb, settings)
         except store.Corrupt as exc:
             if not ensure_fresh:
-                raise IndexUnusable(f"the search index is unusable: {exc}",
-                                    hint="run `vouch index rebuild`") from exc
+                raise IndexUnusable(
+                    f"the search index is unusable: {exc}", hint="run `vouch index rebuild`"
+                ) from exc
             index = cls._rebuilt(kb, settings, progress)
         try:
             if ensure_fresh:
@@ -110,7 +122,8 @@ class IndexHandle:
                 raise IndexCollision(
                     f"the index at {directory} belongs to another knowledge base "
                     f"({meta['kb_path']})",
-                    hint=f"delete {directory} (or run `vouch index rebuild --force`)")
+                    hint=f"delete {directory} (or run `vouch index rebuild --force`)",
+                )
             store.quick_check(conn)
             try:
                 state.indexed_state(meta)
@@ -128,8 +141,9 @@ class IndexHandle:
         return cls(kb, settings, conn, meta)
 
     @classmethod
-    def _rebuilt(cls, kb: KB, settings: Settings, progress: Progress | None,
-                 force: bool = False) -> Self:
+    def _rebuilt(
+        cls, kb: KB, settings: Settings, progress: Progress | None, force: bool = False
+    ) -> Self:
         from vouch.index import build  # the build machinery loads only when it runs
 
         with state.index_lock(settings.index_dir):
@@ -152,9 +166,13 @@ class IndexHandle:
         self._damaged = None
         self._wordpiece_checked = False
 
-    def ensure_fresh(self, progress: Progress | None = None, *, max_age: float = 0.0,
-                     meanwhile: Callable[[Any], object] | None = None
-                     ) -> Report | None:
+    def ensure_fresh(
+        self,
+        progress: Progress | None = None,
+        *,
+        max_age: float = 0.0,
+        meanwhile: Callable[[Any], object] | None = None,
+    ) -> Report | None:
         """Refresh (or rebuild) when the files or the configuration moved on.
 
         Returns what was done, or None when the index was already fresh. The check costs
@@ -189,7 +207,8 @@ class IndexHandle:
                 why = reason or "knowledge files changed since it was built"
                 raise IndexUnusable(
                     f"the search index is stale: {why}",
-                    hint="run `vouch index rebuild`, or set index.auto_refresh: true")
+                    hint="run `vouch index rebuild`, or set index.auto_refresh: true",
+                )
         from vouch.index import build
 
         with state.index_lock(self.directory):
@@ -198,8 +217,11 @@ class IndexHandle:
                 self._reload()  # another process may have refreshed it while we waited
                 self._check_vectors()
                 reason = self.settings.mismatch(self.meta)
-                if self._damaged is None and reason is None \
-                        and self.meta["source_hash"] == now.source_hash:
+                if (
+                    self._damaged is None
+                    and reason is None
+                    and self.meta["source_hash"] == now.source_hash
+                ):
                     return None
                 if self._damaged is None and reason is None:
                     report = self._refresh(now)
@@ -251,7 +273,6 @@ class IndexHandle:
     def close(self) -> None:
         self.conn.close()
 
-
     def _vectors(self) -> tuple[Any, Any]:
         """The memory-mapped matrix and ids, verified against their recorded checksums
         on first use in this load. A mismatch is looked at once more with index_meta as
@@ -275,10 +296,10 @@ class IndexHandle:
         return self._matrix
 
     def _verified_vectors(self) -> tuple[Any, Any]:
-        vectors.check_sizes(self.directory, self.meta.vector_rows, self.meta.dims,
-                            self.meta.hnsw_size)
-        matrix, ids = vectors.open_matrix(self.directory, self.meta.vector_rows,
-                                          self.meta.dims)
+        vectors.check_sizes(
+            self.directory, self.meta.vector_rows, self.meta.dims, self.meta.hnsw_size
+        )
+        matrix, ids = vectors.open_matrix(self.directory, self.meta.vector_rows, self.meta.dims)
         recorded = self.meta.checksums
         if recorded is not None:  # None: an older index, rebuilt by ensure_fresh
             vectors.verify_matrix(matrix, ids, recorded)
@@ -298,8 +319,7 @@ class IndexHandle:
                 self._vectors()
 
 
-def rebuild_index(kb: KB, *, force: bool = False,
-                  progress: Progress | None = None) -> Report:
+def rebuild_index(kb: KB, *, force: bool = False, progress: Progress | None = None) -> Report:
     """`vouch index rebuild`: always a full build. E003 for another KB's index unless
     `force`, which deletes it."""
     settings = Settings.of(kb)

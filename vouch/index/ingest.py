@@ -56,16 +56,24 @@ class Report:
         return now
 
     def to_json(self) -> dict[str, Any]:
-        return {"mode": self.mode, "documents": self.documents, "chunks": self.chunks,
-                "reindexed": self.reindexed, "removed": self.removed,
-                "embedded": self.embedded, "skipped": [i["reason"] for i in self.invalid],
-                "invalid": self.invalid, "seconds": round(self.seconds, 3),
-                "stages": self.stages}
+        return {
+            "mode": self.mode,
+            "documents": self.documents,
+            "chunks": self.chunks,
+            "reindexed": self.reindexed,
+            "removed": self.removed,
+            "embedded": self.embedded,
+            "skipped": [i["reason"] for i in self.invalid],
+            "invalid": self.invalid,
+            "seconds": round(self.seconds, 3),
+            "stages": self.stages,
+        }
 
 
 # -- reading documents -------------------------------------------------------------------
-def read_doc(kb: KB, kind: str, object_id: str, labels: dict[str, str],
-             invalid: list[Invalid] | None = None) -> Doc | None:
+def read_doc(
+    kb: KB, kind: str, object_id: str, labels: dict[str, str], invalid: list[Invalid] | None = None
+) -> Doc | None:
     """The doc for one object as its files are now; None when it is gone.
 
     The file is read by the kinds' one validating reader (`KB.read`). One that is not a
@@ -92,8 +100,10 @@ def read_doc(kb: KB, kind: str, object_id: str, labels: dict[str, str],
     doc = chunking.source_doc(obj, kb.source_content(object_id), rel)
     if doc.problem is not None:
         content = _repo_path(kb, source.content_path_for(object_id))
-        reason = (f"cannot index the content of {content}: {doc.problem} (indexed by its "
-                  "title and locator only)")
+        reason = (
+            f"cannot index the content of {content}: {doc.problem} (indexed by its "
+            "title and locator only)"
+        )
         log.warning("%s", reason)
         if invalid is not None:
             invalid.append({"path": content, "reason": reason})
@@ -118,13 +128,17 @@ def recorded_invalid(meta: Mapping[str, str]) -> list[Invalid]:
         return []
     if not isinstance(found, list):
         return []
-    return [{"path": str(i["path"]), "reason": str(i["reason"])} for i in found
-            if isinstance(i, dict) and "path" in i and "reason" in i]
+    return [
+        {"path": str(i["path"]), "reason": str(i["reason"])}
+        for i in found
+        if isinstance(i, dict) and "path" in i and "reason" in i
+    ]
 
 
 # -- writing -----------------------------------------------------------------------------
-def insert_docs(conn: sqlite3.Connection, docs: Sequence[Doc], first_id: int,
-                vec_rows: Sequence[int | None]) -> list[ChunkRow]:
+def insert_docs(
+    conn: sqlite3.Connection, docs: Sequence[Doc], first_id: int, vec_rows: Sequence[int | None]
+) -> list[ChunkRow]:
     """Insert docs, chunks (ids from `first_id`), tags and headings; returns the rows the
     lexical backend indexes. `vec_rows[i]` is the vector row of the i-th chunk."""
     doc_rows: list[tuple[Any, ...]] = []
@@ -135,29 +149,77 @@ def insert_docs(conn: sqlite3.Connection, docs: Sequence[Doc], first_id: int,
     cid = first_id
     n = 0
     for d in docs:
-        doc_rows.append((d.key, d.kind, d.object_id, d.path, d.title, d.type, d.status,
-                         d.format, d.locator, len(d.chunks)))
+        doc_rows.append(
+            (
+                d.key,
+                d.kind,
+                d.object_id,
+                d.path,
+                d.title,
+                d.type,
+                d.status,
+                d.format,
+                d.locator,
+                len(d.chunks),
+            )
+        )
         tag_rows.extend((d.key, t) for t in dict.fromkeys(d.tags))
-        heading_rows.extend((d.key, d.object_id, d.path, h.text, h.level, h.start_line,
-                             h.end_line) for h in d.headings)
+        heading_rows.extend(
+            (d.key, d.object_id, d.path, h.text, h.level, h.start_line, h.end_line)
+            for h in d.headings
+        )
         for c in d.chunks:
-            chunk_rows.append((cid, d.key, d.kind, d.object_id, c.chunk_index, c.total_chunks,
-                               c.title, c.section, c.text, d.type, d.status, d.format, d.path,
-                               c.page, c.start_line, c.end_line, vec_rows[n]))
-            lexical.append(ChunkRow(cid, c.title, c.section, c.text, d.kind, d.type,
-                                    d.status, d.format, d.key, tuple(d.tags)))
+            chunk_rows.append(
+                (
+                    cid,
+                    d.key,
+                    d.kind,
+                    d.object_id,
+                    c.chunk_index,
+                    c.total_chunks,
+                    c.title,
+                    c.section,
+                    c.text,
+                    d.type,
+                    d.status,
+                    d.format,
+                    d.path,
+                    c.page,
+                    c.start_line,
+                    c.end_line,
+                    vec_rows[n],
+                )
+            )
+            lexical.append(
+                ChunkRow(
+                    cid,
+                    c.title,
+                    c.section,
+                    c.text,
+                    d.kind,
+                    d.type,
+                    d.status,
+                    d.format,
+                    d.key,
+                    tuple(d.tags),
+                )
+            )
             cid += 1
             n += 1
     conn.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?,?)", doc_rows)
     conn.executemany("INSERT OR IGNORE INTO doc_tags(doc_key, tag) VALUES (?,?)", tag_rows)
-    conn.executemany("INSERT INTO headings(doc_key, object_id, path, text, level, start_line, "
-                     "end_line) VALUES (?,?,?,?,?,?,?)", heading_rows)
+    conn.executemany(
+        "INSERT INTO headings(doc_key, object_id, path, text, level, start_line, "
+        "end_line) VALUES (?,?,?,?,?,?,?)",
+        heading_rows,
+    )
     conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", chunk_rows)
     return lexical
 
 
-def embed_texts(embedder: embed.Embedder | None, texts: list[str],
-                progress: Progress | None) -> Any:
+def embed_texts(
+    embedder: embed.Embedder | None, texts: list[str], progress: Progress | None
+) -> Any:
     """One row per text (none without an embedder), in batches between progress calls."""
     import numpy as np
 
@@ -166,7 +228,7 @@ def embed_texts(embedder: embed.Embedder | None, texts: list[str],
         return np.zeros((len(texts) if embedder else 0, dims), dtype=np.float32)
     parts = []
     for start in range(0, len(texts), EMBED_BATCH):
-        parts.append(embedder.encode(texts[start:start + EMBED_BATCH]))
+        parts.append(embedder.encode(texts[start : start + EMBED_BATCH]))
         if progress:
             progress("embedding", min(start + EMBED_BATCH, len(texts)), len(texts))
     return np.concatenate(parts, axis=0)
@@ -176,18 +238,28 @@ def corpus_revision(source_hash: str, settings: Settings) -> str:
     """Changes whenever what a search can return changes (content or how it is indexed)."""
     return ids.sha256_hex(
         f"{source_hash}|{store.SCHEMA_VERSION}|{chunking.CHUNKER_VERSION}|"
-        f"{settings.model_id}|{settings.lexical}".encode())[:16]
+        f"{settings.model_id}|{settings.lexical}".encode()
+    )[:16]
 
 
-def meta_values(settings: Settings, state: freshness.State, rows: int,
-                hnsw: tuple[str, int], counts: Counts,
-                checksums: Mapping[str, str], invalid: list[Invalid]) -> dict[str, object]:
+def meta_values(
+    settings: Settings,
+    state: freshness.State,
+    rows: int,
+    hnsw: tuple[str, int],
+    counts: Counts,
+    checksums: Mapping[str, str],
+    invalid: list[Invalid],
+) -> dict[str, object]:
     """Everything `index_meta` records about a build or refresh that reached `state`;
     `checksums` by file name (vectors.MATRIX, IDS, WORDPIECE); `invalid`: every file
     the index leaves out now."""
     return {
-        "invalid": json.dumps(sorted(invalid, key=lambda i: (i["path"], i["reason"])),
-                              ensure_ascii=False, separators=(",", ":")),
+        "invalid": json.dumps(
+            sorted(invalid, key=lambda i: (i["path"], i["reason"])),
+            ensure_ascii=False,
+            separators=(",", ":"),
+        ),
         **{store.CHECKSUM_META[name]: value for name, value in checksums.items()},
         "counts": counts.to_json(),
         "schema_version": store.SCHEMA_VERSION,

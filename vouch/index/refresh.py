@@ -32,8 +32,9 @@ from vouch.store.kb import KB
 HNSW_MAX_LAG = 2048
 
 
-def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Meta,
-            now: freshness.State) -> Report:
+def refresh(
+    kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Meta, now: freshness.State
+) -> Report:
     """Bring a valid index from its recorded state to `now`, re-indexing only the
     objects whose files changed. Raises freshness.HistoryGone when git no longer has the
     indexed tree (the caller rebuilds)."""
@@ -75,23 +76,30 @@ def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Me
         counts = Counts.from_meta(meta)
         for part, marks in store.in_batches(keys):
             for cid, row in conn.execute(
-                    f"SELECT id, vec_row FROM chunks WHERE doc_key IN ({marks})", part):
+                f"SELECT id, vec_row FROM chunks WHERE doc_key IN ({marks})", part
+            ):
                 old_chunks.append(int(cid))
                 if row is not None:
                     freed.append(int(row))
             for key, kind, fmt in conn.execute(
-                    f"SELECT doc_key, kind, format FROM docs WHERE doc_key IN ({marks})", part):
+                f"SELECT doc_key, kind, format FROM docs WHERE doc_key IN ({marks})", part
+            ):
                 existed.add(str(key))
                 counts.add(str(kind), str(fmt), -1)
             for table in ("chunks", "docs", "doc_tags", "headings"):
                 conn.execute(f"DELETE FROM {table} WHERE doc_key IN ({marks})", part)
-        conn.executemany("INSERT OR IGNORE INTO vec_free(vec_row) VALUES (?)",
-                         [(r,) for r in freed])
+        conn.executemany(
+            "INSERT OR IGNORE INTO vec_free(vec_row) VALUES (?)", [(r,) for r in freed]
+        )
         rows_total = meta.vector_rows
         new_rows: list[int | None] = [None] * len(texts)
         if embedder and texts:
-            reuse = [int(r) for (r,) in conn.execute(
-                "SELECT vec_row FROM vec_free ORDER BY vec_row LIMIT ?", (len(texts),))]
+            reuse = [
+                int(r)
+                for (r,) in conn.execute(
+                    "SELECT vec_row FROM vec_free ORDER BY vec_row LIMIT ?", (len(texts),)
+                )
+            ]
             grow = len(texts) - len(reuse)
             new_rows = [*reuse, *range(rows_total, rows_total + grow)]
             rows_total += grow
@@ -99,14 +107,20 @@ def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Me
         first = int(conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM chunks").fetchone()[0])
         lexical_rows = insert_docs(conn, docs, first, new_rows)
         if embedder and texts:
-            vectors.write_rows(live, settings.dims, [int(r) for r in new_rows if r is not None],
-                               matrix, range(first, first + len(texts)))
+            vectors.write_rows(
+                live,
+                settings.dims,
+                [int(r) for r in new_rows if r is not None],
+                matrix,
+                range(first, first + len(texts)),
+            )
         still_free = sorted(set(freed) - {r for r in new_rows if r is not None})
         if still_free:
             vectors.clear_rows(live, settings.dims, still_free)
         changed_rows = sorted(set(freed) | {r for r in new_rows if r is not None})
-        conn.executemany("INSERT OR IGNORE INTO vec_dirty(vec_row) VALUES (?)",
-                         [(r,) for r in changed_rows])
+        conn.executemany(
+            "INSERT OR IGNORE INTO vec_dirty(vec_row) VALUES (?)", [(r,) for r in changed_rows]
+        )
         lex.remove(live, old_chunks)
         lex.add(live, lexical_rows)
         hnsw = (meta["vector_sha256"], meta.hnsw_size)
@@ -118,8 +132,9 @@ def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Me
         counts.chunks += len(texts) - len(old_chunks)
         counts.vectors += (len(texts) if embedder else 0) - len(freed)
         checksums = {**vectors.matrix_checksums(live), vectors.WORDPIECE: words}
-        store.write_meta(conn, meta_values(settings, now, rows_total, hnsw, counts, checksums,
-                                           invalid))
+        store.write_meta(
+            conn, meta_values(settings, now, rows_total, hnsw, counts, checksums, invalid)
+        )
         conn.execute("COMMIT")
     except BaseException:
         # rows already rewritten no longer match the recorded checksums: the next
@@ -134,12 +149,14 @@ def refresh(kb: KB, settings: Settings, conn: sqlite3.Connection, meta: store.Me
     return report
 
 
-def _still_invalid(kb: KB, recorded: list[Invalid],
-                   touched: dict[tuple[str, str], None]) -> list[Invalid]:
+def _still_invalid(
+    kb: KB, recorded: list[Invalid], touched: dict[tuple[str, str], None]
+) -> list[Invalid]:
     """The files left out before that this refresh did not read again."""
     prefix = kb.rel(".") + "/"  # recorded paths are repository paths
-    return [i for i in recorded
-            if chunking.doc_for_path(i["path"].removeprefix(prefix)) not in touched]
+    return [
+        i for i in recorded if chunking.doc_for_path(i["path"].removeprefix(prefix)) not in touched
+    ]
 
 
 def _wordpiece(live: Path, embedder: embed.Embedder | None, recorded: str) -> str:
@@ -150,18 +167,20 @@ def _wordpiece(live: Path, embedder: embed.Embedder | None, recorded: str) -> st
     return vectors.write_wordpiece(live, embedder.wordpiece_table() if embedder else None)
 
 
-def _entity_labels(conn: sqlite3.Connection,
-                   relations: list[tuple[str, str]]) -> dict[str, str]:
+def _entity_labels(conn: sqlite3.Connection, relations: list[tuple[str, str]]) -> dict[str, str]:
     """Names of all entities, for relation chunks (`A uses B`); from the index itself so
     a refresh does not read every entity file."""
     if not relations:
         return {}
-    return {str(oid): str(title) for oid, title in conn.execute(
-        "SELECT object_id, title FROM docs WHERE kind = 'entity'")}
+    return {
+        str(oid): str(title)
+        for oid, title in conn.execute("SELECT object_id, title FROM docs WHERE kind = 'entity'")
+    }
 
 
-def _rewrite_graph(live: Path, conn: sqlite3.Connection, dims: int, rows: int,
-                   meta: store.Meta) -> tuple[str, int]:
+def _rewrite_graph(
+    live: Path, conn: sqlite3.Connection, dims: int, rows: int, meta: store.Meta
+) -> tuple[str, int]:
     """Fold the replay list into a new vectors.hnsw (written aside, then renamed)."""
     vectors.check_sizes(live, rows, dims, meta.hnsw_size)
     matrix, idmap = vectors.open_matrix(live, rows, dims)

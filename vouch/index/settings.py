@@ -35,14 +35,22 @@ class Settings:
         config = kb.config
         lexical = str(config.get("index.lexical", "fts5") or "fts5")
         if lexical not in BACKENDS:
-            raise UsageError(f"index.lexical {lexical!r} is not a lexical backend",
-                             hint="one of: " + ", ".join(BACKENDS))
+            raise UsageError(
+                f"index.lexical {lexical!r} is not a lexical backend",
+                hint="one of: " + ", ".join(BACKENDS),
+            )
         auto = config.get("index.auto_refresh", True)
         kb_path = str(kb.dir.resolve())
         found = location.locate(kb.dir, kb_path)
-        return cls(kb_path=kb_path, lexical=lexical,
-                   model=embed.resolve(config, kb.root), tokenizer=store.tokenizer_preference(),
-                   auto_refresh=auto is not False, index_dir=found.path, where=found.kind)
+        return cls(
+            kb_path=kb_path,
+            lexical=lexical,
+            model=embed.resolve(config, kb.root),
+            tokenizer=store.tokenizer_preference(),
+            auto_refresh=auto is not False,
+            index_dir=found.path,
+            where=found.kind,
+        )
 
     def in_cache(self) -> Settings:
         """These settings with the index in the per-user cache: where it goes when

@@ -28,18 +28,26 @@ def index_lock(directory: Path, timeout: float = 120.0) -> Iterator[None]:
     held = contextlib.ExitStack()
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        held.enter_context(file_lock(
-            directory / ".lock", timeout, f"another process is writing {directory}",
-            "wait for it to finish", delay=0.05, max_delay=0.05))
+        held.enter_context(
+            file_lock(
+                directory / ".lock",
+                timeout,
+                f"another process is writing {directory}",
+                "wait for it to finish",
+                delay=0.05,
+                max_delay=0.05,
+            )
+        )
     except (FileExistsError, NotADirectoryError) as exc:
-        raise SystemFailure(f"{directory} is not a directory",
-                            hint="remove it: the index is rebuilt there") from exc
+        raise SystemFailure(
+            f"{directory} is not a directory", hint="remove it: the index is rebuilt there"
+        ) from exc
     except OSError as exc:
         if not location.denied(exc):
             raise
         raise PermissionDenied(
             f"cannot write the search index at {directory} ({exc.strerror})",
-            hint=f"make it writable, or set {location.ENV} to a directory you can write"
+            hint=f"make it writable, or set {location.ENV} to a directory you can write",
         ) from exc
     with held:
         yield
@@ -74,16 +82,25 @@ class Counts:
         self.by_format[fmt] = self.by_format.get(fmt, 0) + n
 
     def to_json(self) -> str:
-        return json.dumps({"by_kind": {k: v for k, v in sorted(self.by_kind.items()) if v},
-                           "by_format": {k: v for k, v in sorted(self.by_format.items()) if v},
-                           "chunks": self.chunks, "vectors": self.vectors},
-                          separators=(",", ":"))
+        return json.dumps(
+            {
+                "by_kind": {k: v for k, v in sorted(self.by_kind.items()) if v},
+                "by_format": {k: v for k, v in sorted(self.by_format.items()) if v},
+                "chunks": self.chunks,
+                "vectors": self.vectors,
+            },
+            separators=(",", ":"),
+        )
 
     @classmethod
     def from_meta(cls, meta: store.Meta) -> Counts:
         raw = json.loads(meta.values.get("counts") or "{}")
-        return cls(dict(raw.get("by_kind", {})), dict(raw.get("by_format", {})),
-                   int(raw.get("chunks", 0)), int(raw.get("vectors", 0)))
+        return cls(
+            dict(raw.get("by_kind", {})),
+            dict(raw.get("by_format", {})),
+            int(raw.get("chunks", 0)),
+            int(raw.get("vectors", 0)),
+        )
 
     @property
     def documents(self) -> int:

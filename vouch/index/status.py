@@ -16,8 +16,14 @@ from vouch.store.kb import KB
 if TYPE_CHECKING:
     from vouch.index.api import Index
 
-_FILES = (store.DB_NAME, store.DB_NAME + "-wal", vectors.MATRIX, vectors.IDS, vectors.HNSW,
-          vectors.WORDPIECE)
+_FILES = (
+    store.DB_NAME,
+    store.DB_NAME + "-wal",
+    vectors.MATRIX,
+    vectors.IDS,
+    vectors.HNSW,
+    vectors.WORDPIECE,
+)
 # How long a damaged-looking index waits for a writer: a refresh rewrites matrix rows in
 # place a moment before it commits their new checksums.
 _WRITER_WAIT = 10.0
@@ -92,8 +98,11 @@ def index_status(kb: KB) -> dict[str, Any]:
         "state": "missing",
         "reason": None,
         "auto_refresh": settings.auto_refresh,
-        "model": {"configured": settings.model.name if settings.model else None,
-                  "id": settings.model_id, "dims": settings.dims},
+        "model": {
+            "configured": settings.model.name if settings.model else None,
+            "id": settings.model_id,
+            "dims": settings.dims,
+        },
         "lexical": settings.lexical,
         "tokenizer": settings.tokenizer,
         "sizes": _sizes(directory),
@@ -132,8 +141,9 @@ def index_status(kb: KB) -> dict[str, Any]:
             current_source_hash=now.source_hash,
             indexed_model=meta["embedding_model"],
             schema_version=meta.schema_version,
-            hnsw_pending_rows=int(index.conn.execute(
-                "SELECT COUNT(*) FROM vec_dirty").fetchone()[0]),
+            hnsw_pending_rows=int(
+                index.conn.execute("SELECT COUNT(*) FROM vec_dirty").fetchone()[0]
+            ),
         )
     finally:
         index.close()

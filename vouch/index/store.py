@@ -25,14 +25,30 @@ T = TypeVar("T")
 
 # Keys every usable index has; a missing one means corrupt (rebuild).
 REQUIRED_META = (
-    "schema_version", "tokenizer", "source_hash", "kb_path", "embedding_model",
-    "embedding_dims", "chunker_version", "vector_sha256", "indexed_at", "corpus_revision",
-    "lexical", "tree", "dirty", "vector_rows", "hnsw_size", "counts",
+    "schema_version",
+    "tokenizer",
+    "source_hash",
+    "kb_path",
+    "embedding_model",
+    "embedding_dims",
+    "chunker_version",
+    "vector_sha256",
+    "indexed_at",
+    "corpus_revision",
+    "lexical",
+    "tree",
+    "dirty",
+    "vector_rows",
+    "hnsw_size",
+    "counts",
 )
 # The recorded checksum of each derived file beside search.db (vectors.hnsw's is
 # `vector_sha256`), required from schema 4 on: an older index is stale, not corrupt.
-CHECKSUM_META = {vectors.MATRIX: "matrix_checksum", vectors.IDS: "ids_checksum",
-                 vectors.WORDPIECE: "words_checksum"}
+CHECKSUM_META = {
+    vectors.MATRIX: "matrix_checksum",
+    vectors.IDS: "ids_checksum",
+    vectors.WORDPIECE: "words_checksum",
+}
 CHECKSUMS_SINCE = 4
 
 
@@ -43,7 +59,7 @@ class Corrupt(Exception):
 def in_batches(values: Sequence[T]) -> Iterator[tuple[Sequence[T], str]]:
     """`values` in slices of IN_BATCH, each with its `?,?,...` for an `IN (...)` clause."""
     for start in range(0, len(values), IN_BATCH):
-        part = values[start:start + IN_BATCH]
+        part = values[start : start + IN_BATCH]
         yield part, ",".join("?" * len(part))
 
 
@@ -150,8 +166,9 @@ def connect(path: Path, *, create: bool = False) -> sqlite3.Connection:
     if not create and not path.is_file():
         raise Corrupt(f"{path.name} is missing")
     try:
-        conn = sqlite3.connect(str(path), timeout=10.0, isolation_level=None,
-                               check_same_thread=False)
+        conn = sqlite3.connect(
+            str(path), timeout=10.0, isolation_level=None, check_same_thread=False
+        )
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
     except sqlite3.Error as exc:

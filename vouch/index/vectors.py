@@ -77,7 +77,7 @@ def checksum(data: np.ndarray) -> str:
     digest = hashlib.sha256(size.to_bytes(8, "little"))
     digest.update(blocks.sum(axis=0, dtype=np.uint64).tobytes())
     digest.update(blocks.sum(axis=1, dtype=np.uint64).tobytes())
-    digest.update(raw[full * 8:].tobytes())  # the last partial block, byte for byte
+    digest.update(raw[full * 8 :].tobytes())  # the last partial block, byte for byte
     return digest.hexdigest()
 
 
@@ -194,8 +194,9 @@ def open_matrix(directory: Path, rows: int, dims: int) -> tuple[np.ndarray, np.n
     return matrix, ids
 
 
-def write_rows(directory: Path, dims: int, rows: Iterable[int], vecs: np.ndarray,
-               chunk_ids: Iterable[int]) -> None:
+def write_rows(
+    directory: Path, dims: int, rows: Iterable[int], vecs: np.ndarray, chunk_ids: Iterable[int]
+) -> None:
     """Write vectors (and their chunk ids) at the given rows, growing the files as needed."""
     import numpy as np
 
@@ -224,8 +225,9 @@ def clear_rows(directory: Path, dims: int, rows: Iterable[int]) -> None:
             idf.write(minus_one)
 
 
-def exact_top(matrix: np.ndarray, ids: np.ndarray, query: np.ndarray, k: int,
-              rows: np.ndarray | None = None) -> list[tuple[int, float]]:
+def exact_top(
+    matrix: np.ndarray, ids: np.ndarray, query: np.ndarray, k: int, rows: np.ndarray | None = None
+) -> list[tuple[int, float]]:
     """(chunk id, cosine) of the k best rows, optionally among `rows` only."""
     import numpy as np
 
@@ -249,8 +251,14 @@ def exact_top(matrix: np.ndarray, ids: np.ndarray, query: np.ndarray, k: int,
     return [(int(cids[i]), float(scores[i])) for i in top]
 
 
-def load_graph(directory: Path, dims: int, expected_sha: str, matrix: np.ndarray,
-               ids: np.ndarray, dirty_rows: list[int]) -> Any:
+def load_graph(
+    directory: Path,
+    dims: int,
+    expected_sha: str,
+    matrix: np.ndarray,
+    ids: np.ndarray,
+    dirty_rows: list[int],
+) -> Any:
     """hnswlib graph, checked against its sha256, with rows changed since it was written
     replayed from the matrix. Raises VectorFilesBroken when the file does not verify."""
     import hnswlib
@@ -279,8 +287,9 @@ def load_graph(directory: Path, dims: int, expected_sha: str, matrix: np.ndarray
     return graph
 
 
-def graph_top(graph: Any, ids: np.ndarray, query: np.ndarray,
-              k: int) -> list[tuple[int, float]] | None:
+def graph_top(
+    graph: Any, ids: np.ndarray, query: np.ndarray, k: int
+) -> list[tuple[int, float]] | None:
     """(chunk id, cosine) through hnswlib; None when it cannot answer (fewer live
     elements than k): the caller falls back to the exact search."""
     if k <= 0:

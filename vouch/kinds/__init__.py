@@ -38,5 +38,15 @@ def module_for(kind: Kind | str) -> ModuleType:
     return MODULES[kind if isinstance(kind, str) else kind.name]
 
 
-__all__ = ["BY_PLURAL", "GATED", "KINDS", "MODULES", "Chunk", "Field", "Kind", "Obj",
-           "kind_named", "module_for"]
+__all__ = [
+    "BY_PLURAL",
+    "GATED",
+    "KINDS",
+    "MODULES",
+    "Chunk",
+    "Field",
+    "Kind",
+    "Obj",
+    "kind_named",
+    "module_for",
+]

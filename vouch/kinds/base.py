@@ -125,9 +125,13 @@ def _usual_value(f: Field) -> Callable[[Any], bool]:
     high = math.inf if f.max is None else f.max
 
     def text(v: Any) -> bool:
-        return (type(v) is str and v.isascii() and (enum is None or v in enum)
-                and (not f.required or f.type == "time" or bool(v.strip()))
-                and (not f.ids or _valid_id(v)))
+        return (
+            type(v) is str
+            and v.isascii()
+            and (enum is None or v in enum)
+            and (not f.required or f.type == "time" or bool(v.strip()))
+            and (not f.ids or _valid_id(v))
+        )
 
     def number(v: Any) -> bool:
         if type(v) is int:  # (math.isfinite would overflow on a huge one)
@@ -135,10 +139,18 @@ def _usual_value(f: Field) -> Callable[[Any], bool]:
         return f.type == "float" and type(v) is float and math.isfinite(v) and low <= v <= high
 
     def strings(v: Any) -> bool:
-        return (type(v) is list and (bool(v) or not f.required)
-                and all(type(x) is str and x.isascii() and x.strip()
-                        and (enum is None or x in enum) and (not f.ids or _valid_id(x))
-                        for x in v))
+        return (
+            type(v) is list
+            and (bool(v) or not f.required)
+            and all(
+                type(x) is str
+                and x.isascii()
+                and x.strip()
+                and (enum is None or x in enum)
+                and (not f.ids or _valid_id(x))
+                for x in v
+            )
+        )
 
     if f.type in ("str", "text", "time"):
         return text
@@ -203,8 +215,11 @@ class Kind:
     # -- identity & construction -------------------------------------------------
     def make_id(self, data: Mapping[str, Any]) -> str:
         label = str(data.get(self.label_field) or "")
-        return ids.object_id(label, {"kind": self.name, **_as_identity(self.identity(dict(data)))},
-                             fallback=self.name)
+        return ids.object_id(
+            label,
+            {"kind": self.name, **_as_identity(self.identity(dict(data)))},
+            fallback=self.name,
+        )
 
     def new(self, **values: Any) -> Obj:
         """A complete, validated object with defaults, timestamps and its id."""

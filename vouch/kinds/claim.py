@@ -8,7 +8,13 @@ from vouch.kinds.base import SCOPES, Chunk, Field, Kind, Obj, collapse
 
 TYPES = ("fact", "decision", "preference", "workflow", "observation", "question", "warning")
 STATUSES = (
-    "working", "actionable", "stable", "contested", "superseded", "archived", "redacted",
+    "working",
+    "actionable",
+    "stable",
+    "contested",
+    "superseded",
+    "archived",
+    "redacted",
 )
 HIDDEN_STATUSES = ("superseded", "archived", "redacted")
 

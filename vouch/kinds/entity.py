@@ -7,8 +7,21 @@ from typing import Any
 from vouch.kinds.base import Chunk, Field, Kind, Obj, collapse
 
 TYPES = (
-    "person", "project", "repo", "company", "concept", "decision", "workflow", "file", "api",
-    "incident", "source", "agent", "tool", "team", "system",
+    "person",
+    "project",
+    "repo",
+    "company",
+    "concept",
+    "decision",
+    "workflow",
+    "file",
+    "api",
+    "incident",
+    "source",
+    "agent",
+    "tool",
+    "team",
+    "system",
 )
 
 SCHEMA = (

@@ -9,7 +9,14 @@ from typing import Any
 from vouch.kinds.base import Chunk, Field, Kind, Obj, collapse
 
 TYPES = (
-    "entity", "concept", "decision", "workflow", "session", "index", "log", "report",
+    "entity",
+    "concept",
+    "decision",
+    "workflow",
+    "session",
+    "index",
+    "log",
+    "report",
     "source-summary",
 )
 STATUSES = ("draft", "active", "stale", "archived")
@@ -36,8 +43,10 @@ KIND = Kind(
     plural="pages",
     fields=SCHEMA,
     label_field="title",
-    identity=lambda o: {"title": collapse(str(o.get("title") or "")),
-                        "body": str(o.get("body") or "").strip()},
+    identity=lambda o: {
+        "title": collapse(str(o.get("title") or "")),
+        "body": str(o.get("body") or "").strip(),
+    },
     ext=".md",
     body_field="body",
     title_of=lambda o: str(o.get("title") or ""),
@@ -89,7 +98,16 @@ def chunks(obj: Obj, content: Any = None) -> list[Chunk]:
     out = []
     for n, sec in enumerate(secs):
         text = sec.text if sec.heading else f"{obj['title']}\n\n{sec.text}".strip()
-        out.append(KIND.chunk(obj, text, chunk_index=n, total_chunks=len(secs),
-                              section=sec.heading, start_line=sec.start_line,
-                              end_line=sec.end_line, heading_level=sec.level or None))
+        out.append(
+            KIND.chunk(
+                obj,
+                text,
+                chunk_index=n,
+                total_chunks=len(secs),
+                section=sec.heading,
+                start_line=sec.start_line,
+                end_line=sec.end_line,
+                heading_level=sec.level or None,
+            )
+        )
     return out

@@ -7,8 +7,18 @@ from typing import Any
 from vouch.kinds.base import Chunk, Field, Kind, Obj
 
 TYPES = (
-    "uses", "depends_on", "contradicts", "supersedes", "supports", "caused_by", "owned_by",
-    "derived_from", "similar_to", "blocks", "implements", "references",
+    "uses",
+    "depends_on",
+    "contradicts",
+    "supersedes",
+    "supports",
+    "caused_by",
+    "owned_by",
+    "derived_from",
+    "similar_to",
+    "blocks",
+    "implements",
+    "references",
 )
 
 SCHEMA = (

@@ -24,8 +24,11 @@ KIND = Kind(
     plural="sessions",
     fields=SCHEMA,
     label_field="task",
-    identity=lambda o: {"task": o.get("task"), "actor": o.get("actor"),
-                        "created_at": o.get("created_at")},
+    identity=lambda o: {
+        "task": o.get("task"),
+        "actor": o.get("actor"),
+        "created_at": o.get("created_at"),
+    },
     title_of=lambda o: str(o.get("task") or ""),
     type_field=None,
 )

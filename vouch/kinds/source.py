@@ -19,8 +19,17 @@ from vouch.core import ids
 from vouch.kinds.base import SCOPES, Chunk, Field, Kind, Obj
 
 TYPES = (
-    "file", "url", "transcript", "message", "commit", "issue", "screenshot", "pdf", "audio",
-    "video", "folder",
+    "file",
+    "url",
+    "transcript",
+    "message",
+    "commit",
+    "issue",
+    "screenshot",
+    "pdf",
+    "audio",
+    "video",
+    "folder",
 )
 
 SCHEMA = (

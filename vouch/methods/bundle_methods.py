@@ -20,8 +20,12 @@ from vouch.methods.shape import Cli, Method, Param
 
 _HUMAN = "vouch.cli.human_bundle:"
 _HERE = "vouch.methods.bundle_methods:"
-_PATH = Param("path", {"type": "string", "format": "path"}, required=True,
-              description="a bundle file (.tar.gz) written by `vouch export`")
+_PATH = Param(
+    "path",
+    {"type": "string", "format": "path"},
+    required=True,
+    description="a bundle file (.tar.gz) written by `vouch export`",
+)
 
 
 def _bundle_path(ctx: CallContext, path: str) -> Path:
@@ -39,8 +43,10 @@ def export(ctx: CallContext, out: str) -> dict[str, Any]:
 
     target = _bundle_path(ctx, out)
     if ctx.transport != "cli" and (target.exists() or target.is_symlink()):
-        raise GateRefused(f"{out} exists; an export over {ctx.transport} never replaces a file",
-                          hint="name a new file, or remove that one first")
+        raise GateRefused(
+            f"{out} exists; an export over {ctx.transport} never replaces a file",
+            hint="name a new file, or remove that one first",
+        )
     return bundle.export(ctx.kb, target)
 
 
@@ -64,45 +70,63 @@ def import_apply(ctx: CallContext, path: str, on_conflict: str = "skip") -> dict
             f"kb.import_apply: importing a bundle is a person's decision, like approving, and "
             f"is never made over {ctx.transport}; an agent may check a bundle "
             "(kb.export_check, kb.import_check)",
-            hint="a person runs `vouch import-apply PATH` at the CLI")
+            hint="a person runs `vouch import-apply PATH` at the CLI",
+        )
     return bundle.import_apply(ctx.kb, ctx.actor(), _bundle_path(ctx, path), on_conflict)
 
 
 METHODS: tuple[Method, ...] = (
     Method(
-        "kb.export", "maintenance",
+        "kb.export",
+        "maintenance",
         "Write the knowledge committed on the checked-out branch to a bundle (.tar.gz with "
         "a manifest; no config, index or pending proposals).",
         f"{_HERE}export",
-        (Param("out", {"type": "string", "format": "path"}, required=True,
-               description="the bundle file to write (replaced atomically)"),),
+        (
+            Param(
+                "out",
+                {"type": "string", "format": "path"},
+                required=True,
+                description="the bundle file to write (replaced atomically)",
+            ),
+        ),
         cli=Cli(human=f"{_HUMAN}exported"),
     ),
     Method(
-        "kb.export_check", "maintenance",
+        "kb.export_check",
+        "maintenance",
         "Check a bundle without extracting it: every member against the manifest, no "
         "unsafe member, every knowledge file valid for its id.",
-        f"{_HERE}export_check", (_PATH,),
+        f"{_HERE}export_check",
+        (_PATH,),
         cli=Cli(args=("path",), repeat=True, human=f"{_HUMAN}checked"),
     ),
     Method(
-        "kb.import_check", "maintenance",
+        "kb.import_check",
+        "maintenance",
         "What importing a checked bundle would do here: new, conflicting and identical "
         "objects (ids).",
-        f"{_HERE}import_check", (_PATH,),
+        f"{_HERE}import_check",
+        (_PATH,),
         cli=Cli(args=("path",), human=f"{_HUMAN}import_plan"),
     ),
     Method(
-        "kb.import_apply", "maintenance",
+        "kb.import_apply",
+        "maintenance",
         "Import a checked bundle into the checked-out branch: one audited commit (a "
         "person's decision: CLI only).",
         f"{_HERE}import_apply",
-        (_PATH,
-         Param("on_conflict", {"type": "string", "enum": ["skip", "overwrite", "fail"]},
-               default="skip",
-               description="an object that exists here with other content: keep ours "
-                           "(skip), take the bundle's (overwrite), or refuse the import "
-                           "(fail)")),
+        (
+            _PATH,
+            Param(
+                "on_conflict",
+                {"type": "string", "enum": ["skip", "overwrite", "fail"]},
+                default="skip",
+                description="an object that exists here with other content: keep ours "
+                "(skip), take the bundle's (overwrite), or refuse the import "
+                "(fail)",
+            ),
+        ),
         writes=True,
         cli=Cli(args=("path",), human=f"{_HUMAN}imported"),
     ),

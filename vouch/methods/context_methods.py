@@ -15,30 +15,58 @@ if TYPE_CHECKING:
     from vouch.methods.context import CallContext
 
 
-def context(ctx: CallContext, task: str, max_chars: int = 4000, min_items: int = 0,
-            require_citations: bool = False) -> dict[str, Any]:
+def context(
+    ctx: CallContext,
+    task: str,
+    max_chars: int = 4000,
+    min_items: int = 0,
+    require_citations: bool = False,
+) -> dict[str, Any]:
     from vouch.search.context import build
 
-    return build(ctx.kb, task, max_chars=max_chars, min_items=min_items,
-                 require_citations=require_citations, warm=ctx.warm,
-                 transport=ctx.transport)
+    return build(
+        ctx.kb,
+        task,
+        max_chars=max_chars,
+        min_items=min_items,
+        require_citations=require_citations,
+        warm=ctx.warm,
+        transport=ctx.transport,
+    )
 
 
 METHODS: tuple[Method, ...] = (
     Method(
-        "kb.context", "read",
+        "kb.context",
+        "read",
         "The approved claims and page sections most relevant to a task (with their "
         "entity/relation neighbourhood and citations), packed into a character budget.",
         "vouch.methods.context_methods:context",
         (
-            Param("task", {"type": "string"}, required=True,
-                  description="natural-language task description"),
-            Param("max_chars", {"type": "integer", "minimum": 1, "maximum": 1_000_000},
-                  default=4000, description="budget for the items' text"),
-            Param("min_items", {"type": "integer", "minimum": 0, "maximum": 1000}, default=0,
-                  description="hold at least this many items when that many are relevant"),
-            Param("require_citations", {"type": "boolean"}, default=False,
-                  description="leave out items that cite no source, evidence or claim"),
+            Param(
+                "task",
+                {"type": "string"},
+                required=True,
+                description="natural-language task description",
+            ),
+            Param(
+                "max_chars",
+                {"type": "integer", "minimum": 1, "maximum": 1_000_000},
+                default=4000,
+                description="budget for the items' text",
+            ),
+            Param(
+                "min_items",
+                {"type": "integer", "minimum": 0, "maximum": 1000},
+                default=0,
+                description="hold at least this many items when that many are relevant",
+            ),
+            Param(
+                "require_citations",
+                {"type": "boolean"},
+                default=False,
+                description="leave out items that cite no source, evidence or claim",
+            ),
         ),
         cli=Cli(args=("task",), format="markdown", human="vouch.cli.human_context:markdown"),
     ),

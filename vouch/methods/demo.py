@@ -35,10 +35,15 @@ def run_demo(repo: Path) -> Iterator[str]:
     agent = CallContext(kb_path=str(repo), actor_override=AUTHOR)
     yield "2. vouch source add — the agent registers the example documents:"
     for path in example_files():
-        reg = ops.invoke(agent, "kb.register_source", {
-            "content": path.read_text(encoding="utf-8"), "locator": f"examples/{path.name}",
-            "title": path.name,
-        })
+        reg = ops.invoke(
+            agent,
+            "kb.register_source",
+            {
+                "content": path.read_text(encoding="utf-8"),
+                "locator": f"examples/{path.name}",
+                "title": path.name,
+            },
+        )
         yield f"   {path.name:<28} → {reg['id'][:16]}…"
 
     status = ops.invoke(agent, "kb.status")
@@ -53,8 +58,9 @@ def run_demo(repo: Path) -> Iterator[str]:
     hits = ops.invoke(agent, "kb.search", {"query": question, "limit": 3})
     yield f'10. vouch search "{question}" → {len(hits)} hits, best first:'
     for hit in hits:
-        where = hit["source"]["title"] + (f" §{hit['source']['section']}"
-                                          if hit["source"]["section"] else "")
+        where = hit["source"]["title"] + (
+            f" §{hit['source']['section']}" if hit["source"]["section"] else ""
+        )
         yield f"   [{hit['score']:.3f}] {hit['kind']} {where}"
 
 
@@ -67,13 +73,19 @@ def _review_gate(repo: Path, agent: CallContext) -> Iterator[str]:
 
     runbook = next(p for p in example_files() if p.name == "deploy-runbook.md")
     source_id = sha256_hex(runbook.read_text(encoding="utf-8").encode())
-    proposed = ops.invoke(agent, "kb.propose_claim", {
-        "text": "Rollbacks of the billing service do not need a review.",
-        "evidence": [f"{source_id}:L8"], "type": "fact", "tags": ["deploy"],
-        "rationale": "stated in the runbook's rollback section"})
+    proposed = ops.invoke(
+        agent,
+        "kb.propose_claim",
+        {
+            "text": "Rollbacks of the billing service do not need a review.",
+            "evidence": [f"{source_id}:L8"],
+            "type": "fact",
+            "tags": ["deploy"],
+            "rationale": "stated in the runbook's rollback section",
+        },
+    )
     pid = proposed["proposal_id"]
-    yield (f"5. vouch propose-claim (as {AUTHOR}) → proposal {pid}, "
-           f"a branch: vouch/proposal/{pid}")
+    yield (f"5. vouch propose-claim (as {AUTHOR}) → proposal {pid}, a branch: vouch/proposal/{pid}")
     pending = ops.invoke(agent, "kb.list_pending")
     yield f"6. vouch pending → {len(pending)} open: {pending[0]['title']}"
     refused = ""
@@ -83,12 +95,17 @@ def _review_gate(repo: Path, agent: CallContext) -> Iterator[str]:
         refused = exc.code
     yield f"7. vouch approve {pid} (as {AUTHOR}) → refused [{refused}]: no self-approval"
     reviewer = CallContext(kb_path=str(repo), actor_override=REVIEWER)
-    approved = ops.invoke(reviewer, "kb.approve", {"proposal_id": pid,
-                                                    "reason": "matches the runbook"})
+    approved = ops.invoke(
+        reviewer, "kb.approve", {"proposal_id": pid, "reason": "matches the runbook"}
+    )
     merge = " ".join(git.Repo(repo).log_records("HEAD", ("%h", "%s"), max_count=1)[0])
-    yield (f"8. vouch approve (as {REVIEWER}) → {approved['object_kind']} "
-           f"{approved['object_id']} merged: {merge}")
+    yield (
+        f"8. vouch approve (as {REVIEWER}) → {approved['object_kind']} "
+        f"{approved['object_id']} merged: {merge}"
+    )
     report = ops.invoke(reviewer, "kb.audit_verify")
     events = [e["event"] for e in ops.invoke(reviewer, "kb.audit", {"tail": 3})]
-    yield (f"9. vouch audit --verify → {'OK' if report['ok'] else 'BROKEN'}, "
-           f"{report['events']} events; newest: {', '.join(events)}")
+    yield (
+        f"9. vouch audit --verify → {'OK' if report['ok'] else 'BROKEN'}, "
+        f"{report['events']} events; newest: {', '.join(events)}"
+    )

@@ -14,44 +14,96 @@ from vouch.methods.context import CallContext
 from vouch.store import audit, evidence
 
 
-def propose_claim(ctx: CallContext, text: str, evidence: list[str] | None = None,
-                  type: str | None = None, confidence: float | None = None,
-                  entities: list[str] | None = None, scope: str | None = None,
-                  tags: list[str] | None = None, session_id: str | None = None,
-                  rationale: str | None = None, dry_run: bool = False) -> dict[str, Any]:
-    values = {"text": text, "evidence": list(evidence or []), "type": type,
-              "confidence": confidence, "entities": entities, "scope": scope,
-              "tags": sorted(set(tags)) if tags else None}
-    return propose.propose(ctx.kb, ctx.actor(), "claim", values, rationale=rationale,
-                           session_id=session_id, dry_run=dry_run)
+def propose_claim(
+    ctx: CallContext,
+    text: str,
+    evidence: list[str] | None = None,
+    type: str | None = None,
+    confidence: float | None = None,
+    entities: list[str] | None = None,
+    scope: str | None = None,
+    tags: list[str] | None = None,
+    session_id: str | None = None,
+    rationale: str | None = None,
+    dry_run: bool = False,
+) -> dict[str, Any]:
+    values = {
+        "text": text,
+        "evidence": list(evidence or []),
+        "type": type,
+        "confidence": confidence,
+        "entities": entities,
+        "scope": scope,
+        "tags": sorted(set(tags)) if tags else None,
+    }
+    return propose.propose(
+        ctx.kb,
+        ctx.actor(),
+        "claim",
+        values,
+        rationale=rationale,
+        session_id=session_id,
+        dry_run=dry_run,
+    )
 
 
-def propose_page(ctx: CallContext, title: str, body: str | None = None, type: str | None = None,
-                 claims: list[str] | None = None, entities: list[str] | None = None,
-                 sources: list[str] | None = None, tags: list[str] | None = None,
-                 dry_run: bool = False) -> dict[str, Any]:
-    values = {"title": title, "body": body or "", "type": type, "claims": claims,
-              "entities": entities, "sources": sources,
-              "tags": sorted(set(tags)) if tags else None}
+def propose_page(
+    ctx: CallContext,
+    title: str,
+    body: str | None = None,
+    type: str | None = None,
+    claims: list[str] | None = None,
+    entities: list[str] | None = None,
+    sources: list[str] | None = None,
+    tags: list[str] | None = None,
+    dry_run: bool = False,
+) -> dict[str, Any]:
+    values = {
+        "title": title,
+        "body": body or "",
+        "type": type,
+        "claims": claims,
+        "entities": entities,
+        "sources": sources,
+        "tags": sorted(set(tags)) if tags else None,
+    }
     return propose.propose(ctx.kb, ctx.actor(), "page", values, dry_run=dry_run)
 
 
-def propose_entity(ctx: CallContext, name: str, type: str, aliases: list[str] | None = None,
-                   description: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+def propose_entity(
+    ctx: CallContext,
+    name: str,
+    type: str,
+    aliases: list[str] | None = None,
+    description: str | None = None,
+    dry_run: bool = False,
+) -> dict[str, Any]:
     values = {"name": name, "type": type, "aliases": aliases, "description": description}
     return propose.propose(ctx.kb, ctx.actor(), "entity", values, dry_run=dry_run)
 
 
-def propose_relation(ctx: CallContext, source: str, relation: str, target: str,
-                     confidence: float | None = None, evidence: list[str] | None = None,
-                     dry_run: bool = False) -> dict[str, Any]:
-    values = {"source": source, "relation": relation, "target": target,
-              "confidence": confidence, "evidence": evidence}
+def propose_relation(
+    ctx: CallContext,
+    source: str,
+    relation: str,
+    target: str,
+    confidence: float | None = None,
+    evidence: list[str] | None = None,
+    dry_run: bool = False,
+) -> dict[str, Any]:
+    values = {
+        "source": source,
+        "relation": relation,
+        "target": target,
+        "confidence": confidence,
+        "evidence": evidence,
+    }
     return propose.propose(ctx.kb, ctx.actor(), "relation", values, dry_run=dry_run)
 
 
-def list_pending(ctx: CallContext, limit: int = 50, offset: int = 0,
-                 filter: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def list_pending(
+    ctx: CallContext, limit: int = 50, offset: int = 0, filter: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     return pending.list_pending(ctx.kb, limit, offset, filter)
 
 
@@ -60,12 +112,19 @@ def read_proposal(ctx: CallContext, id: str) -> dict[str, Any]:
     return pending.show(ctx.kb, id, record=ctx.transport == "cli")
 
 
-def approve(ctx: CallContext, proposal_id: str, reason: str | None = None,
-            approver: str | None = None, expect: str | None = None) -> dict[str, Any]:
+def approve(
+    ctx: CallContext,
+    proposal_id: str,
+    reason: str | None = None,
+    approver: str | None = None,
+    expect: str | None = None,
+) -> dict[str, Any]:
     # `approver` speaks for someone else: only a trusted transport may say it.
     if approver is not None and not ctx.trusted:
-        raise UsageError("approver may only be set by a trusted caller",
-                         hint="the server must run with --trusted-host")
+        raise UsageError(
+            "approver may only be set by a trusted caller",
+            hint="the server must run with --trusted-host",
+        )
     actor = approver.strip() if approver and approver.strip() else ctx.actor()
     return decide.approve(ctx.kb, actor, proposal_id, reason, expect=expect)
 
@@ -75,13 +134,16 @@ def reject(ctx: CallContext, proposal_id: str, reason: str) -> dict[str, Any]:
     return {"ok": result["ok"], "proposal_id": result["proposal_id"]}
 
 
-def audit_events(ctx: CallContext, tail: int | None = None,
-                 filter: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def audit_events(
+    ctx: CallContext, tail: int | None = None, filter: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     filter = filter or {}
     unknown = sorted(set(filter) - {"event", "actor"})
     if unknown:
-        raise UsageError(f"kb.audit: unknown filter key(s) {', '.join(unknown)}",
-                         hint="filter by event and/or actor")
+        raise UsageError(
+            f"kb.audit: unknown filter key(s) {', '.join(unknown)}",
+            hint="filter by event and/or actor",
+        )
     return audit.query(ctx.kb.dir, tail, filter.get("event"), filter.get("actor"))
 
 
@@ -91,6 +153,7 @@ def audit_verify(ctx: CallContext) -> dict[str, Any]:
     return provenance.verify(ctx.kb)
 
 
-def register_evidence(ctx: CallContext, source_id: str, locator: str,
-                      quote: str | None = None) -> dict[str, Any]:
+def register_evidence(
+    ctx: CallContext, source_id: str, locator: str, quote: str | None = None
+) -> dict[str, Any]:
     return evidence.register_evidence(ctx.kb, ctx.actor(), source_id, locator, quote)

@@ -11,8 +11,9 @@ from vouch.methods.shape import Cli, Method, Param
 _HUMAN = "vouch.cli.human_maintenance:"
 
 
-def lint(ctx: CallContext, stale_days: int | None = None, staged: bool = False,
-         since: str | None = None) -> dict[str, Any]:
+def lint(
+    ctx: CallContext, stale_days: int | None = None, staged: bool = False, since: str | None = None
+) -> dict[str, Any]:
     from vouch.health.lint import lint as run
 
     return run(ctx.kb, stale_days=stale_days, staged=staged, since=since)
@@ -32,32 +33,45 @@ def doctor(ctx: CallContext) -> dict[str, Any]:
 
 METHODS: tuple[Method, ...] = (
     Method(
-        "kb.lint", "maintenance",
+        "kb.lint",
+        "maintenance",
         "Check knowledge files, their links and how they entered (decision records); "
         "issues {id, kind, severity, message, path}.",
         "vouch.methods.maintenance_methods:lint",
         (
-            Param("stale_days", {"type": "integer", "minimum": 0},
-                  description="warn about claims not confirmed for this many days "
-                              "(default review.stale_days, 180; 0: off)"),
-            Param("staged", {"type": "boolean"}, default=False,
-                  description="only what the index changes against HEAD, and what refers "
-                              "to it (the pre-commit hook)"),
-            Param("since", {"type": "string"},
-                  description="only what changed since this commit, and prove every "
-                              "change of BASE..HEAD went through a decision (CI)"),
+            Param(
+                "stale_days",
+                {"type": "integer", "minimum": 0},
+                description="warn about claims not confirmed for this many days "
+                "(default review.stale_days, 180; 0: off)",
+            ),
+            Param(
+                "staged",
+                {"type": "boolean"},
+                default=False,
+                description="only what the index changes against HEAD, and what refers "
+                "to it (the pre-commit hook)",
+            ),
+            Param(
+                "since",
+                {"type": "string"},
+                description="only what changed since this commit, and prove every "
+                "change of BASE..HEAD went through a decision (CI)",
+            ),
         ),
         cli=Cli(human=f"{_HUMAN}lint"),
     ),
     Method(
-        "kb.source_verify", "maintenance",
+        "kb.source_verify",
+        "maintenance",
         "Check that every source's content hashes to its id (one source with id).",
         "vouch.methods.maintenance_methods:source_verify",
         (Param("id", {"type": "string"}, description="one source id; omit to verify all"),),
         cli=Cli(verb=("source", "verify"), args=("id",), human=f"{_HUMAN}source_verify"),
     ),
     Method(
-        "kb.doctor", "maintenance",
+        "kb.doctor",
+        "maintenance",
         "Lint, source verification, index state, audit chain and config drift in one "
         "report with a verdict.",
         "vouch.methods.maintenance_methods:doctor",

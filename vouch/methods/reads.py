@@ -41,8 +41,13 @@ def read_relation(ctx: CallContext, id: str) -> Obj | None:
     return read(ctx, "relation", id)
 
 
-def list_kind(ctx: CallContext, kind: str, limit: int = 50, offset: int = 0,
-              filter: dict[str, Any] | None = None) -> list[Obj]:
+def list_kind(
+    ctx: CallContext,
+    kind: str,
+    limit: int = 50,
+    offset: int = 0,
+    filter: dict[str, Any] | None = None,
+) -> list[Obj]:
     """Objects of a kind, each with the listing fields of search-output.md (title,
     type, tags, created_at, chunk_count) on every transport alike."""
     from vouch.search.catalog import annotate_list
@@ -73,16 +78,27 @@ def list_sources(ctx: CallContext, **kw: Any) -> list[Obj]:
     return list_kind(ctx, "sources", **kw)
 
 
-def register_source(ctx: CallContext, content: str, locator: str, type: str = "file",
-                    title: str | None = None, media_type: str | None = None,
-                    tags: list[str] | None = None) -> dict[str, Any]:
-    return sources.register_source(ctx.kb, ctx.actor(), content, locator, type, title,
-                                   media_type, tags)
+def register_source(
+    ctx: CallContext,
+    content: str,
+    locator: str,
+    type: str = "file",
+    title: str | None = None,
+    media_type: str | None = None,
+    tags: list[str] | None = None,
+) -> dict[str, Any]:
+    return sources.register_source(
+        ctx.kb, ctx.actor(), content, locator, type, title, media_type, tags
+    )
 
 
-def register_source_from_path(ctx: CallContext, path: str, type: str | None = None,
-                              title: str | None = None,
-                              tags: list[str] | None = None) -> dict[str, Any]:
+def register_source_from_path(
+    ctx: CallContext,
+    path: str,
+    type: str | None = None,
+    title: str | None = None,
+    tags: list[str] | None = None,
+) -> dict[str, Any]:
     """Confined to the work tree, always: reading outside is a person's CLI opt-in
     (`vouch source add --allow-outside`), never a parameter an agent could pass."""
     return sources.register_source_from_path(ctx.kb, ctx.actor(), path, type, title, tags)

@@ -16,12 +16,14 @@ if TYPE_CHECKING:
     from vouch.methods.context import CallContext
 
 _HUMAN = "vouch.cli.human_session:"
-_SESSION_ID = Param("session_id", {"type": "string"}, required=True,
-                    description="the id kb.session_start returned")
+_SESSION_ID = Param(
+    "session_id", {"type": "string"}, required=True, description="the id kb.session_start returned"
+)
 
 
-def session_start(ctx: CallContext, task: str | None = None,
-                  note: str | None = None) -> dict[str, Any]:
+def session_start(
+    ctx: CallContext, task: str | None = None, note: str | None = None
+) -> dict[str, Any]:
     from vouch.store import sessions
 
     return sessions.start(ctx.kb, ctx.actor(), task, note)
@@ -41,7 +43,8 @@ def crystallize(ctx: CallContext, session_id: str, no_page: bool = False) -> dic
 
 METHODS: tuple[Method, ...] = (
     Method(
-        "kb.session_start", "session",
+        "kb.session_start",
+        "session",
         "Open a work session; pass its id as session_id to the proposals made in it.",
         "vouch.methods.session_methods:session_start",
         (
@@ -52,7 +55,8 @@ METHODS: tuple[Method, ...] = (
         cli=Cli(verb=("session", "start"), human=f"{_HUMAN}started"),
     ),
     Method(
-        "kb.session_end", "session",
+        "kb.session_end",
+        "session",
         "Close a session; counts (and records) the proposals made in it.",
         "vouch.methods.session_methods:session_end",
         (_SESSION_ID,),
@@ -60,14 +64,19 @@ METHODS: tuple[Method, ...] = (
         cli=Cli(verb=("session", "end"), args=("session_id",), human=f"{_HUMAN}ended"),
     ),
     Method(
-        "kb.crystallize", "session",
+        "kb.crystallize",
+        "session",
         "Propose a session-summary page linking the session's proposals and claims, "
         "flagging the promotable claims for review (never approves).",
         "vouch.methods.session_methods:crystallize",
         (
             _SESSION_ID,
-            Param("no_page", {"type": "boolean"}, default=False,
-                  description="only report the proposals and promotable claims"),
+            Param(
+                "no_page",
+                {"type": "boolean"},
+                default=False,
+                description="only report the proposals and promotable claims",
+            ),
         ),
         writes=True,
         cli=Cli(args=("session_id",), human=f"{_HUMAN}crystallized"),

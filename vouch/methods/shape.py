@@ -149,9 +149,12 @@ class Method:
         return self._resolved[0]
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "scope": self.scope, "summary": self.summary,
-                "params": self.input_schema()}
-
+        return {
+            "name": self.name,
+            "scope": self.scope,
+            "summary": self.summary,
+            "params": self.input_schema(),
+        }
 
 
 def type_problem(value: Any, schema: Mapping[str, Any]) -> str | None:

@@ -40,21 +40,34 @@ def lexical_query(query: str) -> str:
     return " ".join(kept) if kept else query
 
 
-def filters(*, kinds: Sequence[str], tags: Sequence[str], types: Sequence[str],
-            statuses: Sequence[str], exclude: Sequence[str]) -> Filters:
-    return Filters.of(kinds=kinds, tags=tags, types=types, statuses=statuses or None,
-                      exclude_statuses=exclude or None)
+def filters(
+    *,
+    kinds: Sequence[str],
+    tags: Sequence[str],
+    types: Sequence[str],
+    statuses: Sequence[str],
+    exclude: Sequence[str],
+) -> Filters:
+    return Filters.of(
+        kinds=kinds,
+        tags=tags,
+        types=types,
+        statuses=statuses or None,
+        exclude_statuses=exclude or None,
+    )
 
 
 def passes(info: ChunkInfo, f: Filters) -> bool:
     """Whether a chunk outside the index (a pending one) passes `f`, as `Filters.sql`
     decides for the index's chunks."""
-    return ((not f.kinds or info.kind in f.kinds)
-            and (not f.types or info.type in f.types)
-            and (not f.statuses or info.status in f.statuses)
-            and (not f.formats or info.format in f.formats)
-            and info.status not in f.exclude_statuses
-            and all(t in info.tags for t in f.tags))
+    return (
+        (not f.kinds or info.kind in f.kinds)
+        and (not f.types or info.type in f.types)
+        and (not f.statuses or info.status in f.statuses)
+        and (not f.formats or info.format in f.formats)
+        and info.status not in f.exclude_statuses
+        and all(t in info.tags for t in f.tags)
+    )
 
 
 @dataclass
@@ -134,8 +147,9 @@ def _signature(kb: KB) -> tuple[Any, ...] | None:
     return tuple(out)
 
 
-def open_index(kb: KB, warm: dict[str, Any], *,
-               meanwhile: Callable[[Index], object] | None = None) -> SearchIndex:
+def open_index(
+    kb: KB, warm: dict[str, Any], *, meanwhile: Callable[[Index], object] | None = None
+) -> SearchIndex:
     """The knowledge base's index, fresh; reused from `warm` when this process has it.
 
     A warm process (a server) skips the full freshness check (two git processes, ~0.1 s

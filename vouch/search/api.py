@@ -13,26 +13,49 @@ from typing import Any
 from vouch.methods.context import CallContext
 from vouch.search.engine import SearchRequest, search
 
-_MODE_ALIASES = {"hybrid": "hybrid", "fts": "fts", "lexical": "fts", "vector": "vector",
-                 "vec": "vector"}
+_MODE_ALIASES = {
+    "hybrid": "hybrid",
+    "fts": "fts",
+    "lexical": "fts",
+    "vector": "vector",
+    "vec": "vector",
+}
 
 
-def request_from_params(query: str, *, limit: int | None = None,
-                        kinds: list[str] | None = None, mode: str = "hybrid",
-                        tags: list[str] | None = None, types: list[str] | None = None,
-                        statuses: list[str] | None = None, threshold: float | None = None,
-                        rrf_k: float | None = None, cursor: str | None = None,
-                        max_tokens: int | None = None, trace: bool = False,
-                        include_pending: bool = False, transport: str = "cli"
-                        ) -> SearchRequest:
+def request_from_params(
+    query: str,
+    *,
+    limit: int | None = None,
+    kinds: list[str] | None = None,
+    mode: str = "hybrid",
+    tags: list[str] | None = None,
+    types: list[str] | None = None,
+    statuses: list[str] | None = None,
+    threshold: float | None = None,
+    rrf_k: float | None = None,
+    cursor: str | None = None,
+    max_tokens: int | None = None,
+    trace: bool = False,
+    include_pending: bool = False,
+    transport: str = "cli",
+) -> SearchRequest:
     from vouch.kinds import kind_named
 
     return SearchRequest(
-        query=query, mode=_MODE_ALIASES.get(mode, mode), top=limit,
+        query=query,
+        mode=_MODE_ALIASES.get(mode, mode),
+        top=limit,
         kinds=tuple(kind_named(k).name for k in kinds or ()),
-        tags=tuple(tags or ()), types=tuple(types or ()), statuses=tuple(statuses or ()),
-        threshold=threshold, rrf_k=rrf_k, cursor=cursor, max_tokens=max_tokens,
-        trace=trace, include_pending=include_pending, transport=transport,
+        tags=tuple(tags or ()),
+        types=tuple(types or ()),
+        statuses=tuple(statuses or ()),
+        threshold=threshold,
+        rrf_k=rrf_k,
+        cursor=cursor,
+        max_tokens=max_tokens,
+        trace=trace,
+        include_pending=include_pending,
+        transport=transport,
     )
 
 

@@ -20,8 +20,11 @@ ELLIPSIS = "…"
 
 def estimate_tokens(value: Any) -> int:
     """Tokens of a value as it is sent: its compact JSON, characters / 4, rounded up."""
-    text = value if isinstance(value, str) else json.dumps(
-        value, ensure_ascii=False, separators=(",", ":"))
+    text = (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    )
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
@@ -58,7 +61,8 @@ def apply_budget(results: Sequence[dict[str, Any]], max_tokens: int | None) -> B
 def _shorten(result: dict[str, Any], tokens_left: int) -> dict[str, Any] | None:
     """The result with `text` cut to fit `tokens_left`, or None when nothing useful fits."""
     room = tokens_left * CHARS_PER_TOKEN - len(
-        json.dumps(_textless(result), ensure_ascii=False, separators=(",", ":")))
+        json.dumps(_textless(result), ensure_ascii=False, separators=(",", ":"))
+    )
     text = str(result.get("text") or "")
     if room < 1 or not text:
         return None

@@ -35,10 +35,12 @@ def info(ctx: CallContext, id: str) -> dict[str, Any]:
     index = _index(ctx)
     doc = document(index, id)
     if doc is None:
-        raise NotFound(f"the index holds no object {id}",
-                       hint="`vouch list KIND` shows what exists")
-    doc["headings"] = [{k: h[k] for k in ("text", "level", "start_line", "end_line")}
-                       for h in index.headings(id)]
+        raise NotFound(
+            f"the index holds no object {id}", hint="`vouch list KIND` shows what exists"
+        )
+    doc["headings"] = [
+        {k: h[k] for k in ("text", "level", "start_line", "end_line")} for h in index.headings(id)
+    ]
     return doc
 
 
@@ -54,9 +56,13 @@ def index_status(kb: KB) -> dict[str, Any]:
     except VouchError:
         ref = None
     out: dict[str, Any] = {
-        "documents": {}, "total_chunks": 0, "db_size_bytes": 0,
-        "model_name": ref.name if ref else None, "embedding_dim": ref.dims if ref else 0,
-        "schema_version": None, "index_state": "missing",
+        "documents": {},
+        "total_chunks": 0,
+        "db_size_bytes": 0,
+        "model_name": ref.name if ref else None,
+        "embedding_dim": ref.dims if ref else 0,
+        "schema_version": None,
+        "index_state": "missing",
     }
     if not _db_path(kb).is_file():
         return out
@@ -113,9 +119,10 @@ def section(ctx: CallContext, object_id: str, heading: str) -> dict[str, Any]:
     found = index.find_section(object_id, heading)
     if found is None:
         names = [h["text"] for h in index.headings(object_id)]
-        raise NotFound(f"{object_id} has no section {heading!r}",
-                       hint=("sections: " + "; ".join(names)) if names else
-                       "it has no headings")
+        raise NotFound(
+            f"{object_id} has no section {heading!r}",
+            hint=("sections: " + "; ".join(names)) if names else "it has no headings",
+        )
     kb = ctx.kb
     page = kb.read(KINDS["page"], object_id)
     if page is not None:
@@ -126,9 +133,15 @@ def section(ctx: CallContext, object_id: str, heading: str) -> dict[str, Any]:
             raise UsageError(f"{object_id} is not a page or a source")
         text = content.decode("utf-8", errors="replace")
     lines = text.split("\n")
-    body = "\n".join(lines[found["start_line"] - 1: found["end_line"] - 1]).strip("\n")
-    return {"id": object_id, "section": found["text"], "level": found["level"],
-            "start_line": found["start_line"], "end_line": found["end_line"], "text": body}
+    body = "\n".join(lines[found["start_line"] - 1 : found["end_line"] - 1]).strip("\n")
+    return {
+        "id": object_id,
+        "section": found["text"],
+        "level": found["level"],
+        "start_line": found["start_line"],
+        "end_line": found["end_line"],
+        "text": body,
+    }
 
 
 def _db_path(kb: KB) -> Path:

@@ -91,10 +91,19 @@ class Item:
     rank: int = 0
 
     def to_json(self, text: str) -> dict[str, Any]:
-        return {"kind": self.kind, "id": self.id, "title": self.title, "text": text,
-                "status": self.status, "score": round(self.score, 6),
-                "citations": self.citations, "type": self.type, "section": self.section,
-                "via": self.via, "partial": text != self.text}
+        return {
+            "kind": self.kind,
+            "id": self.id,
+            "title": self.title,
+            "text": text,
+            "status": self.status,
+            "score": round(self.score, 6),
+            "citations": self.citations,
+            "type": self.type,
+            "section": self.section,
+            "via": self.via,
+            "partial": text != self.text,
+        }
 
 
 @dataclass
@@ -142,13 +151,26 @@ class _Reader:
     def kind_of(self, object_id: str) -> str | None:
         if ids.is_source_id(object_id) or not ids.is_object_id(object_id):
             return None
-        return next((k for k in ("entity", "claim", "page", "relation")
-                     if os.path.isfile(self._path(k, object_id))), None)
+        return next(
+            (
+                k
+                for k in ("entity", "claim", "page", "relation")
+                if os.path.isfile(self._path(k, object_id))
+            ),
+            None,
+        )
 
 
-def build(kb: KB, task: str, *, max_chars: int = 4000, min_items: int = 0,
-          require_citations: bool = False, warm: dict[str, Any] | None = None,
-          transport: str = "cli") -> dict[str, Any]:
+def build(
+    kb: KB,
+    task: str,
+    *,
+    max_chars: int = 4000,
+    min_items: int = 0,
+    require_citations: bool = False,
+    warm: dict[str, Any] | None = None,
+    transport: str = "cli",
+) -> dict[str, Any]:
     """The ContextPack for `task` (see the module docstring)."""
     text = queries.normalize(task)
     if max_chars < 1:
@@ -157,8 +179,11 @@ def build(kb: KB, task: str, *, max_chars: int = 4000, min_items: int = 0,
         raise UsageError("min_items must be 0 or more")
     warm = warm if warm is not None else {}
     top = min(MAX_CANDIDATES, max(10, max_chars // CHARS_PER_CANDIDATE + min_items))
-    response = search(kb, SearchRequest(query=text, top=top, kinds=PACK_KINDS, trace=True,
-                                        transport=transport), warm=warm)
+    response = search(
+        kb,
+        SearchRequest(query=text, top=top, kinds=PACK_KINDS, trace=True, transport=transport),
+        warm=warm,
+    )
     reader = _Reader(kb, warm.setdefault(f"context-objects:{kb.dir}", {}))
     candidates = _candidates(response)
     candidates = _with_neighbours(kb, reader, candidates, warm)
@@ -208,8 +233,9 @@ def _candidates(response: dict[str, Any]) -> list[Candidate]:
     return list(out.values())
 
 
-def _with_neighbours(kb: KB, reader: _Reader, found: list[Candidate],
-                     warm: dict[str, Any]) -> list[Candidate]:
+def _with_neighbours(
+    kb: KB, reader: _Reader, found: list[Candidate], warm: dict[str, Any]
+) -> list[Candidate]:
     """`found` plus the entity/relation neighbourhood of its best hits, best first."""
     by_key = {(c.kind, c.id, c.section): c for c in found}
     seeds: list[Candidate] = []
@@ -261,8 +287,9 @@ def _with_neighbours(kb: KB, reader: _Reader, found: list[Candidate],
     return ranked
 
 
-def _relations_of(kb: KB, reader: _Reader, entities: list[tuple[str, Candidate]],
-                  warm: dict[str, Any]) -> list[tuple[str, Candidate]]:
+def _relations_of(
+    kb: KB, reader: _Reader, entities: list[tuple[str, Candidate]], warm: dict[str, Any]
+) -> list[tuple[str, Candidate]]:
     """(relation id, seed) for the relations with one of the first RELATION_LOOKUPS
     `entities` at an end. The index titles a relation with the ids of its ends, so one
     lexical query for their hash parts (8 hex digits: rare words) finds the candidates
@@ -274,9 +301,17 @@ def _relations_of(kb: KB, reader: _Reader, entities: list[tuple[str, Candidate]]
     if not wanted:
         return []
     query = " ".join(eid.rsplit("-", 1)[1] for eid in wanted)
-    found = search(kb, SearchRequest(query=query, mode="fts", kinds=("relation",),
-                                     top=RELATIONS_PER_ENTITY * len(wanted), log=False),
-                   warm=warm)
+    found = search(
+        kb,
+        SearchRequest(
+            query=query,
+            mode="fts",
+            kinds=("relation",),
+            top=RELATIONS_PER_ENTITY * len(wanted),
+            log=False,
+        ),
+        warm=warm,
+    )
     out: list[tuple[str, Candidate]] = []
     per: dict[str, int] = {}
     for r in found["results"]:
@@ -302,18 +337,32 @@ def _item(reader: _Reader, c: Candidate) -> Item | None:
         text = _section_text(obj, c.section or "")
         if text is None:
             return None
-        cited = [*_cite(reader, obj.get("sources") or []),
-                 *_cite_claims(reader, obj.get("claims") or [])]
-        return Item("page", c.id, title, text, status, c.score, cited, type_, c.section,
-                    c.via, c.rank)
+        cited = [
+            *_cite(reader, obj.get("sources") or []),
+            *_cite_claims(reader, obj.get("claims") or []),
+        ]
+        return Item(
+            "page", c.id, title, text, status, c.score, cited, type_, c.section, c.via, c.rank
+        )
     if c.kind == "claim":
         text = " ".join(str(obj.get("text") or "").split())
     elif c.kind == "relation":
         text = _relation_text(reader, obj)
     else:  # an entity: its name, aliases and description, as the index holds them
         text = " ".join(module_for(kind).chunks(obj)[0].text.split())
-    return Item(c.kind, c.id, title, text, status, c.score,
-                _cite(reader, obj.get("evidence") or []), type_, None, c.via, c.rank)
+    return Item(
+        c.kind,
+        c.id,
+        title,
+        text,
+        status,
+        c.score,
+        _cite(reader, obj.get("evidence") or []),
+        type_,
+        None,
+        c.via,
+        c.rank,
+    )
 
 
 def _section_text(page: Obj, heading: str) -> str | None:
@@ -331,8 +380,10 @@ def _relation_text(reader: _Reader, rel: Obj) -> str:
         obj = reader.get(kind, object_id) if kind else None
         return " ".join(KINDS[kind].title_of(obj).split()) if kind and obj else object_id
 
-    return (f"{label(str(rel['source']))} {str(rel['relation']).replace('_', ' ')} "
-            f"{label(str(rel['target']))}")
+    return (
+        f"{label(str(rel['source']))} {str(rel['relation']).replace('_', ' ')} "
+        f"{label(str(rel['target']))}"
+    )
 
 
 def _cite(reader: _Reader, cited: list[str]) -> list[dict[str, Any]]:
@@ -343,15 +394,26 @@ def _cite(reader: _Reader, cited: list[str]) -> list[dict[str, Any]]:
         if ids.is_source_id(cid):
             source = reader.get("source", cid)
             if source is not None:
-                out.append({"id": cid, "kind": "source", "title": _source_title(source),
-                            "locator": source.get("locator")})
+                out.append(
+                    {
+                        "id": cid,
+                        "kind": "source",
+                        "title": _source_title(source),
+                        "locator": source.get("locator"),
+                    }
+                )
             continue
         ev = reader.get("evidence", cid) if ids.is_object_id(cid) else None
         if ev is None:
             continue
         source = reader.get("source", str(ev["source_id"]))
-        entry = {"id": cid, "kind": "evidence", "title": _source_title(source) if source
-                 else None, "locator": ev.get("locator"), "source_id": ev["source_id"]}
+        entry = {
+            "id": cid,
+            "kind": "evidence",
+            "title": _source_title(source) if source else None,
+            "locator": ev.get("locator"),
+            "source_id": ev["source_id"],
+        }
         if ev.get("quote"):
             entry["quote"] = ev["quote"]
         out.append(entry)
@@ -364,8 +426,14 @@ def _cite_claims(reader: _Reader, cited: list[str]) -> list[dict[str, Any]]:
     for cid in dict.fromkeys(cited):
         claim = reader.get("claim", cid) if ids.is_object_id(cid) else None
         if claim is not None and claim.get("status") not in HIDDEN_STATUSES:
-            out.append({"id": cid, "kind": "claim", "title": KINDS["claim"].title_of(claim),
-                        "locator": None})
+            out.append(
+                {
+                    "id": cid,
+                    "kind": "claim",
+                    "title": KINDS["claim"].title_of(claim),
+                    "locator": None,
+                }
+            )
     return out
 
 
@@ -386,8 +454,9 @@ def sentence_prefix(text: str, limit: int) -> str:
     ends += [m.start() for m in re.finditer(r"\n", text[: limit + 1])]
     for end in sorted(ends, reverse=True):
         best = text[:end].rstrip()
-        if end <= limit and any(line.strip() and not line.lstrip().startswith("#")
-                                for line in best.split("\n")):
+        if end <= limit and any(
+            line.strip() and not line.lstrip().startswith("#") for line in best.split("\n")
+        ):
             return best
     return ""
 
@@ -419,8 +488,9 @@ class _Resolved:
         return self._done[id(c)]
 
 
-def _pack(candidates: list[Candidate], resolve: _Resolved, max_chars: int, min_items: int
-          ) -> tuple[list[tuple[Item, str]], bool]:
+def _pack(
+    candidates: list[Candidate], resolve: _Resolved, max_chars: int, min_items: int
+) -> tuple[list[tuple[Item, str]], bool]:
     """Greedy packing in rank order; see the module docstring."""
     chosen, truncated = _greedy(candidates, resolve, max_chars)
     if len(chosen) >= min_items:
@@ -436,22 +506,25 @@ def _pack(candidates: list[Candidate], resolve: _Resolved, max_chars: int, min_i
         return chosen, truncated  # fewer items are relevant than min_items asks for
     count = min(len(firsts), max_chars)
     share = max_chars // count
-    chosen = [(item, sentence_prefix(item.text, share) or word_prefix(item.text, share))
-              for item in firsts[:count]]
+    chosen = [
+        (item, sentence_prefix(item.text, share) or word_prefix(item.text, share))
+        for item in firsts[:count]
+    ]
     used = sum(len(cut) for _, cut in chosen)
     taken = {(item.kind, item.id, item.section) for item, _ in chosen}
     rest = [c for c in candidates if (c.kind, c.id, c.section) not in taken]
     more, _ = _greedy(rest, resolve, max_chars - used)
     chosen = sorted([*chosen, *more], key=lambda pair: pair[0].rank)
     packed = {(item.kind, item.id, item.section) for item, _ in chosen}
-    truncated = (any(cut != item.text for item, cut in chosen)
-                 or any(resolve(c) is not None for c in candidates
-                        if (c.kind, c.id, c.section) not in packed))
+    truncated = any(cut != item.text for item, cut in chosen) or any(
+        resolve(c) is not None for c in candidates if (c.kind, c.id, c.section) not in packed
+    )
     return chosen, truncated
 
 
-def _greedy(candidates: list[Candidate], resolve: _Resolved, budget: int
-            ) -> tuple[list[tuple[Item, str]], bool]:
+def _greedy(
+    candidates: list[Candidate], resolve: _Resolved, budget: int
+) -> tuple[list[tuple[Item, str]], bool]:
     """Each candidate in rank order, whole or cut after a whole sentence, while it fits.
 
     A candidate whose index text shows it cannot fit is skipped without reading its

@@ -43,8 +43,13 @@ def fingerprint(shape: Mapping[str, Any]) -> str:
 
 
 def encode(cursor: Cursor) -> str:
-    body = {"v": VERSION, "r": cursor.revision, "f": cursor.fingerprint,
-            "o": cursor.offset, "d": cursor.depth}
+    body = {
+        "v": VERSION,
+        "r": cursor.revision,
+        "f": cursor.fingerprint,
+        "o": cursor.offset,
+        "d": cursor.depth,
+    }
     raw = json.dumps(body, separators=(",", ":")).encode("utf-8")
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
@@ -55,16 +60,20 @@ def decode(token: str, *, revision: str, expected_fingerprint: str) -> Cursor:
         padded = token.strip() + "=" * (-len(token.strip()) % 4)
         body = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
         cursor = Cursor(str(body["r"]), str(body["f"]), int(body["o"]), int(body["d"]))
-        if (body.get("v") != VERSION or cursor.offset < 0
-                or not 1 <= cursor.depth <= MAX_DEPTH):
+        if body.get("v") != VERSION or cursor.offset < 0 or not 1 <= cursor.depth <= MAX_DEPTH:
             raise ValueError("unsupported cursor")
     except (ValueError, KeyError, TypeError, UnicodeError, binascii.Error) as exc:
-        raise InvalidCursor("not a valid search cursor",
-                            hint="pass the next_cursor of a previous search unchanged") from exc
+        raise InvalidCursor(
+            "not a valid search cursor", hint="pass the next_cursor of a previous search unchanged"
+        ) from exc
     if cursor.fingerprint != expected_fingerprint:
-        raise InvalidCursor("this cursor belongs to a different query or different options",
-                            hint="repeat the original query and options with --cursor")
+        raise InvalidCursor(
+            "this cursor belongs to a different query or different options",
+            hint="repeat the original query and options with --cursor",
+        )
     if cursor.revision != revision:
-        raise StaleCursor("the knowledge base changed since this cursor was issued",
-                          hint="run the search again without --cursor")
+        raise StaleCursor(
+            "the knowledge base changed since this cursor was issued",
+            hint="run the search again without --cursor",
+        )
     return cursor

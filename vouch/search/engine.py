@@ -99,27 +99,31 @@ class SearchRequest:
         text = queries.normalize(self.query)
         if self.mode not in MODES:
             raise UsageError(f"unknown search mode {self.mode!r}", hint="hybrid, fts or vector")
-        top = (self.top if self.top is not None
-               else config.typed("search.default_top", 10, int))
+        top = self.top if self.top is not None else config.typed("search.default_top", 10, int)
         if not 1 <= top <= MAX_TOP:
-            raise UsageError(f"--top must be between 1 and {MAX_TOP}",
-                             hint="page through more results with --cursor")
-        k = (self.rrf_k if self.rrf_k is not None
-             else config.typed("search.rrf_k", DEFAULT_K, float))
+            raise UsageError(
+                f"--top must be between 1 and {MAX_TOP}",
+                hint="page through more results with --cursor",
+            )
+        k = self.rrf_k if self.rrf_k is not None else config.typed("search.rrf_k", DEFAULT_K, float)
         if k < 0:
             raise UsageError("--rrf-k must be >= 0")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise UsageError("--max-tokens must be at least 1")
         for kind in self.kinds:
             if kind not in SEARCH_KINDS:
-                raise UsageError(f"cannot search kind {kind!r}",
-                                 hint="kinds: " + ", ".join(SEARCH_KINDS))
-        for flag, values, enum in (("--status", self.statuses, "STATUSES"),
-                                   ("--type", self.types, "TYPES")):
+                raise UsageError(
+                    f"cannot search kind {kind!r}", hint="kinds: " + ", ".join(SEARCH_KINDS)
+                )
+        for flag, values, enum in (
+            ("--status", self.statuses, "STATUSES"),
+            ("--type", self.types, "TYPES"),
+        ):
             for value in values:  # the kinds' modules load only when a filter is given
                 if value not in (known := _known(enum)):
-                    raise UsageError(f"unknown {flag[2:]} {value!r}",
-                                     hint=f"{flag}: " + ", ".join(known))
+                    raise UsageError(
+                        f"unknown {flag[2:]} {value!r}", hint=f"{flag}: " + ", ".join(known)
+                    )
         for flag, number in (("--threshold", self.threshold), ("--rrf-k", k)):
             if number is not None and not math.isfinite(number):
                 raise UsageError(f"{flag} must be a finite number")
@@ -148,8 +152,7 @@ class _Timer:
         return round(self.marks.get(name, 0.0))
 
 
-def search(kb: KB, request: SearchRequest, *, warm: dict[str, Any] | None = None
-           ) -> dict[str, Any]:
+def search(kb: KB, request: SearchRequest, *, warm: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run one search and log it (also when it fails)."""
     from vouch.search import log
 
@@ -158,23 +161,35 @@ def search(kb: KB, request: SearchRequest, *, warm: dict[str, Any] | None = None
         response = _search(kb, request, warm if warm is not None else {}, started)
     except Exception as exc:  # logged (also an unexpected failure), then re-raised
         if request.log:
-            error = (f"{exc.code}: {exc.message}" if isinstance(exc, VouchError)
-                     else f"E200: {type(exc).__name__}: {exc}")
-            log.record(kb.dir, query=str(request.query), mode=request.mode, result_count=0,
-                       error=error,
-                       duration_ms=(time.perf_counter() - started) * 1000,
-                       transport=request.transport)
+            error = (
+                f"{exc.code}: {exc.message}"
+                if isinstance(exc, VouchError)
+                else f"E200: {type(exc).__name__}: {exc}"
+            )
+            log.record(
+                kb.dir,
+                query=str(request.query),
+                mode=request.mode,
+                result_count=0,
+                error=error,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                transport=request.transport,
+            )
         raise
     if request.log:
-        log.record(kb.dir, query=response["query"], mode=request.mode,
-                   result_count=response["returned"], error=None,
-                   duration_ms=(time.perf_counter() - started) * 1000,
-                   transport=request.transport)
+        log.record(
+            kb.dir,
+            query=response["query"],
+            mode=request.mode,
+            result_count=response["returned"],
+            error=None,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            transport=request.transport,
+        )
     return response
 
 
-def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
-            ) -> dict[str, Any]:
+def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float) -> dict[str, Any]:
     from vouch.search import access
 
     req = request.checked(kb.config)
@@ -185,9 +200,13 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
     assert req.top is not None and req.rrf_k is not None
     tuning = Tuning.from_config(kb.config)
     index = access.open_index(kb, warm, meanwhile=_embed_early(req))
-    filters = access.filters(kinds=req.kinds or SEARCH_KINDS, tags=req.tags, types=req.types,
-                             statuses=req.statuses,
-                             exclude=() if req.statuses else HIDDEN_STATUSES)
+    filters = access.filters(
+        kinds=req.kinds or SEARCH_KINDS,
+        tags=req.tags,
+        types=req.types,
+        statuses=req.statuses,
+        exclude=() if req.statuses else HIDDEN_STATUSES,
+    )
     pending = None
     revision = index.revision
     if req.include_pending:
@@ -195,14 +214,22 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
 
         pending = Pending(kb, filters, warm)
         revision = f"{revision}+{pending.revision()}"
-    shape = {"q": req.query, "mode": req.mode, "kinds": sorted(req.kinds),
-             "tags": sorted(req.tags), "types": sorted(req.types),
-             "statuses": sorted(req.statuses), "threshold": req.threshold, "k": req.rrf_k,
-             "w": req.weights, "tuning": tuning, "pending": req.include_pending}
+    shape = {
+        "q": req.query,
+        "mode": req.mode,
+        "kinds": sorted(req.kinds),
+        "tags": sorted(req.tags),
+        "types": sorted(req.types),
+        "statuses": sorted(req.statuses),
+        "threshold": req.threshold,
+        "k": req.rrf_k,
+        "w": req.weights,
+        "tuning": tuning,
+        "pending": req.include_pending,
+    }
     fingerprint = cursors.fingerprint(shape)
     if req.cursor:
-        position = cursors.decode(req.cursor, revision=revision,
-                                  expected_fingerprint=fingerprint)
+        position = cursors.decode(req.cursor, revision=revision, expected_fingerprint=fingerprint)
         offset, depth = position.offset, position.depth
     else:
         offset, depth = 0, CANDIDATE_FACTOR * req.top
@@ -221,8 +248,9 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
         t0 = time.perf_counter()
         found = index.vector(req.query, depth, filters)
         if pending is not None:
-            found = pending.merge_vector(index.query_vector(req.query), found,
-                                         index.embedder(), depth)
+            found = pending.merge_vector(
+                index.query_vector(req.query), found, index.embedder(), depth
+            )
         # a cosine of 0 or less carries no signal: a query of unknown words (a zero
         # vector) must not "match" every chunk
         vector = [(cid, sim) for cid, sim in found if sim > 0 and sim >= tuning.min_similarity]
@@ -239,7 +267,7 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
         fused = [f for f in fused if f.score >= req.threshold]
     timer.add("fusion", t0)
 
-    page = fused[offset: offset + req.top]
+    page = fused[offset : offset + req.top]
     snippets = {h.chunk_id: h.snippet for h in lexical or ()}
     keys = [int(str(f.key)) for f in page]
     rows: dict[int, Any] = index.chunks(k for k in keys if k > 0)
@@ -293,12 +321,15 @@ def _embed_early(req: SearchRequest) -> Callable[[Any], object] | None:
     return embed
 
 
-def _weights(req: SearchRequest, tuning: Tuning, lexical: Sequence[Any] | None,
-             index: SearchIndex) -> tuple[dict[str, float], float | None]:
+def _weights(
+    req: SearchRequest, tuning: Tuning, lexical: Sequence[Any] | None, index: SearchIndex
+) -> tuple[dict[str, float], float | None]:
     """Channel weights for this query, and the lexical coverage they were based on."""
     if req.weights is not None:
-        return {"fts": float(req.weights.get("fts", 1.0)),
-                "vector": float(req.weights.get("vector", 1.0))}, None
+        return {
+            "fts": float(req.weights.get("fts", 1.0)),
+            "vector": float(req.weights.get("vector", 1.0)),
+        }, None
     if req.mode != "hybrid":
         return {"fts": 1.0, "vector": 1.0}, None  # one channel: its RRF score, unweighted
     from vouch.search.weighting import COVERAGE_HITS, coverage
@@ -306,8 +337,7 @@ def _weights(req: SearchRequest, tuning: Tuning, lexical: Sequence[Any] | None,
     top = [h.chunk_id for h in (lexical or ())[:COVERAGE_HITS]]
     texts = [info.text for info in index.chunks(top).values()] if top else []
     covered = coverage(req.query, texts)
-    vector = (tuning.vector_weight if covered < tuning.coverage_cut
-              else tuning.vector_weight_covered)
+    vector = tuning.vector_weight if covered < tuning.coverage_cut else tuning.vector_weight_covered
     return {"fts": tuning.fts_weight, "vector": vector}, covered
 
 
@@ -315,8 +345,9 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
-def _result(fused: Fused, row: Any, snippets: Mapping[int, str], query: str,
-            backend: str) -> dict[str, Any]:
+def _result(
+    fused: Fused, row: Any, snippets: Mapping[int, str], query: str, backend: str
+) -> dict[str, Any]:
     snippet = snippets.get(row.chunk_id) or make_snippet(row.text, query)
     object_id = row.id
     return {
@@ -344,16 +375,34 @@ def _result(fused: Fused, row: Any, snippets: Mapping[int, str], query: str,
     }
 
 
-def _trace(lexical: Sequence[Any] | None, vector: Sequence[tuple[int, float]] | None,
-           fused: Sequence[Fused], timer: _Timer) -> dict[str, Any]:
+def _trace(
+    lexical: Sequence[Any] | None,
+    vector: Sequence[tuple[int, float]] | None,
+    fused: Sequence[Fused],
+    timer: _Timer,
+) -> dict[str, Any]:
     return {
-        "lexical": [{"chunk_id": h.chunk_id, "rank": n, "bm25": round(h.score, 6)}
-                    for n, h in enumerate(lexical or (), 1)],
-        "vector": [{"chunk_id": cid, "rank": n, "cosine": round(sim, 6)}
-                   for n, (cid, sim) in enumerate(vector or (), 1)],
-        "rrf_inputs": [{"chunk_id": f.key, "ranks": f.ranks, "score": round(f.score, 6),
-                        "score_breakdown": {k: _round(v) for k, v in f.breakdown.items()}}
-                       for f in fused],
-        "timing": {"lexical_ms": timer.ms("lexical"), "vector_ms": timer.ms("vector"),
-                   "fusion_ms": timer.ms("fusion"), "total_ms": timer.ms("total")},
+        "lexical": [
+            {"chunk_id": h.chunk_id, "rank": n, "bm25": round(h.score, 6)}
+            for n, h in enumerate(lexical or (), 1)
+        ],
+        "vector": [
+            {"chunk_id": cid, "rank": n, "cosine": round(sim, 6)}
+            for n, (cid, sim) in enumerate(vector or (), 1)
+        ],
+        "rrf_inputs": [
+            {
+                "chunk_id": f.key,
+                "ranks": f.ranks,
+                "score": round(f.score, 6),
+                "score_breakdown": {k: _round(v) for k, v in f.breakdown.items()},
+            }
+            for f in fused
+        ],
+        "timing": {
+            "lexical_ms": timer.ms("lexical"),
+            "vector_ms": timer.ms("vector"),
+            "fusion_ms": timer.ms("fusion"),
+            "total_ms": timer.ms("total"),
+        },
     }

@@ -39,12 +39,16 @@ def load_golden(path: Path) -> list[GoldenQuery]:
         try:
             row = json.loads(line)
             query, relevant = row["query"], row["relevant"]
-            if not isinstance(query, str) or not query.strip() or not isinstance(relevant, list) \
-                    or not relevant or not all(isinstance(r, str) for r in relevant):
+            if (
+                not isinstance(query, str)
+                or not query.strip()
+                or not isinstance(relevant, list)
+                or not relevant
+                or not all(isinstance(r, str) for r in relevant)
+            ):
                 raise ValueError
         except (ValueError, KeyError, TypeError) as exc:
-            raise UsageError(f"{path}:{n}: expected {{\"query\": str, \"relevant\": [ids]}}") \
-                from exc
+            raise UsageError(f'{path}:{n}: expected {{"query": str, "relevant": [ids]}}') from exc
         out.append(GoldenQuery(query, frozenset(relevant), str(row.get("group") or "all")))
     if not out:
         raise UsageError(f"{path} holds no queries")
@@ -67,15 +71,18 @@ def recall(ranked: Sequence[str], relevant: frozenset[str], k: int = CUTOFF) -> 
 
 
 def ndcg(ranked: Sequence[str], relevant: frozenset[str], k: int = CUTOFF) -> float:
-    dcg = sum(1.0 / math.log2(rank + 1)
-              for rank, item in enumerate(ranked[:k], 1) if item in relevant)
+    dcg = sum(
+        1.0 / math.log2(rank + 1) for rank, item in enumerate(ranked[:k], 1) if item in relevant
+    )
     ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(len(relevant), k) + 1))
     return dcg / ideal
 
 
-def evaluate(golden: Sequence[GoldenQuery],
-             search: Callable[[str, str], Sequence[str]],
-             modes: Sequence[str] = MODES) -> dict[str, Any]:
+def evaluate(
+    golden: Sequence[GoldenQuery],
+    search: Callable[[str, str], Sequence[str]],
+    modes: Sequence[str] = MODES,
+) -> dict[str, Any]:
     """`search(query, mode)` returns ranked object ids. Means per mode and per group."""
     per_mode: dict[str, dict[str, dict[str, float]]] = {}
     counts: dict[str, int] = {}
@@ -86,20 +93,28 @@ def evaluate(golden: Sequence[GoldenQuery],
         sums: dict[str, dict[str, float]] = {}
         for q in golden:
             ranked = distinct(search(q.query, mode))
-            values = {"mrr@10": reciprocal_rank(ranked, q.relevant),
-                      "recall@10": recall(ranked, q.relevant),
-                      "ndcg@10": ndcg(ranked, q.relevant)}
+            values = {
+                "mrr@10": reciprocal_rank(ranked, q.relevant),
+                "recall@10": recall(ranked, q.relevant),
+                "ndcg@10": ndcg(ranked, q.relevant),
+            }
             for group in ("all", q.group) if q.group != "all" else ("all",):
                 bucket = sums.setdefault(group, {m: 0.0 for m in values})
                 for metric, v in values.items():
                     bucket[metric] += v
         per_mode[mode] = {
-            group: {m: round(v / (len(golden) if group == "all" else counts[group]), 4)
-                    for m, v in bucket.items()}
+            group: {
+                m: round(v / (len(golden) if group == "all" else counts[group]), 4)
+                for m, v in bucket.items()
+            }
             for group, bucket in sums.items()
         }
-    return {"queries": len(golden), "groups": {"all": len(golden), **counts},
-            "cutoff": CUTOFF, "modes": per_mode}
+    return {
+        "queries": len(golden),
+        "groups": {"all": len(golden), **counts},
+        "cutoff": CUTOFF,
+        "modes": per_mode,
+    }
 
 
 def table(report: dict[str, Any]) -> str:
@@ -111,6 +126,8 @@ def table(report: dict[str, Any]) -> str:
             row = by_group.get(group)
             if row is None:
                 continue
-            lines.append(f"{group:<12} {mode:<8} {row['mrr@10']:>8.4f} {row['recall@10']:>8.4f} "
-                         f"{row['ndcg@10']:>8.4f}  {report['groups'][group]}")
+            lines.append(
+                f"{group:<12} {mode:<8} {row['mrr@10']:>8.4f} {row['recall@10']:>8.4f} "
+                f"{row['ndcg@10']:>8.4f}  {report['groups'][group]}"
+            )
     return "\n".join(lines)

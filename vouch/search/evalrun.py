@@ -20,8 +20,14 @@ from vouch.search.eval import CUTOFF, MODES, evaluate, load_golden
 if TYPE_CHECKING:
     from vouch.store.kb import KB
 
-_MODE_NAMES = {"fts": "fts", "fts-only": "fts", "vector": "vector", "vec": "vector",
-               "vec-only": "vector", "hybrid": "hybrid"}
+_MODE_NAMES = {
+    "fts": "fts",
+    "fts-only": "fts",
+    "vector": "vector",
+    "vec": "vector",
+    "vec-only": "vector",
+    "hybrid": "hybrid",
+}
 
 
 def build_corpus_kb(corpus: Path, workdir: Path) -> Any:
@@ -43,8 +49,14 @@ def build_corpus_kb(corpus: Path, workdir: Path) -> Any:
     return kb
 
 
-def run(ctx: CallContext, golden_path: Path, *, corpus: Path | None = None,
-        modes: Sequence[str] = MODES, tuning: dict[str, Any] | None = None) -> dict[str, Any]:
+def run(
+    ctx: CallContext,
+    golden_path: Path,
+    *,
+    corpus: Path | None = None,
+    modes: Sequence[str] = MODES,
+    tuning: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     golden = load_golden(golden_path)
     chosen = [_MODE_NAMES.get(m, m) for m in modes] or list(MODES)
     for mode in chosen:
@@ -59,11 +71,11 @@ def run(ctx: CallContext, golden_path: Path, *, corpus: Path | None = None,
         return report
 
 
-def _evaluate(kb: KB, golden: Any, modes: Sequence[str], warm: dict[str, Any],
-              tuning: dict[str, Any] | None) -> dict[str, Any]:
+def _evaluate(
+    kb: KB, golden: Any, modes: Sequence[str], warm: dict[str, Any], tuning: dict[str, Any] | None
+) -> dict[str, Any]:
     def ranked(query: str, mode: str) -> list[str]:
-        request = SearchRequest(query=query, mode=mode, top=CUTOFF, log=False,
-                                **(tuning or {}))
+        request = SearchRequest(query=query, mode=mode, top=CUTOFF, log=False, **(tuning or {}))
         return [r["id"] for r in search(kb, request, warm=warm)["results"]]
 
     return evaluate(golden, ranked, modes)

@@ -23,8 +23,12 @@ class Fused:
     ranks: dict[str, int] = field(default_factory=dict)
 
 
-def rrf(channels: Mapping[str, Sequence[Hashable] | None], *, k: float = DEFAULT_K,
-        weights: Mapping[str, float] | None = None) -> list[Fused]:
+def rrf(
+    channels: Mapping[str, Sequence[Hashable] | None],
+    *,
+    k: float = DEFAULT_K,
+    weights: Mapping[str, float] | None = None,
+) -> list[Fused]:
     """Fuse ranked lists. A channel mapped to None did not run.
 
     Ties are broken by the best rank in any channel, then by the order in which the key

@@ -44,8 +44,10 @@ def heading(rank: int, result: dict[str, Any]) -> str:
 
 def render(response: dict[str, Any]) -> str:
     results = response["results"]
-    head = (f'Search: "{response["query"]}" ({response["total_matches"]} matches, '
-            f"showing {_showing(response)})")
+    head = (
+        f'Search: "{response["query"]}" ({response["total_matches"]} matches, '
+        f"showing {_showing(response)})"
+    )
     lines = [head]
     start = int(response.get("offset") or 0)
     for n, result in enumerate(results, start + 1):
@@ -59,8 +61,10 @@ def render(response: dict[str, Any]) -> str:
         lines.append(f"More: --cursor {response['next_cursor']}")
     if response.get("trace"):
         t = response["trace"]["timing"]
-        lines.append(f"Timing: lexical {t['lexical_ms']} ms, vector {t['vector_ms']} ms, "
-                     f"fusion {t['fusion_ms']} ms, total {t['total_ms']} ms")
+        lines.append(
+            f"Timing: lexical {t['lexical_ms']} ms, vector {t['vector_ms']} ms, "
+            f"fusion {t['fusion_ms']} ms, total {t['total_ms']} ms"
+        )
     return "\n".join(lines)
 
 

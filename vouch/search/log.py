@@ -24,10 +24,25 @@ def log_path(vouch_dir: Path) -> Path:
     return vouch_dir / LOG_NAME
 
 
-def record(vouch_dir: Path, *, query: str, mode: str, result_count: int,
-           error: str | None, duration_ms: float, transport: str = "cli") -> None:
-    entry = {"query": query, "mode": mode, "result_count": result_count, "error": error,
-             "duration_ms": round(duration_ms, 3), "at": now_iso(), "transport": transport}
+def record(
+    vouch_dir: Path,
+    *,
+    query: str,
+    mode: str,
+    result_count: int,
+    error: str | None,
+    duration_ms: float,
+    transport: str = "cli",
+) -> None:
+    entry = {
+        "query": query,
+        "mode": mode,
+        "result_count": result_count,
+        "error": error,
+        "duration_ms": round(duration_ms, 3),
+        "at": now_iso(),
+        "transport": transport,
+    }
     line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
     # a read-only checkout can still search; the log is a convenience, so it is not
     # fsync'ed (that can cost a cold search several ms on a real disk): one O_APPEND
@@ -53,8 +68,11 @@ def read(vouch_dir: Path) -> Iterator[dict[str, Any]]:
                 entry = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if (isinstance(entry, dict) and isinstance(entry.get("query"), str)
-                    and isinstance(entry.get("result_count", 0), int | None)):
+            if (
+                isinstance(entry, dict)
+                and isinstance(entry.get("query"), str)
+                and isinstance(entry.get("result_count", 0), int | None)
+            ):
                 yield entry
 
 
@@ -85,8 +103,7 @@ def stats(vouch_dir: Path, *, top: int = 10) -> dict[str, Any]:
         "distinct_queries": len(frequent),
         "median_ms": durations[len(durations) // 2] if durations else None,
         "top_queries": [
-            {"query": q, "count": n,
-             "avg_results": round(sum(results[q]) / len(results[q]), 2)}
+            {"query": q, "count": n, "avg_results": round(sum(results[q]) / len(results[q]), 2)}
             for q, n in frequent.most_common(top)
         ],
         "zero_result_queries": [{"query": q, "count": n} for q, n in empty.most_common(top)],

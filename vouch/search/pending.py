@@ -55,16 +55,31 @@ def _load(kb: KB, warm: dict[str, Any]) -> list[PendingChunk]:
                 doc = chunking.object_doc(proposal.kind, obj, path)
                 for c in doc.chunks:
                     info = ChunkInfo(
-                        chunk_id=0, kind=doc.kind, id=doc.object_id, title=doc.title,
-                        path=path, type=doc.type, status=doc.status, format=doc.format,
-                        section=c.section, page=c.page, chunk_index=c.chunk_index,
-                        total_chunks=c.total_chunks, start_line=c.start_line,
-                        end_line=c.end_line, tags=list(doc.tags), locator=None, text=c.text)
+                        chunk_id=0,
+                        kind=doc.kind,
+                        id=doc.object_id,
+                        title=doc.title,
+                        path=path,
+                        type=doc.type,
+                        status=doc.status,
+                        format=doc.format,
+                        section=c.section,
+                        page=c.page,
+                        chunk_index=c.chunk_index,
+                        total_chunks=c.total_chunks,
+                        start_line=c.start_line,
+                        end_line=c.end_line,
+                        tags=list(doc.tags),
+                        locator=None,
+                        text=c.text,
+                    )
                     found.append(PendingChunk(info, proposal.id))
             cache[proposal.commit] = found
         chunks.extend(cache[proposal.commit])
-    return [PendingChunk(replace(pc.info, chunk_id=-n), pc.proposal_id)
-            for n, pc in enumerate(chunks, 1)]
+    return [
+        PendingChunk(replace(pc.info, chunk_id=-n), pc.proposal_id)
+        for n, pc in enumerate(chunks, 1)
+    ]
 
 
 class Pending:
@@ -77,8 +92,9 @@ class Pending:
         ids = sorted(f"{pc.proposal_id}:{pc.info.id}" for pc in self.chunks.values())
         return hashlib.sha256("\n".join(ids).encode()).hexdigest()[:8]
 
-    def merge_lexical(self, query: str, hits: list[LexicalHit], texts: dict[int, str],
-                      depth: int) -> list[LexicalHit]:
+    def merge_lexical(
+        self, query: str, hits: list[LexicalHit], texts: dict[int, str], depth: int
+    ) -> list[LexicalHit]:
         """Pending chunks that share a word with the query, slotted in by coverage."""
         wanted = set(content_stems(query))
         extra = []
@@ -93,8 +109,9 @@ class Pending:
         merged = sorted([*keyed, *extra], key=lambda ch: -ch[0])
         return [h for _, h in merged][:depth]
 
-    def merge_vector(self, qvec: Any, hits: Sequence[tuple[int, float]], embedder: Any,
-                     depth: int) -> list[tuple[int, float]]:
+    def merge_vector(
+        self, qvec: Any, hits: Sequence[tuple[int, float]], embedder: Any, depth: int
+    ) -> list[tuple[int, float]]:
         import numpy as np
 
         if not self.chunks:

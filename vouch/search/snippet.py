@@ -36,7 +36,7 @@ def make_snippet(text: str, query: str, window: int = WINDOW_TOKENS) -> str:
 
     first = next((i for i, t in enumerate(tokens) if hit(t)), None)
     start = 0 if first is None else max(0, first - window // 4)
-    piece = tokens[start:start + window]
+    piece = tokens[start : start + window]
     marked = [f"[MATCH]{t}[/MATCH]" if hit(t) else t for t in piece]
     out = " ".join(marked)
     if start > 0:

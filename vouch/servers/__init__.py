@@ -25,12 +25,23 @@ from pathlib import Path
 from vouch.methods.context import CallContext
 
 
-def server_context(transport: str, *, kb_path: str | None = None, start: Path | None = None,
-                   trusted_host: bool = False, allow_decisions: bool = False) -> CallContext:
+def server_context(
+    transport: str,
+    *,
+    kb_path: str | None = None,
+    start: Path | None = None,
+    trusted_host: bool = False,
+    allow_decisions: bool = False,
+) -> CallContext:
     """The one context a server keeps for its lifetime; opening the KB here fails early."""
-    ctx = CallContext(kb_path=kb_path, start=start, actor_override=None,
-                      trusted=trusted_host, transport=transport,
-                      allow_decisions=allow_decisions)
+    ctx = CallContext(
+        kb_path=kb_path,
+        start=start,
+        actor_override=None,
+        trusted=trusted_host,
+        transport=transport,
+        allow_decisions=allow_decisions,
+    )
     _ = ctx.kb  # E001 at start-up, not on the first request
     return ctx
 
@@ -49,10 +60,17 @@ def log_ready(log: logging.Logger, ctx: CallContext, what: str) -> None:
 
     agent = configured_actor(ctx)
     if agent is None:
-        log.warning("no VOUCH_AGENT or config `agent`: this server is read-only (reads and "
-                    "searches work; registering, proposing and deciding are refused); %s",
-                    AGENT_HINT)
-    log.info("vouch %s server ready: kb=%s agent=%s decisions=%s trusted_host=%s methods=%d",
-             what, ctx.kb.dir, agent or "(none: read-only)",
-             "allowed" if ctx.allow_decisions else "refused (a person decides at the CLI)",
-             ctx.trusted, len(ops.REGISTRY))
+        log.warning(
+            "no VOUCH_AGENT or config `agent`: this server is read-only (reads and "
+            "searches work; registering, proposing and deciding are refused); %s",
+            AGENT_HINT,
+        )
+    log.info(
+        "vouch %s server ready: kb=%s agent=%s decisions=%s trusted_host=%s methods=%d",
+        what,
+        ctx.kb.dir,
+        agent or "(none: read-only)",
+        "allowed" if ctx.allow_decisions else "refused (a person decides at the CLI)",
+        ctx.trusted,
+        len(ops.REGISTRY),
+    )

@@ -36,8 +36,10 @@ def as_vouch_error(exc: BaseException) -> VouchError:
     byte in a path) as its own code; anything else is a bug, an internal SystemFailure."""
     if isinstance(exc, VouchError):
         return exc
-    return from_os_error(exc) or SystemFailure(f"internal error: {type(exc).__name__}: {exc}",
-                         hint="the server log (stderr) has the traceback")
+    return from_os_error(exc) or SystemFailure(
+        f"internal error: {type(exc).__name__}: {exc}",
+        hint="the server log (stderr) has the traceback",
+    )
 
 
 def transport_code(err: VouchError) -> str:
@@ -53,8 +55,11 @@ def transport_code(err: VouchError) -> str:
 def error_body(exc: BaseException) -> dict[str, Any]:
     """`{"code", "message", "vouch_code"}` plus `hint` / `errors` when the error has them."""
     err = as_vouch_error(exc)
-    body: dict[str, Any] = {"code": transport_code(err), "message": err.message,
-                            "vouch_code": err.code}
+    body: dict[str, Any] = {
+        "code": transport_code(err),
+        "message": err.message,
+        "vouch_code": err.code,
+    }
     if err.hint:
         body["hint"] = err.hint
     errors = getattr(err, "errors", None)

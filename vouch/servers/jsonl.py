@@ -54,8 +54,11 @@ def _reject_constant(name: str) -> Any:
 
 
 def _valid_id(value: Any) -> bool:
-    return value is None or isinstance(value, str) or (
-        isinstance(value, int) and not isinstance(value, bool))
+    return (
+        value is None
+        or isinstance(value, str)
+        or (isinstance(value, int) and not isinstance(value, bool))
+    )
 
 
 def _check_unicode(value: Any) -> None:
@@ -104,7 +107,7 @@ def parse_request(line: bytes) -> tuple[Any, str, dict[str, Any]]:
         raise
     method = request.get("method")
     if not isinstance(method, str) or not method:
-        raise BadEnvelope("method must be a non-empty string such as \"kb.status\"", request_id)
+        raise BadEnvelope('method must be a non-empty string such as "kb.status"', request_id)
     params = request.get("params")
     if params is None:
         params = {}
@@ -134,12 +137,12 @@ def handle_line(ctx: CallContext, line: bytes) -> dict[str, Any]:
 def encode(response: dict[str, Any]) -> bytes:
     """One response line. A result that cannot be serialised becomes an internal_error."""
     try:
-        text = json.dumps(response, ensure_ascii=True, allow_nan=False, default=str,
-                          separators=(",", ":"))
+        text = json.dumps(
+            response, ensure_ascii=True, allow_nan=False, default=str, separators=(",", ":")
+        )
     except (TypeError, ValueError, RecursionError) as exc:
         log.error("cannot serialise the result", exc_info=exc)
-        fallback = {"id": response.get("id"), "ok": False,
-                    "error": error_body(exc)}
+        fallback = {"id": response.get("id"), "ok": False, "error": error_body(exc)}
         text = json.dumps(fallback, ensure_ascii=True, default=str, separators=(",", ":"))
     return text.encode("ascii") + b"\n"
 
@@ -160,14 +163,20 @@ def read_lines(stream: IO[bytes], max_line: int) -> Iterator[bytes | None]:
         yield line.rstrip(b"\r\n")
 
 
-def serve(ctx: CallContext, stdin: IO[bytes], stdout: IO[bytes],
-          max_line: int = MAX_LINE_BYTES) -> int:
+def serve(
+    ctx: CallContext, stdin: IO[bytes], stdout: IO[bytes], max_line: int = MAX_LINE_BYTES
+) -> int:
     """Answer requests from `stdin` on `stdout` until EOF; returns the exit status."""
     for line in read_lines(stdin, max_line):
         if line is None:
-            response = {"id": None, "ok": False, "error": invalid_request(
-                f"request line longer than {max_line} bytes",
-                hint="register large documents with kb.register_source_from_path")}
+            response = {
+                "id": None,
+                "ok": False,
+                "error": invalid_request(
+                    f"request line longer than {max_line} bytes",
+                    hint="register large documents with kb.register_source_from_path",
+                ),
+            }
         elif not line.strip():
             continue
         else:

@@ -73,8 +73,11 @@ def _method_for_tool(name: str) -> ops.Method:
     for method in ops.REGISTRY.values():
         if method.tool_name == name:
             return method
-    raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}",
-                   data={"code": "method_not_found", "vouch_code": ops.MethodNotFound.code})
+    raise MCPError(
+        code=types.INVALID_PARAMS,
+        message=f"Unknown tool: {name}",
+        data={"code": "method_not_found", "vouch_code": ops.MethodNotFound.code},
+    )
 
 
 def _text(value: Any) -> str:
@@ -94,8 +97,11 @@ def call(ctx: CallContext, name: str, arguments: dict[str, Any] | None) -> types
         message = f"error[{body['vouch_code']}]: {body['message']}"
         if body.get("hint"):
             message += f" ({body['hint']})"
-        return types.CallToolResult(content=[types.TextContent(type="text", text=message)],
-                                    structured_content={"error": body}, is_error=True)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=message)],
+            structured_content={"error": body},
+            is_error=True,
+        )
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         structured_content=result if isinstance(result, dict) else None,
@@ -112,12 +118,14 @@ def build_server(ctx: CallContext) -> Server[Any]:
     # (DESIGN §4.1): anyone can claim any name. The actor is what the starter declared.
     last_name: list[str] = []
 
-    async def list_tools(rctx: ServerRequestContext[Any],
-                         params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(
+        rctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools())
 
-    async def call_tool(rctx: ServerRequestContext[Any],
-                        params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        rctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         name = _client_name(rctx)[:200]
         if last_name != [name]:  # once, and again only when it changes
             last_name[:] = [name]
@@ -130,9 +138,14 @@ def build_server(ctx: CallContext) -> Server[Any]:
         except MCPError:
             return None
 
-    return Server("vouch", version=__version__, instructions=INSTRUCTIONS,
-                  get_tool_input_schema=input_schema,
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        "vouch",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=input_schema,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
 
 
 def run_stdio(ctx: CallContext) -> int:

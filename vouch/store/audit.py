@@ -126,8 +126,9 @@ def next_seq(names: Iterable[str]) -> int:
     return max(seqs, default=0) + 1
 
 
-def append_events(content: bytes, specs: Iterable[tuple[str, str, list[str], dict[str, Any]]],
-                  *, seq: int = 1) -> tuple[bytes, dict[str, bytes], list[dict[str, Any]]]:
+def append_events(
+    content: bytes, specs: Iterable[tuple[str, str, list[str], dict[str, Any]]], *, seq: int = 1
+) -> tuple[bytes, dict[str, bytes], list[dict[str, Any]]]:
     """Append events to an active log's bytes.
 
     One new event per (event, actor, object_ids, data), each chained to the one before.
@@ -181,8 +182,9 @@ def matches(record: dict[str, Any], event: str | None, actor: str | None) -> boo
     return not actor or record.get("actor") == actor
 
 
-def query(vouch_dir: Path, tail: int | None = None, event: str | None = None,
-          actor: str | None = None) -> list[dict[str, Any]]:
+def query(
+    vouch_dir: Path, tail: int | None = None, event: str | None = None, actor: str | None = None
+) -> list[dict[str, Any]]:
     """Matching events, oldest first; with `tail`, only the newest `tail` of them.
 
     A tail reads files newest-first and stops once it has enough, so `--tail 20` costs
@@ -222,8 +224,13 @@ def verify(vouch_dir: Path, anchors: Iterable[tuple[str, str]] = ()) -> dict[str
         rel = path.relative_to(vouch_dir).as_posix()
         data = path.read_bytes()
         if rel != LOG_NAME and not path.name.endswith(f"-{ids.sha256_hex(data)[:16]}.jsonl"):
-            issues.append({"file": rel, "line": None,
-                           "detail": "closed segment was modified (name no longer matches)"})
+            issues.append(
+                {
+                    "file": rel,
+                    "line": None,
+                    "detail": "closed segment was modified (name no longer matches)",
+                }
+            )
         for lineno, raw in enumerate(data.split(b"\n"), 1):
             if not raw.strip():
                 continue
@@ -232,8 +239,13 @@ def verify(vouch_dir: Path, anchors: Iterable[tuple[str, str]] = ()) -> dict[str
                 issues.append({"file": rel, "line": lineno, "detail": "not a JSON object"})
                 continue
             if record.get("hash") != event_hash(record):
-                issues.append({"file": rel, "line": lineno,
-                               "detail": f"hash mismatch for event {record.get('id')}"})
+                issues.append(
+                    {
+                        "file": rel,
+                        "line": lineno,
+                        "detail": f"hash mismatch for event {record.get('id')}",
+                    }
+                )
                 continue
             key = str(record["hash"])
             prev = str(record.get("prev_hash") or "")
@@ -244,27 +256,43 @@ def verify(vouch_dir: Path, anchors: Iterable[tuple[str, str]] = ()) -> dict[str
     for key, prev in prev_of.items():
         if prev and prev not in prev_of:
             rel, lineno = where[key]
-            issues.append({"file": rel, "line": lineno,
-                           "detail": f"prev_hash {prev[:12]}… names no event in the log"})
+            issues.append(
+                {
+                    "file": rel,
+                    "line": lineno,
+                    "detail": f"prev_hash {prev[:12]}… names no event in the log",
+                }
+            )
     for rel, lineno in list(firsts.values())[1:]:
-        issues.append({"file": rel, "line": lineno,
-                       "detail": "a second event without prev_hash: only the first event "
-                                 "of the log may start a chain"})
+        issues.append(
+            {
+                "file": rel,
+                "line": lineno,
+                "detail": "a second event without prev_hash: only the first event "
+                "of the log may start a chain",
+            }
+        )
     issues += _anchor_issues(prev_of, where, list(anchors))
     return {"ok": not issues, "events": len(prev_of), "files": len(files), "issues": issues}
 
 
-def _anchor_issues(prev_of: dict[str, str], where: dict[str, tuple[str, int]],
-                   anchors: list[tuple[str, str]]) -> list[dict[str, Any]]:
+def _anchor_issues(
+    prev_of: dict[str, str], where: dict[str, tuple[str, int]], anchors: list[tuple[str, str]]
+) -> list[dict[str, Any]]:
     if not anchors:
         return []
     issues: list[dict[str, Any]] = []
     anchored: set[str] = set()
     for commit, head in anchors:
         if head not in prev_of:
-            issues.append({"file": LOG_NAME, "line": None,
-                           "detail": f"event {head[:12]}… recorded by commit {commit[:12]} is "
-                                     "not in the log: events were dropped or rewritten"})
+            issues.append(
+                {
+                    "file": LOG_NAME,
+                    "line": None,
+                    "detail": f"event {head[:12]}… recorded by commit {commit[:12]} is "
+                    "not in the log: events were dropped or rewritten",
+                }
+            )
             continue
         node = head
         while node and node not in anchored and node in prev_of:
@@ -272,7 +300,11 @@ def _anchor_issues(prev_of: dict[str, str], where: dict[str, tuple[str, int]],
             node = prev_of[node]
     for key in prev_of.keys() - anchored:
         rel, lineno = where[key]
-        issues.append({"file": rel, "line": lineno,
-                       "detail": f"event {key[:12]}… is not recorded by any vouch commit "
-                                 "(added by hand?)"})
+        issues.append(
+            {
+                "file": rel,
+                "line": lineno,
+                "detail": f"event {key[:12]}… is not recorded by any vouch commit (added by hand?)",
+            }
+        )
     return issues

@@ -33,8 +33,9 @@ def parse_pointer(item: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
-def make(source_id: str, locator: str, quote: str | None,
-         content: bytes | None) -> tuple[Obj | None, list[str]]:
+def make(
+    source_id: str, locator: str, quote: str | None, content: bytes | None
+) -> tuple[Obj | None, list[str]]:
     """A new evidence object, or every reason it cannot be made."""
     errors = list(evidence_kind.locator_errors(locator))
     if not ids.is_source_id(source_id):
@@ -48,13 +49,15 @@ def make(source_id: str, locator: str, quote: str | None,
             span = evidence_kind.span_text(text, locator)
             if span is None:
                 lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-                errors.append(f"locator {locator} lies outside source {source_id[:12]}… "
-                              f"({lines} lines)")
+                errors.append(
+                    f"locator {locator} lies outside source {source_id[:12]}… ({lines} lines)"
+                )
         if quote and not errors:
             where = span if span is not None else text
             if collapse(quote) not in collapse(where):
-                errors.append(f"quote {quote[:60]!r} does not appear at {locator} of source "
-                              f"{source_id[:12]}…")
+                errors.append(
+                    f"quote {quote[:60]!r} does not appear at {locator} of source {source_id[:12]}…"
+                )
     if errors:
         return None, errors
     values: dict[str, Any] = {"source_id": source_id, "locator": locator, "quote": quote or None}
@@ -66,19 +69,29 @@ def make(source_id: str, locator: str, quote: str | None,
         return None, exc.errors
 
 
-def register_evidence(kb: KB, actor: str, source_id: str, locator: str,
-                      quote: str | None = None) -> dict[str, Any]:
+def register_evidence(
+    kb: KB, actor: str, source_id: str, locator: str, quote: str | None = None
+) -> dict[str, Any]:
     """Store an evidence pointer (a direct audited commit); idempotent by content."""
-    obj, errors = make(source_id, locator, quote,
-                       kb.source_content(source_id) if ids.is_source_id(source_id) else None)
+    obj, errors = make(
+        source_id,
+        locator,
+        quote,
+        kb.source_content(source_id) if ids.is_source_id(source_id) else None,
+    )
     if obj is None:
         raise ValidationFailed(errors, what="evidence")
     rel = evidence_kind.path_for(obj["id"])
     with write_lock(kb.dir, kb.config.number("lock.timeout_seconds", 30)):
         if kb.repo.tree_entry("HEAD", kb.rel(rel)):  # None too before the first commit
             return {"id": obj["id"], "deduplicated": True}
-        writer.commit_direct(kb, {rel: evidence_kind.dump(obj).encode()},
-                             subject=f"vouch: register evidence {obj['id']}",
-                             event="evidence.register", actor=actor, object_ids=[obj["id"]],
-                             data={"source_id": source_id, "locator": locator})
+        writer.commit_direct(
+            kb,
+            {rel: evidence_kind.dump(obj).encode()},
+            subject=f"vouch: register evidence {obj['id']}",
+            event="evidence.register",
+            actor=actor,
+            object_ids=[obj["id"]],
+            data={"source_id": source_id, "locator": locator},
+        )
     return {"id": obj["id"], "deduplicated": False}

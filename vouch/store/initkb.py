@@ -26,8 +26,12 @@ class InitResult:
     files: tuple[str, ...]
 
     def to_json(self) -> dict[str, object]:
-        return {"root": str(self.root), "created": self.created,
-                "git_initialised": self.git_initialised, "files": list(self.files)}
+        return {
+            "root": str(self.root),
+            "created": self.created,
+            "git_initialised": self.git_initialised,
+            "files": list(self.files),
+        }
 
 
 def skeleton() -> dict[str, bytes]:
@@ -44,8 +48,10 @@ def init_kb(path: Path, actor: str | None = None) -> InitResult:
     existing = next(p for p in (path, *path.parents) if p.is_dir())
     if git.toplevel(existing) is None and git.inside_git_dir(existing):
         # `git init` here would nest a repository inside git's own files
-        raise UsageError(f"{path} is inside a bare repository or a .git directory",
-                         hint="run `vouch init` in a work tree (a clone), or pass --path")
+        raise UsageError(
+            f"{path} is inside a bare repository or a .git directory",
+            hint="run `vouch init` in a work tree (a clone), or pass --path",
+        )
     path.mkdir(parents=True, exist_ok=True)
     git_initialised = False
     if git.toplevel(path) is None:
@@ -69,6 +75,12 @@ def init_kb(path: Path, actor: str | None = None) -> InitResult:
         from vouch.methods.actor import resolve_actor
 
         who = resolve_actor(kb, actor)
-        writer.commit_direct(kb, missing, subject="vouch: initialise knowledge base",
-                             event="kb.init", actor=who, object_ids=[])
+        writer.commit_direct(
+            kb,
+            missing,
+            subject="vouch: initialise knowledge base",
+            event="kb.init",
+            actor=who,
+            object_ids=[],
+        )
         return InitResult(vouch_dir, True, git_initialised, tuple(sorted(missing)))

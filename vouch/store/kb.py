@@ -103,8 +103,10 @@ class KB:
         where = f"{self.dir.name}/{inner}"
         obj = kind.load(text, where=where)
         if obj["id"] != object_id:  # its path names another object: which one is it?
-            raise CorruptFile(f"{where} is not a valid {kind.name}: it holds id "
-                              f"{obj['id']!r}, its path names {object_id!r}")
+            raise CorruptFile(
+                f"{where} is not a valid {kind.name}: it holds id "
+                f"{obj['id']!r}, its path names {object_id!r}"
+            )
         return obj
 
     def ids(self, kind: Kind) -> list[str]:
@@ -123,8 +125,11 @@ class KB:
                 with os.scandir(shard_entry.path) as entries:
                     found.extend(e.name for e in entries if is_object_entry(kind, e))
             else:  # by name alone, as `is_object_entry` decides for files (no call each)
-                found.extend(name[:-cut] for name in os.listdir(shard_entry.path)
-                             if name.endswith(kind.ext) and name[0] != ".")
+                found.extend(
+                    name[:-cut]
+                    for name in os.listdir(shard_entry.path)
+                    if name.endswith(kind.ext) and name[0] != "."
+                )
         found.sort()
         return found
 
@@ -151,8 +156,14 @@ class KB:
             log.warning("not listed: %s (run `vouch lint`)", exc.message)
             return None
 
-    def list(self, kind: Kind, *, limit: int | None = 50, offset: int = 0,
-             filter: Mapping[str, Any] | None = None) -> list[Obj]:
+    def list(
+        self,
+        kind: Kind,
+        *,
+        limit: int | None = 50,
+        offset: int = 0,
+        filter: Mapping[str, Any] | None = None,
+    ) -> list[Obj]:
         """Objects sorted by id. Without a filter only the requested page is read."""
         all_ids = self.ids(kind)
         if not filter:
@@ -187,8 +198,13 @@ class KB:
         if (common / "reftable").exists():
             return StampedValue(None)
         # every decision, whether made here or pulled in, also changes the audit log
-        return StampedValue([common / "packed-refs", common / PROPOSAL_PREFIX.rstrip("/"),
-                             self.dir / audit.LOG_NAME])
+        return StampedValue(
+            [
+                common / "packed-refs",
+                common / PROPOSAL_PREFIX.rstrip("/"),
+                self.dir / audit.LOG_NAME,
+            ]
+        )
 
     def pending_count(self) -> int:
         """Local proposal branches not yet decided on this branch. A branch can outlive
@@ -196,7 +212,7 @@ class KB:
 
         def count() -> int:
             refs = self.repo.for_each_ref(PROPOSAL_PREFIX, ["refname"])
-            pids = (row[0][len(PROPOSAL_PREFIX):] for row in refs)
+            pids = (row[0][len(PROPOSAL_PREFIX) :] for row in refs)
             return sum(1 for pid in pids if not (self.dir / decided_path(pid)).is_file())
 
         return self._pending.get(count)
@@ -230,14 +246,17 @@ def _shard_counter(kind: Kind) -> Callable[[str], int]:
     by name alone where it can: `os.listdir` and no call per entry, ~4x cheaper than a
     DirEntry and a predicate call per object (`vouch status` at 100k objects)."""
     if kind.name == "source":
+
         def sources(path: str) -> int:
             with os.scandir(path) as entries:
                 return sum(1 for e in entries if len(e.name) == 64 and e.is_dir())
+
         return sources
     ext = kind.ext
 
     def files(path: str) -> int:
         return sum(1 for name in os.listdir(path) if name.endswith(ext) and name[0] != ".")
+
     return files
 
 

@@ -100,8 +100,9 @@ def _finish(kb: KB, data: dict[str, Any]) -> None:
         # harmlessly when any ref moved since)
         _catch_up(kb, changes, before)
         try:
-            repo.update_refs([(branch, new, old), *others],
-                             message="vouch: finish an interrupted landing")
+            repo.update_refs(
+                [(branch, new, old), *others], message="vouch: finish an interrupted landing"
+            )
             return
         except GitFailure:
             _undo(kb, changes, before)
@@ -115,8 +116,7 @@ def _finish(kb: KB, data: dict[str, Any]) -> None:
             repo.update_refs(others, message="vouch: finish an interrupted landing")
 
 
-def _catch_up(kb: KB, changes: Mapping[str, str | None], before: Mapping[str, str | None]
-              ) -> None:
+def _catch_up(kb: KB, changes: Mapping[str, str | None], before: Mapping[str, str | None]) -> None:
     """Bring the work tree and index to `changes` for paths the user has not touched."""
     if checked_out_branch(kb) is None:
         return
@@ -127,8 +127,13 @@ def _catch_up(kb: KB, changes: Mapping[str, str | None], before: Mapping[str, st
         kb.repo.stage_entries(edited, worktree_matches=False)
 
 
-def _undo(kb: KB, changes: Mapping[str, str | None], before: Mapping[str, str | None],
-          *, stage: bool = True) -> None:
+def _undo(
+    kb: KB,
+    changes: Mapping[str, str | None],
+    before: Mapping[str, str | None],
+    *,
+    stage: bool = True,
+) -> None:
     """Put back the files (and, with `stage`, index entries) a landing that cannot
     finish had written."""
     restore = {p: before.get(p) for p, b in changes.items() if _current_blob(kb, p) == b}
@@ -153,8 +158,11 @@ def _current_blob(kb: KB, path: str) -> str | None:
 def _sweep_temp(directory: Path, name: str = "") -> None:
     """Remove temp files a killed writer left (`.<name>.*.tmp`); the write lock is ours."""
     try:
-        found = [p for p in directory.iterdir()
-                 if p.name.startswith(f".{name}") and p.name.endswith(".tmp")]
+        found = [
+            p
+            for p in directory.iterdir()
+            if p.name.startswith(f".{name}") and p.name.endswith(".tmp")
+        ]
     except (FileNotFoundError, NotADirectoryError):
         return
     for p in found:
@@ -207,8 +215,9 @@ def index_owner(kb: KB) -> Iterator[None]:
 
 
 # -- landing -------------------------------------------------------------------------------
-def refuse_clobber(kb: KB, committed: Mapping[str, str | None],
-                   changes: Mapping[str, str | None]) -> None:
+def refuse_clobber(
+    kb: KB, committed: Mapping[str, str | None], changes: Mapping[str, str | None]
+) -> None:
     """Refuse (changing nothing) when the user has uncommitted work on these paths.
 
     `committed` holds each path's blob in the branch tip (None: absent there).
@@ -259,9 +268,16 @@ def sync_worktree(kb: KB, changes: Mapping[str, str | None]) -> None:
         kb.repo.stage_entries(changes)
 
 
-def land(kb: KB, branch: str, old: str | None, commit: str, changes: Mapping[str, str | None],
-         other_refs: Iterable[RefUpdate] = (), message: str = "vouch",
-         current: str | None = "") -> None:
+def land(
+    kb: KB,
+    branch: str,
+    old: str | None,
+    commit: str,
+    changes: Mapping[str, str | None],
+    other_refs: Iterable[RefUpdate] = (),
+    message: str = "vouch",
+    current: str | None = "",
+) -> None:
     """Move `branch` from `old` to `commit` (plus `other_refs`) in one ref transaction.
 
     `changes` are the repository paths the commit changed relative to `old`. When the
@@ -274,9 +290,19 @@ def land(kb: KB, branch: str, old: str | None, commit: str, changes: Mapping[str
     if checked_out:
         before = {path: kb.repo.blob_at(old, path) if old else None for path in changes}
         refuse_clobber(kb, before, changes)
-        fsio.write_atomic(journal, json.dumps({
-            "branch": branch, "old": old, "commit": commit, "others": others,
-            "changes": dict(changes), "before": before}))
+        fsio.write_atomic(
+            journal,
+            json.dumps(
+                {
+                    "branch": branch,
+                    "old": old,
+                    "commit": commit,
+                    "others": others,
+                    "changes": dict(changes),
+                    "before": before,
+                }
+            ),
+        )
         fault("journal")
         try:
             sync_worktree(kb, changes)

@@ -27,8 +27,11 @@ START_HINT = "start one with `vouch session start` (kb.session_start) and use it
 def check_session_id(session_id: object) -> str:
     """A session id is a vouch object id; anything else is E103 before a lookup."""
     if not isinstance(session_id, str) or not ids.is_object_id(session_id):
-        shown = session_id if isinstance(session_id, str) and len(session_id) < 120 \
+        shown = (
+            session_id
+            if isinstance(session_id, str) and len(session_id) < 120
             else repr(session_id)[:120]
+        )
         raise InvalidId(f"session id {shown!r} is not a vouch session id", hint=START_HINT)
     return session_id
 
@@ -62,14 +65,15 @@ def require_open(kb: KB, session_id: str, commit: str | None) -> Obj:
     if found is None:
         raise NotFound(f"no session {session_id} on this branch", hint=START_HINT)
     if found.get("status") != "open":
-        raise UsageError(f"session {session_id} ended at {found.get('ended_at') or '?'}; "
-                         "proposals can no longer join it", hint=START_HINT.replace(
-                             "start one", "start a new one"))
+        raise UsageError(
+            f"session {session_id} ended at {found.get('ended_at') or '?'}; "
+            "proposals can no longer join it",
+            hint=START_HINT.replace("start one", "start a new one"),
+        )
     return found
 
 
-def start(kb: KB, actor: str, task: str | None = None, note: str | None = None
-          ) -> dict[str, Any]:
+def start(kb: KB, actor: str, task: str | None = None, note: str | None = None) -> dict[str, Any]:
     """Open a session (one direct audited commit). Result: {session_id}."""
     values = {"task": task or None, "note": note or None, "actor": actor, "status": "open"}
     obj = session_kind.new(**values)  # E102 on bad text, before anything is written
@@ -81,14 +85,18 @@ def start(kb: KB, actor: str, task: str | None = None, note: str | None = None
             time.sleep(0.2)
             obj = session_kind.new(**values)
         writer.commit_direct(
-            kb, {session_kind.path_for(obj["id"]): session_kind.dump(obj).encode()},
-            subject=f"vouch: start session {obj['id']}", event="session.start", actor=actor,
-            object_ids=[obj["id"]], data={"task": obj.get("task")})
+            kb,
+            {session_kind.path_for(obj["id"]): session_kind.dump(obj).encode()},
+            subject=f"vouch: start session {obj['id']}",
+            event="session.start",
+            actor=actor,
+            object_ids=[obj["id"]],
+            data={"task": obj.get("task")},
+        )
     return {"session_id": obj["id"]}
 
 
-def end(kb: KB, actor: str, session_id: str,
-        proposals: Callable[[], list[str]]) -> dict[str, Any]:
+def end(kb: KB, actor: str, session_id: str, proposals: Callable[[], list[str]]) -> dict[str, Any]:
     """Close an open session, recording the ids `proposals()` finds (called under the
     write lock, so no proposal can join in between). Result: {ok, proposals}."""
     check_session_id(session_id)
@@ -100,15 +108,21 @@ def end(kb: KB, actor: str, session_id: str,
             raise NotFound(f"no session {session_id} on this branch", hint=START_HINT)
         text, found = current
         if found.get("status") != "open":
-            raise UsageError(f"session {session_id} already ended at "
-                             f"{found.get('ended_at') or '?'}",
-                             hint="`vouch show ID` shows it with its proposals")
+            raise UsageError(
+                f"session {session_id} already ended at {found.get('ended_at') or '?'}",
+                hint="`vouch show ID` shows it with its proposals",
+            )
         made = sorted(proposals())
         edited = session_kind.KIND.edit(
-            text, {"status": "ended", "ended_at": ids.now_iso(), "proposals": made},
-            where=rel)
+            text, {"status": "ended", "ended_at": ids.now_iso(), "proposals": made}, where=rel
+        )
         writer.commit_direct(
-            kb, {rel: edited.encode()}, subject=f"vouch: end session {session_id}",
-            event="session.end", actor=actor, object_ids=[session_id],
-            data={"proposals": len(made), "started_by": found.get("actor")})
+            kb,
+            {rel: edited.encode()},
+            subject=f"vouch: end session {session_id}",
+            event="session.end",
+            actor=actor,
+            object_ids=[session_id],
+            data={"proposals": len(made), "started_by": found.get("actor")},
+        )
     return {"ok": True, "session_id": session_id, "proposals": len(made)}

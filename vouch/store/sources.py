@@ -46,8 +46,9 @@ class Intake:
     tags: tuple[str, ...] = ()
 
 
-def register_many(kb: KB, items: Iterable[Intake], actor: str,
-                  progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+def register_many(
+    kb: KB, items: Iterable[Intake], actor: str, progress: Callable[[int], None] | None = None
+) -> list[dict[str, Any]]:
     """Register sources in one commit. Each result is `{id, deduplicated}`, plus
     `supersedes` (the versions it replaced) when it became the current version of its
     locator (see `Versions`)."""
@@ -75,8 +76,9 @@ def register_many(kb: KB, items: Iterable[Intake], actor: str,
             sid = meta["id"]
             meta_path = source.path_for(sid)
             # through the long-lived cat-file: no process per item of a recursive add
-            committed = head is not None and kb.repo.store.info(
-                f"{head}:{kb.rel(meta_path)}") is not None
+            committed = (
+                head is not None and kb.repo.store.info(f"{head}:{kb.rel(meta_path)}") is not None
+            )
             if committed or sid in new_ids:
                 results.append({"id": sid, "deduplicated": True})
             else:
@@ -93,19 +95,35 @@ def register_many(kb: KB, items: Iterable[Intake], actor: str,
         files.update(versions.files())
         if files:
             current = [*new_ids, *(s for s in replaced if s not in new_ids)]
-            subject = (f"vouch: register source {current[0][:12]}" if len(current) == 1
-                       else f"vouch: register {len(current)} sources")
+            subject = (
+                f"vouch: register source {current[0][:12]}"
+                if len(current) == 1
+                else f"vouch: register {len(current)} sources"
+            )
             retired = sorted({o for olds in replaced.values() for o in olds} - set(current))
             # every source whose files this commit touches is named by its event
-            writer.commit_direct(kb, files, subject=subject, event="source.register",
-                                 actor=actor, object_ids=[*current, *retired],
-                                 data={"supersedes": replaced} if replaced else None)
+            writer.commit_direct(
+                kb,
+                files,
+                subject=subject,
+                event="source.register",
+                actor=actor,
+                object_ids=[*current, *retired],
+                data={"supersedes": replaced} if replaced else None,
+            )
     return results
 
 
-def register_source(kb: KB, actor: str, content: str | bytes, locator: str,
-                    type: str = "file", title: str | None = None,
-                    media_type: str | None = None, tags: list[str] | None = None) -> dict[str, Any]:
+def register_source(
+    kb: KB,
+    actor: str,
+    content: str | bytes,
+    locator: str,
+    type: str = "file",
+    title: str | None = None,
+    media_type: str | None = None,
+    tags: list[str] | None = None,
+) -> dict[str, Any]:
     payload = content.encode("utf-8") if isinstance(content, str) else content
     item = Intake(payload, type, locator, title, media_type or "text/plain", tuple(tags or ()))
     return register_many(kb, [item], actor)[0]
@@ -124,8 +142,7 @@ def max_bytes(kb: KB) -> int:
 
 def check_path_text(raw: str) -> None:
     if "\0" in raw:
-        raise InvalidPath(f"the path {raw!r} contains a NUL byte",
-                          hint="pass the file's real name")
+        raise InvalidPath(f"the path {raw!r} contains a NUL byte", hint="pass the file's real name")
 
 
 def confine(kb: KB, path: Path, *, allow_outside: bool = False) -> tuple[Path, str | None]:
@@ -143,21 +160,33 @@ def confine(kb: KB, path: Path, *, allow_outside: bool = False) -> tuple[Path, s
     except ValueError:
         if allow_outside:
             return resolved, None
-        raise OutsideRepository(f"{path} is outside the repository {kb.root}",
-                                hint=_OUTSIDE_HINT) from None
+        raise OutsideRepository(
+            f"{path} is outside the repository {kb.root}", hint=_OUTSIDE_HINT
+        ) from None
     for part in rel.parts:
         folded = part.casefold().rstrip(". ")  # NTFS ignores trailing dots and spaces
         if folded in (".git", "git~1"):
-            raise OutsideRepository(f"{path} is inside git's own directory (.git)",
-                                    hint="register files of the work tree")
+            raise OutsideRepository(
+                f"{path} is inside git's own directory (.git)",
+                hint="register files of the work tree",
+            )
         if folded == ".vouch":
-            raise OutsideRepository(f"{path} is one of the knowledge base's own files (.vouch/)",
-                                    hint="cite knowledge by its id instead of registering it")
+            raise OutsideRepository(
+                f"{path} is one of the knowledge base's own files (.vouch/)",
+                hint="cite knowledge by its id instead of registering it",
+            )
     return resolved, rel.as_posix()
 
 
-def intake_for_path(kb: KB, path: Path, type: str | None = None, title: str | None = None,
-                    tags: Iterable[str] = (), *, confined: bool = False) -> Intake:
+def intake_for_path(
+    kb: KB,
+    path: Path,
+    type: str | None = None,
+    title: str | None = None,
+    tags: Iterable[str] = (),
+    *,
+    confined: bool = False,
+) -> Intake:
     """Read one file as a source. `confined`: refuse anything outside the work tree.
 
     Library callers (tests, `vouch eval` corpora) may read outside; every path an agent or
@@ -169,8 +198,14 @@ def intake_for_path(kb: KB, path: Path, type: str | None = None, title: str | No
     media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     if type is None:
         type = "pdf" if media_type == "application/pdf" else "file"
-    return Intake(content, type, _readable(rel or str(resolved)), title or _readable(path.name),
-                  media_type, tuple(tags))
+    return Intake(
+        content,
+        type,
+        _readable(rel or str(resolved)),
+        title or _readable(path.name),
+        media_type,
+        tuple(tags),
+    )
 
 
 def _read_limited(kb: KB, path: Path, resolved: Path, rel: str | None) -> bytes:
@@ -191,11 +226,12 @@ def _read_limited(kb: KB, path: Path, resolved: Path, rel: str | None) -> bytes:
     except OSError as exc:
         if rel is not None and exc.errno in (errno.ELOOP, errno.ENOTDIR):
             if Path(os.path.realpath(kb.root / rel)) != kb.root / rel:
-                raise OutsideRepository(f"{path}: a link appeared in its path while it was "
-                                        "being read", hint=_OUTSIDE_HINT) from exc
+                raise OutsideRepository(
+                    f"{path}: a link appeared in its path while it was being read",
+                    hint=_OUTSIDE_HINT,
+                ) from exc
             raise NotFound(f"no such file: {path} (a part of it is not a directory)") from exc
-        raise from_os_error(exc, path) or UsageError(f"cannot read {path}: {exc.strerror}") \
-            from exc
+        raise from_os_error(exc, path) or UsageError(f"cannot read {path}: {exc.strerror}") from exc
     with os.fdopen(fd, "rb") as fh:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
@@ -238,7 +274,8 @@ def _too_large(path: Path, limit: int, size: int | None = None) -> SourceTooLarg
     what = f"{size} bytes" if size is not None else "larger"
     return SourceTooLarge(
         f"{path} is {what}, over the limit for a source (sources.max_bytes: {limit} bytes)",
-        hint="register a smaller extract, or raise sources.max_bytes in .vouch/config.yaml")
+        hint="register a smaller extract, or raise sources.max_bytes in .vouch/config.yaml",
+    )
 
 
 def _readable(name: str) -> str:
@@ -292,19 +329,32 @@ def _target(kb: KB, path: str) -> Path:
     return target
 
 
-def register_source_from_path(kb: KB, actor: str, path: str, type: str | None = None,
-                              title: str | None = None, tags: list[str] | None = None,
-                              *, allow_outside: bool = False) -> dict[str, Any]:
+def register_source_from_path(
+    kb: KB,
+    actor: str,
+    path: str,
+    type: str | None = None,
+    title: str | None = None,
+    tags: list[str] | None = None,
+    *,
+    allow_outside: bool = False,
+) -> dict[str, Any]:
     """Register one file. It must lie in the work tree unless `allow_outside`, which only
     the CLI passes (`vouch source add --allow-outside`): agents never read outside."""
-    item = intake_for_path(kb, _target(kb, path), type, title, tags or (),
-                           confined=not allow_outside)
+    item = intake_for_path(
+        kb, _target(kb, path), type, title, tags or (), confined=not allow_outside
+    )
     return register_many(kb, [item], actor)[0]
 
 
-def intakes_under(kb: KB, directory: str, type: str | None = None,
-                  tags: Iterable[str] = (), *,
-                  allow_outside: bool = False) -> tuple[list[Intake], list[Path]]:
+def intakes_under(
+    kb: KB,
+    directory: str,
+    type: str | None = None,
+    tags: Iterable[str] = (),
+    *,
+    allow_outside: bool = False,
+) -> tuple[list[Intake], list[Path]]:
     """The files below `directory` as intakes, and the symbolic links skipped on the way.
 
     The folder itself must lie in the work tree unless `allow_outside`.
@@ -312,8 +362,9 @@ def intakes_under(kb: KB, directory: str, type: str | None = None,
     root = _target(kb, directory)
     confine(kb, root, allow_outside=allow_outside)
     found = walk(root)
-    items = [intake_for_path(kb, p, type, None, tags, confined=not allow_outside)
-             for p in found.files]
+    items = [
+        intake_for_path(kb, p, type, None, tags, confined=not allow_outside) for p in found.files
+    ]
     return items, found.links
 
 
@@ -363,14 +414,18 @@ class Versions:
         meta = self._meta(sid) if locator in self.locators else None
         if meta is None or meta.get("locator") != locator:
             return []
-        older = [m for m in (self._meta(o) for o in self._index().get(locator, []) if o != sid)
-                 if m is not None and m.get("locator") == locator and not m.get("superseded_by")]
+        older = [
+            m
+            for m in (self._meta(o) for o in self._index().get(locator, []) if o != sid)
+            if m is not None and m.get("locator") == locator and not m.get("superseded_by")
+        ]
         if not older and not meta.get("superseded_by"):
             return []
         changes: dict[str, Any] = {"superseded_by": None}
         if older:
-            changes["supersedes"] = max(older, key=lambda m: (str(m.get("created_at")),
-                                                              m["id"]))["id"]
+            changes["supersedes"] = max(older, key=lambda m: (str(m.get("created_at")), m["id"]))[
+                "id"
+            ]
         self._change(sid, changes)
         for m in older:
             self._change(str(m["id"]), {"superseded_by": sid})
@@ -416,8 +471,11 @@ class Versions:
 def _meta_files(kb: KB) -> Iterator[tuple[str, bytes]]:
     """(id, meta.yaml bytes) of every source in the work tree, unparsed."""
     try:
-        shards = [e.path for e in os.scandir(kb.dir / source.KIND.directory)
-                  if len(e.name) == 2 and e.is_dir()]
+        shards = [
+            e.path
+            for e in os.scandir(kb.dir / source.KIND.directory)
+            if len(e.name) == 2 and e.is_dir()
+        ]
     except FileNotFoundError:
         return
     for shard in shards:
@@ -446,8 +504,13 @@ def _locators(kb: KB, wanted: set[str]) -> Iterator[tuple[str, str]]:
 def _locator_in(data: bytes) -> str | None:
     m = _LOCATOR_LINE.search(data)
     raw = m.group(1).decode("utf-8", "replace") if m else ""
-    if raw and raw[0] not in _NOT_PLAIN and raw == raw.strip() and " #" not in raw \
-            and ": " not in raw:
+    if (
+        raw
+        and raw[0] not in _NOT_PLAIN
+        and raw == raw.strip()
+        and " #" not in raw
+        and ": " not in raw
+    ):
         return raw
     try:
         value = fastyaml.load(data.decode("utf-8"), where="source metadata").get("locator")
@@ -464,14 +527,24 @@ def history(kb: KB, locator: str) -> list[dict[str, Any]]:
         as_path = _as_locator(kb, locator)
         found = _versions_at(kb, as_path) if as_path not in (None, locator) else []
     if not found:
-        raise NotFound(f"no source is registered at {locator!r}",
-                       hint="`vouch list sources` shows each source's locator")
+        raise NotFound(
+            f"no source is registered at {locator!r}",
+            hint="`vouch list sources` shows each source's locator",
+        )
     found.sort(key=lambda m: (str(m.get("created_at")), m["id"]), reverse=True)
     found.sort(key=lambda m: bool(m.get("superseded_by")))
-    keys = ("id", "locator", "title", "type", "byte_size", "media_type", "created_at",
-            "supersedes", "superseded_by")
-    return [{"current": not m.get("superseded_by"), **{k: m.get(k) for k in keys}}
-            for m in found]
+    keys = (
+        "id",
+        "locator",
+        "title",
+        "type",
+        "byte_size",
+        "media_type",
+        "created_at",
+        "supersedes",
+        "superseded_by",
+    )
+    return [{"current": not m.get("superseded_by"), **{k: m.get(k) for k in keys}} for m in found]
 
 
 def _versions_at(kb: KB, locator: str) -> list[Obj]:

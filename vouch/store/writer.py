@@ -32,9 +32,9 @@ def segment_seq(kb: KB, commit: str | None, log: bytes) -> int:
     return audit.next_seq(row[3] for row in kb.repo.ls_tree(tree)) if tree else 1
 
 
-def audit_changes(kb: KB, tip: str | None,
-                  events: list[tuple[str, str, list[str], dict[str, Any]]]
-                  ) -> tuple[dict[str, bytes], str]:
+def audit_changes(
+    kb: KB, tip: str | None, events: list[tuple[str, str, list[str], dict[str, Any]]]
+) -> tuple[dict[str, bytes], str]:
     """The audit files (`.vouch/`-relative -> bytes) that append `events` to the log
     committed in `tip`, and the chain's new head hash. Events are always made here, by
     the writer, never taken from a branch."""
@@ -67,13 +67,23 @@ def commit_direct(
     logs, chain_head = audit_changes(kb, head, [(event, actor, list(object_ids), data or {})])
     payloads: dict[str, bytes | None] = {**files, **logs}
     changes: dict[str, str | None] = {
-        kb.rel(p): (repo.write_blob(b) if b is not None else None) for p, b in payloads.items()}
+        kb.rel(p): (repo.write_blob(b) if b is not None else None) for p, b in payloads.items()
+    }
     if head:
         changes = {p: b for p, b in changes.items() if repo.blob_at(head, p) != b}
     tree = repo.edit_tree(repo.store.peel_tree(head) if head else None, changes)
-    message = f"{subject}\n\n" + trailers(
-        {"Vouch-Event": event, "Vouch-Actor": actor, **(extra_trailers or {}),
-         AUDIT_HEAD: chain_head}) + "\n"
+    message = (
+        f"{subject}\n\n"
+        + trailers(
+            {
+                "Vouch-Event": event,
+                "Vouch-Actor": actor,
+                **(extra_trailers or {}),
+                AUDIT_HEAD: chain_head,
+            }
+        )
+        + "\n"
+    )
     commit = repo.write_commit(tree, [head] if head else [], message)
     fault("committed")
     land(kb, branch, head, commit, changes, message=f"vouch: {subject}")

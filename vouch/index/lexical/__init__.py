@@ -18,8 +18,7 @@ from vouch.index.lexical.base import (
     query_terms,
 )
 
-__all__ = ["BACKENDS", "Backend", "ChunkRow", "LexicalHit", "backend", "fts5_query",
-           "query_terms"]
+__all__ = ["BACKENDS", "Backend", "ChunkRow", "LexicalHit", "backend", "fts5_query", "query_terms"]
 
 
 def backend(name: str) -> Backend:
@@ -31,5 +30,6 @@ def backend(name: str) -> Backend:
         from vouch.index.lexical.whoosh import WhooshBackend
 
         return WhooshBackend()
-    raise UsageError(f"unknown lexical backend {name!r} (index.lexical)",
-                     hint="one of: " + ", ".join(BACKENDS))
+    raise UsageError(
+        f"unknown lexical backend {name!r} (index.lexical)", hint="one of: " + ", ".join(BACKENDS)
+    )

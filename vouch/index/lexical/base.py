@@ -76,5 +76,12 @@ class Backend(Protocol):
     def check(self, directory: Path) -> None:
         """Raise store.Corrupt when the backend's files are unusable."""
 
-    def query(self, conn: sqlite3.Connection, directory: Path, query: str, k: int,
-              filters: Filters, match_any: bool = False) -> list[LexicalHit]: ...
+    def query(
+        self,
+        conn: sqlite3.Connection,
+        directory: Path,
+        query: str,
+        k: int,
+        filters: Filters,
+        match_any: bool = False,
+    ) -> list[LexicalHit]: ...

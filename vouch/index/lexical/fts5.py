@@ -32,8 +32,15 @@ class Fts5Backend:
     def check(self, directory: Path) -> None:
         return None
 
-    def query(self, conn: sqlite3.Connection, directory: Path, query: str, k: int,
-              filters: Filters, match_any: bool = False) -> list[LexicalHit]:
+    def query(
+        self,
+        conn: sqlite3.Connection,
+        directory: Path,
+        query: str,
+        k: int,
+        filters: Filters,
+        match_any: bool = False,
+    ) -> list[LexicalHit]:
         where, params = filters.sql("c")
         w = ", ".join(str(x) for x in _WEIGHTS)
         # (issue 5) Ordering by FTS5's own `rank` column, set to the weighted bm25 for

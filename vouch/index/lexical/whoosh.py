@@ -30,7 +30,10 @@ def _schema() -> Any:
         title=TEXT(analyzer=analyzer, field_boost=2.0),
         section=TEXT(analyzer=analyzer, field_boost=1.5),
         text=TEXT(analyzer=analyzer, stored=True),
-        kind=ID, type=ID, status=ID, format=ID,
+        kind=ID,
+        type=ID,
+        status=ID,
+        format=ID,
         tags=KEYWORD(commas=True),
     )
 
@@ -48,10 +51,10 @@ class _Marker:
             for token in fragment.matches:
                 if token.startchar < pos:
                     continue
-                pieces.append(text[pos:token.startchar])
-                pieces.append(f"[MATCH]{text[token.startchar:token.endchar]}[/MATCH]")
+                pieces.append(text[pos : token.startchar])
+                pieces.append(f"[MATCH]{text[token.startchar : token.endchar]}[/MATCH]")
                 pos = token.endchar
-            pieces.append(text[pos:fragment.endchar])
+            pieces.append(text[pos : fragment.endchar])
             out.append("".join(pieces).strip())
         return self.between.join(out)
 
@@ -85,9 +88,17 @@ class WhooshBackend:
         writer = ix.writer(limitmb=128)
         for r in rows:
             writer.update_document(
-                chunk_id=r.chunk_id, key=str(r.chunk_id), title=r.title, section=r.section,
-                text=r.text, kind=r.kind, type=r.type or "-", status=r.status or "-",
-                format=r.format or "-", tags=",".join(r.tags))
+                chunk_id=r.chunk_id,
+                key=str(r.chunk_id),
+                title=r.title,
+                section=r.section,
+                text=r.text,
+                kind=r.kind,
+                type=r.type or "-",
+                status=r.status or "-",
+                format=r.format or "-",
+                tags=",".join(r.tags),
+            )
         writer.commit()
 
     def remove(self, directory: Path, chunk_ids: Sequence[int]) -> None:
@@ -106,8 +117,15 @@ class WhooshBackend:
         except Exception as exc:
             raise Corrupt(f"whoosh index is unusable: {exc}") from exc
 
-    def query(self, conn: sqlite3.Connection, directory: Path, query: str, k: int,
-              filters: Filters, match_any: bool = False) -> list[LexicalHit]:
+    def query(
+        self,
+        conn: sqlite3.Connection,
+        directory: Path,
+        query: str,
+        k: int,
+        filters: Filters,
+        match_any: bool = False,
+    ) -> list[LexicalHit]:
         from whoosh import highlight
         from whoosh.query import And, Not, Or, Term
 
@@ -125,8 +143,12 @@ class WhooshBackend:
             return []
         q = Or(groups) if match_any else And(groups)
         wanted = []
-        for field, values in (("kind", filters.kinds), ("type", filters.types),
-                              ("status", filters.statuses), ("format", filters.formats)):
+        for field, values in (
+            ("kind", filters.kinds),
+            ("type", filters.types),
+            ("status", filters.statuses),
+            ("format", filters.formats),
+        ):
             if values:
                 wanted.append(Or([Term(field, v) for v in values]))
         wanted.extend(Term("tags", t) for t in filters.tags)
