@@ -199,3 +199,27 @@ def test_pyproject_declares_every_third_party_import() -> None:
         if not names & declared:
             undeclared.append(f"{module} ({', '.join(sorted(names))})")
     assert undeclared == []
+
+
+def test_git_is_reached_only_through_vouch_git() -> None:
+    """No raw `repo.git(...)`/`git.run(...)` outside `vouch/git/`: every question to git is
+    a named `Repo` method there."""
+    raw = []
+    for name, path in MODULES.items():
+        if _inside(name, "vouch.git"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and (
+                    node.func.attr == "git"
+                    or (
+                        node.func.attr in ("run", "run_bytes")
+                        and isinstance(node.func.value, ast.Name)
+                        and node.func.value.id == "git"
+                    )
+                )
+            ):
+                raw.append(f"{name}:{node.lineno}")
+    assert raw == []

@@ -32,6 +32,8 @@ from vouch.errors import ModelFailure, UsageError
 if TYPE_CHECKING:
     import numpy as np
 
+    from vouch.core.config import Config
+
 DEFAULT_NAME = "default"
 _FEW = 64  # up to this many texts are embedded without loading model2vec
 _MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors")
@@ -51,11 +53,10 @@ class ModelRef:
     dims: int
 
 
-def resolve(config: Any, base: Path | None = None) -> ModelRef | None:
+def resolve(config: Config, base: Path | None = None) -> ModelRef | None:
     """The configured model, or None when embeddings are disabled.
 
-    `config` is a `vouch.config.Config` (anything with `.get(dotted, default)`); a
-    relative `embedding.model` path is taken from `base` (the repository root), so the
+    A relative `embedding.model` path is taken from `base` (the repository root), so the
     setting means the same from any working directory.
     """
     if config.get("embedding.enabled", True) is False:

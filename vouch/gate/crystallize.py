@@ -75,7 +75,7 @@ def _merged(kb: KB, session_id: str, head: str) -> list[records.Proposal]:
     commit that started the session (each proposal's base held the open session), so
     the walk stops there instead of reading the whole history."""
     path = kb.rel(session_kind.path_for(session_id))
-    started = kb.repo.git("log", "-n1", "--format=%H", "--diff-filter=A", head, "--", path).strip()
+    started = kb.repo.added_in(head, path)
     rev = f"{started}..{head}" if started else head
     out = []
     for parts in kb.repo.log_records(rev, _FIELDS, grep=f"{TRAILER}: {session_id}"):

@@ -456,6 +456,11 @@ class Repo:
         out = self.git(*args, rev, "--")
         return [rec.lstrip("\n").split("\0") for rec in out.split("\x01") if rec.strip("\n")]
 
+    def added_in(self, rev: str, path: str) -> str | None:
+        """The newest commit in `rev`'s history that added `path`, or None."""
+        out = self.git("log", "-n1", "--format=%H", "--diff-filter=A", rev, "--", path)
+        return out.strip() or None
+
     def set_config(self, key: str, value: str) -> None:
         self.git("config", key, value)
 

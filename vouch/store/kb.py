@@ -193,8 +193,7 @@ class KB:
     def _pending(self) -> StampedValue[int]:
         """The proposal count, reused while git's ref storage for proposals is unchanged
         (files-backend layout; a reftable repository is simply asked every time)."""
-        common = Path(self.repo.git("rev-parse", "--git-common-dir").strip())
-        common = common if common.is_absolute() else self.root / common
+        common = self.repo.common_dir
         if (common / "reftable").exists():
             return StampedValue(None)
         # every decision, whether made here or pulled in, also changes the audit log
