@@ -24,20 +24,37 @@ from typing import Any
 from vouch.core import yamlio
 
 _FAIL: Any = object()
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+class _Lazy:
+    """A regular expression compiled on first use: config files take a few of these
+    paths, and compiling all of them (the Unicode class above all) cost every cold
+    command ~4 ms. Behaves as the compiled pattern."""
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self._args = (pattern, flags)
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+        return getattr(self._compiled, name)
+
+
+_KEY = _Lazy(r"[A-Za-z_][A-Za-z0-9_-]*")
 # Characters YAML reads as themselves: no tab, CR, controls, BOM, NEL/LS/PS, surrogates.
-_PLAIN_TEXT = re.compile(
+_PLAIN_TEXT = _Lazy(
     "[\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*"
 )
 _UNSAFE_START = frozenset("&*!|>{}[]%@`#,")
 
 # yaml.resolver's implicit resolvers (PyYAML 6), each tried when the scalar starts with
 # one of its characters, in PyYAML's order.
-_BOOL = re.compile(
+_BOOL = _Lazy(
     r"^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE"
     r"|on|On|ON|off|Off|OFF)$"
 )
-_FLOAT = re.compile(
+_FLOAT = _Lazy(
     r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
                     |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
                     |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
@@ -45,7 +62,7 @@ _FLOAT = re.compile(
                     |\.(?:nan|NaN|NAN))$""",
     re.X,
 )
-_INT = re.compile(
+_INT = _Lazy(
     r"""^(?:[-+]?0b[0-1_]+
                     |[-+]?0[0-7_]+
                     |[-+]?(?:0|[1-9][0-9_]*)
@@ -53,8 +70,8 @@ _INT = re.compile(
                     |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$""",
     re.X,
 )
-_NULL = re.compile(r"^(?:~|null|Null|NULL)$")
-_TIMESTAMP = re.compile(
+_NULL = _Lazy(r"^(?:~|null|Null|NULL)$")
+_TIMESTAMP = _Lazy(
     r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
                     |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
                      (?:[Tt]|[ \t]+)[0-9][0-9]?
@@ -63,8 +80,8 @@ _TIMESTAMP = re.compile(
     re.X,
 )
 # the numbers converted here, exactly as PyYAML's constructors do (sign * int / float)
-_SIMPLE_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
-_SIMPLE_FLOAT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\.[0-9]+")
+_SIMPLE_INT = _Lazy(r"[-+]?(?:0|[1-9][0-9]*)")
+_SIMPLE_FLOAT = _Lazy(r"[-+]?(?:0|[1-9][0-9]*)\.[0-9]+")
 
 
 def _resolved(s: str) -> Any:

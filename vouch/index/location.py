@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 ENV = "VOUCH_INDEX_DIR"
 INDEX_DIR = "index"
+DB_NAME = "search.db"  # the index database, named here so a cold status needs no sqlite
 REPOSITORY, CACHE, ENVIRONMENT = "repository", "cache", "environment"
 _DENIED = (errno.EACCES, errno.EPERM, errno.EROFS)
 
@@ -68,3 +70,24 @@ def denied(exc: OSError) -> bool:
 def _writable(directory: Path) -> bool:
     effective = os.access in os.supports_effective_ids
     return os.access(directory, os.W_OK | os.X_OK, effective_ids=effective)
+
+
+def invalid_files(vouch_dir: Path) -> int:
+    """How many files the index's last build or refresh left out (0 without an index),
+    from one read of `index_meta`: `vouch status` shows it without opening the index
+    (`vouch index status` names them)."""
+    import sqlite3
+
+    path = of(vouch_dir).path / DB_NAME
+    if not path.is_file():
+        return 0
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        try:
+            row = conn.execute("SELECT value FROM index_meta WHERE key = 'invalid'").fetchone()
+        finally:
+            conn.close()
+        found = json.loads(row[0]) if row else []
+    except (sqlite3.Error, ValueError):
+        return 0  # an unusable index: `index_state` says so
+    return len(found) if isinstance(found, list) else 0

@@ -105,24 +105,3 @@ class Counts:
     @property
     def documents(self) -> int:
         return sum(self.by_kind.values())
-
-
-def invalid_files(kb: KB) -> int:
-    """How many files the index's last build or refresh left out (0 without an index),
-    from one read of `index_meta`: `vouch status` shows it without opening the index
-    (`vouch index status` names them)."""
-    import sqlite3
-
-    path = location.of(kb.dir).path / store.DB_NAME
-    if not path.is_file():
-        return 0
-    try:
-        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
-        try:
-            row = conn.execute("SELECT value FROM index_meta WHERE key = 'invalid'").fetchone()
-        finally:
-            conn.close()
-        found = json.loads(row[0]) if row else []
-    except (sqlite3.Error, ValueError):
-        return 0  # an unusable index: `index_state` says so
-    return len(found) if isinstance(found, list) else 0

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TypeVar
 
 from vouch.index import vectors
+from vouch.index.location import DB_NAME as DB_NAME  # named where cold paths read it
 
 # 4: checksums of vectors.f32, vectors.ids and vectors.words in index_meta
 SCHEMA_VERSION = 4
-DB_NAME = "search.db"
 IN_BATCH = 500  # values per `IN (...)`: well under SQLite's cap on bound parameters
 
 T = TypeVar("T")

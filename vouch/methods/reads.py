@@ -7,16 +7,15 @@ from typing import Any
 from vouch.core.ids import check_id
 from vouch.kinds import KINDS, Obj, kind_named
 from vouch.methods.context import CallContext
-from vouch.store import sources
 
 
 def status(ctx: CallContext) -> dict[str, Any]:
-    from vouch.index.state import invalid_files
+    from vouch.index.location import invalid_files
     from vouch.search.catalog import index_status  # issue 5: search-output.md index fields
 
     found = index_status(ctx.kb)
     # knowledge files the index leaves out (`vouch index status` names them)
-    found["invalid_files"] = 0 if found["index_state"] == "missing" else invalid_files(ctx.kb)
+    found["invalid_files"] = 0 if found["index_state"] == "missing" else invalid_files(ctx.kb.dir)
     return {**ctx.kb.status(), **found}
 
 
@@ -87,6 +86,8 @@ def register_source(
     media_type: str | None = None,
     tags: list[str] | None = None,
 ) -> dict[str, Any]:
+    from vouch.store import sources
+
     return sources.register_source(
         ctx.kb, ctx.actor(), content, locator, type, title, media_type, tags
     )
@@ -101,4 +102,6 @@ def register_source_from_path(
 ) -> dict[str, Any]:
     """Confined to the work tree, always: reading outside is a person's CLI opt-in
     (`vouch source add --allow-outside`), never a parameter an agent could pass."""
+    from vouch.store import sources
+
     return sources.register_source_from_path(ctx.kb, ctx.actor(), path, type, title, tags)

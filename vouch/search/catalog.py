@@ -146,6 +146,6 @@ def section(ctx: CallContext, object_id: str, heading: str) -> dict[str, Any]:
 
 def _db_path(kb: KB) -> Path:
     """Where the index database lives (in a read-only clone: the user's cache)."""
-    from vouch.index import location, store
+    from vouch.index import location
 
-    return location.of(kb.dir).path / store.DB_NAME
+    return location.of(kb.dir).path / location.DB_NAME

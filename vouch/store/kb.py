@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -21,8 +20,6 @@ from vouch.core.statcache import ShardCounts, StampedValue
 from vouch.errors import CorruptFile, NoKnowledgeBase
 from vouch.kinds import Kind, Obj, source
 from vouch.store import audit
-
-log = logging.getLogger("vouch")
 
 VOUCH_DIR = ".vouch"
 PROPOSAL_PREFIX = "refs/heads/vouch/proposal/"
@@ -153,7 +150,9 @@ class KB:
         try:
             return self.read(kind, object_id)
         except CorruptFile as exc:
-            log.warning("not listed: %s (run `vouch lint`)", exc.message)
+            import logging  # only when a file is broken: a cold command never pays for it
+
+            logging.getLogger("vouch").warning("not listed: %s (run `vouch lint`)", exc.message)
             return None
 
     def list(
