@@ -15,7 +15,6 @@ from typing import Any
 
 import click
 
-from vouch.cli import custom
 from vouch.cli.calling import emit, option_names, params_from
 from vouch.cli.options import open_call, shared_params
 from vouch.methods import registry as ops
@@ -102,6 +101,8 @@ def click_params(method: ops.Method) -> list[click.Parameter]:
 
 def build(method: ops.Method) -> click.Command:
     """The click command of one method (with its customisation, if any)."""
+    from vouch.cli import custom  # most commands have none: a cold one skips the module
+
     spec = method.cli
     extra = custom.CUSTOM.get(method.name)
     writes_actor = method.attributed

@@ -2,6 +2,8 @@
 the user's index kept in step for the few paths vouch changes.
 """
 
+from __future__ import annotations
+
 import os
 import stat
 from collections.abc import Iterable, Mapping
@@ -10,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vouch.errors import GitFailure, UsageError
-from vouch.git import ident
 from vouch.git.command import (
     Identity,
     Started,
@@ -22,6 +23,7 @@ from vouch.git.command import (
 from vouch.git.objects import ObjectStore, format_tree, parse_tree
 
 if TYPE_CHECKING:
+    from vouch.git import ident
     from vouch.git import index_file as gitindex
 
 
@@ -282,6 +284,8 @@ class Repo:
     def signatures(self) -> tuple[ident.Signature, ident.Signature]:
         """(author, committer) as `git commit` would sign here; asked of git once per
         environment (see `ident`)."""
+        from vouch.git import ident  # only writers sign: a read never imports it
+
         key = ident.env_key()
         if self._signed is None or self._signed[0] != key:
             self._signed = key, ident.signatures(self.root)
@@ -317,6 +321,8 @@ class Repo:
         if identity is None and self.signs_commits():
             args = ["commit-tree", tree, *(a for p in parents for a in ("-p", p)), "-S"]
             return self.git(*args, input=message).strip()
+        from vouch.git import ident
+
         author, committer = self.signatures()
         if identity is not None:
             who = f"{identity.name} <{identity.email}>"
