@@ -59,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
             kbs[label] = Path(scratch) / label
             shutil.copytree(source, kbs[label], symlinks=True)
             shutil.rmtree(kbs[label] / ".vouch" / "index", ignore_errors=True)
+            # a copy has new inodes and mtimes: refresh git's stat cache once, or every
+            # freshness check would re-hash every file (`git diff-index` never writes it)
+            subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=kbs[label],
+                           check=False, stdout=subprocess.DEVNULL)
             for args_ in COMMANDS.values():  # build the index, write .pyc files
                 _run(trees[label], kbs[label], args_)
         samples: dict[tuple[str, str], list[float]] = {}
