@@ -61,8 +61,12 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(kbs[label] / ".vouch" / "index", ignore_errors=True)
             # a copy has new inodes and mtimes: refresh git's stat cache once, or every
             # freshness check would re-hash every file (`git diff-index` never writes it)
-            subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=kbs[label],
-                           check=False, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                ["git", "update-index", "-q", "--refresh"],
+                cwd=kbs[label],
+                check=False,
+                stdout=subprocess.DEVNULL,
+            )
             for args_ in COMMANDS.values():  # build the index, write .pyc files
                 _run(trees[label], kbs[label], args_)
         samples: dict[tuple[str, str], list[float]] = {}
