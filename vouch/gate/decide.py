@@ -250,6 +250,11 @@ def approve(
             message=f"vouch: approve {proposal.id}",
             current=current,
         )
+    return _approved(proposal, commit)
+
+
+def _approved(proposal: Proposal, commit: str) -> dict[str, Any]:
+    """kb.approve's result: the spec's fields plus the commits involved."""
     return {
         "ok": True,
         "object_id": proposal.object_id,
@@ -321,15 +326,7 @@ def _record_merged(
         message=f"vouch: record approval of {proposal.id}",
         current=current,
     )
-    return {
-        "ok": True,
-        "object_id": proposal.object_id,
-        "object_kind": proposal.kind,
-        "proposal_id": proposal.id,
-        "commit": commit,
-        "proposal_commit": proposal.commit,
-        "recorded_after_merge": True,
-    }
+    return {**_approved(proposal, commit), "recorded_after_merge": True}
 
 
 def reject(kb: KB, actor: str, proposal_id: str, reason: str) -> dict[str, Any]:
