@@ -187,3 +187,16 @@ def type_problem(value: Any, schema: Mapping[str, Any]) -> str | None:
         if "maximum" in schema and value > schema["maximum"]:
             return f"must be <= {schema['maximum']}"
     return None
+
+
+# parameters several methods share
+OBJECT_ID = Param("id", {"type": "string"}, required=True, description="object id")
+PAGING = (
+    Param("limit", {"type": "integer", "minimum": 0}, default=50),
+    Param("offset", {"type": "integer", "minimum": 0}, default=0),
+    Param(
+        "filter",
+        {"type": "object"},
+        description="field equality; for list fields (tags) every value must be present",
+    ),
+)

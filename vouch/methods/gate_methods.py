@@ -1,0 +1,271 @@
+"""The kb.* methods of the review gate: propose, pending, approve, reject, audit, evidence."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from vouch.kinds import source as source_kind
+from vouch.methods.shape import PAGING, Cli, Method, Param, string_list
+
+_HUMAN = "vouch.cli.human:"
+_methods: list[Method] = []
+
+
+def register(method: Method) -> Method:
+    """Collect one declaration (the registry registers `METHODS`, in this order)."""
+    _methods.append(method)
+    return method
+
+
+_DRY_RUN = Param(
+    "dry_run",
+    {"type": "boolean"},
+    default=False,
+    description="validate only; write nothing, not even an audit line",
+)
+_PROPOSED = Cli(emit=f"{_HUMAN}proposed")
+_IDS = string_list
+
+
+def _enum_doc(values: tuple[str, ...]) -> str:
+    return "one of: " + ", ".join(values)
+
+
+def _register_gate() -> None:
+    # Enums and ranges are checked by the gate, not by `bind`, so that a bad proposal
+    # gets every problem listed at once (valid: false, errors: [...]).
+    from vouch.kinds import claim, entity, page, relation
+
+    confidence = Param(
+        "confidence",
+        {"type": "number"},
+        default=claim.KIND.default("confidence"),
+        description="0..1",
+    )
+    register(
+        Method(
+            "kb.propose_claim",
+            "propose",
+            "Propose a claim citing sources/evidence (a branch).",
+            "vouch.methods.gate:propose_claim",
+            (
+                Param("text", {"type": "string"}, required=True),
+                Param(
+                    "evidence",
+                    _IDS(),
+                    required=True,
+                    description="source ids, evidence ids, or <source-id>:L10-L20 pointers",
+                ),
+                Param(
+                    "type",
+                    {"type": "string"},
+                    default=claim.KIND.default("type"),
+                    description=_enum_doc(claim.TYPES),
+                ),
+                confidence,
+                Param("entities", _IDS()),
+                Param("scope", {"type": "string"}, description=_enum_doc(source_kind.SCOPES)),
+                Param("tags", _IDS()),
+                Param("session_id", {"type": "string"}),
+                Param("rationale", {"type": "string"}, description="why; recorded on the proposal"),
+                _DRY_RUN,
+            ),
+            writes=True,
+            cli=replace(
+                _PROPOSED,
+                names={
+                    "evidence": ("--evidence", "--source"),
+                    "entities": ("--entity",),
+                    "session_id": ("--session",),
+                },
+            ),
+        )
+    )
+    register(
+        Method(
+            "kb.propose_page",
+            "propose",
+            "Propose a markdown page.",
+            "vouch.methods.gate:propose_page",
+            (
+                Param("title", {"type": "string"}, required=True),
+                Param("body", {"type": "string"}, description="markdown"),
+                Param(
+                    "type",
+                    {"type": "string"},
+                    default=page.KIND.default("type"),
+                    description=_enum_doc(page.TYPES),
+                ),
+                Param("claims", _IDS()),
+                Param("entities", _IDS()),
+                Param("sources", _IDS()),
+                Param("tags", _IDS()),
+                _DRY_RUN,
+            ),
+            writes=True,
+            cli=replace(
+                _PROPOSED,
+                files=("body",),
+                names={"claims": ("--claim",), "entities": ("--entity",), "sources": ("--source",)},
+            ),
+        )
+    )
+    register(
+        Method(
+            "kb.propose_entity",
+            "propose",
+            "Propose an entity (person, system, concept, ...).",
+            "vouch.methods.gate:propose_entity",
+            (
+                Param("name", {"type": "string"}, required=True),
+                Param(
+                    "type", {"type": "string"}, required=True, description=_enum_doc(entity.TYPES)
+                ),
+                Param("aliases", _IDS()),
+                Param("description", {"type": "string"}),
+                _DRY_RUN,
+            ),
+            writes=True,
+            cli=replace(_PROPOSED, names={"aliases": ("--alias",)}),
+        )
+    )
+    register(
+        Method(
+            "kb.propose_relation",
+            "propose",
+            "Propose a typed relation between two objects.",
+            "vouch.methods.gate:propose_relation",
+            (
+                Param("source", {"type": "string"}, required=True, description="from this id"),
+                Param(
+                    "relation",
+                    {"type": "string"},
+                    required=True,
+                    description=_enum_doc(relation.TYPES),
+                ),
+                Param("target", {"type": "string"}, required=True, description="to this id"),
+                confidence,
+                Param("evidence", _IDS()),
+                _DRY_RUN,
+            ),
+            writes=True,
+            cli=replace(
+                _PROPOSED,
+                names={"source": ("--from",), "relation": ("--rel",), "target": ("--to",)},
+            ),
+        )
+    )
+    register(
+        Method(
+            "kb.list_pending",
+            "read",
+            "Open proposals, oldest first.",
+            "vouch.methods.gate:list_pending",
+            PAGING,
+            cli=Cli(
+                verb=("pending",), keys={"filter": ("kind", "proposer")}, human=f"{_HUMAN}pending"
+            ),
+        )
+    )
+    register(
+        Method(
+            "kb.read_proposal",
+            "read",
+            "One proposal: metadata, object, state and the diff it merges.",
+            "vouch.methods.gate:read_proposal",
+            (Param("id", {"type": "string"}, required=True, description="proposal id"),),
+            cli=Cli(verb=("read", "proposal"), args=("id",), human=f"{_HUMAN}proposal"),
+        )
+    )
+    register(
+        Method(
+            "kb.approve",
+            "decide",
+            "Approve a proposal: merge it into its base branch.",
+            "vouch.methods.gate:approve",
+            (
+                Param("proposal_id", {"type": "string"}, required=True),
+                Param("reason", {"type": "string"}),
+                Param(
+                    "approver",
+                    {"type": "string"},
+                    description="acts as this approver (trusted callers only)",
+                ),
+                Param(
+                    "expect",
+                    {"type": "string"},
+                    description="the proposal commit that was reviewed; refused if it differs",
+                ),
+            ),
+            writes=True,
+            cli=Cli(args=("proposal_id",), repeat=True, human=f"{_HUMAN}approved"),
+        )
+    )
+    register(
+        Method(
+            "kb.reject",
+            "decide",
+            "Reject a proposal with a reason; its commit is kept.",
+            "vouch.methods.gate:reject",
+            (
+                Param("proposal_id", {"type": "string"}, required=True),
+                Param("reason", {"type": "string"}, required=True),
+            ),
+            writes=True,
+            cli=Cli(args=("proposal_id",), human=f"{_HUMAN}rejected"),
+        )
+    )
+    register(
+        Method(
+            "kb.audit",
+            "maintenance",
+            "Audit events, oldest first (tail: only the newest N).",
+            "vouch.methods.gate:audit_events",
+            (
+                Param("tail", {"type": "integer", "minimum": 0}),
+                Param(
+                    "filter",
+                    {"type": "object"},
+                    description="{event, actor}; event also matches its dotted children",
+                ),
+            ),
+            cli=Cli(keys={"filter": ("event", "actor")}, human=f"{_HUMAN}audit"),
+        )
+    )
+    register(
+        Method(
+            "kb.audit_verify",
+            "maintenance",
+            "Check the audit log against git history: hashes, chain, anchors, "
+            "merges made without a decision.",
+            "vouch.methods.gate:audit_verify",
+            cli=Cli(verb=("audit-verify",), human=f"{_HUMAN}verified"),
+        )
+    )
+    register(
+        Method(
+            "kb.register_evidence",
+            "intake",
+            "Store a span pointer into a source (quote checked against its content).",
+            "vouch.methods.gate:register_evidence",
+            (
+                Param("source_id", {"type": "string"}, required=True),
+                Param(
+                    "locator",
+                    {"type": "string"},
+                    required=True,
+                    description="L10-L20, L7 or #section-anchor",
+                ),
+                Param("quote", {"type": "string"}),
+            ),
+            writes=True,
+            cli=Cli(
+                verb=("evidence", "add"), args=("source_id", "locator"), human=f"{_HUMAN}identifier"
+            ),
+        )
+    )
+
+
+_register_gate()
+
+METHODS: tuple[Method, ...] = tuple(_methods)

@@ -1,0 +1,109 @@
+"""The kb.* search methods: search, tags, info (issue 5)."""
+
+from __future__ import annotations
+
+from vouch.methods.shape import OBJECT_ID, Cli, Method, Param, string_list
+
+_HUMAN = "vouch.cli.human:"
+_methods: list[Method] = []
+
+
+def register(method: Method) -> Method:
+    """Collect one declaration (the registry registers `METHODS`, in this order)."""
+    _methods.append(method)
+    return method
+
+
+_SEARCH_KIND = {
+    "type": "string",
+    "enum": [
+        "claim",
+        "page",
+        "entity",
+        "relation",
+        "source",
+        "claims",
+        "pages",
+        "entities",
+        "relations",
+        "sources",
+    ],
+}
+register(
+    Method(
+        "kb.search",
+        "read",
+        "Hybrid search (BM25 + vectors, RRF) over approved knowledge and sources.",
+        "vouch.search.api:kb_search",
+        (
+            Param("query", {"type": "string"}, required=True, description="any text"),
+            Param(
+                "limit",
+                {"type": "integer", "minimum": 1, "maximum": 10_000},
+                description="results per page (default search.default_top, 10)",
+            ),
+            Param("kinds", {"type": "array", "items": _SEARCH_KIND}),
+            Param(
+                "mode",
+                {"type": "string", "enum": ["hybrid", "fts", "vector"]},
+                default="hybrid",
+                description="fts: lexical only; vector: embeddings only",
+            ),
+            Param("tags", string_list(), description="documents carrying every one of these"),
+            Param("types", string_list(), description="claim/page/source types"),
+            Param(
+                "statuses",
+                string_list(),
+                description="only these statuses (superseded/archived/redacted: only if named)",
+            ),
+            Param("threshold", {"type": "number"}, description="minimum RRF score"),
+            Param("rrf_k", {"type": "number", "minimum": 0}, description="RRF k (default 60)"),
+            Param("cursor", {"type": "string"}, description="next_cursor of a previous response"),
+            Param(
+                "max_tokens",
+                {"type": "integer", "minimum": 1},
+                description="token budget (chars/4) for the results",
+            ),
+            Param("trace", {"type": "boolean"}, description="add channel lists and timings"),
+            Param("include_pending", {"type": "boolean"}, description="also search open proposals"),
+            Param(
+                "envelope",
+                {"type": "boolean"},
+                description="return the whole response (cursor, truncated, trace), not the hits",
+            ),
+        ),
+        cli=Cli(
+            args=("query",),
+            presets={"envelope": True},
+            format="json",
+            names={
+                "limit": ("--top", "--limit"),
+                "kinds": ("--kind",),
+                "types": ("--type",),
+                "statuses": ("--status",),
+            },
+            human="vouch.search.human:render",
+        ),
+    )
+)
+register(
+    Method(
+        "kb.tags",
+        "read",
+        "Every tag with the number of objects carrying it.",
+        "vouch.search.catalog:tags",
+        cli=Cli(human=f"{_HUMAN}tags"),
+    )
+)
+register(
+    Method(
+        "kb.info",
+        "read",
+        "What the index holds for one object: chunks, headings.",
+        "vouch.search.catalog:info",
+        (OBJECT_ID,),
+        cli=Cli(args=("id",), human=f"{_HUMAN}info"),
+    )
+)
+
+METHODS: tuple[Method, ...] = tuple(_methods)
