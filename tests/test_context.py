@@ -19,7 +19,7 @@ from gate_support import ALICE, BOB, a_source, call
 from servers_support import JsonlServer, kb_state
 
 from vouch.kinds import claim, page
-from vouch.search.context import sentence_prefix, word_prefix
+from vouch.search.packing import sentence_prefix, word_prefix
 from vouch.servers import jsonl, server_context
 from vouch.store.kb import KB
 
