@@ -16,7 +16,7 @@ from vouch.errors import NotFound
 from vouch.gate import lifecycle
 from vouch.kinds import claim as claim_kind
 from vouch.kinds import source as source_kind
-from vouch.store import sources
+from vouch.store import versions
 from vouch.store.kb import KB
 
 V1 = "# Deploy runbook\n\nDeploys need one green CI run on the staging cluster.\n"
@@ -231,7 +231,7 @@ def test_superseded_citations_lists_claims_citing_an_old_version(kb: KB, run_cli
 
 def test_superseded_sources_follow_the_chain_to_the_current_version(kb: KB, run_cli) -> None:
     ids = [add(kb, run_cli, "r.md", text)["id"] for text in (V1, V2, V3)]
-    assert sources.superseded_sources(kb) == {ids[0]: ids[2], ids[1]: ids[2]}
+    assert versions.superseded_sources(kb) == {ids[0]: ids[2], ids[1]: ids[2]}
 
 
 def test_both_versions_stay_verifiable(kb: KB, run_cli) -> None:

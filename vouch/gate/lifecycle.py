@@ -560,9 +560,9 @@ def superseded_citations(kb: KB, claims: Iterable[Obj] | None = None) -> list[di
     for a direct citation), by claim id. They need review against the current version
     (`kb.lint` lists them). Free when no source was ever superseded; otherwise only
     claim files that name a superseded id are parsed — or pass `claims` already read."""
-    from vouch.store import sources
+    from vouch.store import versions
 
-    superseded = sources.superseded_sources(kb)
+    superseded = versions.superseded_sources(kb)
     if not superseded:
         return []
     spans: dict[str, str] = {}  # evidence id -> the superseded source it points into
