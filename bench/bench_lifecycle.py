@@ -11,7 +11,7 @@ other benchmarks reading bench/out/kb-<n> are undisturbed.
   (work tree and index updated, audit event appended). Target: each ≤ 150 ms p50.
 - a new source version: kb.register_source with changed content at an existing locator
   (scans the sources' locators, edits the old meta.yaml in the same commit).
-- kb.source_history of one locator, and `lifecycle.superseded_citations` (what kb.lint
+- kb.source_history of one locator, and `versions.superseded_citations` (what kb.lint
   runs) with and without superseded sources.
 - for reference, one cold `vouch confirm ID` process.
 """
@@ -39,10 +39,10 @@ from common import (
 )
 from generate import ensure
 
-from vouch.gate import lifecycle
 from vouch.kinds import claim, source
 from vouch.methods import registry as ops
 from vouch.methods.context import CallContext
+from vouch.store import versions
 from vouch.store.kb import KB
 
 TARGET_MS = 150.0
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(
         ["kb.source_history", s["runs"], s["p50_ms"], s["p95_ms"], s["min_ms"], s["max_ms"]]
     )
-    s = summary(timed(lambda: lifecycle.superseded_citations(kb), 5, warmup=1))
+    s = summary(timed(lambda: versions.superseded_citations(kb), 5, warmup=1))
     rows.append(
         [
             f"superseded_citations ({rounds + 2} superseded sources)",

@@ -1,7 +1,7 @@
 """Sources have versions: re-adding changed content at a locator records the new source as
 current and the old one as superseded by it, in one commit; search sees only current
 versions unless asked; `vouch source history` lists them; claims citing a superseded
-version are found (`lifecycle.superseded_citations`, for `kb.lint`)."""
+version are found (`versions.superseded_citations`, for `kb.lint`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from conftest import git
 from gate_support import ALICE, BOB, call, head
 
 from vouch.errors import NotFound
-from vouch.gate import lifecycle
 from vouch.kinds import claim as claim_kind
 from vouch.kinds import source as source_kind
 from vouch.store import versions
@@ -198,7 +197,7 @@ def _approved_claim(kb: KB, text: str, evidence: list[str]) -> str:
 
 
 def test_superseded_citations_lists_claims_citing_an_old_version(kb: KB, run_cli) -> None:
-    assert lifecycle.superseded_citations(kb) == []
+    assert versions.superseded_citations(kb) == []
     first = add(kb, run_cli, "runbook.md", V1)["id"]
     other = add(kb, run_cli, "other.md", "# Other\n\nunchanged\n")["id"]
     direct = _approved_claim(kb, "Deploys need one green CI run", [first])
@@ -206,10 +205,10 @@ def test_superseded_citations_lists_claims_citing_an_old_version(kb: KB, run_cli
     steady = _approved_claim(kb, "Other things stay", [other])
     retired = _approved_claim(kb, "Staging is the CI cluster", [first])
     call(kb, "kb.archive", {"id": retired})
-    assert lifecycle.superseded_citations(kb) == []
+    assert versions.superseded_citations(kb) == []
     second = add(kb, run_cli, "runbook.md", V2)["id"]
     third = add(kb, run_cli, "runbook.md", V3)["id"]
-    found = lifecycle.superseded_citations(kb)
+    found = versions.superseded_citations(kb)
     spanned_claim = kb.read(claim_kind.KIND, spanned)
     assert spanned_claim is not None
     evidence_id = spanned_claim["evidence"][0]
@@ -255,7 +254,7 @@ def test_hand_written_evidence_lists_are_found_too(kb: KB, run_cli) -> None:
     path.write_text(text.replace(block, f"evidence: ['{first}']\n"))
     git(kb.root, "commit", "-qam", "flow style")
     add(kb, run_cli, "runbook.md", V2)
-    assert [r["claim_id"] for r in lifecycle.superseded_citations(kb)] == [claim_id]
+    assert [r["claim_id"] for r in versions.superseded_citations(kb)] == [claim_id]
 
 
 def test_lint_may_pass_the_claims_it_already_read(kb: KB, run_cli) -> None:
@@ -265,7 +264,7 @@ def test_lint_may_pass_the_claims_it_already_read(kb: KB, run_cli) -> None:
         {"id": "held-in-memory-0000aaaa", "status": "working", "evidence": [first]},
         {"id": "archived-one-0000bbbb", "status": "archived", "evidence": [first]},
     ]
-    assert lifecycle.superseded_citations(kb, claims) == [
+    assert versions.superseded_citations(kb, claims) == [
         {
             "claim_id": "held-in-memory-0000aaaa",
             "source_id": first,

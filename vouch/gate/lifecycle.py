@@ -30,8 +30,7 @@ an agent over JSONL/MCP only when the configuration committed on the branch says
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -551,82 +550,3 @@ def _next_rung(status: str) -> str | None:
 def _is_live(branch: _Branch, claim_id: str) -> bool:
     found = branch.load(claim_kind.KIND, claim_id) if ids.is_object_id(claim_id) else None
     return found is not None and _retired(found) is None
-
-
-# -- citations of superseded source versions ----------------------------------------------
-def superseded_citations(kb: KB, claims: Iterable[Obj] | None = None) -> list[dict[str, Any]]:
-    """Live claims whose evidence cites a superseded source version, directly or through
-    an evidence span: `{claim_id, source_id, current_id, evidence_id}` (evidence_id None
-    for a direct citation), by claim id. They need review against the current version
-    (`kb.lint` lists them). Free when no source was ever superseded; otherwise only
-    claim files that name a superseded id are parsed — or pass `claims` already read."""
-    from vouch.store import versions
-
-    superseded = versions.superseded_sources(kb)
-    if not superseded:
-        return []
-    spans: dict[str, str] = {}  # evidence id -> the superseded source it points into
-    for ev in kb.iter_objects(evidence_kind.KIND):
-        if ev.get("source_id") in superseded:
-            spans[str(ev["id"])] = str(ev["source_id"])
-    out: list[dict[str, Any]] = []
-    for obj in _claims_naming(kb, [*superseded, *spans]) if claims is None else claims:
-        if obj.get("status") in RETIRED:
-            continue
-        for item in obj.get("evidence") or []:
-            sid = item if item in superseded else spans.get(item)
-            if sid is not None:
-                out.append(
-                    {
-                        "claim_id": obj["id"],
-                        "source_id": sid,
-                        "current_id": superseded[sid],
-                        "evidence_id": None if item == sid else item,
-                    }
-                )
-    return sorted(
-        out, key=lambda r: (str(r["claim_id"]), r["source_id"], str(r["evidence_id"] or ""))
-    )
-
-
-def _claims_naming(kb: KB, wanted: list[str]) -> Iterator[Obj]:
-    """The claims in the work tree whose `evidence` may name one of `wanted`, found by
-    a byte-level look at each file (never missing one; a false hit is only parsed for
-    nothing); only those files are parsed (unreadable ones are left to lint)."""
-    kind = claim_kind.KIND
-    as_bytes = [w.encode() for w in wanted]
-    tokens = set(as_bytes)
-    base = kb.dir / kind.directory
-    try:
-        shards = sorted(e.path for e in os.scandir(base) if e.is_dir() and len(e.name) == 2)
-    except FileNotFoundError:
-        return
-    for shard in shards:
-        for name in sorted(os.listdir(shard)):
-            if not name.endswith(kind.ext) or name.startswith("."):
-                continue
-            try:
-                with open(os.path.join(shard, name), "rb") as fh:
-                    data = fh.read()
-                if not _may_name(data, tokens, as_bytes):
-                    continue
-                obj = kind.load(data.decode("utf-8"), where=f"{kind.directory}/{name}")
-            except (OSError, UnicodeDecodeError, CorruptFile):
-                continue
-            if obj["id"] == name[: -len(kind.ext)]:
-                yield obj
-
-
-def _may_name(data: bytes, tokens: set[bytes], wanted: list[bytes]) -> bool:
-    """Does a claim file's evidence list (vouch writes it as `  - <id>` lines, followed
-    by `entities:`) hold one of `tokens`? Whitespace-split words of that key are compared
-    as a set; flow lists and quoted items fall back to a substring search."""
-    start = data.find(b"\nevidence:")
-    if start < 0:
-        part = data
-    else:
-        end = data.find(b"\nentities:", start)
-        part = data[start:end] if end > 0 else data[start:]
-    if b"[" in part or b"'" in part or b'"' in part:
-        return any(w in part for w in wanted)
-    return not tokens.isdisjoint(part.split())

@@ -127,9 +127,9 @@ def _everything(kb: KB, stale_days: int | None) -> dict[str, Any]:
 
 def superseded_citations(kb: KB) -> list[Issue]:
     """Live claims citing a source version that a newer version superseded
-    (`vouch.lifecycle.superseded_citations`): they need review against the current one."""
+    (`vouch.store.versions.superseded_citations`): they need review against the current one."""
     from vouch.errors import VouchError
-    from vouch.gate.lifecycle import superseded_citations as find
+    from vouch.store.versions import superseded_citations as find
 
     try:
         found = find(kb)
