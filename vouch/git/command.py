@@ -6,7 +6,6 @@ Every failure becomes a `GitFailure` (exit 2) or a user error.
 import os
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from vouch.errors import GitFailure
@@ -127,17 +126,3 @@ def init_repo(path: Path, object_format: str | None = None) -> None:
 def config_value(root: Path, key: str) -> str | None:
     out = run(["config", "--get", key], root, check=False).strip()
     return out or None
-
-
-@dataclass(frozen=True)
-class Identity:
-    name: str
-    email: str
-
-    def env(self) -> dict[str, str]:
-        return {
-            "GIT_AUTHOR_NAME": self.name,
-            "GIT_AUTHOR_EMAIL": self.email,
-            "GIT_COMMITTER_NAME": self.name,
-            "GIT_COMMITTER_EMAIL": self.email,
-        }

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from vouch.errors import GitFailure, UsageError
 from vouch.git.command import (
-    Identity,
     Started,
     config_value,
     run,
@@ -84,10 +83,6 @@ class Repo:
         (git re-reads refs per request, so this is as fresh as rev-parse, minus a fork)."""
         found = self.store.info(ref)
         return found[0] if found and found[1] == "commit" else None
-
-    def resolve_tree(self, rev: str) -> str | None:
-        out = self.git("rev-parse", "-q", "--verify", f"{rev}^{{tree}}", check=False).strip()
-        return out or None
 
     def update_ref(
         self, ref: str, new: str, old: str | None, message: str = "vouch", *, force: bool = False
@@ -182,15 +177,6 @@ class Repo:
             return self.empty_tree
         return self.mktree(sorted(entries.values(), key=lambda e: e[3]))
 
-    def commit_tree(
-        self, tree: str, parents: list[str], message: str, identity: Identity | None = None
-    ) -> str:
-        args = ["commit-tree", tree]
-        for p in parents:
-            args += ["-p", p]
-        env = identity.env() if identity else None
-        return self.git(*args, input=message, env=env).strip()
-
     def tree_entry(self, rev: str, path: str) -> str | None:
         out = self.git("rev-parse", "-q", "--verify", f"{rev}:{path}", check=False).strip()
         return out or None
@@ -275,12 +261,6 @@ class Repo:
             return None
         return self.blob_id(data)
 
-    def identity(self) -> Identity:
-        """user.name / user.email (vouch's defaults when unset): the person at this clone."""
-        name = config_value(self.root, "user.name") or "vouch"
-        email = config_value(self.root, "user.email") or "vouch@localhost"
-        return Identity(name, email)
-
     def signatures(self) -> tuple[ident.Signature, ident.Signature]:
         """(author, committer) as `git commit` would sign here; asked of git once per
         environment (see `ident`)."""
@@ -311,25 +291,17 @@ class Repo:
     def write_blob(self, data: bytes) -> str:
         return self.store.write("blob", data)
 
-    def write_commit(
-        self, tree: str, parents: list[str], message: str, identity: Identity | None = None
-    ) -> str:
+    def write_commit(self, tree: str, parents: list[str], message: str) -> str:
         """A commit object written in-process: the bytes `git commit-tree` would write in
-        the same environment (identity, GIT_*_DATE, local timezone). `identity`, when
-        given, signs as both author and committer. With `commit.gpgSign` set, git writes
-        and signs it (`git commit-tree -S`: GPG or SSH, as `git commit` would)."""
-        if identity is None and self.signs_commits():
+        the same environment (identity, GIT_*_DATE, local timezone). With
+        `commit.gpgSign` set, git writes and signs it (`git commit-tree -S`: GPG or SSH,
+        as `git commit` would)."""
+        if self.signs_commits():
             args = ["commit-tree", tree, *(a for p in parents for a in ("-p", p)), "-S"]
             return self.git(*args, input=message).strip()
         from vouch.git import ident
 
         author, committer = self.signatures()
-        if identity is not None:
-            who = f"{identity.name} <{identity.email}>"
-            author, committer = (
-                ident.Signature(who, author.date),
-                ident.Signature(who, committer.date),
-            )
         now = ident.now_stamp()
         lines = [
             f"tree {tree}",
@@ -356,20 +328,6 @@ class Repo:
             raise GitFailure(f"{commit} is not a commit")
         head = found[1].split(b"\n\n", 1)[0].decode()
         return [line[7:] for line in head.splitlines() if line.startswith("parent ")]
-
-    def merge_tree(self, ours: str, theirs: str) -> tuple[str, list[str]]:
-        """Merge two commits without a work tree: (tree, conflicted paths)."""
-        proc = run_bytes(
-            ["merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", ours, theirs],
-            self.root,
-            check=False,
-        )
-        parts = proc.split(b"\0")
-        tree = parts[0].decode().strip()
-        if len(tree) not in (40, 64):
-            raise GitFailure(f"git merge-tree failed for {ours[:12]} and {theirs[:12]}")
-        conflicted = sorted({p.decode() for p in parts[1:] if p})
-        return tree, conflicted
 
     def is_ancestor(self, commit: str, of: str) -> bool:
         """Whether `commit` is in the history of `of` (itself included)."""
