@@ -4,8 +4,6 @@ the user's index kept in step for the few paths vouch changes.
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
@@ -16,17 +14,17 @@ from vouch.git.command import (
     Started,
     config_value,
     run,
-    run_bytes,
     start,
 )
 from vouch.git.objects import ObjectStore, format_tree, parse_tree
+from vouch.git.worktree import WorkTree
 
 if TYPE_CHECKING:
     from vouch.git import ident
     from vouch.git import index_file as gitindex
 
 
-class Repo:
+class Repo(WorkTree):
     """Plumbing over one repository's work tree."""
 
     def __init__(self, root: Path):
@@ -180,86 +178,6 @@ class Repo:
     def tree_entry(self, rev: str, path: str) -> str | None:
         out = self.git("rev-parse", "-q", "--verify", f"{rev}:{path}", check=False).strip()
         return out or None
-
-    # -- the user's index and work tree -------------------------------------------------
-    def stage_entries(
-        self, entries: Mapping[str, str | None], *, worktree_matches: bool = True
-    ) -> None:
-        """Make the user's index hold exactly these blobs at these paths (None removes).
-
-        With `worktree_matches` (the work-tree file at each path holds exactly its blob)
-        the index records the files' stat data, so git sees them clean without
-        re-hashing; the indexes `index_file` understands are then patched in-process.
-        Otherwise, or for any other index, `git update-index` records the blobs without
-        stat data.
-        """
-        if worktree_matches and self._stage_fast(entries):
-            return
-        lines = []
-        for path, blob in entries.items():
-            if blob is None:
-                lines.append(f"0 {self.store.null_id}\t{path}")
-            else:
-                lines.append(f"100644 {blob}\t{path}")
-        self.git("update-index", "--index-info", input="\n".join(lines) + "\n")
-
-    def _stage_fast(self, entries: Mapping[str, str | None]) -> bool:
-        from vouch.git import index_file as gitindex
-
-        stats: dict[str, tuple[str, os.stat_result] | None] = {}
-        for path, blob in entries.items():
-            if blob is None:
-                stats[path] = None
-                continue
-            try:
-                st = os.lstat(self.root / path)
-            except FileNotFoundError:
-                return False
-            if not stat.S_ISREG(st.st_mode):
-                return False
-            stats[path] = (blob, st)
-        snapshot, self._index_snapshot = self._index_snapshot, None
-        return gitindex.update(self.store.index, stats, snapshot, self.store.algo)
-
-    def index_dirty(
-        self, paths: Iterable[str], committed: Mapping[str, str | None]
-    ) -> list[str] | None:
-        """Of `paths`, those whose index or work-tree state differs from `committed`
-        (path -> blob in the branch tip, None when absent): staged, unstaged or untracked
-        work. None when the index needs git itself to answer (see `index_file`)."""
-        from vouch.git import index_file as gitindex
-
-        index = gitindex.read(self.store.index, self.store.algo)
-        if index is None:
-            return None
-        self._index_snapshot = index  # stage_entries may reuse it
-        dirty = []
-        try:
-            for path, entry in index.entries(paths).items():
-                tip = committed.get(path)
-                if (entry.sha if entry else None) != tip:
-                    dirty.append(path)  # staged change (or an untracked-but-added file)
-                    continue
-                try:
-                    st = os.lstat(self.root / path)
-                except FileNotFoundError:
-                    if entry is not None:
-                        dirty.append(path)  # deleted in the work tree
-                    continue
-                if entry is None:
-                    dirty.append(path)  # an untracked file in the way
-                elif not _stat_matches(entry, st) and self._file_blob(path) != entry.sha:
-                    dirty.append(path)
-        except gitindex.Unsupported:
-            return None
-        return dirty
-
-    def _file_blob(self, path: str) -> str | None:
-        try:
-            data = (self.root / path).read_bytes()
-        except OSError:
-            return None
-        return self.blob_id(data)
 
     def signatures(self) -> tuple[ident.Signature, ident.Signature]:
         """(author, committer) as `git commit` would sign here; asked of git once per
@@ -427,46 +345,3 @@ class Repo:
 
     def set_config(self, key: str, value: str) -> None:
         self.git("config", key, value)
-
-    def index_changes(self, rev: str, pathspec: str) -> list[str]:
-        """Paths under `pathspec` where the index or work tree differs from `rev`."""
-        out = self.git("diff-index", "--name-only", "-z", "--no-renames", rev, "--", pathspec)
-        return [p for p in out.split("\0") if p]
-
-    def tracked(self, pathspec: str) -> list[str]:
-        """Paths in the index under `pathspec`."""
-        return [p for p in self.git("ls-files", "-z", "--", pathspec).split("\0") if p]
-
-    def untracked(self, pathspecs: Iterable[str], *, literal: bool = False) -> list[str]:
-        """Untracked, not ignored files under `pathspecs` (`literal`: exact paths)."""
-        args = ["--literal-pathspecs"] if literal else []
-        out = self.git(*args, "ls-files", "--others", "--exclude-standard", "-z", "--", *pathspecs)
-        return [p for p in out.split("\0") if p]
-
-    def worktree_changes(self, paths: Iterable[str]) -> list[str]:
-        """Of `paths`, those with staged, unstaged or untracked changes in the work tree."""
-        wanted = list(paths)
-        if not wanted:
-            return []
-        out = run_bytes(
-            [
-                "status",
-                "--porcelain=v1",
-                "-z",
-                "--no-renames",
-                "--untracked-files=all",
-                "--",
-                *wanted,
-            ],
-            self.root,
-        )
-        return [e[3:].decode() for e in out.split(b"\0") if len(e) > 3]
-
-
-def _stat_matches(entry: object, st: os.stat_result) -> bool:
-    mtime = getattr(entry, "mtime", None)
-    return (
-        mtime == (int(st.st_mtime) & 0xFFFFFFFF, st.st_mtime_ns % 1_000_000_000)
-        and getattr(entry, "size", None) == st.st_size & 0xFFFFFFFF
-        and getattr(entry, "ino", None) == st.st_ino & 0xFFFFFFFF
-    )
