@@ -38,7 +38,7 @@ from common import (
     time_cold_cpu,
     vouch_exe,
 )
-from generate import ensure
+from generate import ensure, git
 
 from vouch import bundle
 from vouch.bundle import importing
@@ -51,12 +51,6 @@ from vouch.store.kb import KB
 OUT = HERE / "out" / "bundles"
 TARGET_S = 10.0
 QUERIES = ("deploy rollback", "billing service owner", "incident postmortem")
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, check=True, capture_output=True, text=True
-    ).stdout
 
 
 def fresh_target(name: str) -> Path:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,7 +33,7 @@ from common import (
     today,
     vouch_exe,
 )
-from generate import ensure
+from generate import git, private_clone
 
 from vouch.kinds import source
 from vouch.methods import registry as ops
@@ -44,27 +43,6 @@ from vouch.store.kb import KB
 
 TARGETS_MS = {10_000: 60.0, 100_000: 150.0}
 PENDING_TARGET_MS = 300.0
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, check=True, capture_output=True, text=True
-    ).stdout
-
-
-def private_clone(n: int) -> Path:
-    """A fresh clone of the generated KB of n claims (objects hard-linked, work tree
-    checked out), so this benchmark's writes never touch the shared one."""
-    src = ensure(n)
-    dest = HERE / "out" / f"gate-{n}"
-    if dest.exists():
-        shutil.rmtree(dest)
-    git(src.parent, "clone", "-q", str(src), str(dest))
-    git(dest, "config", "user.name", "Bench Person")
-    git(dest, "config", "user.email", "bench@example.invalid")
-    git(dest, "config", "gc.auto", "0")
-    git(dest, "remote", "remove", "origin")
-    return dest
 
 
 def label(n: int) -> str:
@@ -150,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     gate_rows: list[list[object]] = []
     verdicts: list[str] = []
     for n in sizes:
-        root = private_clone(n)
+        root = private_clone(n, "gate")
         gate = Gate(root)
         proposes, approves = gate.rounds(args.rounds)
         p, a = summary(proposes), summary(approves)
@@ -184,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     n = 10_000 if 10_000 in sizes else sizes[-1]
     root = HERE / "out" / f"gate-{n}"
     if not root.exists():
-        root = private_clone(n)
+        root = private_clone(n, "gate")
     gate = Gate(root)
     start = time.perf_counter()
     for _ in range(args.pending):
@@ -216,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     # audit append cost against log length (on a fresh 1k clone)
     audit_rows: list[list[object]] = []
     small = min(sizes)
-    root = private_clone(small)
+    root = private_clone(small, "gate")
     grown = 0
     for events in [int(e) for e in args.log_events.split(",") if e]:
         grow_log(root, events - grown)

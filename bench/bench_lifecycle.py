@@ -20,15 +20,12 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from common import (
-    HERE,
     append_results,
     conditions,
     load_average,
@@ -37,7 +34,7 @@ from common import (
     time_cold,
     vouch_exe,
 )
-from generate import ensure
+from generate import private_clone
 
 from vouch.kinds import claim, source
 from vouch.methods import registry as ops
@@ -46,25 +43,6 @@ from vouch.store import versions
 from vouch.store.kb import KB
 
 TARGET_MS = 150.0
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, check=True, capture_output=True, text=True
-    ).stdout
-
-
-def private_clone(n: int) -> Path:
-    src = ensure(n)
-    dest = HERE / "out" / f"lifecycle-{n}"
-    if dest.exists():
-        shutil.rmtree(dest)
-    git(src.parent, "clone", "-q", str(src), str(dest))
-    git(dest, "config", "user.name", "Bench Reviewer")
-    git(dest, "config", "user.email", "bench@example.invalid")
-    git(dest, "config", "gc.auto", "0")
-    git(dest, "remote", "remove", "origin")
-    return dest
 
 
 class Pool:
@@ -108,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args(argv)
     load_before = load_average()
-    root = private_clone(args.claims)
+    root = private_clone(args.claims, "lifecycle", user="Bench Reviewer")
     ctx = CallContext(kb_path=str(root), actor_override="bench-reviewer")
     kb = ctx.kb
     pool = Pool(kb)

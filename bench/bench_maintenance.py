@@ -32,7 +32,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from common import (
-    HERE,
     append_results,
     bench_env,
     conditions,
@@ -41,29 +40,10 @@ from common import (
     table,
     vouch_exe,
 )
-from generate import ensure
+from generate import git, private_clone
 
 LINT_TARGET_MS = 3000.0
 HOOK_TARGET_MS = 500.0
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, check=True, capture_output=True, text=True
-    ).stdout
-
-
-def private_clone(n: int) -> Path:
-    src = ensure(n)
-    dest = HERE / "out" / f"maint-{n}"
-    if dest.exists():
-        shutil.rmtree(dest)
-    git(src.parent, "clone", "-q", str(src), str(dest))
-    git(dest, "config", "user.name", "Bench Person")
-    git(dest, "config", "user.email", "bench@example.invalid")
-    git(dest, "config", "gc.auto", "0")
-    git(dest, "remote", "remove", "origin")
-    return dest
 
 
 def time_runs(
@@ -163,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
     args = parser.parse_args(argv)
     vouch = vouch_exe()
-    root = private_clone(args.claims)
+    root = private_clone(args.claims, "maint")
     caches = root / ".git" / "vouch"
 
     def drop_cache() -> None:

@@ -857,6 +857,29 @@ def marker(root: Path) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
+def git(root: Path, *args: str) -> str:
+    """`git ARGS` in `root` (a benchmark's own plumbing; vouch itself uses vouch/git/)."""
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def private_clone(claims: int, name: str, user: str = "Bench Person") -> Path:
+    """A fresh clone of the generated KB of `claims` claims at `bench/out/<name>-<claims>`
+    (objects hard-linked, work tree checked out), so a benchmark's writes never touch
+    the shared one."""
+    src = ensure(claims)
+    dest = OUT_DIR / f"{name}-{claims}"
+    if dest.exists():
+        shutil.rmtree(dest)
+    git(src.parent, "clone", "-q", str(src), str(dest))
+    git(dest, "config", "user.name", user)
+    git(dest, "config", "user.email", "bench@example.invalid")
+    git(dest, "config", "gc.auto", "0")
+    git(dest, "remote", "remove", "origin")
+    return dest
+
+
 def ensure(claims: int, seed: int = 0, out_dir: Path = OUT_DIR) -> Path:
     """The cached knowledge base `bench/out/kb-<claims>[-s<seed>]`, (re)generated as needed.
 
