@@ -10,6 +10,7 @@ from typing import Any
 
 from conftest import git
 
+from vouch.git import Repo
 from vouch.methods import registry as ops
 from vouch.methods.context import CallContext
 from vouch.store.kb import KB, PROPOSAL_PREFIX
@@ -80,3 +81,19 @@ def vouch_proc(
             cmd, cwd=root, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
     return subprocess.run(cmd, cwd=root, env=full_env, capture_output=True, text=True, timeout=120)
+
+
+def write_files(root: Path, changes: dict[str, str | None]) -> dict[str, str | None]:
+    """Write (or delete, None) work-tree files and store their blobs: path -> blob."""
+    repo = Repo(root)
+    blobs: dict[str, str | None] = {}
+    for rel, text in changes.items():
+        path = root / rel
+        if text is None:
+            path.unlink(missing_ok=True)
+            blobs[rel] = None
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            blobs[rel] = repo.write_blob(text.encode())
+    return blobs

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
+from gate_support import write_files
 
 from vouch.git import Repo
 from vouch.git import index_file as gitindex
@@ -32,16 +33,7 @@ def files_repo(tmp_path: Path) -> Path:
 
 def _apply(root: Path, changes: dict[str, str | None], fast: bool) -> None:
     repo = Repo(root)
-    blobs: dict[str, str | None] = {}
-    for rel, text in changes.items():
-        path = root / rel
-        if text is None:
-            path.unlink(missing_ok=True)
-            blobs[rel] = None
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-            blobs[rel] = repo.write_blob(text.encode())
+    blobs = write_files(root, changes)
     if fast:
         assert repo._stage_fast(blobs)
     else:

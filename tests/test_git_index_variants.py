@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
+from gate_support import write_files
 
 from vouch.git import Repo
 from vouch.git import index_file as gitindex
@@ -279,17 +280,7 @@ def _log_changes(root: Path, paths: list[str]) -> None:
 
 
 def _write_files(root: Path, changes: dict[str, str | None]) -> dict[str, str | None]:
-    repo = Repo(root)
-    blobs: dict[str, str | None] = {}
-    for rel, text in changes.items():
-        path = root / rel
-        if text is None:
-            path.unlink(missing_ok=True)
-            blobs[rel] = None
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-            blobs[rel] = repo.write_blob(text.encode())
+    blobs = write_files(root, changes)
     _log_changes(root, list(changes))
     return blobs
 
