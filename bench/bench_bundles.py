@@ -10,8 +10,8 @@ other benchmarks are undisturbed. Each round, as cold processes (what a person r
 - `vouch import-check B` and `vouch import-apply B` in a fresh `vouch init` repository.
 
 Target: export + import-apply ≤ 10 s (p50 of each, added). Then, once, the same import
-in-process with its phases timed (check, plan, loose git objects, tree lookups, the
-work-tree landing), the first `vouch search` in the imported repository (it builds the
+in-process with its phases timed (check, plan, git objects and their pack, tree
+lookups, the work-tree landing), the first `vouch search` in the imported repository (it builds the
 index), and the same search results on both sides for a few queries.
 """
 
@@ -112,7 +112,8 @@ def phases(src_bundle: Path) -> dict[str, float]:
     os.sync()
     wrap(importing, "load", "check (unpack, manifest, every file validated)")
     wrap(importing, "plan", "plan (against HEAD)")
-    wrap(objects.ObjectStore, "write", "commit: loose git objects written")
+    wrap(objects.ObjectStore, "write", "commit: git objects hashed and compressed")
+    wrap(objects, "pack_bytes", "commit: one pack built (stored by git index-pack)")
     wrap(git_repo.Repo, "blob_at", "commit: blob_at lookups (a cat-file read each)")
     wrap(landing, "sync_worktree", "landing: work tree + index (sync_worktree)")
     t0 = time.perf_counter()

@@ -8,11 +8,13 @@ hashes asks the store.
 
 import hashlib
 import os
+import struct
 import subprocess
 import threading
 import weakref
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from vouch.errors import GitFailure
@@ -67,6 +69,7 @@ class ObjectStore:
         self._written_bytes = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._mutex = threading.Lock()
+        self._packing: dict[str, tuple[str, bytes]] | None = None  # see `batch`
 
     def _batch(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
@@ -100,6 +103,8 @@ class ObjectStore:
     def read(self, name: str) -> tuple[str, bytes] | None:
         """(type, content) of an object name (sha or `rev:path`), or None when missing."""
         kept = self._written.get(name)
+        if kept is None and self._packing is not None:
+            kept = self._packing.get(name)
         if kept is not None:
             return kept
         with self._mutex:
@@ -166,9 +171,35 @@ class ObjectStore:
         return object_sha(typ, data, self.algo)
 
     def write(self, typ: str, data: bytes) -> str:
-        header = f"{typ} {len(data)}\0".encode()
         sha = object_sha(typ, data, self.algo)
         self._keep(sha, typ, data)
+        if self._packing is not None:
+            self._packing.setdefault(sha, (typ, data))
+            return sha
+        return self._write_loose(sha, typ, data)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Objects written inside are stored when it ends: as one pack (`git index-pack`)
+        when there are many, one file instead of one per object, else loose. Nothing may
+        refer to them from a ref before the block ends; if it raises, none is stored."""
+        if self._packing is not None:
+            yield  # already inside a batch: the outer one stores
+            return
+        self._packing = {}
+        try:
+            yield
+            pending = self._packing
+        finally:
+            self._packing = None
+        if len(pending) < PACK_AT:
+            for sha, (typ, data) in pending.items():
+                self._write_loose(sha, typ, data)
+            return
+        run(["index-pack", "--stdin"], self.root, input=pack_bytes(pending.values(), self.algo))
+
+    def _write_loose(self, sha: str, typ: str, data: bytes) -> str:
+        header = f"{typ} {len(data)}\0".encode()
         path = self.objects / sha[:2] / sha[2:]
         if path.exists():
             return sha
@@ -193,6 +224,31 @@ class ObjectStore:
         if self._proc is not None:
             _close(self._proc)
             self._proc = None
+
+
+PACK_AT = 256  # objects in one batch from which a pack beats loose files (one process)
+_PACK_TYPES = {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
+
+
+def pack_bytes(objects: Iterable[tuple[str, bytes]], algo: str = "sha1") -> bytes:
+    """A version 2 pack file holding these (type, content) objects whole (no deltas):
+    git's format, which `git index-pack` checks and indexes."""
+    parts: list[bytes] = []
+    count = 0
+    for typ, data in objects:
+        size = len(data)
+        byte = (_PACK_TYPES[typ] << 4) | (size & 0x0F)
+        size >>= 4
+        head = bytearray()
+        while size:
+            head.append(byte | 0x80)
+            byte = size & 0x7F
+            size >>= 7
+        head.append(byte)
+        parts += (bytes(head), zlib.compress(data, 1))
+        count += 1
+    body = b"".join([b"PACK", struct.pack(">II", 2, count), *parts])
+    return body + hashlib.new(algo, body).digest()
 
 
 _KEEP_ONE = 1 << 20  # objects this process wrote, kept for reading back: each at most

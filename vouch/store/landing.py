@@ -250,12 +250,15 @@ def sync_worktree(kb: KB, changes: Mapping[str, str | None]) -> None:
     would; an fsync per file would double the cost of an approval. Every path was built
     by vouch from validated ids, never taken from a branch.
     """
+    made: set[Path] = set()  # directories known to exist (an import writes 13k files)
     for path, blob in changes.items():
         target = kb.root / path
         if blob is None:
             target.unlink(missing_ok=True)
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
             tmp.write_bytes(kb.repo.read_blob(blob))

@@ -66,12 +66,13 @@ def commit_direct(
     head = repo.peek(branch)
     logs, chain_head = audit_changes(kb, head, [(event, actor, list(object_ids), data or {})])
     payloads: dict[str, bytes | None] = {**files, **logs}
-    changes: dict[str, str | None] = {
-        kb.rel(p): (repo.write_blob(b) if b is not None else None) for p, b in payloads.items()
-    }
-    if head:
-        changes = {p: b for p, b in changes.items() if repo.blob_at(head, p) != b}
-    tree = repo.edit_tree(repo.store.peel_tree(head) if head else None, changes)
+    with repo.store.batch():  # a big commit (an import) is stored as one pack
+        changes: dict[str, str | None] = {
+            kb.rel(p): (repo.write_blob(b) if b is not None else None) for p, b in payloads.items()
+        }
+        if head:
+            changes = {p: b for p, b in changes.items() if repo.blob_at(head, p) != b}
+        tree = repo.edit_tree(repo.store.peel_tree(head) if head else None, changes)
     message = (
         f"{subject}\n\n"
         + trailers(
