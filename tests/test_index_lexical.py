@@ -82,8 +82,10 @@ def test_empty_query_is_e004(index: Index) -> None:
 
 def test_snippets_mark_matches(index: Index) -> None:
     hits = index.lexical("failures")
-    assert len(hits) == 1 and "[MATCH]" in hits[0].snippet and "[/MATCH]" in hits[0].snippet
-    assert hits[0].score > 0
+    assert len(hits) == 1 and hits[0].score > 0
+    # ranking makes no snippets (FTS5): the rows shown get theirs afterwards
+    snippet = hits[0].snippet or index.snippets("failures", [hits[0].chunk_id])[hits[0].chunk_id]
+    assert "[MATCH]" in snippet and "[/MATCH]" in snippet
 
 
 def test_filters(index: Index) -> None:

@@ -230,18 +230,21 @@ def test_cursor_of_another_query_or_garbage_is_e100(srch: Any) -> None:
 
 def test_max_tokens_truncates_and_the_cursor_continues(srch: Any) -> None:
     full = ok(srch("billing deploy", "--top", "5"))
-    small = ok(srch("billing deploy", "--top", "5", "--max-tokens", "120"))
+    small = ok(srch("billing deploy", "--top", "5", "--max-tokens", "300"))
     assert small["truncated"] is True
     assert 1 <= small["returned"] < 5
     assert small["results"][0]["chunk_id"] == full["results"][0]["chunk_id"]
     after = ok(
         srch(
-            "billing deploy", "--top", "5", "--max-tokens", "120", "--cursor", small["next_cursor"]
+            "billing deploy", "--top", "5", "--max-tokens", "300", "--cursor", small["next_cursor"]
         )
     )
     assert after["offset"] == small["returned"]
     assert after["results"][0]["chunk_id"] == full["results"][small["returned"]]["chunk_id"]
     assert ok(srch("billing deploy", "--top", "5", "--max-tokens", "100000"))["truncated"] is False
+    assert all(r["text"].rstrip("…") for r in small["results"] + after["results"])
+    tiny = srch("billing deploy", "--max-tokens", "20", "--json")
+    assert tiny.code == 1 and tiny.json()["error"]["code"] == "E100"
 
 
 # -- bad input ---------------------------------------------------------------------------
@@ -531,6 +534,41 @@ def test_include_pending(tmp_path: Path, run_cli: Any) -> None:
     assert f"(pending {proposed['proposal_id']})" in human.out
     tagged = run_cli(*query, "--include-pending", "--tags", "ops").json()
     assert proposed["claim_id"] not in {r["id"] for r in tagged["results"]}
+
+
+def test_a_cursor_walk_equals_one_call_with_ties_and_pending(tmp_path: Path, run_cli: Any) -> None:
+    """Following next_cursor page by page yields exactly the ids, in the order, of one
+    call whose --top covers them all, and total_matches does not depend on --top."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    made = build(repo)
+    kb = KB.open(repo)
+    twin = "Invoice exports run nightly and retry failed invoice uploads twice."
+    for source in made["sources"][:3]:  # the same text three times: tied scores
+        write_object(kb, "claim", KINDS["claim"].new(text=twin, evidence=[source]))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "ties")
+    ctx = CallContext(kb_path=str(repo), actor_override="agent")
+    for n in (1, 2):  # pending, tied with each other
+        claim = {"text": f"{twin} ({n})", "evidence": [made["sources"][0]]}
+        done = ops.invoke(ctx, "kb.propose_claim", claim)
+        assert done["valid"], done
+    for mode in ([], ["--fts-only"], ["--vec-only"]):
+        query = ["search", "invoice uploads retry", "--kb", str(repo), "--include-pending"]
+        whole = ok(run_cli(*query, *mode, "--top", "33"))
+        assert 4 < whole["total_matches"] <= 33 and whole["next_cursor"] is None
+        walked, pages = [], 0
+        page = ok(run_cli(*query, *mode, "--top", "2"))
+        assert page["total_matches"] == whole["total_matches"]
+        while True:
+            walked += [r["chunk_id"] for r in page["results"]]
+            pages += 1
+            if not page["next_cursor"]:
+                break
+            page = ok(run_cli(*query, *mode, "--top", "2", "--cursor", page["next_cursor"]))
+        assert walked == [r["chunk_id"] for r in whole["results"]], mode
+        assert sum(1 for c in walked if c < 0) == 2 and pages == -(-len(walked) // 2)
 
 
 def test_a_warm_process_sees_every_write_at_once(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vouch.errors import EmptyQuery, StaleCursor
+from vouch.errors import EmptyQuery, StaleCursor, UsageError
 from vouch.search import cursor as cursors
 from vouch.search import eval as ev
 from vouch.search import log as search_log
@@ -108,22 +108,38 @@ def test_budget_keeps_whole_results_then_shortens_one() -> None:
     assert out.tokens <= each * 2 + 20
 
 
-def test_budget_untouched_when_it_fits_and_always_one_result() -> None:
+def test_budget_untouched_when_it_fits_and_too_small_is_refused() -> None:
     results = _results(2)
     assert apply_budget(results, 10_000).truncated is False
     assert apply_budget(results, None).results == results
-    tiny = apply_budget(results, 1)
-    assert tiny.truncated and len(tiny.results) == 1
+    with pytest.raises(UsageError) as err:
+        apply_budget(results, 1)
+    assert err.value.code == "E100" and "--max-tokens" in err.value.message
+
+
+def test_a_result_that_would_be_only_an_ellipsis_is_dropped() -> None:
+    results = _results(3)
+    each = estimate_tokens(results[0])
+    out = apply_budget(results, each + 12)  # room for the first, not for text of the next
+    assert out.truncated and out.results == results[:1]
 
 
 @given(st.lists(st.text(max_size=300), min_size=1, max_size=8), st.integers(1, 400))
-def test_budget_never_exceeds_unless_one_result(texts: list[str], budget: int) -> None:
+def test_budget_never_exceeds_and_never_returns_an_empty_text(
+    texts: list[str], budget: int
+) -> None:
     results = [{"chunk_id": i, "text": t} for i, t in enumerate(texts)]
-    out = apply_budget(results, budget)
+    try:
+        out = apply_budget(results, budget)
+    except UsageError:  # not even the first result fits with some of its text
+        return
     assert out.results
-    if len(out.results) > 1:
-        assert sum(estimate_tokens(r) for r in out.results) <= budget
+    assert sum(estimate_tokens(r) for r in out.results) <= budget
     assert [r["chunk_id"] for r in out.results] == list(range(len(out.results)))
+    for kept, given_ in zip(out.results, results, strict=False):
+        text, full = str(kept["text"]), str(given_["text"]).rstrip()
+        assert text.rstrip("…") or not full
+        assert kept == given_ or len(text.rstrip("…")) >= min(len(full), 40)
 
 
 # -- queries -----------------------------------------------------------------------------

@@ -102,6 +102,14 @@ class Index(IndexHandle):
             self.conn, self.directory, query, k, filters or Filters(), match_any
         )
 
+    @_guarded
+    def snippets(self, query: str, chunk_ids: Iterable[int]) -> dict[int, str]:
+        """Marked snippets (`[MATCH]word[/MATCH]`) of these chunks for the query's words;
+        chunks without any are left out."""
+        return backend(self.meta["lexical"]).snippets(
+            self.conn, self.directory, query, list(chunk_ids)
+        )
+
     # -- vectors ---------------------------------------------------------------------------
     def _require_vectors(self) -> embed.Embedder:
         if self.settings.model is None or self.meta.dims == 0:

@@ -99,6 +99,10 @@ class SearchIndex:
         more = self.index.lexical(text, k, f, match_any=True)
         return (hits + [h for h in more if h.chunk_id not in seen])[:k]
 
+    def snippets(self, query: str, ids: Iterable[int]) -> dict[int, str]:
+        """Snippets for the rows a page shows (ranking fetched none)."""
+        return self.index.snippets(lexical_query(query), ids)
+
     def query_vector(self, query: str) -> Any:
         return self.index.embed_query(query)
 

@@ -1,9 +1,11 @@
 """A token budget for search results, estimated as characters / 4 (no tokenizer).
 
 Results are kept in rank order until the budget is spent. The result that does not fit
-is shortened to what is left (its `text` cut, snippet kept), and everything after it is
-left for the next page. At least one result is always returned, so a caller following
-`next_cursor` always makes progress. `truncated` says the budget changed the answer.
+is shortened to what is left (its `text` cut, snippet kept) when at least `MIN_TEXT`
+characters of its text fit, else dropped; everything after it is left for the next page.
+A budget too small for even the first result with some text is refused (E100), so a
+caller following `next_cursor` always makes progress and never gets a result that is only
+an ellipsis. `truncated` says the budget changed the answer.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vouch.errors import UsageError
+
 CHARS_PER_TOKEN = 4
 ELLIPSIS = "…"
+MIN_TEXT = 40  # characters of a shortened result's text (all of it when shorter)
 
 
 def estimate_tokens(value: Any) -> int:
@@ -48,34 +53,39 @@ def apply_budget(results: Sequence[dict[str, Any]], max_tokens: int | None) -> B
             kept.append(result)
             used += cost
             continue
-        left = max_tokens - used
-        if not kept or left > 0:
-            shortened = _shorten(result, left)
-            if shortened is not None or not kept:
-                kept.append(shortened if shortened is not None else _textless(result))
-                used += estimate_tokens(kept[-1])
+        shortened = _shorten(result, max_tokens - used)
+        if shortened is not None:
+            kept.append(shortened)
+            used += estimate_tokens(shortened)
+        elif not kept:
+            need = estimate_tokens({**result, "text": str(result.get("text") or "")[:MIN_TEXT]})
+            raise UsageError(
+                f"--max-tokens {max_tokens} cannot hold one result (the next needs about "
+                f"{need} tokens with its text cut short)",
+                hint=f"ask for --max-tokens {need} or more",
+            )
         return Budgeted(kept, True, used)
     return Budgeted(kept, False, used)
 
 
 def _shorten(result: dict[str, Any], tokens_left: int) -> dict[str, Any] | None:
-    """The result with `text` cut to fit `tokens_left`, or None when nothing useful fits."""
+    """The result with `text` cut to fit `tokens_left` keeping at least `MIN_TEXT`
+    characters of it, or None when that does not fit."""
     room = tokens_left * CHARS_PER_TOKEN - len(
         json.dumps(_textless(result), ensure_ascii=False, separators=(",", ":"))
     )
-    text = str(result.get("text") or "")
-    if room < 1 or not text:
-        return None
-    # JSON escaping can make a character cost more than one: shrink until it fits.
+    text = str(result.get("text") or "").rstrip()
+    least = min(len(text), MIN_TEXT)
     cut = min(len(text), room)
-    while cut > 0:
-        candidate = {**result, "text": text[:cut].rstrip() + ELLIPSIS}
-        if estimate_tokens(candidate) <= tokens_left:
+    # JSON escaping can make a character cost more than one: shrink until it fits.
+    while text and cut >= least:
+        piece = text[:cut].rstrip()
+        candidate = {**result, "text": piece + (ELLIPSIS if cut < len(text) else "")}
+        if len(piece) >= least and estimate_tokens(candidate) <= tokens_left:
             return candidate
-        cut = cut * 3 // 4
+        cut = max(cut * 3 // 4, least) if cut > least else least - 1
     return None
 
 
 def _textless(result: dict[str, Any]) -> dict[str, Any]:
-    """The smallest useful form of a result: no text, so the caller sees what matched."""
-    return {**result, "text": ELLIPSIS}
+    return {**result, "text": ""}

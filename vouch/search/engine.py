@@ -37,7 +37,9 @@ SEARCH_KINDS = ("claim", "page", "entity", "relation", "source")
 HIDDEN_STATUSES = ("superseded", "archived", "redacted")
 
 # Defaults chosen on the golden set (bench/RESULTS.md, "Search quality"): see DEFAULTS.
-CANDIDATE_FACTOR = 3  # each channel retrieves 3 × top candidates (spec/hybrid-search.md)
+CANDIDATE_FACTOR = 3  # each channel retrieves 3 × top candidates (spec/hybrid-search.md),
+CANDIDATES = 100  # and never fewer than this: the ranked list, its pages and
+# total_matches then do not depend on --top (a cursor walk equals one call), up to top 33
 MAX_TOP = 10_000  # results per page; more pages come through the cursor
 
 
@@ -232,7 +234,7 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
         position = cursors.decode(req.cursor, revision=revision, expected_fingerprint=fingerprint)
         offset, depth = position.offset, position.depth
     else:
-        offset, depth = 0, CANDIDATE_FACTOR * req.top
+        offset, depth = 0, max(CANDIDATES, CANDIDATE_FACTOR * req.top)
     timer = _Timer()
 
     lexical: list[LexicalHit] | None = None
@@ -268,8 +270,12 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
     timer.add("fusion", t0)
 
     page = fused[offset : offset + req.top]
-    snippets = {h.chunk_id: h.snippet for h in lexical or ()}
     keys = [int(str(f.key)) for f in page]
+    snippets = {h.chunk_id: h.snippet for h in lexical or () if h.snippet}
+    if lexical:
+        matched = {h.chunk_id for h in lexical}
+        shown = [k for k in keys if k > 0 and k in matched and k not in snippets]
+        snippets.update(index.snippets(req.query, shown) if shown else {})
     rows: dict[int, Any] = index.chunks(k for k in keys if k > 0)
     backend = {"hybrid": "hybrid", "fts": index.lexical_backend, "vector": "vector"}[req.mode]
     results = []

@@ -84,4 +84,10 @@ class Backend(Protocol):
         k: int,
         filters: Filters,
         match_any: bool = False,
-    ) -> list[LexicalHit]: ...
+    ) -> list[LexicalHit]:
+        """The best `k` chunks, best first; a hit's snippet may be empty (`snippets`)."""
+
+    def snippets(
+        self, conn: sqlite3.Connection, directory: Path, query: str, chunk_ids: Sequence[int]
+    ) -> dict[int, str]:
+        """Marked snippets for these chunks, made after ranking for the rows shown."""
