@@ -124,11 +124,11 @@ def test_trace_has_channel_lists_and_timings(srch: Any) -> None:
 
 
 def test_human_format(srch: Any) -> None:
-    result = srch("on call rotation", "--format", "human", "--top", "2")
+    result = srch("on call rotation", "--format", "human", "--top", "1")
     assert result.code == 0
     lines = result.out.splitlines()
     assert lines[0].startswith('Search: "on call rotation" (')
-    assert lines[0].endswith("showing top 2)")
+    assert lines[0].endswith("showing top 1)")
     assert lines[1].startswith("1. [0.")
     assert "Billing team handbook §On call [page/workflow] [billing, handbook]" in result.out
 
@@ -371,7 +371,7 @@ def test_kb_search_hits_and_envelope(corpus: Any) -> None:
     repo, _ = corpus
     ctx = CallContext(kb_path=str(repo))
     hits = ops.invoke(ctx, "kb.search", {"query": "deploy", "limit": 3, "kinds": ["claims"]})
-    assert isinstance(hits, list) and len(hits) == 3
+    assert isinstance(hits, list) and 2 <= len(hits) <= 3
     for hit in hits:
         assert {"kind", "id", "snippet", "score", "backend"} <= set(hit)
         assert hit["kind"] == "claim"
@@ -405,7 +405,7 @@ def test_every_search_is_logged_and_stats_reads_the_log(tmp_path: Path, run_cli:
     assert [e["query"] for e in entries] == ["deploy", "deploy", "zzqxv", "  ", "zzqxv"]
     assert [e["mode"] for e in entries] == ["hybrid", "fts", "fts", "hybrid", "fts"]
     assert entries[3]["error"].startswith("E004") and entries[0]["error"] is None
-    assert entries[2]["result_count"] == 0 and entries[0]["result_count"] == 10
+    assert entries[2]["result_count"] == 0 and entries[0]["result_count"] > 0
     assert entries[4]["transport"] == "jsonl"
     assert all(isinstance(e["duration_ms"], float) and e["at"].endswith("Z") for e in entries)
     assert "searches.log.jsonl" in (kb.dir / ".gitignore").read_text()
@@ -420,6 +420,45 @@ def test_every_search_is_logged_and_stats_reads_the_log(tmp_path: Path, run_cli:
     assert stats["zero_result_queries"] == [{"query": "zzqxv", "count": 2}]
     human = run_cli("stats", "--kb", str(repo))
     assert "Found nothing" in human.out and "zzqxv" in human.out
+
+
+def test_nonsense_finds_nothing_and_stats_counts_it(tmp_path: Path, run_cli: Any) -> None:
+    """A query with no lexical match that means nothing to the model returns nothing in
+    every mode (its vector, made of word pieces, is close to everything), and `stats`
+    lists it as a zero-result query."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    build(repo)
+    for query in ("zzzqqqxxx", "qwxzj vbnmq", "purple elephant quantum banjo"):
+        for mode in ([], ["--vec-only"]):
+            data = ok(run_cli("search", query, "--kb", str(repo), *mode))
+            assert data["results"] == [] and data["total_matches"] == 0, (query, mode)
+    stats = run_cli("stats", "--kb", str(repo), "--json").json()
+    assert {"query": "zzzqqqxxx", "count": 2} in stats["zero_result_queries"]
+    assert ok(run_cli("search", "on call rotation", "--kb", str(repo), "--vec-only"))["results"]
+
+
+def test_the_floor_never_drops_a_lexical_match(tmp_path: Path, run_cli: Any) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    build(repo)
+    kb = KB.open(repo)
+
+    def ids(query: str, *mode: str) -> dict[int, float]:
+        found = ok(run_cli("search", query, "--kb", str(repo), "--top", "30", *mode))
+        return {r["chunk_id"]: r["score_breakdown"]["fts"] for r in found["results"]}
+
+    keyword, paraphrase = "deploy billing", "who is paged at night"
+    lexical = set(ids(keyword, "--fts-only"))
+    assert lexical and any(fts == 0 for fts in ids(paraphrase).values())  # vector-only hits
+    config = kb.dir / "config.yaml"
+    config.write_text(
+        config.read_text().replace("search:\n", "search:\n  similarity_floor: 0.99\n")
+    )
+    assert set(ids(keyword)) == lexical  # every word match stays
+    assert all(fts > 0 for fts in ids(paraphrase).values())  # vector-only ones are gone
 
 
 @pytest.mark.parametrize(

@@ -157,6 +157,23 @@ class Embedder:
         found = self._fast_encode(text)
         return found if found is not None else self.encode([text])[0]
 
+    def whole_words(self, words: Sequence[str], table: Path | None = None) -> list[bool] | None:
+        """For each word, whether the model has a token for all of it (not pieces): a
+        query made only of words it splits into pieces (`zzzqqqxxx`) has a vector that
+        means nothing. None when this model's tokenizer cannot say."""
+        fast = self._table()
+        found = self._wordpiece(table) if fast is not None else None
+        if found is not None:
+            vocab = found.vocab
+            return [(w.lower() if found.lowercase else w) in vocab for w in words]
+        if fast is None:
+            return None
+        try:
+            tokenizer = fast._tokenizers()
+        except _NotTableModel:
+            return None
+        return [tokenizer.token_to_id(w.lower()) is not None for w in words]
+
     def _fast_encode(self, text: str) -> np.ndarray | None:
         """model2vec's vector through `_TableEncoder`; None when this model needs
         model2vec itself."""

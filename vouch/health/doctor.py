@@ -25,7 +25,7 @@ from vouch.health.issues import Issue, counts, error, ordered, verdict, warn
 from vouch.store.kb import KB
 
 # keys the code reads that the template leaves out on purpose (tuning for experts)
-_EXTRA_KEYS = ("search.freshness_seconds",)
+_EXTRA_KEYS = ("search.freshness_seconds", "search.similarity_floor")
 _ENUMS = {"review.approver_role": ("human", "trusted-agent"), "index.lexical": ("fts5", "whoosh")}
 
 

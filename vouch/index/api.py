@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -129,6 +129,11 @@ class Index(IndexHandle):
             words = self._checked_wordpiece(embedder)
             self._last_query = (key, embedder.encode_query(text, words))
         return self._last_query[1]
+
+    def whole_words(self, words: Sequence[str]) -> list[bool] | None:
+        """Which of `words` the embedding model knows whole (see `Embedder.whole_words`)."""
+        embedder = self._require_vectors()
+        return embedder.whole_words(words, self._checked_wordpiece(embedder))
 
     def _checked_wordpiece(self, embedder: embed.Embedder) -> Path | None:
         """The query tokenizer's table (vectors.words) if it is the one the build

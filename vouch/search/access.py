@@ -10,6 +10,7 @@ second search on (a cold CLI answers one query from the memory-mapped matrix).
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from vouch.store.kb import KB
 
 OVERFETCH = 4
+_LETTERS = re.compile(r"[^\W\d_]+")
 FRESHNESS_SECONDS = 2.0
 
 
@@ -102,6 +104,18 @@ class SearchIndex:
     def snippets(self, query: str, ids: Iterable[int]) -> dict[int, str]:
         """Snippets for the rows a page shows (ranking fetched none)."""
         return self.index.snippets(lexical_query(query), ids)
+
+    def means_something(self, query: str) -> bool:
+        """Whether a content word of the query is one the model knows whole or one the
+        knowledge base holds (True when the model cannot tell). A query of neither —
+        `zzzqqqxxx` — has a vector made of word pieces: noise that is close to
+        everything, so it must find nothing."""
+        words = [w for w in _LETTERS.findall(query.lower()) if w not in STOPWORDS]
+        words = words or _LETTERS.findall(query.lower())
+        known = self.index.whole_words(words)
+        if known is None or any(known):
+            return True
+        return bool(words) and bool(self.index.lexical(" ".join(words), 1, match_any=True))
 
     def query_vector(self, query: str) -> Any:
         return self.index.embed_query(query)

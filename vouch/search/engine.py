@@ -41,6 +41,9 @@ CANDIDATE_FACTOR = 3  # each channel retrieves 3 × top candidates (spec/hybrid-
 CANDIDATES = 100  # and never fewer than this: the ranked list, its pages and
 # total_matches then do not depend on --top (a cursor walk equals one call), up to top 33
 MAX_TOP = 10_000  # results per page; more pages come through the cursor
+# A hit only the vector channel found is kept from this cosine up (bundled model; measured
+# by bench/calibrate_floor.py): a query that means nothing here returns nothing.
+SIMILARITY_FLOOR = 0.40
 
 
 @dataclass(frozen=True)
@@ -254,8 +257,16 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
                 index.query_vector(req.query), found, index.embedder(), depth
             )
         # a cosine of 0 or less carries no signal: a query of unknown words (a zero
-        # vector) must not "match" every chunk
-        vector = [(cid, sim) for cid, sim in found if sim > 0 and sim >= tuning.min_similarity]
+        # vector) must not "match" every chunk. A hit only the vectors found must reach
+        # the floor, and the query must mean something to the model; a lexical match is
+        # never dropped.
+        floor = _similarity_floor(kb.config) if index.means_something(req.query) else math.inf
+        matched = {h.chunk_id for h in lexical or ()}
+        vector = [
+            (cid, sim)
+            for cid, sim in found
+            if sim > 0 and sim >= tuning.min_similarity and (sim >= floor or cid in matched)
+        ]
         timer.add("vector", t0)
 
     t0 = time.perf_counter()
@@ -311,6 +322,13 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
         response["trace"]["weights"] = weights
         response["trace"]["lexical_coverage"] = coverage
     return response
+
+
+def _similarity_floor(config: Config) -> float:
+    value = config.typed("search.similarity_floor", SIMILARITY_FLOOR, float)
+    if not math.isfinite(value):
+        raise UsageError("search.similarity_floor in config.yaml must be a finite number")
+    return value
 
 
 def _embed_early(req: SearchRequest) -> Callable[[Any], object] | None:
