@@ -94,3 +94,27 @@ def test_the_shipped_golden_set_is_consistent() -> None:
     assert {line.split("\t")[0] for line in licences} == set(docs)
     assert all(line.split("\t")[3] for line in licences)
     assert sum(len(d) for d in docs.values()) < 2_000_000
+
+
+def test_an_eval_corpus_given_relative_paths_stays_out_of_the_enclosing_repo(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """build_corpus_kb with a relative work directory inside another repository makes its
+    own repository there; it once ran `git init` relative to itself and committed the
+    corpus into the enclosing repository."""
+    import subprocess
+
+    from vouch.search.evalrun import build_corpus_kb
+
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=outer, check=True)
+    docs = outer / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nAlpha text.\n")
+    monkeypatch.chdir(outer)
+    kb = build_corpus_kb(Path("docs"), Path("out/kb"))
+    assert kb.root == (outer / "out" / "kb").resolve()
+    assert (outer / "out" / "kb" / ".git").is_dir()
+    head = subprocess.run(["git", "rev-list", "--all"], cwd=outer, capture_output=True, text=True)
+    assert head.stdout == ""  # nothing committed in the enclosing repository

@@ -116,6 +116,7 @@ def inside_git_dir(path: Path) -> bool:
 
 def init_repo(path: Path, object_format: str | None = None) -> None:
     """`git init` in `path` (created when missing); `object_format`: sha1 or sha256."""
+    path = path.resolve()  # relative, it would name a directory inside itself
     path.mkdir(parents=True, exist_ok=True)
     args = ["init", "-q"]
     if object_format:
