@@ -61,7 +61,8 @@ def _one(ctx: CallContext, proposal_id: str, position: str) -> str:
             if choice == "a":
                 params = {"proposal_id": proposal_id, "expect": screen["commit"]}
                 result = ops.invoke(ctx, "kb.approve", params)
-                click.echo(f"approved {proposal_id} → {result['object_kind']} {result['object_id']}")
+                made = f"{result['object_kind']} {result['object_id']}"
+                click.echo(f"approved {proposal_id} → {made}")
                 return "approved"
             if choice == "r":
                 reason = click.prompt("Reason for rejecting").strip()
