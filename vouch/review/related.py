@@ -33,7 +33,7 @@ def near(
     if not query.strip() or kind not in ("claim", "page", "entity"):
         return [], None
     try:
-        request = request_from_params(query, limit=LIMIT + 1, kinds=[kind])
+        request = request_from_params(query, limit=LIMIT + 1, kinds=[kind], mode="fts")
         hits = search(kb, request, warm=warm if warm is not None else {})["results"]
     except VouchError as exc:  # an unusable index must not hide the proposal itself
         return [], exc.message
