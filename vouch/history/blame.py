@@ -16,9 +16,10 @@ from vouch.errors import NotFound, UsageError
 from vouch.history.commits import Commit, read_log
 from vouch.history.snapshot import Snapshot
 from vouch.kinds import page
+from vouch.store.kb import KB
 
 
-def blame(kb: Any, page_id: str, rev: str = "HEAD") -> dict[str, Any]:
+def blame(kb: KB, page_id: str, rev: str = "HEAD") -> dict[str, Any]:
     check_id(page_id)
     tip = kb.repo.resolve(rev)
     if tip is None:

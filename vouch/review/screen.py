@@ -29,17 +29,51 @@ def review(
     warm: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """`pending.show` plus `citations` (read in the proposal's own commit: evidence it
-    makes exists only there) and `related` (approved look-alikes)."""
-    data = pending.show(kb, proposal_id, record=record)
-    obj, kind, commit = data.get("object"), data.get("kind"), data.get("commit")
-    if not obj or not kind or not commit:
-        return data
-    snap = Snapshot(kb, str(commit))
-    data["citations"] = [cite(snap, item) for item in cited_ids(str(kind), obj)]
-    if related and data.get("state") == "pending":
+    makes exists only there) and `related` (approved look-alikes).
+
+    A cold call opens the search index first and builds the screen while git checks the
+    index's freshness (`open_index(meanwhile=...)`): the two cost the wall time of one.
+    """
+    warm = warm if warm is not None else {}
+    built: list[dict[str, Any]] = []
+    failed: list[BaseException] = []
+
+    def build(_index: object = None) -> None:
+        try:
+            built.append(_screen(kb, proposal_id, record))
+        except BaseException as exc:  # raised below, after the index is left alone
+            failed.append(exc)
+
+    unavailable = None
+    if related:
+        from vouch.errors import VouchError
+        from vouch.search.access import open_index
+
+        try:
+            open_index(kb, warm, meanwhile=build)
+        except VouchError as exc:  # an unusable index must not hide the proposal itself
+            unavailable = exc.message
+    if failed:
+        raise failed[0]
+    if not built:  # a warm index (no freshness check to overlap), or none at all
+        build()
+        if failed:
+            raise failed[0]
+    data = built[0]
+    obj, kind = data.get("object"), data.get("kind")
+    if related and obj and kind and data.get("state") == "pending":
         from vouch.review.related import near
 
         data["related"], problem = near(kb, str(kind), obj, warm=warm)
-        if problem:
-            data["related_unavailable"] = problem
+        if problem or unavailable:
+            data["related_unavailable"] = problem or unavailable
+    return data
+
+
+def _screen(kb: KB, proposal_id: str, record: bool) -> dict[str, Any]:
+    data = pending.show(kb, proposal_id, record=record)
+    obj, kind, commit = data.get("object"), data.get("kind"), data.get("commit")
+    if obj and kind and commit:
+        snap = Snapshot(kb, str(commit))
+        data["citations"] = [cite(snap, item) for item in cited_ids(str(kind), obj)]
     return data
