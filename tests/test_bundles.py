@@ -406,7 +406,7 @@ def _claim(items: Members) -> int:
 
 
 def _source_content(items: Members) -> int:
-    return next(n for n, (i, _) in enumerate(items) if i.name.endswith("/content"))
+    return next(n for n, (i, _) in enumerate(items) if "/content" in i.name)
 
 
 def _member(

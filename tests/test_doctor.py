@@ -10,7 +10,6 @@ import pytest
 from conftest import git
 from gate_support import BOB, a_source, call, propose_claim
 
-from vouch.kinds import source as source_kind
 from vouch.store.kb import KB
 
 
@@ -84,7 +83,8 @@ def test_unparseable_config_is_an_error(reviewed: KB, run_cli: Any) -> None:
 
 def test_tampered_and_missing_source_content(reviewed: KB, run_cli: Any) -> None:
     sid = a_source(reviewed)
-    content = reviewed.dir / source_kind.content_path_for(sid)
+    content = reviewed.source_content_path(sid)
+    assert content is not None
     content.write_bytes(content.read_bytes() + b"tampered\n")
     res = run_cli("source", "verify", "--json")
     report = json.loads(res.out)

@@ -232,8 +232,8 @@ def test_knowledge_files_honour_the_umask(kb: KB, umask: int, mode: int) -> None
     )
     assert done.returncode == 0, done.stderr.decode()
     sid = done.stdout.decode().strip()
-    for rel in (source.path_for(sid), source.content_path_for(sid)):
-        assert stat.S_IMODE((kb.dir / rel).stat().st_mode) == mode, rel
+    for path in (kb.dir / source.path_for(sid), kb.source_content_path(sid)):
+        assert path is not None and stat.S_IMODE(path.stat().st_mode) == mode, path
     leftovers = [p for p in (kb.dir / "sources").rglob("*.tmp")]
     assert leftovers == [] and git(kb.root, "status", "--porcelain", ".vouch") == ""
 

@@ -149,7 +149,7 @@ def test_source_add_killed_at_random_points_loses_nothing(kb: KB, run_cli) -> No
         assert res.code == 0, res.err
         sid = res.json()["id"]
         tree = git(kb.root, "ls-tree", "-r", "--name-only", "HEAD", "--", ".vouch/sources")
-        assert f"{sid}/meta.yaml" in tree and f"{sid}/content" in tree, n
+        assert f"{sid}/meta.yaml" in tree and f"{sid}/content.txt" in tree, n
         assert kb.read(source.KIND, sid) is not None
         assert git(kb.root, "status", "--porcelain", "--untracked-files=all") == "", n
     registered = [e for e in audit.query(kb.dir, event="source.register")]

@@ -111,6 +111,10 @@ EXTRA = {
     "kb.tags",
     "kb.promote",
     "kb.source_history",
+    "kb.why",
+    "kb.log",
+    "kb.diff",
+    "kb.blame",
 }
 
 

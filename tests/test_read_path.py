@@ -149,7 +149,7 @@ def _broken_pdf(kb: KB, run_cli: Any, name: str) -> tuple[str, str]:
     added = run_cli("source", "add", name, "--kb", str(kb.root), "--json")
     assert added.code == 0, added.err
     sid = added.json()["id"]
-    return sid, kb.rel(f"sources/{sid[:2]}/{sid}/content")
+    return sid, kb.rel(f"sources/{sid[:2]}/{sid}/content.pdf")
 
 
 def test_a_pdf_that_cannot_be_extracted_is_reported_not_swallowed(

@@ -19,7 +19,8 @@ def test_source_add_prints_id_and_commits(kb: KB, run_cli) -> None:
     meta = kb.read(source.KIND, sid)
     assert meta["title"] == "My notes" and meta["tags"] == ["a", "b"]
     assert meta["locator"] == "notes.md"
-    assert (kb.dir / source.content_path_for(sid)).read_bytes() == doc.read_bytes()
+    assert (kb.dir / source.content_path_for(sid, "text/markdown")).read_bytes() == doc.read_bytes()
+    assert kb.source_content(sid) == doc.read_bytes()
     assert git(kb.root, "status", "--porcelain", ".vouch") == ""
     assert "source.register" in (kb.dir / "audit.log.jsonl").read_text()
 

@@ -144,7 +144,7 @@ def test_allow_outside_is_a_persons_opt_in_recorded_by_absolute_path(
     assert res.code == 0, res.err
     meta = kb.read(source.KIND, res.json()["id"])
     assert meta is not None and meta["locator"] == str(outside.resolve())
-    assert (kb.dir / source.content_path_for(meta["id"])).read_text() == f"{SECRET}\n"
+    assert kb.source_content(meta["id"]) == f"{SECRET}\n".encode()
     # inside the work tree, git's and vouch's own files stay refused even then
     before = snapshot(kb)
     for target in (".git/config", ".GIT/config", ".vouch/config.yaml"):

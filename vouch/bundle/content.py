@@ -14,6 +14,7 @@ from vouch.bundle.layout import is_audit_file
 from vouch.core import ids
 from vouch.health.files import DECISION, catalog, parse
 from vouch.kinds import KINDS
+from vouch.kinds import source as source_kind
 from vouch.store import audit
 
 _DECISION_FIELDS = ("proposal_id", "decision", "kind", "object_id", "proposer", "decided_by")
@@ -71,7 +72,7 @@ def _source_problems(
     rel: str, sid: str, part: str, data: bytes, files: Mapping[str, bytes]
 ) -> list[str]:
     folder = rel.rsplit("/", 1)[0]
-    if part == "content":
+    if part == "content":  # content, content.md, ...
         out = (
             []
             if hashlib.sha256(data).hexdigest() == sid
@@ -93,7 +94,7 @@ def _source_problems(
             f"{rel}: names id {parsed.data['id']!r} and hash {parsed.data['hash']!r}; "
             f"its directory names {sid}"
         )
-    if f"{folder}/content" not in files:
+    if not any(f"{folder}/{name}" in files for name in source_kind.CONTENT_NAMES):
         out.append(f"{rel}: the source's content file is missing")
     return out
 

@@ -26,7 +26,7 @@ from vouch.errors import SystemFailure, UsageError, VouchError, from_os_error
 
 class _LazyGroup(click.Group):
     """Commands come from the registry (`vouch.cli.build`), built when asked for; the few
-    that are not methods (`init`, `show`, `call`, `demo`, `serve`, `eval`, `stats`) are
+    that are not methods (`init`, `show`, `call`, `review`, `demo`, `serve`, `eval`, `stats`) are
     hand-written in their modules, imported only for their own command, so a cold
     `vouch status` builds one command and imports no other command module.
     """
@@ -71,6 +71,7 @@ HAND_WRITTEN = {
     "eval": "search",
     "stats": "search",
     "hooks": "hooks",
+    "review": "review",
 }
 
 

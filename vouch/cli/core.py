@@ -43,7 +43,10 @@ def init_cmd(ctx: CallContext, out: Output, path: Path) -> None:
 
 
 def find_object(ctx: CallContext, object_id: str) -> tuple[str, dict[str, Any]]:
-    """Locate an id among the kinds: sources by sha256, the rest by file."""
+    """Locate an id among the kinds: sources by sha256, the rest by file, then in open
+    proposals (a proposed claim, the evidence a proposal makes), marked `pending_in`."""
+    from vouch.gate.pending import find_pending_object
+
     check_id(object_id)
     kb = ctx.kb
     candidates = ["source"] if is_source_id(object_id) else [*GATED, "evidence", "session"]
@@ -51,6 +54,10 @@ def find_object(ctx: CallContext, object_id: str) -> tuple[str, dict[str, Any]]:
         obj = kb.read(KINDS[name], object_id)
         if obj is not None:
             return name, obj
+    pending = find_pending_object(kb, object_id, (*GATED, "evidence"))
+    if pending is not None:
+        kind, obj, proposal = pending
+        return kind, {**obj, "pending_in": proposal.id}
     raise NotFound(f"no object with id {object_id}", hint="`vouch list KIND` shows what exists")
 
 
@@ -62,10 +69,38 @@ def find_object(ctx: CallContext, object_id: str) -> tuple[str, dict[str, Any]]:
     metavar="HEADING",
     help="Only this heading's section of a page or markdown source.",
 )
+@click.option("--content", is_flag=True, help="A source's text (its content file).")
+@click.option("--lines", "lines", metavar="A-B", help="With --content: only these lines (1-based).")
 @kb_command()
-def show_cmd(ctx: CallContext, out: Output, object_id: str, section: str | None) -> None:
-    """Show one object (claim, page, entity, relation, source, evidence, session)."""
+def show_cmd(
+    ctx: CallContext,
+    out: Output,
+    object_id: str,
+    section: str | None,
+    content: bool,
+    lines: str | None,
+) -> None:
+    """Show one object (claim, page, entity, relation, source, evidence, session) or a
+    proposal as a reviewer sees it (`--format markdown`: as a pull-request description).
+    Ids only an open proposal holds are found there."""
     from vouch.core.ids import is_proposal_id
+
+    if lines is not None and not content:
+        raise UsageError(
+            "--lines goes with --content", hint="vouch show SOURCE --content --lines 10-20"
+        )
+    if content:
+        from vouch.history.citations import source_text
+        from vouch.history.snapshot import Snapshot
+
+        if not is_source_id(object_id):
+            raise UsageError(
+                f"--content shows a source's text; {object_id} is not a source id",
+                hint="`vouch list sources` lists them",
+            )
+        found = source_text(Snapshot(ctx.kb), object_id, lines)
+        out.emit(found, lambda d: d["text"])
+        return
 
     if section is not None:  # issue 5: located through the index's headings table
         from vouch.search.catalog import section as find_section
@@ -80,8 +115,10 @@ def show_cmd(ctx: CallContext, out: Output, object_id: str, section: str | None)
         )
         return
 
-    if is_proposal_id(object_id):  # a proposal: metadata + the diff it would merge
-        out.emit(ops.invoke(ctx, "kb.read_proposal", {"id": object_id}), human.proposal)
+    if is_proposal_id(object_id):  # the review screen
+        from vouch.cli.human_review import emit
+
+        emit(out, ops.invoke(ctx, "kb.read_proposal", {"id": object_id}))
         return
     kind, obj = find_object(ctx, object_id)
     out.emit({"kind": kind, **obj}, human.read)

@@ -113,17 +113,6 @@ def pending(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def proposal(data: dict[str, Any]) -> str:
-    meta = {k: v for k, v in data.items() if k not in ("diff", "object") and v}
-    text = f"{yamlio.dump_yaml(meta).rstrip()}\n\n{data.get('diff') or ''}".rstrip()
-    if data.get("state") == "pending" and not data.get("problems") and data.get("commit"):
-        text += (
-            f"\n\nTo approve exactly this: vouch approve {data['proposal_id']} "
-            f"--expect {str(data['commit'])[:12]}"
-        )
-    return text
-
-
 def approved(result: dict[str, Any]) -> str:
     return f"approved {result['proposal_id']} → {result['object_kind']} {result['object_id']}"
 

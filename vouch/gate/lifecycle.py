@@ -435,7 +435,7 @@ def _citation(branch: _Branch, item: str) -> tuple[str, dict[str, bytes]]:
         sid, locator = pointer
         _check_current_source(branch, sid)
         obj, errors = evidence_ptr.make(
-            sid, locator, None, branch.blob(source_kind.content_path_for(sid))
+            sid, locator, None, source_kind.read_content(branch.blob, sid)
         )
         if obj is None:
             raise ValidationFailed(errors, what="citation")

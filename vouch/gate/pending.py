@@ -145,3 +145,25 @@ def _diff(kb: KB, commit: str) -> str:
     if not parents:
         return ""
     return kb.repo.diff_text(parents[0], commit)
+
+
+def find_pending_object(
+    kb: KB, object_id: str, kinds: tuple[str, ...]
+) -> tuple[str, dict[str, Any], records.Proposal] | None:
+    """An object only an open proposal holds (a proposed claim, the evidence a claim
+    proposal makes inline): (kind, object, proposal), or None. One pipelined lookup
+    per proposal and kind through the long-lived cat-file."""
+    if not ids.is_object_id(object_id):
+        return None
+    proposals = open_proposals(kb)
+    wanted = [(p, k) for p in proposals for k in kinds]
+    paths = [kb.rel(KINDS[k].path_for(object_id)) for k in kinds]
+    found = kb.repo.store.info_many([f"{p.commit}:{paths[kinds.index(k)]}" for p, k in wanted])
+    for (proposal, kind), info in zip(wanted, found, strict=True):
+        if info is None or info[1] != "blob":
+            continue
+        where = f"{proposal.id}:{paths[kinds.index(kind)]}"
+        with contextlib.suppress(CorruptFile, UnicodeDecodeError):
+            obj = KINDS[kind].load(kb.repo.read_blob(info[0]).decode("utf-8"), where=where)
+            return kind, obj, proposal
+    return None

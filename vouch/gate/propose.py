@@ -91,7 +91,8 @@ def _expand_pointers(
             cited.append(item)
             continue
         sid, locator = pointer
-        obj, errs = evidence.make(sid, locator, None, view.read(source_kind.content_path_for(sid)))
+        content = source_kind.read_content(view.read, sid) if ids.is_source_id(sid) else None
+        obj, errs = evidence.make(sid, locator, None, content)
         errors += errs
         if obj is not None:
             made[obj["id"]] = obj

@@ -30,6 +30,7 @@ from vouch.gate.propose import BaseView, reference_errors
 from vouch.gate.records import Proposal
 from vouch.kinds import GATED, KINDS, Kind, Obj
 from vouch.kinds import evidence as evidence_kind
+from vouch.kinds import source as source_kind
 from vouch.store import evidence
 from vouch.store.kb import KB
 
@@ -203,11 +204,7 @@ def _content_problems(
             problems.append(f"{path}: evidence the proposed {kind.name} does not cite")
         else:
             sid = str(ev.get("source_id"))
-            content = (
-                view.read(f"sources/{ids.shard(sid)}/{sid}/content")
-                if ids.is_source_id(sid)
-                else None
-            )
+            content = source_kind.read_content(view.read, sid) if ids.is_source_id(sid) else None
             again, errors = evidence.make(sid, str(ev.get("locator")), None, content)
             if again is None or _without_time(again) != _without_time(ev):
                 problems.append(

@@ -326,16 +326,18 @@ class Repo(WorkTree):
         *,
         grep: str | None = None,
         max_count: int | None = None,
+        paths: Iterable[str] = (),
     ) -> list[list[str]]:
         """`git log rev`, one row of `fields` (pretty-format placeholders, which may hold
         newlines) per commit, newest first; `grep` keeps commits whose message contains
-        that fixed string."""
+        that fixed string; `paths` keeps commits that changed them (git's default
+        history simplification: a merge shows when it differs from every parent)."""
         args = ["log", "--format=" + "%x00".join(fields) + "%x01"]
         if max_count is not None:
             args.append(f"-n{max_count}")
         if grep is not None:
             args += ["-F", f"--grep={grep}"]
-        out = self.git(*args, rev, "--")
+        out = self.git(*args, rev, "--", *paths)
         return [rec.lstrip("\n").split("\0") for rec in out.split("\x01") if rec.strip("\n")]
 
     def added_in(self, rev: str, path: str) -> str | None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from vouch.core import fastyaml, ids
 from vouch.errors import CorruptFile
-from vouch.kinds import KINDS, Kind
+from vouch.kinds import KINDS, Kind, source
 from vouch.store.kb import DECIDED_DIR, KB
 
 # directories that hold knowledge (and decisions), with the kind each holds
@@ -45,7 +45,7 @@ def catalog(rel: str) -> Entry | None:
     if top not in TOP_DIRS or parts[-1].startswith("."):
         return None
     if top == "sources":
-        if len(parts) == 4 and parts[3] in ("meta.yaml", "content"):
+        if len(parts) == 4 and (parts[3] == "meta.yaml" or source.is_content_name(parts[3])):
             sid = parts[2]
             part = "meta" if parts[3] == "meta.yaml" else "content"
             if not ids.is_source_id(sid):
@@ -59,7 +59,7 @@ def catalog(rel: str) -> Entry | None:
                     f"misplaced: source {sid[:12]}… belongs in sources/{ids.shard(sid)}/",
                 )
             return Entry(rel, "source", sid, part)
-        return Entry(rel, None, None, "", "not a source file (meta.yaml or content)")
+        return Entry(rel, None, None, "", "not a source file (meta.yaml or content[.ext])")
     kind_name = DECISION if top == DECIDED_DIR else OBJECT_DIRS[top].name
     ext = ".yaml" if kind_name == DECISION else OBJECT_DIRS[top].ext
     valid = ids.is_proposal_id if kind_name == DECISION else ids.is_object_id

@@ -18,6 +18,7 @@ from vouch.core import ids
 from vouch.health.files import DECISION, Entry, View, catalog, parse
 from vouch.health.issues import ERROR, WARN, Issue, error, issue, warn
 from vouch.kinds import KINDS
+from vouch.kinds import source as source_kind
 from vouch.kinds.claim import HIDDEN_STATUSES
 
 if TYPE_CHECKING:
@@ -108,8 +109,9 @@ class Knowledge:
                     f"meta.yaml names id {data['id']!r} and hash {data['hash']!r}; "
                     f"its directory names {entry.id}"
                 )
-            content = entry.rel.removesuffix("meta.yaml") + "content"
-            if content not in self.view.listing:
+            folder = entry.rel.removesuffix("meta.yaml")
+            content = folder + source_kind.CONTENT
+            if not any(folder + n in self.view.listing for n in source_kind.CONTENT_NAMES):
                 self.issues.append(
                     error(
                         "missing-content",

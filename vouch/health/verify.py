@@ -85,20 +85,21 @@ def check_source(kb: KB, name: str, directory: Path) -> list[dict[str, Any]]:
         return out
     if directory.parent.name != ids.shard(name):
         problem("misplaced", f"belongs in sources/{ids.shard(name)}/, where vouch looks for it")
-    content = directory / "content"
+    names = sorted(n for n in os.listdir(directory) if source_kind.is_content_name(n))
+    content = directory / (names[0] if names else source_kind.CONTENT)
     digest, size = None, None
     try:
         digest, size = _sha256(content)
     except FileNotFoundError:
-        problem("missing-content", "the content file is missing", f"{where}/content")
+        problem("missing-content", "the content file is missing", f"{where}/{content.name}")
     except OSError as exc:
-        problem("unreadable", f"cannot read the content: {exc}", f"{where}/content")
+        problem("unreadable", f"cannot read the content: {exc}", f"{where}/{content.name}")
     if digest is not None and digest != name:
         problem(
             "hash-mismatch",
             f"the content hashes to {digest}, not to its id: the bytes "
             "changed after they were registered",
-            f"{where}/content",
+            f"{where}/{content.name}",
         )
     meta_path = directory / "meta.yaml"
     try:

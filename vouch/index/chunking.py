@@ -76,7 +76,11 @@ def doc_for_path(rel: str) -> tuple[str, str] | None:
     parts = rel.split("/")
     top = parts[0]
     if top == "sources":
-        if len(parts) == 4 and parts[3] in ("meta.yaml", "content") and len(parts[2]) == 64:
+        if (
+            len(parts) == 4
+            and len(parts[2]) == 64
+            and (parts[3] == "meta.yaml" or source_kind.is_content_name(parts[3]))
+        ):
             return "source", parts[2]
         return None
     for name in ("claim", "entity", "relation", "page"):

@@ -99,7 +99,9 @@ def read_doc(
         return chunking.object_doc(kind, obj, rel, labels)
     doc = chunking.source_doc(obj, kb.source_content(object_id), rel)
     if doc.problem is not None:
-        content = _repo_path(kb, source.content_path_for(object_id))
+        found = kb.source_content_path(object_id)
+        inner = found.relative_to(kb.dir).as_posix() if found else source.path_for(object_id)
+        content = _repo_path(kb, inner)
         reason = (
             f"cannot index the content of {content}: {doc.problem} (indexed by its "
             "title and locator only)"

@@ -1,6 +1,11 @@
 """Sources: captured bytes, addressed by their sha256, with metadata beside them.
 
-`sources/<shard>/<sha256>/meta.yaml` describes; `.../content` holds the exact bytes.
+`sources/<shard>/<sha256>/meta.yaml` describes; `.../content.<ext>` holds the exact bytes,
+named with its media type's usual extension (`content.md`, `content.pdf`) so a git host
+renders it in a pull request. A media type without a known extension, and every source
+registered before extensions existed, has a bare `content`: readers accept both, and
+nothing is renamed (a rename would rewrite every source directory of an existing
+knowledge base in one commit for no gain in what it holds).
 Sources are not gated: registering one is an audited commit.
 
 Sources have versions: registering changed content at a locator that already has a
@@ -13,9 +18,11 @@ superseded claim (`status_of`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from vouch.core import ids
+from vouch.errors import CorruptFile
 from vouch.kinds.base import SCOPES, Chunk, Field, Kind, Obj
 
 TYPES = (
@@ -68,8 +75,76 @@ def path_for(source_id: str) -> str:
     return f"{directory_for(source_id)}/meta.yaml"
 
 
-def content_path_for(source_id: str) -> str:
-    return f"{directory_for(source_id)}/content"
+CONTENT = "content"
+# A fixed table, not `mimetypes.guess_extension`: that one reads /etc/mime.types, so the
+# same registration would name its file differently on two machines.
+EXTENSIONS = {
+    "text/markdown": ".md",
+    "text/x-markdown": ".md",
+    "text/plain": ".txt",
+    "text/x-rst": ".rst",
+    "text/html": ".html",
+    "text/csv": ".csv",
+    "text/xml": ".xml",
+    "application/xml": ".xml",
+    "application/json": ".json",
+    "application/yaml": ".yaml",
+    "application/x-yaml": ".yaml",
+    "text/yaml": ".yaml",
+    "application/toml": ".toml",
+    "text/x-python": ".py",
+    "text/javascript": ".js",
+    "application/javascript": ".js",
+    "text/x-sh": ".sh",
+    "application/x-sh": ".sh",
+    "application/pdf": ".pdf",
+    "image/png": ".png",
+    "image/jpeg": ".jpg",
+    "image/gif": ".gif",
+    "image/svg+xml": ".svg",
+    "image/webp": ".webp",
+    "audio/mpeg": ".mp3",
+    "video/mp4": ".mp4",
+}
+CONTENT_NAMES = frozenset({CONTENT, *(CONTENT + ext for ext in EXTENSIONS.values())})
+
+
+def content_name(media_type: object) -> str:
+    """The content file's name for a media type: `content.md`, or `content` when the
+    type has no known extension."""
+    base = str(media_type or "").split(";", 1)[0].strip().lower()
+    return CONTENT + EXTENSIONS.get(base, "")
+
+
+def is_content_name(name: str) -> bool:
+    """Whether a file name inside a source directory names its bytes."""
+    return name in CONTENT_NAMES
+
+
+def content_path_for(source_id: str, media_type: object = None) -> str:
+    """Where a new source's bytes are written, relative to `.vouch/`."""
+    return f"{directory_for(source_id)}/{content_name(media_type)}"
+
+
+def read_content(read: Callable[[str], bytes | None], source_id: str) -> bytes | None:
+    """A source's bytes through `read` (a `.vouch/`-relative path -> bytes or None: a
+    commit's tree, the work tree), wherever its content file is named: the name its
+    meta.yaml's media type gives, else a bare `content` (older knowledge bases), else
+    any content name (a media type edited afterwards)."""
+    folder = directory_for(source_id)
+    meta = read(f"{folder}/meta.yaml")
+    media_type = None
+    if meta is not None:
+        try:
+            media_type = load(meta.decode("utf-8"), where=f"{folder}/meta.yaml").get("media_type")
+        except (CorruptFile, UnicodeDecodeError):
+            media_type = None
+    first = content_name(media_type)
+    for name in (first, CONTENT, *sorted(CONTENT_NAMES - {first, CONTENT})):
+        data = read(f"{folder}/{name}")
+        if data is not None:
+            return data
+    return None
 
 
 def directory_for(source_id: str) -> str:

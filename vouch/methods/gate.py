@@ -108,8 +108,11 @@ def list_pending(
 
 
 def read_proposal(ctx: CallContext, id: str) -> dict[str, Any]:
-    # a person looking at a proposal at the CLI pins what approve may merge
-    return pending.show(ctx.kb, id, record=ctx.transport == "cli")
+    """The review screen (`vouch.review.screen`). A person looking at a proposal at the
+    CLI pins what approve may merge."""
+    from vouch.review.screen import review
+
+    return review(ctx.kb, id, record=ctx.transport == "cli", warm=ctx.warm)
 
 
 def approve(

@@ -171,10 +171,11 @@ def _register_gate() -> None:
         Method(
             "kb.read_proposal",
             "read",
-            "One proposal: metadata, object, state and the diff it merges.",
+            "One proposal as a reviewer sees it: metadata, object, state, the text each "
+            "citation points at, approved look-alikes, and the diff it merges.",
             "vouch.methods.gate:read_proposal",
             (Param("id", {"type": "string"}, required=True, description="proposal id"),),
-            cli=Cli(verb=("read", "proposal"), args=("id",), human=f"{_HUMAN}proposal"),
+            cli=Cli(verb=("read", "proposal"), args=("id",), emit="vouch.cli.human_review:emit"),
         )
     )
     register(

@@ -135,6 +135,7 @@ def _register_areas() -> None:
         index_methods,
         lifecycle_methods,
         maintenance_methods,
+        provenance_methods,
         read_methods,
         search_methods,
         session_methods,
@@ -150,6 +151,7 @@ def _register_areas() -> None:
         context_methods,
         maintenance_methods,
         bundle_methods,
+        provenance_methods,
     ):
         for method in area.METHODS:
             register(method)

@@ -182,10 +182,22 @@ class KB:
         return out
 
     def source_content(self, source_id: str) -> bytes | None:
+        """A source's bytes from the work tree (`content.<ext>`, or a bare `content`)."""
+        path = self.source_content_path(source_id)
         try:
-            return (self.dir / source.content_path_for(source_id)).read_bytes()
+            return path.read_bytes() if path is not None else None
         except FileNotFoundError:
             return None
+
+    def source_content_path(self, source_id: str) -> Path | None:
+        """The work-tree file holding a source's bytes, whatever its extension."""
+        folder = self.dir / source.directory_for(source_id)
+        try:
+            names = [n for n in os.listdir(folder) if source.is_content_name(n)]
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        # two names would be a hand edit: the bare legacy name sorts first, lint says more
+        return folder / sorted(names)[0] if names else None
 
     # -- status ----------------------------------------------------------------------
     @cached_property

@@ -82,7 +82,8 @@ def register_many(
             else:
                 existing = kb.read(source.KIND, sid)  # left by an interrupted run: reuse it
                 versions.add(existing or meta)
-                files[source.content_path_for(sid)] = item.content
+                media_type = (existing or meta).get("media_type")
+                files[source.content_path_for(sid, media_type)] = item.content
                 new_ids.append(sid)
                 results.append({"id": sid, "deduplicated": False})
             older = versions.make_current(sid, meta["locator"])

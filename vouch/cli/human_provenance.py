@@ -1,0 +1,201 @@
+"""Provenance for people: `vouch why`, `vouch log`, `vouch diff` (and its markdown, for
+a pull-request comment), `vouch blame`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+
+def _short(sha: object) -> str:
+    return str(sha or "")[:12]
+
+
+def _link(item: dict[str, Any]) -> str:
+    status = f" [{item['status']}]" if item.get("status") else ""
+    return f"{item['id']}{status}" + (f": {item['title']}" if item.get("title") else "")
+
+
+def why(d: dict[str, Any]) -> str:
+    out = [f"{d['kind']} {d['id']}" + (f" [{d['status']}]" if d.get("status") else "")]
+    out.append(f"  {d['title']}")
+    proposed, approved, added = d.get("proposed"), d.get("approved"), d.get("added")
+    if proposed:
+        line = f"proposed by {proposed.get('proposer')}"
+        if proposed.get("date"):
+            line += f" at {proposed['date']}"
+        line += f" (proposal {proposed.get('proposal_id')}"
+        line += f", session {proposed['session_id']})" if proposed.get("session_id") else ")"
+        out.append(line)
+        if proposed.get("rationale"):
+            out += ["  why: " + ln for ln in str(proposed["rationale"]).split("\n")]
+    if approved:
+        out.append(
+            f"approved by {approved['approver']} at {approved['date']} "
+            f"(merge {_short(approved['commit'])})"
+        )
+        if approved.get("reason"):
+            out.append(f"  reason: {approved['reason']}")
+    if not proposed and not approved and added:
+        out.append(
+            f"added by {added['actor']} at {added['date']} in {_short(added['commit'])} "
+            f"({added['subject']}), without a vouch decision"
+        )
+    for change in d.get("changes") or []:
+        reason = f" — {change['reason']}" if change.get("reason") else ""
+        out.append(
+            f"{change.get('event') or change['role']} by {change['actor']} at {change['date']} "
+            f"({_short(change['commit'])}){reason}"
+        )
+    evidence = d.get("evidence") or []
+    out.append(f"evidence ({len(evidence)}):" if evidence else "evidence: none")
+    for e in evidence:
+        where = f"{e.get('title') or _short(e.get('source_id'))} {e.get('locator') or ''}".rstrip()
+        out.append(f"  {e['id'][:24]}  {where}")
+        if e.get("quote"):
+            out.append(f"    {e['quote']!r}")
+        if e.get("problem"):
+            out.append(f"    ! {e['problem']}")
+    for name in ("supersedes", "superseded_by", "contradicts", "entities", "claims"):
+        for item in d.get(name) or []:
+            out.append(f"{name.replace('_', ' ')}: {_link(item)}")
+    for r in d.get("relations") or []:
+        arrow = "->" if r["direction"] == "out" else "<-"
+        out.append(f"relation {r['relation']} {arrow} {_link(r['other'])}")
+    out.append(f"last confirmed: {d.get('last_confirmed_at') or 'never'}")
+    return "\n".join(out)
+
+
+def log(d: dict[str, Any]) -> str:
+    if not d["commits"]:
+        return "(no commits)"
+    out = []
+    for c in d["commits"]:
+        what = c.get("event") or c.get("decision") or c["role"]
+        pid = f" {c['proposal_id']}" if c.get("proposal_id") else ""
+        out.append(f"{_short(c['commit'])} {c['date']} {what}{pid} by {c['actor']}")
+        out.append(f"    {c['subject']}")
+        for e in c.get("events") or []:
+            ids = " ".join(map(str, e.get("object_ids") or []))[:80]
+            out.append(f"    · {e['event']} by {e['actor']} {ids}")
+    return "\n".join(out)
+
+
+def blame(d: dict[str, Any]) -> str:
+    out = [f"page {d['id']}: {d.get('title')}"]
+    for s in d["sections"]:
+        heading = ("#" * s["level"] + " " + s["heading"]) if s["heading"] else "(preamble)"
+        if s.get("commit") is None:
+            who = "(not committed)"
+        elif s.get("proposal_id"):
+            approved = f", approved by {s['approved_by']}" if s.get("approved_by") else ""
+            who = f"proposal {s['proposal_id']} by {s.get('proposer')}{approved}"
+        else:
+            who = f"{s['role']} {_short(s['commit'])} by {s['author']}: {s['subject']}"
+        out.append(f"L{s['start_line']}-L{s['end_line']}  {heading}\n    {who} ({s.get('date')})")
+    return "\n".join(out)
+
+
+# -- diff ----------------------------------------------------------------------------------
+_CLAIM_TITLES = {
+    "added": "added",
+    "removed": "removed",
+    "superseded": "superseded",
+    "archived": "archived",
+    "status_changed": "status changed",
+    "confidence_changed": "confidence changed",
+    "edited": "edited",
+}
+
+
+def _change_note(item: dict[str, Any]) -> str:
+    notes = []
+    fields = item.get("fields") or {}
+    if "status" in fields:
+        notes.append(f"status {fields['status']['from']} → {fields['status']['to']}")
+    if "confidence" in fields:
+        notes.append(f"confidence {fields['confidence']['from']} → {fields['confidence']['to']}")
+    if item.get("superseded_by"):
+        notes.append(f"by {item['superseded_by']}")
+    others = [k for k in fields if k not in ("status", "confidence", "superseded_by")]
+    if others and not notes:
+        notes.append("changed " + ", ".join(others))
+    for what, heads in (item.get("sections") or {}).items():
+        notes.append(f"sections {what}: " + ", ".join(h or "(preamble)" for h in heads))
+    return "; ".join(notes)
+
+
+def _groups(d: dict[str, Any]) -> list[tuple[str, list[tuple[str, list[dict[str, Any]]]]]]:
+    out = []
+    for group in ("claims", "pages", "entities", "relations", "sources"):
+        buckets = [(_CLAIM_TITLES.get(b, b), items) for b, items in d[group].items() if items]
+        if buckets:
+            out.append((group, buckets))
+    return out
+
+
+def diff_human(d: dict[str, Any]) -> str:
+    head = f"knowledge diff {_short(d['from'])}..{_short(d['to'])} ({d['range']})"
+    out = [head]
+    groups = _groups(d)
+    if not groups and not d["decisions"] and not d["evidence"]["added"]:
+        return head + "\n(no knowledge changed)"
+    for group, buckets in groups:
+        for title, items in buckets:
+            out.append(f"{group} {title} ({len(items)}):")
+            for item in items:
+                note = _change_note(item)
+                sign = {"added": "+", "removed": "-"}.get(title, "~")
+                out.append(f"  {sign} {item['id']}: {item.get('title') or ''}")
+                if note:
+                    out.append(f"      {note}")
+    if d["evidence"]["added"]:
+        out.append(f"evidence added: {d['evidence']['added']}")
+    if d["decisions"]:
+        out.append(f"decisions ({len(d['decisions'])}):")
+        out += [
+            f"  {x['decision']} {x['proposal_id']} ({x['kind']} {x['object_id']}) "
+            f"by {x['decided_by']}"
+            for x in d["decisions"]
+        ]
+    return "\n".join(out)
+
+
+def diff_markdown(d: dict[str, Any]) -> str:
+    """The diff as a pull-request comment."""
+    out = [f"### Knowledge changes `{_short(d['from'])}..{_short(d['to'])}`", ""]
+    groups = _groups(d)
+    if not groups and not d["decisions"]:
+        return "\n".join([*out, "No knowledge changed."]) + "\n"
+    counts = [f"{len(items)} {group} {title}" for group, b in groups for title, items in b]
+    out += ["**" + ", ".join(counts) + "**", ""]
+    for group, buckets in groups:
+        for title, items in buckets:
+            out.append(f"#### {group.capitalize()} {title} ({len(items)})")
+            out.append("")
+            for item in items[:200]:
+                note = _change_note(item)
+                text = str(item.get("title") or "").replace("\n", " ")
+                out.append(f"- `{item['id']}` {text}" + (f" — {note}" if note else ""))
+            if len(items) > 200:
+                out.append(f"- … and {len(items) - 200} more")
+            out.append("")
+    if d["decisions"]:
+        out += [f"#### Decisions ({len(d['decisions'])})", ""]
+        out += [
+            f"- {x['decision']} `{x['proposal_id']}` ({x['kind']} `{x['object_id']}`) "
+            f"by {x['decided_by']}, proposed by {x['proposer']}"
+            for x in d["decisions"]
+        ]
+        out.append("")
+    return "\n".join(out)
+
+
+def diff(out: Any, d: dict[str, Any]) -> None:
+    if out.json:
+        out.emit(d)
+    elif out.format == "markdown":
+        click.echo(diff_markdown(d), nl=False)
+    else:
+        click.echo(diff_human(d))

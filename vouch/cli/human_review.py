@@ -1,0 +1,196 @@
+"""The review screen for people: `vouch show PROPOSAL` (human) and as a pull-request
+description (`--format markdown`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_SKIP = {"diff", "object", "citations", "related", "related_unavailable", "problems"}
+_SHOWN = ("text", "title", "name", "description", "source", "relation", "target")
+
+
+def _object_lines(kind: str, obj: dict[str, Any]) -> list[str]:
+    lines = []
+    for key in _SHOWN:
+        if obj.get(key):
+            lines.append(f"  {key}: {obj[key]}")
+    facts = [
+        f"{k} {obj[k]}"
+        for k in ("type", "status", "confidence", "scope")
+        if obj.get(k) not in (None, "")
+    ]
+    if facts:
+        lines.append("  " + " · ".join(str(f) for f in facts))
+    for key in ("tags", "entities", "aliases", "claims", "supersedes"):
+        if obj.get(key):
+            lines.append(f"  {key}: {', '.join(map(str, obj[key]))}")
+    if kind == "page" and obj.get("body"):
+        lines += ["", *("  " + ln for ln in str(obj["body"]).rstrip().split("\n"))]
+    return lines
+
+
+def citation_head(c: dict[str, Any]) -> str:
+    where = c.get("title") or (c.get("source_id") or "")[:12]
+    locator = c.get("locator") or "(whole source)"
+    kind = "evidence" if c.get("kind") == "evidence" else "source"
+    return f"{where} {locator} ({kind} {str(c['id'])[:24]})"
+
+
+def excerpt_lines(c: dict[str, Any]) -> list[str]:
+    rows = c.get("excerpt") or []
+    width = len(str(rows[-1]["n"])) if rows else 1
+    out = []
+    for i, row in enumerate(rows):
+        if i and row["n"] != rows[i - 1]["n"] + 1:
+            out.append(f"{'':>{width}}   … {c.get('omitted', 0)} more cited line(s)")
+        out.append(f"{row['n']:>{width}} {'>' if row['cited'] else ' '} {row['text']}")
+    return out
+
+
+def proposal(data: dict[str, Any]) -> str:
+    """The review screen as text."""
+    if data.get("object") is None or data.get("citations") is None:
+        return _plain(data)
+    kind, obj = str(data.get("kind")), data["object"]
+    out = [
+        f"proposal {data['proposal_id']} ({data.get('state')}): {kind} {data.get('object_id')}",
+        f"  proposed by {data.get('proposer')} at {data.get('created_at')}"
+        + (f" in session {data['session_id']}" if data.get("session_id") else "")
+        + f", onto {str(data.get('base') or '?').removeprefix('refs/heads/')}",
+    ]
+    if data.get("rationale"):
+        out += ["  why: " + ln for ln in str(data["rationale"]).split("\n")]
+    out += ["", kind.capitalize() + ":", *_object_lines(kind, obj)]
+    citations = data.get("citations") or []
+    out += ["", f"Evidence ({len(citations)}):" if citations else "Evidence: none cited"]
+    for n, c in enumerate(citations, 1):
+        out.append(f"  [{n}] {citation_head(c)}")
+        if c.get("quote"):
+            out.append(f"      quote: {c['quote']!r}")
+        if c.get("problem"):
+            out.append(f"      ! {c['problem']}")
+        out += ["      " + ln for ln in excerpt_lines(c)]
+    related = data.get("related")
+    if related:
+        out += ["", "Already approved and similar (a duplicate? a contradiction?):"]
+        for r in related:
+            status = f" [{r['status']}]" if r.get("status") else ""
+            out.append(f"  {r['id']}{status} ({r['score']:.3f}): {_one_line(r.get('text'))}")
+    elif data.get("related_unavailable"):
+        out += ["", f"Similar knowledge not searched: {data['related_unavailable']}"]
+    if data.get("problems"):
+        out += ["", "Approve would refuse it:", *("  ! " + p for p in data["problems"])]
+    if data.get("diff"):
+        out += ["", str(data["diff"]).rstrip()]
+    if data.get("state") == "pending" and not data.get("problems") and data.get("commit"):
+        out += [
+            "",
+            f"To approve exactly this: vouch approve {data['proposal_id']} "
+            f"--expect {str(data['commit'])[:12]}",
+        ]
+    return "\n".join(out)
+
+
+def _plain(data: dict[str, Any]) -> str:
+    """A decided or unreadable proposal: its metadata and diff."""
+    from vouch.core import yamlio
+
+    meta = {k: v for k, v in data.items() if k not in _SKIP and v}
+    text = f"{yamlio.dump_yaml(meta).rstrip()}\n\n{data.get('diff') or ''}".rstrip()
+    return text
+
+
+def _one_line(text: object, width: int = 100) -> str:
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def fence(text: str, info: str = "") -> str:
+    """`text` in a code fence longer than any backtick run inside it."""
+    runs = [len(m) for m in re.findall(r"`{3,}", text)]
+    ticks = "`" * max(3, max(runs, default=0) + 1)
+    return f"{ticks}{info}\n{text}\n{ticks}"
+
+
+def _quote(text: object) -> str:
+    return "\n".join("> " + ln for ln in str(text).split("\n"))
+
+
+def markdown(data: dict[str, Any]) -> str:
+    """The review screen as a pull-request description."""
+    kind, obj = str(data.get("kind") or "proposal"), data.get("object") or {}
+    title = data.get("title") or data.get("object_id") or ""
+    out = [f"## vouch proposal `{data['proposal_id']}`: {kind} — {_one_line(title, 120)}", ""]
+    rows = [
+        ("State", data.get("state")),
+        ("Object", f"`{data.get('object_id')}`" if data.get("object_id") else None),
+        ("Proposer", data.get("proposer")),
+        ("Proposed at", data.get("created_at")),
+        ("Session", data.get("session_id")),
+        ("Base", str(data.get("base") or "").removeprefix("refs/heads/") or None),
+        ("Commit", f"`{data['commit']}`" if data.get("commit") else None),
+    ]
+    out += ["| | |", "|---|---|"]
+    out += [f"| {k} | {str(v).replace('|', chr(92) + '|')} |" for k, v in rows if v]
+    if data.get("rationale"):
+        out += ["", "### Why", "", str(data["rationale"])]
+    if obj:
+        out += ["", f"### The {kind}", ""]
+        main = obj.get("text") or obj.get("name") or obj.get("title")
+        if main:
+            out.append(_quote(main))
+        facts = [f"{k}: {obj[k]}" for k in ("type", "confidence", "scope") if obj.get(k)]
+        if facts:
+            out += ["", " · ".join(facts)]
+        if kind == "page" and obj.get("body"):
+            out += ["", fence(str(obj["body"]).rstrip(), "markdown")]
+    citations = data.get("citations")
+    if citations is not None:
+        out += ["", f"### Evidence ({len(citations)})"]
+        for n, c in enumerate(citations, 1):
+            title = c.get("title") or str(c.get("source_id") or "")[:12]
+            out += ["", f"**{n}. {title}** `{c.get('locator') or 'whole source'}` ({c['id']})"]
+            if c.get("quote"):
+                out += ["", _quote(c["quote"])]
+            if c.get("problem"):
+                out += ["", f"⚠️ {c['problem']}"]
+            if c.get("excerpt"):
+                out += ["", fence("\n".join(excerpt_lines(c)), "text")]
+    if data.get("related"):
+        out += ["", "### Already approved and similar", ""]
+        out += [
+            f"- `{r['id']}`{' (' + r['status'] + ')' if r.get('status') else ''}: "
+            f"{_one_line(r.get('text'))}"
+            for r in data["related"]
+        ]
+    if data.get("problems"):
+        out += ["", "### Approve would refuse it", ""] + [f"- {p}" for p in data["problems"]]
+    if data.get("diff"):
+        out += [
+            "",
+            "<details><summary>Files</summary>",
+            "",
+            fence(str(data["diff"]).rstrip(), "diff"),
+            "",
+            "</details>",
+        ]
+    if data.get("state") == "pending" and data.get("commit"):
+        out += [
+            "",
+            f"Approve exactly this: `vouch approve {data['proposal_id']} "
+            f"--expect {str(data['commit'])[:12]}`",
+        ]
+    return "\n".join(out) + "\n"
+
+
+def emit(out: Any, data: dict[str, Any]) -> None:
+    """JSON, the review screen, or (`--format markdown`) a pull-request description."""
+    import click
+
+    if out.json:
+        out.emit(data)
+    elif out.format == "markdown":
+        click.echo(markdown(data), nl=False)
+    else:
+        click.echo(proposal(data))

@@ -1,0 +1,165 @@
+"""The text a citation points at: the located lines of a source, with a little context.
+
+A reviewer judges a claim by what its evidence says, so each citation is resolved to
+its source's title and locator, its quote, and the lines themselves: a line span
+(`L10-L20`) as given, a quote found in the span or the whole source (whitespace
+ignored, as evidence checks it), a `#section` anchor as that heading's section, a
+source cited whole by its first lines.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from vouch.core import ids
+from vouch.errors import UsageError
+from vouch.history.snapshot import Snapshot
+from vouch.kinds import evidence as evidence_kind
+from vouch.kinds.page import sections
+
+CONTEXT = 2  # lines shown before and after the cited ones
+MAX_CITED = 40  # cited lines shown at most; the rest are counted
+WHOLE_SOURCE = 5  # lines shown of a source cited without a locator
+
+
+def cite(snap: Snapshot, item: str, *, context: int = CONTEXT) -> dict[str, Any]:
+    """One citation (an evidence or a source id) resolved to what it points at."""
+    out: dict[str, Any] = {"id": item}
+    if ids.is_source_id(item):
+        out.update(kind="source", source_id=item, locator=None, quote=None)
+    else:
+        ev = snap.object("evidence", item)
+        if ev is None:
+            return {**out, "kind": "evidence", "problem": "no such evidence"}
+        out.update(
+            kind="evidence",
+            source_id=ev["source_id"],
+            locator=ev.get("locator"),
+            quote=ev.get("quote"),
+        )
+    sid = str(out["source_id"])
+    meta = snap.object("source", sid)
+    if meta is None:
+        return {**out, "problem": "its source is not registered"}
+    out.update(
+        title=meta.get("title") or meta.get("locator"),
+        source_locator=meta.get("locator"),
+        media_type=meta.get("media_type"),
+    )
+    if meta.get("superseded_by"):
+        out["source_superseded_by"] = meta["superseded_by"]
+    content = snap.source_content(sid)
+    if content is None:
+        return {**out, "problem": "its source's content is missing"}
+    text = content.decode("utf-8", "replace")
+    found = locate(text, out.get("locator"), out.get("quote"))
+    if isinstance(found, str):
+        return {**out, "problem": found}
+    start, end = found
+    return {**out, **excerpt(text.split("\n"), start, end, context)}
+
+
+def locate(text: str, locator: object, quote: object) -> tuple[int, int] | str:
+    """The 1-based lines (start, end) a citation points at, or why they cannot be found."""
+    lines = text.split("\n")
+    span = (1, min(len(lines), WHOLE_SOURCE))
+    loc = str(locator or "")
+    m = evidence_kind.LINE_SPAN.match(loc)
+    if m:
+        span = (int(m.group(1)), int(m.group(2) or m.group(1)))
+        if span[1] > len(lines):
+            return f"{loc} lies outside the source ({len(lines)} lines)"
+    elif evidence_kind.ANCHOR.match(loc):
+        anchored = _anchor(text, loc[1:])
+        if anchored is None and not quote:
+            return f"no section {loc} in the source"
+        span = anchored or span
+    if quote:
+        found = find_quote(lines, str(quote), span if m else (1, len(lines)))
+        if found is None:
+            return f"the quote does not appear at {loc or 'the source'}"
+        if not m:
+            span = found
+    return span
+
+
+def find_quote(lines: list[str], quote: str, within: tuple[int, int]) -> tuple[int, int] | None:
+    """The lines holding `quote` inside `within`, whitespace ignored."""
+    words = quote.split()
+    if not words:
+        return None
+    start, end = within
+    region = "\n".join(lines[start - 1 : end])
+    m = re.search(r"\s+".join(re.escape(w) for w in words), region)
+    if m is None:
+        return None
+    first = start + region.count("\n", 0, m.start())
+    return first, start + region.count("\n", 0, m.end())
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces dashed."""
+    kept = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return kept.replace(" ", "-")
+
+
+def _anchor(text: str, anchor: str) -> tuple[int, int] | None:
+    for sec in sections(text):
+        if sec.heading and (_slug(sec.heading) == anchor.lower() or sec.heading == anchor):
+            return sec.start_line, max(sec.start_line, sec.end_line - 1)
+    return None
+
+
+def excerpt(lines: list[str], start: int, end: int, context: int = CONTEXT) -> dict[str, Any]:
+    """Lines start..end (1-based) with `context` lines around them, numbered; cited
+    lines past MAX_CITED are left out and counted."""
+    shown_end = min(end, start + MAX_CITED - 1)
+    first, last = max(1, start - context), min(len(lines), shown_end + context)
+    rows = [
+        {"n": n, "text": lines[n - 1], "cited": start <= n <= end}
+        for n in range(first, last + 1)
+        if not (shown_end < n <= end)
+    ]
+    out: dict[str, Any] = {"lines": {"start": start, "end": end}, "excerpt": rows}
+    if shown_end < end:
+        out["omitted"] = end - shown_end
+    return out
+
+
+def parse_lines(spec: str) -> tuple[int, int]:
+    """`A-B`, `A` or `LA-LB` as (start, end), 1-based and inclusive."""
+    m = re.fullmatch(r"L?(\d+)(?:-L?(\d+))?", spec.strip())
+    if not m:
+        raise UsageError(f"--lines {spec!r} must look like 10-20 (or L10-L20)")
+    start, end = int(m.group(1)), int(m.group(2) or m.group(1))
+    if start < 1 or end < start:
+        raise UsageError(f"--lines {spec!r}: need 1 <= start <= end")
+    return start, end
+
+
+def source_text(snap: Snapshot, source_id: str, lines: str | None = None) -> dict[str, Any]:
+    """A source's text (`vouch show SOURCE --content [--lines A-B]`)."""
+    from vouch.errors import NotFound
+
+    meta = snap.object("source", source_id)
+    content = snap.source_content(source_id) if meta is not None else None
+    if meta is None or content is None:
+        raise NotFound(f"no source {source_id}", hint="`vouch list sources` lists them")
+    text = content.decode("utf-8", "replace")
+    all_lines = text.split("\n")
+    if text.endswith("\n"):
+        all_lines.pop()
+    start, end = parse_lines(lines) if lines else (1, len(all_lines))
+    if lines and end > len(all_lines):
+        raise UsageError(
+            f"--lines {lines}: the source has {len(all_lines)} lines",
+            hint=f"ask for lines within 1-{len(all_lines)}",
+        )
+    return {
+        "id": source_id,
+        "title": meta.get("title") or meta.get("locator"),
+        "media_type": meta.get("media_type"),
+        "lines": {"start": start, "end": end, "total": len(all_lines)},
+        "text": "\n".join(all_lines[start - 1 : end]),
+    }

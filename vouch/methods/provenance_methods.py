@@ -1,0 +1,58 @@
+"""The kb.* methods of provenance: why, log, diff, blame — history read from git."""
+
+from __future__ import annotations
+
+from vouch.methods.shape import Cli, Method, Param
+
+_HUMAN = "vouch.cli.human_provenance:"
+_HANDLER = "vouch.methods.provenance:"
+_REV = Param("rev", {"type": "string"}, default="HEAD", description="branch, tag or commit")
+
+METHODS: tuple[Method, ...] = (
+    Method(
+        "kb.why",
+        "read",
+        "Where a claim, page, entity or relation came from: proposer, approver, evidence "
+        "with quotes, supersessions, contradictions, last confirmation.",
+        f"{_HANDLER}why",
+        (Param("id", {"type": "string"}, required=True, description="object id"),),
+        cli=Cli(args=("id",), human=f"{_HUMAN}why"),
+    ),
+    Method(
+        "kb.log",
+        "read",
+        "The commits that changed one object (or the whole knowledge base), newest first, "
+        "each with its audit events.",
+        f"{_HANDLER}log",
+        (
+            Param("id", {"type": "string"}, description="object id; omit for every commit"),
+            _REV,
+            Param("limit", {"type": "integer", "minimum": 0}, default=50, description="0: all"),
+        ),
+        cli=Cli(args=("id",), human=f"{_HUMAN}log"),
+    ),
+    Method(
+        "kb.diff",
+        "read",
+        "What changes in knowledge between two revisions: claims added, removed, "
+        "superseded, archived, re-rated; pages edited by section; decisions.",
+        f"{_HANDLER}diff",
+        (
+            Param(
+                "revisions",
+                {"type": "string"},
+                required=True,
+                description="A..B (two commits), A...B (B since it left A) or A (A..HEAD)",
+            ),
+        ),
+        cli=Cli(args=("revisions",), emit=f"{_HUMAN}diff"),
+    ),
+    Method(
+        "kb.blame",
+        "read",
+        "Each section of a page with the proposal (or commit) that last changed it.",
+        f"{_HANDLER}blame",
+        (Param("id", {"type": "string"}, required=True, description="page id"), _REV),
+        cli=Cli(args=("id",), human=f"{_HUMAN}blame"),
+    ),
+)

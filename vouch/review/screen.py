@@ -1,0 +1,79 @@
+"""The review screen: a proposal, the text each citation points at, and what it may
+repeat or contradict among approved knowledge.
+
+`kb.read_proposal` answers with it on every transport, so an agent asked to review
+sees what a person sees at `vouch show PROPOSAL`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vouch.gate import pending
+from vouch.history.citations import cite
+from vouch.history.snapshot import Snapshot
+from vouch.store.kb import KB
+
+
+def cited_ids(kind: str, obj: dict[str, Any]) -> list[str]:
+    field = "sources" if kind == "page" else "evidence"
+    return [str(i) for i in obj.get(field) or []]
+
+
+def review(
+    kb: KB,
+    proposal_id: str,
+    *,
+    record: bool = False,
+    related: bool = True,
+    warm: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """`pending.show` plus `citations` (read in the proposal's own commit: evidence it
+    makes exists only there) and `related` (approved look-alikes).
+
+    A cold call opens the search index first and builds the screen while git checks the
+    index's freshness (`open_index(meanwhile=...)`): the two cost the wall time of one.
+    """
+    warm = warm if warm is not None else {}
+    built: list[dict[str, Any]] = []
+    failed: list[BaseException] = []
+
+    def build(_index: object = None) -> None:
+        try:
+            built.append(_screen(kb, proposal_id, record))
+        except BaseException as exc:  # raised below, after the index is left alone
+            failed.append(exc)
+
+    unavailable = None
+    if related:
+        from vouch.errors import VouchError
+        from vouch.search.access import open_index
+
+        try:
+            open_index(kb, warm, meanwhile=build)
+        except VouchError as exc:  # an unusable index must not hide the proposal itself
+            unavailable = exc.message
+    if failed:
+        raise failed[0]
+    if not built:  # a warm index (no freshness check to overlap), or none at all
+        build()
+        if failed:
+            raise failed[0]
+    data = built[0]
+    obj, kind = data.get("object"), data.get("kind")
+    if related and obj and kind and data.get("state") == "pending":
+        from vouch.review.related import near
+
+        data["related"], problem = near(kb, str(kind), obj, warm=warm)
+        if problem or unavailable:
+            data["related_unavailable"] = problem or unavailable
+    return data
+
+
+def _screen(kb: KB, proposal_id: str, record: bool) -> dict[str, Any]:
+    data = pending.show(kb, proposal_id, record=record)
+    obj, kind, commit = data.get("object"), data.get("kind"), data.get("commit")
+    if obj and kind and commit:
+        snap = Snapshot(kb, str(commit))
+        data["citations"] = [cite(snap, item) for item in cited_ids(str(kind), obj)]
+    return data
