@@ -69,7 +69,7 @@ def test_hybrid_json_matches_the_schema_and_finds_the_runbook(srch: Any) -> None
     top = data["results"][0]
     assert "rollback" in top["text"].lower()
     assert "[MATCH]" in top["snippet"] and "[/MATCH]" in top["snippet"]
-    assert set(top["score_breakdown"]) == {"fts", "vector"}
+    assert set(top["score_breakdown"]) == {"fts", "vector", "prior"}
     assert top["backend"] == "hybrid"
     assert set(top["source"]) >= {
         "document_id",
@@ -680,3 +680,49 @@ def test_type_filter_matches_a_relations_type(kb_with_sources, run_cli) -> None:
     )
     assert out.code == 0, out.err
     assert [r["id"] for r in out.json()["results"]] == [res["relation_id"]]
+
+
+def test_reviewed_knowledge_ranks_above_the_source_it_cites(tmp_path: Path, run_cli: Any) -> None:
+    """The prior by kind and status: an approved claim that answers the query ranks above
+    the source chunk it cites (both match its words), shown as score_breakdown.prior; a
+    source and a pending proposal get none; config.yaml can turn it off."""
+    from vouch.store import sources
+    from vouch.store.initkb import init_kb
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    init_kb(repo)
+    kb = KB.open(repo)
+    doc = repo / "notes.md"
+    doc.write_text(
+        "# Release notes\n\nTo keep files out of a release tarball, give them the "
+        "export-ignore attribute in .gitattributes: git archive output leaves them out. "
+        "Archives are made for every tag.\n"
+    )
+    (source,) = [
+        r["id"] for r in sources.register_many(kb, [sources.intake_for_path(kb, doc)], "T")
+    ]
+    text = "Files with the export-ignore attribute are left out of git archive output."
+    claim_id = write_object(kb, "claim", KINDS["claim"].new(text=text, evidence=[source]))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "knowledge")
+    ops.invoke(
+        CallContext(kb_path=str(repo), actor_override="agent"),
+        "kb.propose_claim",
+        {"text": "Git archive leaves out export-ignore files, always.", "evidence": [source]},
+    )
+    query = ["search", "export-ignore git archive output", "--kb", str(repo), "--include-pending"]
+    results = ok(run_cli(*query))["results"]
+    ranks = {r["kind"] + (":pending" if r.get("pending") else ""): n for n, r in enumerate(results)}
+    assert ranks["claim"] < ranks["source"]
+    by_kind = {r["kind"] + (":pending" if r.get("pending") else ""): r for r in results}
+    assert by_kind["claim"]["id"] == claim_id and by_kind["claim"]["score_breakdown"]["prior"] > 0
+    assert by_kind["source"]["score_breakdown"]["prior"] == 0
+    assert by_kind["claim:pending"]["score_breakdown"]["prior"] == 0
+    config = kb.dir / "config.yaml"
+    config.write_text(config.read_text().replace("search:\n", "search:\n  prior:\n    claim: 0\n"))
+    off = ok(run_cli(*query))["results"]
+    assert all(r["score_breakdown"]["prior"] == 0 for r in off)
+    doctor = run_cli("doctor", "--kb", str(repo), "--json").json()
+    assert not [i for i in doctor["issues"] if i.get("kind") == "config-unknown"]

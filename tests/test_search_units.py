@@ -257,3 +257,26 @@ def test_human_format_follows_the_spec() -> None:
     assert lines[0] == 'Search: "install git" (47 matches, showing top 1)'
     assert lines[1].startswith("1. [0.031] Git Admin Guide (p.12) [source/pdf] [git, admin]")
     assert lines[2] == "To install the latest"
+
+
+def test_the_prior_table_from_config() -> None:
+    from vouch.core.config import Config
+    from vouch.search import prior
+    from vouch.search.fusion import Fused
+
+    def table(text: str) -> dict[str, float]:
+        return prior.boosts(Config.from_text(text, "config.yaml"))
+
+    assert table("search: {}\n") == prior.DEFAULT_BOOSTS
+    custom = table("search:\n  prior:\n    claim: 0.5\n    page: {draft: 0.2}\n")
+    assert prior.boost(custom, "claim", "stable") == 0.5  # the kind's number wins
+    assert prior.boost(custom, "page", "draft") == 0.2
+    assert prior.boost(custom, "source", "") == 0.0
+    for bad in ("search:\n  prior: 3\n", "search:\n  prior:\n    claim: lots\n"):
+        with pytest.raises(UsageError):
+            table(bad)
+    fused = [Fused(1, 0.5, {"fts": 0.5}), Fused(2, 0.45, {"fts": 0.45}), Fused(-1, 0.4, {})]
+    kinds = {1: ("source", "active"), 2: ("claim", "stable")}
+    out = prior.apply(fused, kinds.get, prior.DEFAULT_BOOSTS)
+    assert [f.key for f in out] == [2, 1, -1]
+    assert out[0].breakdown["prior"] == pytest.approx(0.45 * 0.3) and out[1].breakdown["prior"] == 0

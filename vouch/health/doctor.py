@@ -159,7 +159,23 @@ def known_keys() -> dict[str, Any]:
         known.setdefault(f"search.{name}", None)
     for key in _EXTRA_KEYS:
         known.setdefault(key, None)
+    known.update(_prior_keys())
     return known
+
+
+def _prior_keys() -> dict[str, Any]:
+    """`search.prior.<kind>` and `search.prior.<kind>.<status>` (vouch/search/prior.py)."""
+    import importlib
+
+    from vouch.search.engine import SEARCH_KINDS
+    from vouch.search.prior import DEFAULT_BOOSTS
+
+    out: dict[str, Any] = {}
+    for kind in SEARCH_KINDS:
+        out[f"search.prior.{kind}"] = DEFAULT_BOOSTS.get(kind, 0.0)
+        for status in getattr(importlib.import_module(f"vouch.kinds.{kind}"), "STATUSES", ()):
+            out[f"search.prior.{kind}.{status}"] = DEFAULT_BOOSTS.get(f"{kind}.{status}", 0.0)
+    return out
 
 
 def config_drift(kb: KB) -> list[Issue]:

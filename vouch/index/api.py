@@ -227,6 +227,18 @@ class Index(IndexHandle):
 
     # -- metadata --------------------------------------------------------------------------
     @_guarded
+    def kinds(self, chunk_ids: Iterable[int]) -> dict[int, tuple[str, str]]:
+        """(kind, status) by chunk id: what the ranking prior needs of every candidate."""
+        wanted = list(dict.fromkeys(int(c) for c in chunk_ids))
+        out: dict[int, tuple[str, str]] = {}
+        for part, marks in store.in_batches(wanted):
+            for cid, kind, status in self.conn.execute(
+                f"SELECT id, kind, status FROM chunks WHERE id IN ({marks})", part
+            ):
+                out[int(cid)] = (str(kind), str(status))
+        return out
+
+    @_guarded
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, ChunkInfo]:
         """Chunk metadata by id; ids no longer in the index are left out."""
         wanted = list(dict.fromkeys(int(c) for c in chunk_ids))

@@ -139,6 +139,9 @@ class SearchIndex:
     def chunks(self, ids: Iterable[int]) -> dict[int, ChunkInfo]:
         return self.index.chunks(ids)
 
+    def kinds(self, ids: Iterable[int]) -> dict[int, tuple[str, str]]:
+        return self.index.kinds(ids)
+
 
 def _signature(kb: KB) -> tuple[Any, ...] | None:
     """Cheap evidence that nothing vouch or git did changed the files: stats of HEAD, the

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from vouch.errors import UsageError, VouchError
 from vouch.search import cursor as cursors
+from vouch.search import prior
 from vouch.search import query as queries
 from vouch.search.budget import apply_budget
 from vouch.search.fusion import DEFAULT_K, Fused, rrf
@@ -276,6 +277,9 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
         "vector": None if vector is None else [cid for cid, _ in vector],
     }
     fused = rrf(channels, k=req.rrf_k, weights=weights)
+    if req.weights is None:  # the tuned default: reviewed knowledge first
+        known = index.kinds(int(str(f.key)) for f in fused if int(str(f.key)) > 0)
+        fused = prior.apply(fused, known.get, prior.boosts(kb.config))
     if req.threshold is not None:
         fused = [f for f in fused if f.score >= req.threshold]
     timer.add("fusion", t0)

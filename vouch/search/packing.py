@@ -87,7 +87,7 @@ def word_prefix(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     if limit <= len(ELLIPSIS):
-        return text[:limit]
+        return ELLIPSIS[:limit]  # no room for a word: never a letter cut from one
     head = text[: limit - len(ELLIPSIS)]
     whole_word = text[len(head)].isspace() or head[-1].isspace()
     if not whole_word and len(head.split()) > 1:
