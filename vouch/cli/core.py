@@ -66,17 +66,20 @@ def find_object(ctx: CallContext, object_id: str) -> tuple[str, dict[str, Any]]:
 def show_cmd(ctx: CallContext, out: Output, object_id: str, section: str | None) -> None:
     """Show one object (claim, page, entity, relation, source, evidence, session)."""
     from vouch.core.ids import is_proposal_id
+    from vouch.store import prefixes
+
+    object_id = prefixes.resolve(ctx.kb, object_id)  # a source by the prefix output prints
 
     if section is not None:  # issue 5: located through the index's headings table
+        from vouch.core.headings import without_heading
         from vouch.search.catalog import section as find_section
 
         data = find_section(ctx, check_id(object_id), section)
         out.emit(
             data,
             lambda d: (
-                f"{'#' * d['level']} {d['section']}\n\n"
-                f"{d['text'].split(chr(10), 1)[-1].strip()}".rstrip()
-            ),
+                f"{'#' * max(1, d['level'])} {d['section']}\n\n{without_heading(d['text'])}"
+            ).rstrip(),
         )
         return
 

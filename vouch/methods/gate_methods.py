@@ -54,7 +54,9 @@ def _register_gate() -> None:
                     "evidence",
                     _IDS(),
                     required=True,
-                    description="source ids, evidence ids, or <source-id>:L10-L20 pointers",
+                    description="source ids, evidence ids, or <source-id>:L10-L20 pointers "
+                    "(a search hit's `cite`)",
+                    ids=True,
                 ),
                 Param(
                     "type",
@@ -63,7 +65,7 @@ def _register_gate() -> None:
                     description=_enum_doc(claim.TYPES),
                 ),
                 confidence,
-                Param("entities", _IDS()),
+                Param("entities", _IDS(), ids=True),
                 Param("scope", {"type": "string"}, description=_enum_doc(source_kind.SCOPES)),
                 Param("tags", _IDS()),
                 Param("session_id", {"type": "string"}),
@@ -96,9 +98,9 @@ def _register_gate() -> None:
                     default=page.KIND.default("type"),
                     description=_enum_doc(page.TYPES),
                 ),
-                Param("claims", _IDS()),
-                Param("entities", _IDS()),
-                Param("sources", _IDS()),
+                Param("claims", _IDS(), ids=True),
+                Param("entities", _IDS(), ids=True),
+                Param("sources", _IDS(), ids=True),
                 Param("tags", _IDS()),
                 _DRY_RUN,
             ),
@@ -136,16 +138,24 @@ def _register_gate() -> None:
             "Propose a typed relation between two objects.",
             "vouch.methods.gate:propose_relation",
             (
-                Param("source", {"type": "string"}, required=True, description="from this id"),
+                Param(
+                    "source",
+                    {"type": "string"},
+                    required=True,
+                    description="from this id",
+                    ids=True,
+                ),
                 Param(
                     "relation",
                     {"type": "string"},
                     required=True,
                     description=_enum_doc(relation.TYPES),
                 ),
-                Param("target", {"type": "string"}, required=True, description="to this id"),
+                Param(
+                    "target", {"type": "string"}, required=True, description="to this id", ids=True
+                ),
                 confidence,
-                Param("evidence", _IDS()),
+                Param("evidence", _IDS(), ids=True),
                 _DRY_RUN,
             ),
             writes=True,
@@ -249,7 +259,7 @@ def _register_gate() -> None:
             "Store a span pointer into a source (quote checked against its content).",
             "vouch.methods.gate:register_evidence",
             (
-                Param("source_id", {"type": "string"}, required=True),
+                Param("source_id", {"type": "string"}, required=True, ids=True),
                 Param(
                     "locator",
                     {"type": "string"},

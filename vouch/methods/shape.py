@@ -45,6 +45,8 @@ class Param:
     required: bool = False
     default: Any = None
     description: str = ""
+    # its value (or each item) is an object id: a unique source-id prefix is resolved
+    ids: bool = False
 
     def property_schema(self) -> dict[str, Any]:
         out = dict(self.schema)
@@ -142,6 +144,17 @@ class Method:
             bound[p.name] = value
         return bound
 
+    def resolve_ids(self, bound: dict[str, Any], resolve: Callable[[str], str]) -> None:
+        """Replace short source ids in the id parameters (`Param.ids`), in place."""
+        for p in self.params:
+            value = bound.get(p.name)
+            if not p.ids or value is None:
+                continue
+            if isinstance(value, str):
+                bound[p.name] = resolve(value)
+            elif isinstance(value, list):
+                bound[p.name] = [resolve(v) if isinstance(v, str) else v for v in value]
+
     def function(self) -> Callable[..., Any]:
         if not self._resolved:
             module, _, attr = self.handler.partition(":")
@@ -190,7 +203,7 @@ def type_problem(value: Any, schema: Mapping[str, Any]) -> str | None:
 
 
 # parameters several methods share
-OBJECT_ID = Param("id", {"type": "string"}, required=True, description="object id")
+OBJECT_ID = Param("id", {"type": "string"}, required=True, description="object id", ids=True)
 PAGING = (
     Param("limit", {"type": "integer", "minimum": 0}, default=50),
     Param("offset", {"type": "integer", "minimum": 0}, default=0),
