@@ -71,6 +71,7 @@ HAND_WRITTEN = {
     "eval": "search",
     "stats": "search",
     "hooks": "hooks",
+    "install-agent": "agents",
 }
 
 
