@@ -263,7 +263,23 @@ def _each_checked(
         raise click.exceptions.Exit(1)
 
 
+def _approve(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
+    """`vouch approve A B C`: one call that lands them together (all or none,
+    dependencies first); the results in landing order."""
+    given = list(values.pop("proposal_id"))
+    params = params_from(method, {**values, "proposal_id": given[0]})
+    params["together"] = [*given[1:], *(params.get("together") or [])] or None
+    result = ops.invoke(ctx, method.name, params)
+    results = result.get("approved") or [result]
+    if out.json:
+        out.emit(results if len(results) != 1 else results[0])
+        return
+    for item in results:
+        emit(method, out, item)
+
+
 CUSTOM: dict[str, Custom] = {
+    "kb.approve": Custom(run=_approve),
     "kb.search": Custom(_search_options, _search),
     "kb.register_source_from_path": Custom(_source_add_options, _source_add),
     "kb.index_rebuild": Custom(run=_rebuild),

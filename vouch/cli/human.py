@@ -98,6 +98,10 @@ def proposed(out: Any, result: dict[str, Any]) -> None:
         out.info(f"valid: {kind} {object_id} (dry run, nothing written)")
     else:
         click.echo(result["proposal_id"])
+    waits = result.get("waits_for") or []
+    if waits and not out.json:
+        pids = sorted({w["proposal_id"] for w in waits})
+        out.info(f"waits for {', '.join(pids)}: approve them together, dependencies first")
 
 
 def pending(rows: list[dict[str, Any]]) -> str:
@@ -116,6 +120,13 @@ def pending(rows: list[dict[str, Any]]) -> str:
 def proposal(data: dict[str, Any]) -> str:
     meta = {k: v for k, v in data.items() if k not in ("diff", "object") and v}
     text = f"{yamlio.dump_yaml(meta).rstrip()}\n\n{data.get('diff') or ''}".rstrip()
+    waits = data.get("waits_for") or []
+    if waits:
+        pids = sorted({w["proposal_id"] for w in waits})
+        text += (
+            f"\n\nWaits for {', '.join(pids)}; approve them together: vouch approve "
+            + " ".join([*pids, data["proposal_id"]])
+        )
     if data.get("state") == "pending" and not data.get("problems") and data.get("commit"):
         text += (
             f"\n\nTo approve exactly this: vouch approve {data['proposal_id']} "
@@ -129,7 +140,13 @@ def approved(result: dict[str, Any]) -> str:
 
 
 def rejected(result: dict[str, Any]) -> str:
-    return f"rejected {result['proposal_id']}"
+    text = f"rejected {result['proposal_id']}"
+    if result.get("waited_on_by"):
+        text += (
+            f"\nnote: {', '.join(result['waited_on_by'])} wait(s) for it and cannot be "
+            "approved as proposed"
+        )
+    return text
 
 
 def audit(rows: list[dict[str, Any]]) -> str:

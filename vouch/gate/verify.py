@@ -20,14 +20,14 @@ by the decision. A refusal names every offending path.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from vouch.core import ids
 from vouch.errors import CorruptFile, GateRefused
-from vouch.gate.propose import BaseView, reference_errors
 from vouch.gate.records import Proposal
+from vouch.gate.references import BaseView, Pending, reference_errors
 from vouch.kinds import GATED, KINDS, Kind, Obj
 from vouch.kinds import evidence as evidence_kind
 from vouch.store import evidence
@@ -161,6 +161,8 @@ def _content_problems(
     files: dict[str, str],
     view: BaseView,
     require_citations: bool,
+    landing: Collection[str] = (),
+    pending: Pending | None = None,
 ) -> tuple[Obj | None, str, list[str]]:
     object_path = kb.rel(kind.path_for(proposal.object_id))
     problems: list[str] = []
@@ -217,7 +219,9 @@ def _content_problems(
             made.add(eid)
     problems += [
         f"{object_path}: {e}"
-        for e in reference_errors(view, kind.name, obj, made, require_citations)
+        for e in reference_errors(
+            view, kind.name, obj, made, require_citations, also=landing, pending=pending
+        )
     ]
     return obj, text, problems
 
@@ -240,8 +244,19 @@ def _load(kb: KB, kind: Kind, blob: str, path: str, problems: list[str]) -> tupl
     return obj, text
 
 
-def check(kb: KB, proposal: Proposal, target_tip: str, *, require_citations: bool) -> Checked:
-    """The proposal's object and files, or GateRefused naming every problem."""
+def check(
+    kb: KB,
+    proposal: Proposal,
+    target_tip: str,
+    *,
+    require_citations: bool,
+    landing: Collection[str] = (),
+    pending: Pending | None = None,
+) -> Checked:
+    """The proposal's object and files, or GateRefused naming every problem.
+
+    References must hold on `target_tip` (in a joint approval: the commit that already
+    holds the proposals landed before this one), or be in `landing`."""
     repo = kb.repo
     kind = KINDS.get(proposal.kind) if proposal.kind in GATED else None
     if kind is None or not ids.is_object_id(proposal.object_id):
@@ -265,7 +280,9 @@ def check(kb: KB, proposal: Proposal, target_tip: str, *, require_citations: boo
     text = ""
     if not problems:
         view = BaseView(kb, target_tip)
-        obj, text, problems = _content_problems(kb, proposal, kind, files, view, require_citations)
+        obj, text, problems = _content_problems(
+            kb, proposal, kind, files, view, require_citations, landing, pending
+        )
     if problems or obj is None:
         more = f" (and {len(problems) - _SHOWN} more)" if len(problems) > _SHOWN else ""
         raise GateRefused(

@@ -118,6 +118,7 @@ def approve(
     reason: str | None = None,
     approver: str | None = None,
     expect: str | None = None,
+    together: list[str] | None = None,
 ) -> dict[str, Any]:
     # `approver` speaks for someone else: only a trusted transport may say it.
     if approver is not None and not ctx.trusted:
@@ -126,12 +127,18 @@ def approve(
             hint="the server must run with --trusted-host",
         )
     actor = approver.strip() if approver and approver.strip() else ctx.actor()
-    return decide.approve(ctx.kb, actor, proposal_id, reason, expect=expect)
+    return decide.approve(
+        ctx.kb, actor, proposal_id, reason, expect=expect, together=together or ()
+    )
 
 
 def reject(ctx: CallContext, proposal_id: str, reason: str) -> dict[str, Any]:
     result = decide.reject(ctx.kb, ctx.actor(), proposal_id, reason)
-    return {"ok": result["ok"], "proposal_id": result["proposal_id"]}
+    return {
+        "ok": result["ok"],
+        "proposal_id": result["proposal_id"],
+        "waited_on_by": result.get("waited_on_by", []),
+    }
 
 
 def audit_events(

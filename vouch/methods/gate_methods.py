@@ -206,6 +206,12 @@ def _register_gate() -> None:
                     {"type": "string"},
                     description="the proposal commit that was reviewed; refused if it differs",
                 ),
+                Param(
+                    "together",
+                    _IDS(),
+                    description="more proposal ids to land with it, all or none, dependencies "
+                    "first (linked proposals)",
+                ),
             ),
             writes=True,
             cli=Cli(args=("proposal_id",), repeat=True, human=f"{_HUMAN}approved"),
