@@ -111,6 +111,8 @@ EXTRA = {
     "kb.tags",
     "kb.promote",
     "kb.source_history",
+    "kb.revise_proposal",
+    "kb.comment_proposal",
 }
 
 

@@ -118,8 +118,12 @@ def pending(rows: list[dict[str, Any]]) -> str:
 
 
 def proposal(data: dict[str, Any]) -> str:
-    meta = {k: v for k, v in data.items() if k not in ("diff", "object") and v}
+    hidden = ("diff", "object", "revisions", "comments")
+    meta = {k: v for k, v in data.items() if k not in hidden and v}
     text = f"{yamlio.dump_yaml(meta).rstrip()}\n\n{data.get('diff') or ''}".rstrip()
+    lines = _thread(data.get("revisions") or [], data.get("comments") or [])
+    if len(lines) > 1:
+        text += "\n\nThread:\n" + "\n".join(lines)
     waits = data.get("waits_for") or []
     if waits:
         pids = sorted({w["proposal_id"] for w in waits})
@@ -135,8 +139,31 @@ def proposal(data: dict[str, Any]) -> str:
     return text
 
 
+def _thread(revisions: list[dict[str, Any]], comments: list[dict[str, Any]]) -> list[str]:
+    """Revisions in order, each followed by the comments written while it was the tip."""
+    lines: list[str] = []
+    placed: set[str] = set()
+    for r in revisions:
+        lines.append(f"  {r['created_at']}  revision {r['revision']} {r['commit'][:12]} → "
+                     f"{r['object_id']}")  # fmt: skip
+        for c in comments:
+            if c["revision_commit"] == r["commit"]:
+                placed.add(c["comment"])
+                lines.append(f"  {c['created_at']}  comment by {c['author']}: {c['text']}")
+    lines += [
+        f"  {c['created_at']}  comment by {c['author']}: {c['text']}"
+        for c in comments
+        if c["comment"] not in placed
+    ]
+    return lines
+
+
 def approved(result: dict[str, Any]) -> str:
     return f"approved {result['proposal_id']} → {result['object_kind']} {result['object_id']}"
+
+
+def commented(result: dict[str, Any]) -> str:
+    return f"commented on {result['proposal_id']} (revision {str(result['revision'])[:12]})"
 
 
 def rejected(result: dict[str, Any]) -> str:

@@ -290,7 +290,7 @@ def _dependencies_first(kb: KB, proposals: list[Proposal]) -> list[Proposal]:
     by_object = {p.object_id: p for p in proposals}
     needs: dict[str, set[str]] = {}
     for p in proposals:
-        obj = pending.object_of(kb, p)
+        obj = records.object_of(kb, p)
         refs = {i for _, i, _ in linked(p.kind, obj)} if obj is not None else set()
         needs[p.id] = {by_object[i].id for i in refs if i in by_object and by_object[i] != p}
     ordered: list[Proposal] = []
@@ -311,7 +311,7 @@ def _dependencies_first(kb: KB, proposals: list[Proposal]) -> list[Proposal]:
 def _refuse_waiting(
     kb: KB, proposal: Proposal, running: str, open_objects: Callable[[], dict[str, str]]
 ) -> None:
-    obj = pending.object_of(kb, proposal)
+    obj = records.object_of(kb, proposal)
     if obj is None:
         return  # verify names what is wrong with it
     waits = pending.waits_for(kb, proposal, obj, running, open_objects)

@@ -48,20 +48,6 @@ def open_objects(kb: KB) -> dict[str, str]:
     return {p.object_id: p.id for p in open_proposals(kb) if ids.is_object_id(p.object_id)}
 
 
-def object_of(kb: KB, proposal: records.Proposal) -> dict[str, Any] | None:
-    """The object a proposal's commit holds, or None when it cannot be read as one."""
-    kind = KINDS.get(proposal.kind)
-    if kind is None or not ids.is_object_id(proposal.object_id):
-        return None
-    path = kb.rel(kind.path_for(proposal.object_id))
-    found = kb.repo.store.read(f"{proposal.commit}:{path}")  # a hostile tree: any type
-    if not found or found[0] != "blob":
-        return None
-    with contextlib.suppress(CorruptFile, UnicodeDecodeError, ValueError):
-        return kind.load(found[1].decode("utf-8"), where=path)
-    return None
-
-
 def waits_for(
     kb: KB,
     proposal: records.Proposal,
@@ -149,6 +135,9 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
         if blob:
             with contextlib.suppress(CorruptFile, UnicodeDecodeError):
                 obj = kind.load(repo.read_blob(blob).decode("utf-8"), where=path)
+    from vouch.gate.thread import thread
+
+    revisions, comments = thread(kb, proposal)
     waits: dict[str, str] = {}
     if state == "pending":
         waits = waits_for(kb, proposal, obj, head)
@@ -169,7 +158,9 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
         "decision": decision,
         "problems": problems,
         "waits_for": [{"id": oid, "proposal_id": pid} for oid, pid in waits.items()],
-        "diff": _diff(kb, proposal.commit),
+        "revisions": revisions,
+        "comments": comments,
+        "diff": _diff(kb, proposal.commit, proposal.base_commit),
     }
 
 
@@ -187,9 +178,12 @@ def _problems(kb: KB, proposal: records.Proposal, head: str | None, landing: set
     return []
 
 
-def _diff(kb: KB, commit: str) -> str:
-    """Everything the proposal commit changes against its parent — every path shown."""
+def _diff(kb: KB, commit: str, base: str | None = None) -> str:
+    """Everything the proposal changes against its base (a revised one: all revisions
+    together, what approve merges), else against its parent — every path shown."""
     parents = kb.repo.commit_parents(commit)
     if not parents:
         return ""
+    if base and base != parents[0] and kb.repo.is_ancestor(base, commit):
+        return kb.repo.diff_text(base, commit)
     return kb.repo.diff_text(parents[0], commit)

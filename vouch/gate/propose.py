@@ -57,7 +57,7 @@ def _expand_pointers(
     return list(dict.fromkeys(cited)), made, errors
 
 
-def _validate(
+def validate_values(
     kb: KB, view: BaseView, kind: Kind, values: dict[str, Any]
 ) -> tuple[Obj, dict[str, Obj], list[str], dict[str, str]]:
     """The object, the evidence it makes, every problem, and what it waits for (ids
@@ -127,7 +127,7 @@ def propose(
         view = BaseView(kb, repo.resolve("HEAD"))
         if session_id is not None:
             sessions.require_open(kb, session_id, view.commit)
-        obj, _, errors, waits = _validate(kb, view, kind, dict(values))
+        obj, _, errors, waits = validate_values(kb, view, kind, dict(values))
         return {
             "proposal_id": None,
             key: obj["id"],
@@ -147,7 +147,7 @@ def propose(
         if session_id is not None:
             sessions.require_open(kb, session_id, base)
         view = BaseView(kb, base)
-        obj, made, errors, waits = _validate(kb, view, kind, dict(values))
+        obj, made, errors, waits = validate_values(kb, view, kind, dict(values))
         oid = obj["id"]
         if errors:
             return {"proposal_id": None, key: oid, "valid": False, "errors": errors}
@@ -195,6 +195,15 @@ def _write_proposal(
     session_id: str | None,
     waits: dict[str, str] | None = None,
 ) -> str:
+    tree = proposal_tree(kb, kind, obj, made, base)
+    message = proposal_message(
+        kind, obj, pid, actor, branch, base, rationale, session_id, waits or {}
+    )
+    return kb.repo.write_commit(tree, [base], message)
+
+
+def proposal_tree(kb: KB, kind: Kind, obj: Obj, made: dict[str, Obj], base: str) -> str:
+    """The base commit's tree plus the object file and the evidence it makes."""
     repo = kb.repo
     view = BaseView(kb, base)
     files: dict[str, bytes] = {kind.path_for(obj["id"]): kind.dump(obj).encode()}
@@ -202,9 +211,25 @@ def _write_proposal(
         if not view.exists("evidence", eid):
             files[evidence_kind.path_for(eid)] = evidence_kind.dump(ev).encode()
     changes: dict[str, str | None] = {kb.rel(p): repo.write_blob(b) for p, b in files.items()}
-    tree = repo.edit_tree(repo.store.peel_tree(base), changes)
+    return repo.edit_tree(repo.store.peel_tree(base), changes)
+
+
+def proposal_message(
+    kind: Kind,
+    obj: Obj,
+    pid: str,
+    actor: str,
+    branch: str,
+    base: str,
+    rationale: str | None,
+    session_id: str | None,
+    waits: dict[str, str],
+    *,
+    revision: int | None = None,
+) -> str:
+    """A proposal (or revision) commit's message: subject, rationale, Vouch-* trailers."""
     title = " ".join(kind.title_of(obj).split())[:72] or obj["id"]
-    message = records.message(
+    return records.message(
         f"vouch: propose {kind.name}: {title}",
         rationale or "",
         {
@@ -216,10 +241,10 @@ def _write_proposal(
             "Vouch-Base-Commit": base,
             "Vouch-Session": session_id,
             # informational (show, reject): approve recomputes what a proposal waits for
-            "Vouch-Waits-For": ",".join(sorted(set((waits or {}).values()))) or None,
+            "Vouch-Waits-For": ",".join(sorted(set(waits.values()))) or None,
+            "Vouch-Revision": str(revision) if revision else None,
         },
     )
-    return repo.write_commit(tree, [base], message)
 
 
 def require_valid(result: dict[str, Any], kind: str) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from typing import Any
 
 from vouch.core import ids
 from vouch.errors import CorruptFile, GateRefused
+from vouch.gate import records
 from vouch.gate.records import Proposal
 from vouch.gate.references import BaseView, Pending, reference_errors
 from vouch.kinds import GATED, KINDS, Kind, Obj
@@ -163,6 +164,8 @@ def _content_problems(
     require_citations: bool,
     landing: Collection[str] = (),
     pending: Pending | None = None,
+    *,
+    references: bool = True,
 ) -> tuple[Obj | None, str, list[str]]:
     object_path = kb.rel(kind.path_for(proposal.object_id))
     problems: list[str] = []
@@ -217,6 +220,8 @@ def _content_problems(
                     + (f" ({'; '.join(errors)})" if errors else "")
                 )
             made.add(eid)
+    if not references:
+        return obj, text, problems
     problems += [
         f"{object_path}: {e}"
         for e in reference_errors(
@@ -244,6 +249,39 @@ def _load(kb: KB, kind: Kind, blob: str, path: str, problems: list[str]) -> tupl
     return obj, text
 
 
+def _revisions(kb: KB, proposal: Proposal) -> list[tuple[str, Proposal]]:
+    """The proposal's commits from its base, oldest first, each read as a proposal: a
+    straight line of vouch commits (one parent each) whose trailers agree on the
+    proposal, its kind, proposer and base, numbered 1, 2, ... by `Vouch-Revision`."""
+    repo = kb.repo
+    refused = GateRefused(
+        f"proposal {proposal.id} is not a line of vouch revisions on its recorded base "
+        f"{proposal.base_commit[:12] or '(none)'}; vouch decides only what it proposed",
+        hint="reject it, and propose the content again with vouch",
+    )
+    if not proposal.base_commit:
+        raise refused
+    chain: list[tuple[str, Proposal]] = []
+    commit = proposal.commit
+    while True:
+        parents = repo.commit_parents(commit)
+        found = records.read_commit(kb, commit, proposal.ref) if len(parents) == 1 else None
+        same = found is not None and (
+            (found.id, found.kind, found.proposer, found.base, found.base_commit)
+            == (proposal.id, proposal.kind, proposal.proposer, proposal.base, proposal.base_commit)
+        )
+        if not same or found is None or len(chain) >= records.MAX_REVISIONS:
+            raise refused
+        chain.append((commit, found))
+        if parents[0] == proposal.base_commit:
+            break
+        commit = parents[0]
+    chain.reverse()
+    if [records.revision_of(p) for _, p in chain] != list(range(1, len(chain) + 1)):
+        raise refused
+    return chain
+
+
 def check(
     kb: KB,
     proposal: Proposal,
@@ -264,18 +302,35 @@ def check(
             f"proposal {proposal.id} does not name a knowledge object",
             hint="its commit lacks valid Vouch-Kind / Vouch-Object trailers",
         )
-    parents = repo.commit_parents(proposal.commit)
-    if not proposal.base_commit or parents != [proposal.base_commit]:
-        raise GateRefused(
-            f"proposal {proposal.id} is not one commit on its recorded base "
-            f"{proposal.base_commit[:12] or '(none)'}; vouch decides only what it proposed",
-            hint="reject it, and propose the content again with vouch",
-        )
+    chain = _revisions(kb, proposal)
+    base_tree = repo.store.peel_tree(proposal.base_commit)
+    for number, (commit, revision) in enumerate(chain, 1):
+        if commit == proposal.commit:
+            break
+        # an earlier revision: made by vouch as well (paths, bytes, ids), never landed
+        tree = repo.store.peel_tree(commit)
+        assert tree is not None
+        files, problems = _path_problems(kb, revision, kind, base_tree, tree)
+        if not problems:
+            _, _, problems = _content_problems(
+                kb,
+                revision,
+                kind,
+                files,
+                BaseView(kb, proposal.base_commit),
+                False,
+                references=False,
+            )
+        if problems:
+            raise GateRefused(
+                f"proposal {proposal.id} revision {number} ({commit[:12]}) is not what "
+                "vouch proposes: " + "; ".join(problems[:_SHOWN]),
+                hint=f"nothing was written; reject it (vouch reject {proposal.id} "
+                "--reason ...) and propose the content again with vouch",
+            )
     prop_tree = repo.store.peel_tree(proposal.commit)
     assert prop_tree is not None
-    files, problems = _path_problems(
-        kb, proposal, kind, repo.store.peel_tree(parents[0]), prop_tree
-    )
+    files, problems = _path_problems(kb, proposal, kind, base_tree, prop_tree)
     obj: Obj | None = None
     text = ""
     if not problems:

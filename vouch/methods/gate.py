@@ -101,6 +101,20 @@ def propose_relation(
     return propose.propose(ctx.kb, ctx.actor(), "relation", values, dry_run=dry_run)
 
 
+def revise_proposal(
+    ctx: CallContext, proposal_id: str, rationale: str | None = None, **changes: Any
+) -> dict[str, Any]:
+    from vouch.gate import revise
+
+    return revise.revise(ctx.kb, ctx.actor(), proposal_id, changes, rationale)
+
+
+def comment_proposal(ctx: CallContext, proposal_id: str, text: str) -> dict[str, Any]:
+    from vouch.gate import revise
+
+    return revise.comment(ctx.kb, ctx.actor(), proposal_id, text)
+
+
 def list_pending(
     ctx: CallContext, limit: int = 50, offset: int = 0, filter: dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:

@@ -167,6 +167,66 @@ def _register_gate() -> None:
     )
     register(
         Method(
+            "kb.revise_proposal",
+            "propose",
+            "Revise your open proposal: a new commit on its branch; the id follows the "
+            "new content; a reviewer sees (and pins) the new revision.",
+            "vouch.methods.gate:revise_proposal",
+            (
+                Param("proposal_id", {"type": "string"}, required=True),
+                Param("text", {"type": "string"}, description="claim text"),
+                Param(
+                    "evidence",
+                    _IDS(),
+                    description="claim/relation citations (replace the old ones)",
+                    ids=True,
+                ),
+                Param("confidence", {"type": "number"}, description="0..1"),
+                Param("type", {"type": "string"}, description="the kind's type"),
+                Param("tags", _IDS()),
+                Param("entities", _IDS(), ids=True),
+                Param("title", {"type": "string"}, description="page title"),
+                Param("body", {"type": "string"}, description="page markdown"),
+                Param("claims", _IDS(), ids=True),
+                Param("sources", _IDS(), ids=True),
+                Param("name", {"type": "string"}, description="entity name"),
+                Param("aliases", _IDS()),
+                Param("description", {"type": "string"}, description="entity description"),
+                Param("relation", {"type": "string"}, description="relation type"),
+                Param("rationale", {"type": "string"}, description="why this revision"),
+            ),
+            writes=True,
+            cli=Cli(
+                verb=("revise",),
+                args=("proposal_id",),
+                files=("body",),
+                names={
+                    "evidence": ("--evidence", "--source"),
+                    "entities": ("--entity",),
+                    "claims": ("--claim",),
+                    "sources": ("--page-source",),
+                    "aliases": ("--alias",),
+                },
+                emit=f"{_HUMAN}proposed",
+            ),
+        )
+    )
+    register(
+        Method(
+            "kb.comment_proposal",
+            "propose",
+            "Comment on an open proposal (ask for changes without closing it).",
+            "vouch.methods.gate:comment_proposal",
+            (
+                Param("proposal_id", {"type": "string"}, required=True),
+                Param("text", {"type": "string"}, required=True),
+            ),
+            writes=True,
+            cli=Cli(verb=("comment",), args=("proposal_id", "text"), human=f"{_HUMAN}commented"),
+        )
+    )
+    register(
+        Method(
             "kb.list_pending",
             "read",
             "Open proposals, oldest first.",
