@@ -62,8 +62,7 @@ def _check_approver(actor: str, proposal: Proposal, settings: Config) -> None:
     if actor == proposal.proposer and settings.get("review.approver_role") != TRUSTED_ROLE:
         raise GateRefused(
             f"{actor} proposed {proposal.id} and cannot also approve it",
-            hint="another person must approve (or commit review.approver_role: "
-            "trusted-agent in .vouch/config.yaml on the target branch)",
+            hint="another person reviews and approves it",
         )
 
 

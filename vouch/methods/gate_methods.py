@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from vouch.kinds import source as source_kind
 from vouch.methods.shape import PAGING, Cli, Method, Param, string_list
@@ -27,8 +28,9 @@ _PROPOSED = Cli(emit=f"{_HUMAN}proposed")
 _IDS = string_list
 
 
-def _enum_doc(values: tuple[str, ...]) -> str:
-    return "one of: " + ", ".join(values)
+def _enum(values: tuple[str, ...]) -> dict[str, Any]:
+    """A closed set, stated for clients as a JSON Schema enum (the gate checks it)."""
+    return {"type": "string", "enum": list(values)}
 
 
 def _register_gate() -> None:
@@ -38,9 +40,10 @@ def _register_gate() -> None:
 
     confidence = Param(
         "confidence",
-        {"type": "number"},
+        {"type": "number", "minimum": 0, "maximum": 1},
         default=claim.KIND.default("confidence"),
         description="0..1",
+        checked_later=True,
     )
     register(
         Method(
@@ -60,13 +63,13 @@ def _register_gate() -> None:
                 ),
                 Param(
                     "type",
-                    {"type": "string"},
+                    _enum(claim.TYPES),
                     default=claim.KIND.default("type"),
-                    description=_enum_doc(claim.TYPES),
+                    checked_later=True,
                 ),
                 confidence,
                 Param("entities", _IDS(), ids=True),
-                Param("scope", {"type": "string"}, description=_enum_doc(source_kind.SCOPES)),
+                Param("scope", _enum(source_kind.SCOPES), checked_later=True),
                 Param("tags", _IDS()),
                 Param("session_id", {"type": "string"}),
                 Param("rationale", {"type": "string"}, description="why; recorded on the proposal"),
@@ -94,9 +97,9 @@ def _register_gate() -> None:
                 Param("body", {"type": "string"}, description="markdown"),
                 Param(
                     "type",
-                    {"type": "string"},
+                    _enum(page.TYPES),
                     default=page.KIND.default("type"),
-                    description=_enum_doc(page.TYPES),
+                    checked_later=True,
                 ),
                 Param("claims", _IDS(), ids=True),
                 Param("entities", _IDS(), ids=True),
@@ -120,9 +123,7 @@ def _register_gate() -> None:
             "vouch.methods.gate:propose_entity",
             (
                 Param("name", {"type": "string"}, required=True),
-                Param(
-                    "type", {"type": "string"}, required=True, description=_enum_doc(entity.TYPES)
-                ),
+                Param("type", _enum(entity.TYPES), required=True, checked_later=True),
                 Param("aliases", _IDS()),
                 Param("description", {"type": "string"}),
                 _DRY_RUN,
@@ -145,12 +146,7 @@ def _register_gate() -> None:
                     description="from this id",
                     ids=True,
                 ),
-                Param(
-                    "relation",
-                    {"type": "string"},
-                    required=True,
-                    description=_enum_doc(relation.TYPES),
-                ),
+                Param("relation", _enum(relation.TYPES), required=True, checked_later=True),
                 Param(
                     "target", {"type": "string"}, required=True, description="to this id", ids=True
                 ),
@@ -181,8 +177,18 @@ def _register_gate() -> None:
                     description="claim/relation citations (replace the old ones)",
                     ids=True,
                 ),
-                Param("confidence", {"type": "number"}, description="0..1"),
-                Param("type", {"type": "string"}, description="the kind's type"),
+                Param(
+                    "confidence",
+                    {"type": "number", "minimum": 0, "maximum": 1},
+                    description="0..1",
+                    checked_later=True,
+                ),
+                Param(
+                    "type",
+                    _enum(tuple(dict.fromkeys((*claim.TYPES, *page.TYPES, *entity.TYPES)))),
+                    description="the kind's type (claim, page or entity types)",
+                    checked_later=True,
+                ),
                 Param("tags", _IDS()),
                 Param("entities", _IDS(), ids=True),
                 Param("title", {"type": "string"}, description="page title"),
@@ -192,7 +198,7 @@ def _register_gate() -> None:
                 Param("name", {"type": "string"}, description="entity name"),
                 Param("aliases", _IDS()),
                 Param("description", {"type": "string"}, description="entity description"),
-                Param("relation", {"type": "string"}, description="relation type"),
+                Param("relation", _enum(relation.TYPES), checked_later=True),
                 Param("rationale", {"type": "string"}, description="why this revision"),
             ),
             writes=True,

@@ -87,16 +87,16 @@ def authorize(ctx: CallContext, method: Method) -> None:
             raise GateRefused(
                 f"{method.name}: changing approved knowledge is a reviewer's call, and "
                 f"this knowledge base does not let agents do it over {ctx.transport}",
-                hint="a person runs it at the CLI (e.g. `vouch "
-                f"{' '.join(method.command)} ...`), or commits `review.agent_lifecycle: "
-                "true` in .vouch/config.yaml to allow agents",
+                hint="propose the corrected knowledge instead and tell the user which "
+                "object to change; a person runs it at the CLI (e.g. `vouch "
+                f"{' '.join(method.command)} ...`)",
             )
     if method.scope == "decide" and not ctx.may_decide:
         raise GateRefused(
             f"{method.name}: approving or rejecting is a person's decision, and this "
             f"{ctx.transport} server was not started to allow it",
-            hint="a person decides at the CLI (`vouch approve ID`, `vouch reject ID --reason "
-            "...`), or starts the server with `vouch serve --allow-decisions`",
+            hint="tell the user the proposal id: a person decides at the CLI (`vouch approve "
+            "ID`, `vouch reject ID --reason ...`)",
         )
     if method.attributed and ctx.transport != "cli":
         ctx.actor()  # GateRefused when the server's starter declared no agent

@@ -47,6 +47,15 @@ class Param:
     description: str = ""
     # its value (or each item) is an object id: a unique source-id prefix is resolved
     ids: bool = False
+    # the schema states an enum or a range for clients, but the handler checks it, so
+    # that an invalid proposal gets every problem at once (valid: false, errors: [...])
+    checked_later: bool = False
+
+    def bound_schema(self) -> dict[str, Any]:
+        """The schema `bind` checks: without what the handler checks itself."""
+        if not self.checked_later:
+            return self.schema
+        return _loose(self.schema)
 
     def property_schema(self) -> dict[str, Any]:
         out = dict(self.schema)
@@ -138,7 +147,7 @@ class Method:
                 if p.default is not None:
                     bound[p.name] = p.default
                 continue
-            problem = type_problem(value, p.schema)
+            problem = type_problem(value, p.bound_schema())
             if problem:
                 raise InvalidParams(f"{self.name}: parameter {p.name!r} {problem}")
             bound[p.name] = value
@@ -200,6 +209,13 @@ def type_problem(value: Any, schema: Mapping[str, Any]) -> str | None:
         if "maximum" in schema and value > schema["maximum"]:
             return f"must be <= {schema['maximum']}"
     return None
+
+
+def _loose(schema: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in schema.items() if k not in ("enum", "minimum", "maximum")}
+    if isinstance(out.get("items"), Mapping):
+        out["items"] = _loose(out["items"])
+    return out
 
 
 # parameters several methods share
