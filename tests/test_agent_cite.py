@@ -196,7 +196,8 @@ def test_claim_and_page_hits_carry_evidence_and_confidence(kb: KB, run_cli) -> N
     assert found["confidence"] == 0.9 and found["status"] == "working"
     assert found["cite"] is None
     page_hit = _hit(run_cli, kb, "client timeouts thirty seconds", "page")
-    assert page_hit["evidence"] == [sid] and page_hit["claims"] == [claim["claim_id"]]
+    assert page_hit["evidence"] == [sid, claim["claim_id"]]
+    assert page_hit["claims"] == [claim["claim_id"]]
     assert page_hit["source"]["section"] == "Timeouts"  # setext in a page body too
     human = run_cli(
         "search", "client requests time out", "--kind", "claim", "--format", "human", cwd=kb.root

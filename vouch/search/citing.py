@@ -1,6 +1,7 @@
 """What an agent needs to cite a hit without another read: a source hit's line span and
 ready citation are shaped with the hit (`engine._result`); here every claim, page and
-relation hit gets the ids it stands on (`evidence`) and its `confidence`, read from the
+relation hit gets the ids it stands on (`evidence`: a claim's or relation's citations, a
+page's sources and claims) and its `confidence`, read from the
 object's file (pending hits: from the proposal's commit). Entity and source hits carry
 `evidence: []` and `confidence: null`, so every hit has the same fields."""
 
@@ -45,5 +46,5 @@ def attach_citations(kb: KB, results: list[dict[str, Any]], pending: Pending | N
 def _evidence(kind: str, obj: dict[str, Any] | None) -> list[str]:
     if obj is None:
         return []
-    field = "sources" if kind == "page" else "evidence"
-    return [str(i) for i in obj.get(field) or []]
+    fields = ("sources", "claims") if kind == "page" else ("evidence",)
+    return [str(i) for field in fields for i in obj.get(field) or []]
