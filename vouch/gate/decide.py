@@ -24,9 +24,8 @@ from typing import Any
 from vouch.core import ids, yamlio
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import CorruptFile, GateRefused, UsageError
-from vouch.gate import pending, records, verify
+from vouch.gate import linked, pending, records, verify
 from vouch.gate.records import Proposal
-from vouch.gate.references import linked
 from vouch.kinds import KINDS, Kind
 from vouch.store import writer
 from vouch.store.kb import KB
@@ -238,18 +237,18 @@ def approve(
                     f"proposal {proposal.id} was merged outside vouch",
                     hint=f"record its decision alone first: vouch approve {proposal.id}",
                 )
-        ordered = _dependencies_first(kb, proposals)
+        ordered = linked.dependencies_first(kb, proposals)
         others: list[RefUpdate] = []
         for proposal in ordered:
             others += _pinned(kb, proposal, expect)
             if proposal.local:
                 others.append((proposal.ref, None, proposal.commit))
-        open_objects = _lazy_open_objects(kb)
+        open_objects = linked.lazy_open_objects(kb)
         changes: dict[str, str | None] = {}
         running = tip
         results = []
         for proposal in ordered:
-            _refuse_waiting(kb, proposal, running, open_objects)
+            linked.refuse_waiting(kb, proposal, running, open_objects)
             running, step = _merge_one(
                 kb, actor, proposal, reason, branch, running, settings, open_objects
             )
@@ -270,59 +269,6 @@ def approve(
         return results[0]
     first = next(r for r in results if r["proposal_id"] == proposal_id)
     return {**first, "approved": results}
-
-
-def _lazy_open_objects(kb: KB) -> Callable[[], dict[str, str]]:
-    found: list[dict[str, str]] = []
-
-    def load() -> dict[str, str]:
-        if not found:
-            found.append(pending.open_objects(kb))
-        return found[0]
-
-    return load
-
-
-def _dependencies_first(kb: KB, proposals: list[Proposal]) -> list[Proposal]:
-    """The proposals in the order they can land: each after those whose objects it
-    refers to (otherwise in the order given). A cycle is refused."""
-    by_object = {p.object_id: p for p in proposals}
-    needs: dict[str, set[str]] = {}
-    for p in proposals:
-        obj = records.object_of(kb, p)
-        refs = {i for _, i, _ in linked(p.kind, obj)} if obj is not None else set()
-        needs[p.id] = {by_object[i].id for i in refs if i in by_object and by_object[i] != p}
-    ordered: list[Proposal] = []
-    placed: set[str] = set()
-    while len(ordered) < len(proposals):
-        ready = [p for p in proposals if p.id not in placed and needs[p.id] <= placed]
-        if not ready:
-            stuck = ", ".join(p.id for p in proposals if p.id not in placed)
-            raise GateRefused(
-                f"proposals {stuck} refer to each other in a cycle; none can land first",
-                hint="reject them, and propose the content again with vouch",
-            )
-        ordered.append(ready[0])
-        placed.add(ready[0].id)
-    return ordered
-
-
-def _refuse_waiting(
-    kb: KB, proposal: Proposal, running: str, open_objects: Callable[[], dict[str, str]]
-) -> None:
-    obj = records.object_of(kb, proposal)
-    if obj is None:
-        return  # verify names what is wrong with it
-    waits = pending.waits_for(kb, proposal, obj, running, open_objects)
-    if not waits:
-        return
-    pids = sorted(set(waits.values()))
-    what = "; ".join(f"{oid} is pending in proposal {pid}" for oid, pid in waits.items())
-    raise GateRefused(
-        f"proposal {proposal.id} waits for {', '.join(pids)}: {what}",
-        hint="approve them together (dependencies land first): vouch approve "
-        + " ".join([*pids, proposal.id]),
-    )
 
 
 def _merge_one(
