@@ -240,7 +240,7 @@ def test_more_commits_or_another_parent_are_refused(kb_with_sources: KB, run_cli
     pid, tree = _proposal(kb)
     tip = git_in(kb.root, "rev-parse", PROPOSAL_PREFIX + pid)
     rewrite(kb, pid, tree, parent=tip)  # a second commit on top, same trailers
-    refused(kb, run_cli, pid, "not one commit on its recorded base")
+    refused(kb, run_cli, pid, "not a line of vouch revisions on its recorded base")
 
 
 def test_approve_pins_what_was_reviewed(kb_with_sources: KB, run_cli) -> None:

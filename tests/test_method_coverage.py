@@ -115,6 +115,8 @@ EXTRA = {
     "kb.log",
     "kb.diff",
     "kb.blame",
+    "kb.revise_proposal",
+    "kb.comment_proposal",
 }
 
 

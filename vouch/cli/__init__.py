@@ -72,6 +72,7 @@ HAND_WRITTEN = {
     "stats": "search",
     "hooks": "hooks",
     "review": "review",
+    "install-agent": "agents",
 }
 
 

@@ -32,6 +32,10 @@ def _click_type(schema: dict[str, Any]) -> Any:
 
 
 def _help(param: ops.Param, extra: str = "") -> str:
+    if param.checked_later and "enum" in param.schema:  # listed, and checked by the method
+        extra = " ".join(
+            x for x in (extra, "(one of: " + ", ".join(param.schema["enum"]) + ")") if x
+        )
     return " ".join(x for x in (param.description, extra) if x)
 
 
@@ -47,7 +51,7 @@ def click_params(method: ops.Method) -> list[click.Parameter]:
                 [name],
                 nargs=-1 if repeat else 1,
                 required=param.required or repeat,
-                type=_click_type(param.schema),
+                type=_click_type(param.bound_schema()),
             )
         )
     for param in method.params:
@@ -88,7 +92,7 @@ def click_params(method: ops.Method) -> list[click.Parameter]:
             out.append(
                 click.Option(
                     names,
-                    type=_click_type(param.schema),
+                    type=_click_type(param.bound_schema()),
                     metavar=metavar,
                     required=param.required,
                     default=param.default,

@@ -84,6 +84,9 @@ def show_cmd(
     proposal as a reviewer sees it (`--format markdown`: as a pull-request description).
     Ids only an open proposal holds are found there."""
     from vouch.core.ids import is_proposal_id
+    from vouch.store import prefixes
+
+    object_id = prefixes.resolve(ctx.kb, object_id)  # a source by the prefix output prints
 
     if lines is not None and not content:
         raise UsageError(
@@ -103,15 +106,15 @@ def show_cmd(
         return
 
     if section is not None:  # issue 5: located through the index's headings table
+        from vouch.core.headings import without_heading
         from vouch.search.catalog import section as find_section
 
         data = find_section(ctx, check_id(object_id), section)
         out.emit(
             data,
             lambda d: (
-                f"{'#' * d['level']} {d['section']}\n\n"
-                f"{d['text'].split(chr(10), 1)[-1].strip()}".rstrip()
-            ),
+                f"{'#' * max(1, d['level'])} {d['section']}\n\n{without_heading(d['text'])}"
+            ).rstrip(),
         )
         return
 

@@ -52,6 +52,14 @@ def _source_add(method: ops.Method, ctx: CallContext, out: Output, values: dict[
     from vouch.store import sources
 
     recursive, allow_outside = values.pop("recursive"), values.pop("allow_outside")
+    folder_options = {
+        "allow_outside": allow_outside,
+        "include": _globs(values.pop("include")),
+        "exclude": _globs(values.pop("exclude")),
+        "all": values.pop("all_files"),
+    }
+    if not recursive and (folder_options["include"] or folder_options["exclude"]):
+        raise UsageError("--include and --exclude choose files of a folder", hint="pass -r DIR")
     params = params_from(method, values)
     target, tags = params["path"], params.get("tags") or []
     if target == "-":
@@ -68,7 +76,7 @@ def _source_add(method: ops.Method, ctx: CallContext, out: Output, values: dict[
     if Path(target).is_dir():
         if not recursive:
             raise UsageError(f"{target} is a directory", hint="pass --recursive to add a folder")
-        _add_folder(ctx, out, target, params, allow_outside)
+        _add_folder(ctx, out, target, params, folder_options)
         return
     if allow_outside:
         emit(
@@ -88,20 +96,34 @@ def _source_add(method: ops.Method, ctx: CallContext, out: Output, values: dict[
     emit(method, out, ops.invoke(ctx, method.name, params))
 
 
+def _globs(given: tuple[str, ...]) -> list[str]:
+    """Repeated options, commas separating values as for every list option."""
+    return [g.strip() for item in given for g in item.split(",") if g.strip()]
+
+
 def _add_folder(
-    ctx: CallContext, out: Output, target: str, params: dict[str, Any], allow_outside: bool
+    ctx: CallContext, out: Output, target: str, params: dict[str, Any], extra: dict[str, Any]
 ) -> None:
-    from vouch.store import sources
+    from vouch.store import folder, sources
 
     kb = ctx.kb
-    items, links = sources.intakes_under(
-        kb, target, params.get("type"), params.get("tags") or [], allow_outside=allow_outside
+    found = folder.intakes_under(
+        kb,
+        target,
+        params.get("type"),
+        params.get("tags") or [],
+        allow_outside=extra["allow_outside"],
+        include=extra["include"],
+        exclude=extra["exclude"],
+        everything=extra["all"],
     )
+    links = found.links
     if links:
         out.info(
             f"skipped {len(links)} symbolic link(s), which a recursive add never "
             "follows: " + ", ".join(str(p) for p in links[:5]) + (", ..." if len(links) > 5 else "")
         )
+    items = found.items
     if sys.stderr.isatty() and items:
         with click.progressbar(length=len(items), label="Registering", file=sys.stderr) as bar:
             last = [0]
@@ -113,14 +135,28 @@ def _add_folder(
             results = sources.register_many(kb, items, ctx.actor(), progress=advance)
     else:
         results = sources.register_many(kb, items, ctx.actor())
+    for result, path in zip(results, found.paths, strict=True):
+        result["path"] = path
     if out.json:
         out.emit(results)
-        return
-    for r in results:
-        click.echo(r["id"])
-    dups = sum(1 for r in results if r["deduplicated"])
-    if dups:
-        out.info(f"{dups} already registered (deduplicated)")
+    else:
+        for r in results:
+            click.echo(r["id"])
+    out.info(_folder_summary(results, found.skipped))
+
+
+def _folder_summary(results: list[dict[str, Any]], skipped: list[Any]) -> str:
+    """`added 3, already present 1, skipped 4: binary 2 (logo.png, font.woff), ...`"""
+    present = sum(1 for r in results if r["deduplicated"])
+    line = f"added {len(results) - present}, already present {present}, skipped {len(skipped)}"
+    by_reason: dict[str, list[str]] = {}
+    for s in skipped:
+        by_reason.setdefault(s.reason, []).append(s.path)
+    parts = [
+        f"{reason} {len(paths)} ({', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''})"
+        for reason, paths in by_reason.items()
+    ]
+    return line + (": " + "; ".join(parts) if parts else "")
 
 
 def _source_add_options() -> list[click.Parameter]:
@@ -128,7 +164,25 @@ def _source_add_options() -> list[click.Parameter]:
         click.Option(
             ["--recursive", "-r"],
             is_flag=True,
-            help="Add every file below a directory, in one commit (symbolic links are skipped).",
+            help="Add every file below a directory, in one commit (symbolic links, files "
+            "git ignores and binary files are skipped).",
+        ),
+        click.Option(
+            ["--include"],
+            multiple=True,
+            metavar="GLOB",
+            help="With -r: only files matching a glob (repeatable; `*.rst`, `guide/*`).",
+        ),
+        click.Option(
+            ["--exclude"],
+            multiple=True,
+            metavar="GLOB",
+            help="With -r: leave out files matching a glob (repeatable; `*.css`, `_themes`).",
+        ),
+        click.Option(
+            ["--all", "all_files"],
+            is_flag=True,
+            help="With -r: keep files git ignores and binary files too.",
         ),
         click.Option(
             ["--allow-outside"],
@@ -209,7 +263,23 @@ def _each_checked(
         raise click.exceptions.Exit(1)
 
 
+def _approve(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
+    """`vouch approve A B C`: one call that lands them together (all or none,
+    dependencies first); the results in landing order."""
+    given = list(values.pop("proposal_id"))
+    params = params_from(method, {**values, "proposal_id": given[0]})
+    params["together"] = [*given[1:], *(params.get("together") or [])] or None
+    result = ops.invoke(ctx, method.name, params)
+    results = result.get("approved") or [result]
+    if out.json:
+        out.emit(results if len(results) != 1 else results[0])
+        return
+    for item in results:
+        emit(method, out, item)
+
+
 CUSTOM: dict[str, Custom] = {
+    "kb.approve": Custom(run=_approve),
     "kb.search": Custom(_search_options, _search),
     "kb.register_source_from_path": Custom(_source_add_options, _source_add),
     "kb.index_rebuild": Custom(run=_rebuild),

@@ -98,6 +98,10 @@ def proposed(out: Any, result: dict[str, Any]) -> None:
         out.info(f"valid: {kind} {object_id} (dry run, nothing written)")
     else:
         click.echo(result["proposal_id"])
+    waits = result.get("waits_for") or []
+    if waits and not out.json:
+        pids = sorted({w["proposal_id"] for w in waits})
+        out.info(f"waits for {', '.join(pids)}: approve them together, dependencies first")
 
 
 def pending(rows: list[dict[str, Any]]) -> str:
@@ -117,8 +121,18 @@ def approved(result: dict[str, Any]) -> str:
     return f"approved {result['proposal_id']} → {result['object_kind']} {result['object_id']}"
 
 
+def commented(result: dict[str, Any]) -> str:
+    return f"commented on {result['proposal_id']} (revision {str(result['revision'])[:12]})"
+
+
 def rejected(result: dict[str, Any]) -> str:
-    return f"rejected {result['proposal_id']}"
+    text = f"rejected {result['proposal_id']}"
+    if result.get("waited_on_by"):
+        text += (
+            f"\nnote: {', '.join(result['waited_on_by'])} wait(s) for it and cannot be "
+            "approved as proposed"
+        )
+    return text
 
 
 def audit(rows: list[dict[str, Any]]) -> str:

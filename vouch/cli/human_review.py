@@ -6,7 +6,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_SKIP = {"diff", "object", "citations", "related", "related_unavailable", "problems"}
+_SKIP = {
+    "diff",
+    "object",
+    "citations",
+    "related",
+    "related_unavailable",
+    "problems",
+    "revisions",
+    "comments",
+    "waits_for",
+}
 _SHOWN = ("text", "title", "name", "description", "source", "relation", "target")
 
 
@@ -81,6 +91,7 @@ def proposal(data: dict[str, Any]) -> str:
         out += ["", f"Similar knowledge not searched: {data['related_unavailable']}"]
     if data.get("problems"):
         out += ["", "Approve would refuse it:", *("  ! " + p for p in data["problems"])]
+    out += _thread_and_waits(data)
     if data.get("diff"):
         out += ["", str(data["diff"]).rstrip()]
     if data.get("state") == "pending" and not data.get("problems") and data.get("commit"):
@@ -93,12 +104,49 @@ def proposal(data: dict[str, Any]) -> str:
 
 
 def _plain(data: dict[str, Any]) -> str:
-    """A decided or unreadable proposal: its metadata and diff."""
+    """A decided or unreadable proposal: its metadata, thread and diff."""
     from vouch.core import yamlio
 
     meta = {k: v for k, v in data.items() if k not in _SKIP and v}
-    text = f"{yamlio.dump_yaml(meta).rstrip()}\n\n{data.get('diff') or ''}".rstrip()
-    return text
+    text = "\n".join([yamlio.dump_yaml(meta).rstrip(), *_thread_and_waits(data)])
+    return f"{text}\n\n{data.get('diff') or ''}".rstrip()
+
+
+def _thread_and_waits(data: dict[str, Any]) -> list[str]:
+    """The revisions in order, each followed by the comments made while it was the tip,
+    and the open proposals this one waits for (linked proposals land together)."""
+    out: list[str] = []
+    lines = _thread(data.get("revisions") or [], data.get("comments") or [])
+    if len(lines) > 1:
+        out += ["", "Thread:", *lines]
+    waits = data.get("waits_for") or []
+    if waits:
+        pids = sorted({w["proposal_id"] for w in waits})
+        out += [
+            "",
+            f"Waits for {', '.join(pids)}; approve them together: vouch approve "
+            + " ".join([*pids, data["proposal_id"]]),
+        ]
+    return out
+
+
+def _thread(revisions: list[dict[str, Any]], comments: list[dict[str, Any]]) -> list[str]:
+    lines: list[str] = []
+    placed: set[str] = set()
+    for r in revisions:
+        lines.append(
+            f"  {r['created_at']}  revision {r['revision']} {r['commit'][:12]} → {r['object_id']}"
+        )
+        for c in comments:
+            if c["revision_commit"] == r["commit"]:
+                placed.add(c["comment"])
+                lines.append(f"  {c['created_at']}  comment by {c['author']}: {c['text']}")
+    lines += [
+        f"  {c['created_at']}  comment by {c['author']}: {c['text']}"
+        for c in comments
+        if c["comment"] not in placed
+    ]
+    return lines
 
 
 def _one_line(text: object, width: int = 100) -> str:
@@ -166,6 +214,9 @@ def markdown(data: dict[str, Any]) -> str:
         ]
     if data.get("problems"):
         out += ["", "### Approve would refuse it", ""] + [f"- {p}" for p in data["problems"]]
+    thread = _thread_and_waits(data)
+    if thread:
+        out += ["", "### Thread", "", fence("\n".join(thread).strip("\n"), "text")]
     if data.get("diff"):
         out += [
             "",

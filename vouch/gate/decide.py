@@ -18,12 +18,13 @@ rewritten events.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from vouch.core import ids, yamlio
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import CorruptFile, GateRefused, UsageError
-from vouch.gate import records, verify
+from vouch.gate import linked, pending, records, verify
 from vouch.gate.records import Proposal
 from vouch.kinds import KINDS, Kind
 from vouch.store import writer
@@ -60,8 +61,7 @@ def _check_approver(actor: str, proposal: Proposal, settings: Config) -> None:
     if actor == proposal.proposer and settings.get("review.approver_role") != TRUSTED_ROLE:
         raise GateRefused(
             f"{actor} proposed {proposal.id} and cannot also approve it",
-            hint="another person must approve (or commit review.approver_role: "
-            "trusted-agent in .vouch/config.yaml on the target branch)",
+            hint="another person reviews and approves it",
         )
 
 
@@ -193,64 +193,128 @@ def _logs(
 
 
 def approve(
-    kb: KB, actor: str, proposal_id: str, reason: str | None = None, *, expect: str | None = None
+    kb: KB,
+    actor: str,
+    proposal_id: str,
+    reason: str | None = None,
+    *,
+    expect: str | None = None,
+    together: list[str] | tuple[str, ...] = (),
 ) -> dict[str, Any]:
+    """Approve one proposal, or several `together` (linked proposals): each is checked
+    on the commit that already holds the ones before it, dependencies first, and all
+    land in one ref update — or none does. A proposal that waits for one outside the
+    set is refused, naming it."""
     repo = kb.repo
+    wanted = list(dict.fromkeys([proposal_id, *together]))
+    if expect is not None and len(wanted) > 1:
+        raise UsageError(
+            "--expect pins one proposal", hint="approve it alone, or review each with show"
+        )
     with gate_lock(kb):
-        proposal = records.find(kb, proposal_id)
+        proposals = [records.find(kb, pid) for pid in wanted]
         current = checked_out_branch(kb)
-        branch, tip = _target(kb, proposal, current)
+        branch, tip = _target(kb, proposals[0], current)
+        for other in proposals[1:]:
+            if _target(kb, other, current)[0] != branch:
+                raise UsageError(
+                    f"proposals {proposals[0].id} and {other.id} land on different branches",
+                    hint="approve them one branch at a time",
+                )
         settings = gate_settings(kb, tip)
-        _check_approver(actor, proposal, settings)
-        _decided_check(kb, proposal, tip)
-        others = _pinned(kb, proposal, expect)
-        if proposal.local:
-            others.append((proposal.ref, None, proposal.commit))
-        if repo.is_ancestor(proposal.commit, tip):
-            return _record_merged(kb, proposal, actor, reason, branch, tip, others, current)
-        kind = KINDS.get(proposal.kind)
-        obj_path = kb.rel(kind.path_for(proposal.object_id)) if kind else ""
-        if kind and ids.is_object_id(proposal.object_id) and repo.blob_at(tip, obj_path):
-            # e.g. the same claim proposed in two clones, one already approved
-            raise GateRefused(
-                f"{proposal.kind} {proposal.object_id} is already approved "
-                f"on {branch.removeprefix('refs/heads/')}",
-                hint=f"reject this proposal: vouch reject {proposal.id} --reason duplicate",
+        for proposal in proposals:
+            _check_approver(actor, proposal, settings)
+            _decided_check(kb, proposal, tip)
+        if len(proposals) == 1 and repo.is_ancestor(proposals[0].commit, tip):
+            proposal = proposals[0]
+            dropped = _pinned(kb, proposal, expect)
+            if proposal.local:
+                dropped.append((proposal.ref, None, proposal.commit))
+            return _record_merged(kb, proposal, actor, reason, branch, tip, dropped, current)
+        for proposal in proposals:
+            if repo.is_ancestor(proposal.commit, tip):
+                raise GateRefused(
+                    f"proposal {proposal.id} was merged outside vouch",
+                    hint=f"record its decision alone first: vouch approve {proposal.id}",
+                )
+        ordered = linked.dependencies_first(kb, proposals)
+        others: list[RefUpdate] = []
+        for proposal in ordered:
+            others += _pinned(kb, proposal, expect)
+            if proposal.local:
+                others.append((proposal.ref, None, proposal.commit))
+        open_objects = linked.lazy_open_objects(kb)
+        changes: dict[str, str | None] = {}
+        running = tip
+        results = []
+        for proposal in ordered:
+            linked.refuse_waiting(kb, proposal, running, open_objects)
+            running, step = _merge_one(
+                kb, actor, proposal, reason, branch, running, settings, open_objects
             )
-        checked = verify.check(
-            kb,
-            proposal,
-            tip,
-            require_citations=settings.get("review.require_citations", True) is not False,
-        )
-        fault("merged")
-        changes: dict[str, str | None] = {
-            p: b for p, b in checked.files.items() if repo.blob_at(tip, p) != b
-        }
-        edited = _with_approver(checked.kind, checked.text, actor, obj_path)
-        changes[obj_path] = repo.write_blob(edited.encode())
-        changes[kb.rel(records.decided_path(proposal.id))] = repo.write_blob(
-            _decision(proposal, "approved", actor, reason)
-        )
-        logs, chain = _logs(
-            kb, tip, _events(proposal, "proposal.approve", actor, {"reason": reason or ""})
-        )
-        changes.update(logs)
-        final = repo.edit_tree(repo.store.peel_tree(tip), changes)
-        message = _message(proposal, "approved", actor, reason or "", chain)
-        commit = repo.write_commit(final, [tip, proposal.commit], message)
+            changes.update(step)
+            results.append(_approved(proposal, running))
         fault("committed")
         land(
             kb,
             branch,
             tip,
-            commit,
+            running,
             changes,
             others,
-            message=f"vouch: approve {proposal.id}",
+            message="vouch: approve " + " ".join(p.id for p in ordered),
             current=current,
         )
-    return _approved(proposal, commit)
+    if len(results) == 1:
+        return results[0]
+    first = next(r for r in results if r["proposal_id"] == proposal_id)
+    return {**first, "approved": results}
+
+
+def _merge_one(
+    kb: KB,
+    actor: str,
+    proposal: Proposal,
+    reason: str | None,
+    branch: str,
+    tip: str,
+    settings: Config,
+    open_objects: Callable[[], dict[str, str]],
+) -> tuple[str, dict[str, str | None]]:
+    """The merge commit that lands one checked proposal on `tip`, and what it changes."""
+    repo = kb.repo
+    kind = KINDS.get(proposal.kind)
+    obj_path = kb.rel(kind.path_for(proposal.object_id)) if kind else ""
+    if kind and ids.is_object_id(proposal.object_id) and repo.blob_at(tip, obj_path):
+        # e.g. the same claim proposed in two clones, one already approved
+        raise GateRefused(
+            f"{proposal.kind} {proposal.object_id} is already approved "
+            f"on {branch.removeprefix('refs/heads/')}",
+            hint=f"reject this proposal: vouch reject {proposal.id} --reason duplicate",
+        )
+    checked = verify.check(
+        kb,
+        proposal,
+        tip,
+        require_citations=settings.get("review.require_citations", True) is not False,
+        pending=open_objects,
+    )
+    fault("merged")
+    changes: dict[str, str | None] = {
+        p: b for p, b in checked.files.items() if repo.blob_at(tip, p) != b
+    }
+    edited = _with_approver(checked.kind, checked.text, actor, obj_path)
+    changes[obj_path] = repo.write_blob(edited.encode())
+    changes[kb.rel(records.decided_path(proposal.id))] = repo.write_blob(
+        _decision(proposal, "approved", actor, reason)
+    )
+    logs, chain = _logs(
+        kb, tip, _events(proposal, "proposal.approve", actor, {"reason": reason or ""})
+    )
+    changes.update(logs)
+    final = repo.edit_tree(repo.store.peel_tree(tip), changes)
+    message = _message(proposal, "approved", actor, reason or "", chain)
+    return repo.write_commit(final, [tip, proposal.commit], message), changes
 
 
 def _approved(proposal: Proposal, commit: str) -> dict[str, Any]:
@@ -338,6 +402,13 @@ def reject(kb: KB, actor: str, proposal_id: str, reason: str) -> dict[str, Any]:
         current = checked_out_branch(kb)
         branch, tip = _target(kb, proposal, current)
         _decided_check(kb, proposal, tip)
+        # linked proposals that named it as what they wait for cannot land any more
+        waited_on_by = [
+            p.id
+            for p in pending.open_proposals(kb)
+            if p.id != proposal.id
+            and proposal.id in ",".join(p.trailers.get("Vouch-Waits-For", [])).split(",")
+        ]
         if repo.is_ancestor(proposal.commit, tip):
             raise GateRefused(
                 f"proposal {proposal.id} was already merged into "
@@ -375,4 +446,9 @@ def reject(kb: KB, actor: str, proposal_id: str, reason: str) -> dict[str, Any]:
             message=f"vouch: reject {proposal.id}",
             current=current,
         )
-    return {"ok": True, "proposal_id": proposal.id, "commit": commit}
+    return {
+        "ok": True,
+        "proposal_id": proposal.id,
+        "commit": commit,
+        "waited_on_by": waited_on_by,
+    }

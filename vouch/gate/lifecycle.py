@@ -524,8 +524,7 @@ def promote(
         ):
             raise GateRefused(
                 f"{actor} proposed claim {object_id} and cannot also promote it",
-                hint="another reviewer promotes it (or commit "
-                "review.approver_role: trusted-agent in .vouch/config.yaml)",
+                hint="another reviewer promotes it",
             )
         target.changes["status"] = wanted
         return _land(

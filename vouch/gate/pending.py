@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from vouch.core import ids
@@ -41,6 +41,36 @@ def open_proposals(kb: KB) -> list[records.Proposal]:
             if decided is not None:
                 del by_id[pid]
     return sorted(by_id.values(), key=lambda p: p.id)
+
+
+def open_objects(kb: KB) -> dict[str, str]:
+    """Object id -> the open proposal that adds it (what a linked proposal may wait for)."""
+    return {p.object_id: p.id for p in open_proposals(kb) if ids.is_object_id(p.object_id)}
+
+
+def waits_for(
+    kb: KB,
+    proposal: records.Proposal,
+    obj: Any,
+    head: str | None,
+    known: Callable[[], Mapping[str, str]] | None = None,
+) -> dict[str, str]:
+    """The references of a proposal's object that only open proposals hold, on `head`
+    (object id -> proposal id)."""
+    from vouch.gate.references import BaseView, check_references
+
+    if not isinstance(obj, dict):
+        return {}
+    _, waits = check_references(
+        BaseView(kb, head),
+        proposal.kind,
+        obj,
+        (),
+        False,
+        pending=known or (lambda: open_objects(kb)),
+        allow_pending=True,
+    )
+    return {oid: pid for oid, pid in waits.items() if pid != proposal.id}
 
 
 def list_pending(
@@ -105,8 +135,13 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
         if blob:
             with contextlib.suppress(CorruptFile, UnicodeDecodeError):
                 obj = kind.load(repo.read_blob(blob).decode("utf-8"), where=path)
+    from vouch.gate.thread import thread
+
+    revisions, comments = thread(kb, proposal)
+    waits: dict[str, str] = {}
     if state == "pending":
-        problems = _problems(kb, proposal, head)
+        waits = waits_for(kb, proposal, obj, head)
+        problems = _problems(kb, proposal, head, set(waits))
         if record and not problems:
             with contextlib.suppress(GitFailure):
                 repo.update_ref(
@@ -122,28 +157,35 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
         "object": obj,
         "decision": decision,
         "problems": problems,
-        "diff": _diff(kb, proposal.commit),
+        "waits_for": [{"id": oid, "proposal_id": pid} for oid, pid in waits.items()],
+        "revisions": revisions,
+        "comments": comments,
+        "diff": _diff(kb, proposal.commit, proposal.base_commit),
     }
 
 
-def _problems(kb: KB, proposal: records.Proposal, head: str | None) -> list[str]:
-    """Why approve would refuse this proposal as it stands (empty: it is well-formed)."""
+def _problems(kb: KB, proposal: records.Proposal, head: str | None, landing: set[str]) -> list[str]:
+    """Why approve would refuse this proposal as it stands (empty: it is well-formed),
+    counting what it waits for as landing first."""
     from vouch.gate import verify
 
     if head is None:
         return []
     try:
-        verify.check(kb, proposal, head, require_citations=True)
+        verify.check(kb, proposal, head, require_citations=True, landing=landing)
     except GateRefused as exc:
         return [exc.message]
     return []
 
 
-def _diff(kb: KB, commit: str) -> str:
-    """Everything the proposal commit changes against its parent — every path shown."""
+def _diff(kb: KB, commit: str, base: str | None = None) -> str:
+    """Everything the proposal changes against its base (a revised one: all revisions
+    together, what approve merges), else against its parent — every path shown."""
     parents = kb.repo.commit_parents(commit)
     if not parents:
         return ""
+    if base and base != parents[0] and kb.repo.is_ancestor(base, commit):
+        return kb.repo.diff_text(base, commit)
     return kb.repo.diff_text(parents[0], commit)
 
 

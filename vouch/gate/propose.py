@@ -15,44 +15,13 @@ from typing import Any
 from vouch.core import ids
 from vouch.errors import UsageError, ValidationFailed
 from vouch.gate import records
+from vouch.gate.references import BaseView, Pending, check_references
 from vouch.kinds import KINDS, Kind, Obj
 from vouch.kinds import evidence as evidence_kind
 from vouch.kinds import source as source_kind
 from vouch.store import evidence, sessions
 from vouch.store.kb import KB, PROPOSAL_PREFIX
 from vouch.store.landing import gate_lock
-
-# kinds a relation endpoint may be, in the order they are looked for
-_ENDPOINT_KINDS = ("claim", "entity", "page", "relation", "evidence", "session")
-
-
-class BaseView:
-    """What exists in the proposal's base commit (not the work tree: that may differ)."""
-
-    def __init__(self, kb: KB, commit: str | None):
-        self.kb = kb
-        self.commit = commit
-
-    def _has(self, rel: str) -> bool:
-        if self.commit is None:
-            return False
-        return self.kb.repo.store.info(f"{self.commit}:{self.kb.rel(rel)}") is not None
-
-    def exists(self, kind: str, object_id: str) -> bool:
-        if kind == "source":
-            return ids.is_source_id(object_id) and self._has(source_kind.path_for(object_id))
-        return ids.is_object_id(object_id) and self._has(KINDS[kind].path_for(object_id))
-
-    def any_kind(self, object_id: str) -> str | None:
-        if ids.is_source_id(object_id):
-            return "source" if self.exists("source", object_id) else None
-        return next((k for k in _ENDPOINT_KINDS if self.exists(k, object_id)), None)
-
-    def read(self, rel: str) -> bytes | None:
-        if self.commit is None:
-            return None
-        found = self.kb.repo.store.read(f"{self.commit}:{self.kb.rel(rel)}")
-        return found[1] if found and found[0] == "blob" else None
 
 
 def build(kind: Kind, values: Mapping[str, Any]) -> tuple[Obj, list[str]]:
@@ -65,17 +34,6 @@ def build(kind: Kind, values: Mapping[str, Any]) -> tuple[Obj, list[str]]:
     data["id"] = kind.make_id(data)
     obj = kind.normalize(data)
     return obj, kind.validate(obj)
-
-
-def _cited(view: BaseView, item: str, made: set[str]) -> str | None:
-    """The problem with one citation, or None when it names an existing source/evidence."""
-    if ids.is_source_id(item):
-        return None if view.exists("source", item) else f"source {item[:12]}… is not registered"
-    if ids.is_object_id(item):
-        if item in made or view.exists("evidence", item):
-            return None
-        return f"evidence {item} does not exist"
-    return f"evidence item {item!r} is not a source id, evidence id or <source>:<locator>"
 
 
 def _expand_pointers(
@@ -100,52 +58,35 @@ def _expand_pointers(
     return list(dict.fromkeys(cited)), made, errors
 
 
-def reference_errors(
-    view: BaseView, kind: str, obj: Obj, made: set[str], require_citations: bool
-) -> list[str]:
-    errors: list[str] = []
-    if kind == "claim":
-        if not obj.get("evidence") and require_citations:
-            errors.append("evidence must cite at least one existing source or evidence id")
-        errors += [e for e in (_cited(view, i, made) for i in obj.get("evidence") or []) if e]
-        errors += [
-            f"entity {e} does not exist"
-            for e in obj.get("entities") or []
-            if ids.is_object_id(e) and not view.exists("entity", e)
-        ]
-    elif kind == "relation":
-        for end in ("source", "target"):
-            value = obj.get(end)
-            if (
-                isinstance(value, str)
-                and (ids.is_object_id(value) or ids.is_source_id(value))
-                and view.any_kind(value) is None
-            ):
-                errors.append(f"relation {end} {value} does not exist")
-        if obj.get("source") and obj.get("source") == obj.get("target"):
-            errors.append("a relation cannot point from an object to itself")
-        errors += [e for e in (_cited(view, i, made) for i in obj.get("evidence") or []) if e]
-    elif kind == "page":
-        for field, ref_kind in (("claims", "claim"), ("entities", "entity"), ("sources", "source")):
-            errors += [
-                f"{ref_kind} {i} does not exist"
-                for i in obj.get(field) or []
-                if (ids.is_object_id(i) or ids.is_source_id(i)) and not view.exists(ref_kind, i)
-            ]
-    return errors
-
-
-def _validate(
+def validate_values(
     kb: KB, view: BaseView, kind: Kind, values: dict[str, Any]
-) -> tuple[Obj, dict[str, Obj], list[str]]:
+) -> tuple[Obj, dict[str, Obj], list[str], dict[str, str]]:
+    """The object, the evidence it makes, every problem, and what it waits for (ids
+    pending in open proposals: object id -> proposal id)."""
     made: dict[str, Obj] = {}
     errors: list[str] = []
     if isinstance(values.get("evidence"), list):
         values["evidence"], made, errors = _expand_pointers(view, values["evidence"])
     obj, schema_errors = build(kind, values)
     require = kb.config.get("review.require_citations", True) is not False
-    errors = [*errors, *schema_errors, *reference_errors(view, kind.name, obj, set(made), require)]
-    return obj, made, list(dict.fromkeys(errors))
+    ref_errors, waits = check_references(
+        view, kind.name, obj, set(made), require, pending=_open_objects(kb), allow_pending=True
+    )
+    errors = [*errors, *schema_errors, *ref_errors]
+    return obj, made, list(dict.fromkeys(errors)), waits
+
+
+def _open_objects(kb: KB) -> Pending:
+    def load() -> dict[str, str]:
+        from vouch.gate.pending import open_objects
+
+        return open_objects(kb)
+
+    return load
+
+
+def _waits_json(waits: dict[str, str]) -> list[dict[str, str]]:
+    return [{"id": oid, "proposal_id": pid} for oid, pid in waits.items()]
 
 
 def pending_for(kb: KB, object_id: str) -> str | None:
@@ -187,8 +128,14 @@ def propose(
         view = BaseView(kb, repo.resolve("HEAD"))
         if session_id is not None:
             sessions.require_open(kb, session_id, view.commit)
-        obj, _, errors = _validate(kb, view, kind, dict(values))
-        return {"proposal_id": None, key: obj["id"], "valid": not errors, "errors": errors}
+        obj, _, errors, waits = validate_values(kb, view, kind, dict(values))
+        return {
+            "proposal_id": None,
+            key: obj["id"],
+            "valid": not errors,
+            "errors": errors,
+            "waits_for": _waits_json(waits),
+        }
     with gate_lock(kb):
         branch = repo.current_branch()
         if branch is None:
@@ -201,7 +148,7 @@ def propose(
         if session_id is not None:
             sessions.require_open(kb, session_id, base)
         view = BaseView(kb, base)
-        obj, made, errors = _validate(kb, view, kind, dict(values))
+        obj, made, errors, waits = validate_values(kb, view, kind, dict(values))
         oid = obj["id"]
         if errors:
             return {"proposal_id": None, key: oid, "valid": False, "errors": errors}
@@ -224,10 +171,16 @@ def propose(
             }
         pid = ids.proposal_id({"object": oid, "proposer": actor, "nonce": secrets.token_hex(8)})
         commit = _write_proposal(
-            kb, kind, obj, made, pid, actor, branch, base, rationale, session_id
+            kb, kind, obj, made, pid, actor, branch, base, rationale, session_id, waits
         )
         repo.update_ref(PROPOSAL_PREFIX + pid, commit, None, message=f"vouch: propose {pid}")
-    return {"proposal_id": pid, key: oid, "valid": True, "errors": []}
+    return {
+        "proposal_id": pid,
+        key: oid,
+        "valid": True,
+        "errors": [],
+        "waits_for": _waits_json(waits),
+    }
 
 
 def _write_proposal(
@@ -241,7 +194,17 @@ def _write_proposal(
     base: str,
     rationale: str | None,
     session_id: str | None,
+    waits: dict[str, str] | None = None,
 ) -> str:
+    tree = proposal_tree(kb, kind, obj, made, base)
+    message = proposal_message(
+        kind, obj, pid, actor, branch, base, rationale, session_id, waits or {}
+    )
+    return kb.repo.write_commit(tree, [base], message)
+
+
+def proposal_tree(kb: KB, kind: Kind, obj: Obj, made: dict[str, Obj], base: str) -> str:
+    """The base commit's tree plus the object file and the evidence it makes."""
     repo = kb.repo
     view = BaseView(kb, base)
     files: dict[str, bytes] = {kind.path_for(obj["id"]): kind.dump(obj).encode()}
@@ -249,9 +212,25 @@ def _write_proposal(
         if not view.exists("evidence", eid):
             files[evidence_kind.path_for(eid)] = evidence_kind.dump(ev).encode()
     changes: dict[str, str | None] = {kb.rel(p): repo.write_blob(b) for p, b in files.items()}
-    tree = repo.edit_tree(repo.store.peel_tree(base), changes)
+    return repo.edit_tree(repo.store.peel_tree(base), changes)
+
+
+def proposal_message(
+    kind: Kind,
+    obj: Obj,
+    pid: str,
+    actor: str,
+    branch: str,
+    base: str,
+    rationale: str | None,
+    session_id: str | None,
+    waits: dict[str, str],
+    *,
+    revision: int | None = None,
+) -> str:
+    """A proposal (or revision) commit's message: subject, rationale, Vouch-* trailers."""
     title = " ".join(kind.title_of(obj).split())[:72] or obj["id"]
-    message = records.message(
+    return records.message(
         f"vouch: propose {kind.name}: {title}",
         rationale or "",
         {
@@ -262,9 +241,11 @@ def _write_proposal(
             "Vouch-Base": branch,
             "Vouch-Base-Commit": base,
             "Vouch-Session": session_id,
+            # informational (show, reject): approve recomputes what a proposal waits for
+            "Vouch-Waits-For": ",".join(sorted(set(waits.values()))) or None,
+            "Vouch-Revision": str(revision) if revision else None,
         },
     )
-    return repo.write_commit(tree, [base], message)
 
 
 def require_valid(result: dict[str, Any], kind: str) -> dict[str, Any]:

@@ -8,12 +8,14 @@ local one.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from vouch.core import ids
-from vouch.errors import GateRefused, InvalidId, NotFound
+from vouch.errors import CorruptFile, GateRefused, InvalidId, NotFound
+from vouch.kinds import KINDS
 from vouch.store.kb import KB, PROPOSAL_PREFIX, decided_path
 
 REJECTED_PREFIX = "refs/vouch/rejected/"
@@ -145,6 +147,38 @@ def from_record(row: list[str]) -> Proposal | None:
         rationale=body,
         trailers=trailers,
     )
+
+
+MAX_REVISIONS = 50  # a longer chain of revisions is refused: nobody reviews 50 rewrites
+
+
+def revision_of(proposal: Proposal) -> int:
+    """Which revision a proposal commit is (`Vouch-Revision`; 1 without it), 0 if bad."""
+    value = (proposal.trailers.get("Vouch-Revision") or ["1"])[0]
+    return int(value) if value.isdigit() and len(value) < 6 else 0
+
+
+def object_of(kb: KB, proposal: Proposal) -> dict[str, Any] | None:
+    """The object a proposal's commit holds, or None when it cannot be read as one."""
+    kind = KINDS.get(proposal.kind)
+    if kind is None or not ids.is_object_id(proposal.object_id):
+        return None
+    path = kb.rel(kind.path_for(proposal.object_id))
+    found = kb.repo.store.read(f"{proposal.commit}:{path}")  # a hostile tree: any type
+    if not found or found[0] != "blob":
+        return None
+    with contextlib.suppress(CorruptFile, UnicodeDecodeError, ValueError):
+        return kind.load(found[1].decode("utf-8"), where=path)
+    return None
+
+
+def read_commit(kb: KB, commit: str, ref: str) -> Proposal | None:
+    """One commit read as a proposal (in-process), or None when it is not one."""
+    found = kb.repo.store.read(commit)
+    if found is None or found[0] != "commit":
+        return None
+    _, _, message = found[1].partition(b"\n\n")
+    return from_record([ref, commit, "", message.decode("utf-8", "replace")])
 
 
 def read_proposals(kb: KB, patterns: list[str], *, unmerged: bool = False) -> list[Proposal]:

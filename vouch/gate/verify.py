@@ -20,14 +20,15 @@ by the decision. A refusal names every offending path.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from vouch.core import ids
 from vouch.errors import CorruptFile, GateRefused
-from vouch.gate.propose import BaseView, reference_errors
+from vouch.gate import records
 from vouch.gate.records import Proposal
+from vouch.gate.references import BaseView, Pending, reference_errors
 from vouch.kinds import GATED, KINDS, Kind, Obj
 from vouch.kinds import evidence as evidence_kind
 from vouch.kinds import source as source_kind
@@ -162,6 +163,10 @@ def _content_problems(
     files: dict[str, str],
     view: BaseView,
     require_citations: bool,
+    landing: Collection[str] = (),
+    pending: Pending | None = None,
+    *,
+    references: bool = True,
 ) -> tuple[Obj | None, str, list[str]]:
     object_path = kb.rel(kind.path_for(proposal.object_id))
     problems: list[str] = []
@@ -212,9 +217,13 @@ def _content_problems(
                     + (f" ({'; '.join(errors)})" if errors else "")
                 )
             made.add(eid)
+    if not references:
+        return obj, text, problems
     problems += [
         f"{object_path}: {e}"
-        for e in reference_errors(view, kind.name, obj, made, require_citations)
+        for e in reference_errors(
+            view, kind.name, obj, made, require_citations, also=landing, pending=pending
+        )
     ]
     return obj, text, problems
 
@@ -237,8 +246,52 @@ def _load(kb: KB, kind: Kind, blob: str, path: str, problems: list[str]) -> tupl
     return obj, text
 
 
-def check(kb: KB, proposal: Proposal, target_tip: str, *, require_citations: bool) -> Checked:
-    """The proposal's object and files, or GateRefused naming every problem."""
+def _revisions(kb: KB, proposal: Proposal) -> list[tuple[str, Proposal]]:
+    """The proposal's commits from its base, oldest first, each read as a proposal: a
+    straight line of vouch commits (one parent each) whose trailers agree on the
+    proposal, its kind, proposer and base, numbered 1, 2, ... by `Vouch-Revision`."""
+    repo = kb.repo
+    refused = GateRefused(
+        f"proposal {proposal.id} is not a line of vouch revisions on its recorded base "
+        f"{proposal.base_commit[:12] or '(none)'}; vouch decides only what it proposed",
+        hint="reject it, and propose the content again with vouch",
+    )
+    if not proposal.base_commit:
+        raise refused
+    chain: list[tuple[str, Proposal]] = []
+    commit = proposal.commit
+    while True:
+        parents = repo.commit_parents(commit)
+        found = records.read_commit(kb, commit, proposal.ref) if len(parents) == 1 else None
+        same = found is not None and (
+            (found.id, found.kind, found.proposer, found.base, found.base_commit)
+            == (proposal.id, proposal.kind, proposal.proposer, proposal.base, proposal.base_commit)
+        )
+        if not same or found is None or len(chain) >= records.MAX_REVISIONS:
+            raise refused
+        chain.append((commit, found))
+        if parents[0] == proposal.base_commit:
+            break
+        commit = parents[0]
+    chain.reverse()
+    if [records.revision_of(p) for _, p in chain] != list(range(1, len(chain) + 1)):
+        raise refused
+    return chain
+
+
+def check(
+    kb: KB,
+    proposal: Proposal,
+    target_tip: str,
+    *,
+    require_citations: bool,
+    landing: Collection[str] = (),
+    pending: Pending | None = None,
+) -> Checked:
+    """The proposal's object and files, or GateRefused naming every problem.
+
+    References must hold on `target_tip` (in a joint approval: the commit that already
+    holds the proposals landed before this one), or be in `landing`."""
     repo = kb.repo
     kind = KINDS.get(proposal.kind) if proposal.kind in GATED else None
     if kind is None or not ids.is_object_id(proposal.object_id):
@@ -246,23 +299,42 @@ def check(kb: KB, proposal: Proposal, target_tip: str, *, require_citations: boo
             f"proposal {proposal.id} does not name a knowledge object",
             hint="its commit lacks valid Vouch-Kind / Vouch-Object trailers",
         )
-    parents = repo.commit_parents(proposal.commit)
-    if not proposal.base_commit or parents != [proposal.base_commit]:
-        raise GateRefused(
-            f"proposal {proposal.id} is not one commit on its recorded base "
-            f"{proposal.base_commit[:12] or '(none)'}; vouch decides only what it proposed",
-            hint="reject it, and propose the content again with vouch",
-        )
+    chain = _revisions(kb, proposal)
+    base_tree = repo.store.peel_tree(proposal.base_commit)
+    for number, (commit, revision) in enumerate(chain, 1):
+        if commit == proposal.commit:
+            break
+        # an earlier revision: made by vouch as well (paths, bytes, ids), never landed
+        tree = repo.store.peel_tree(commit)
+        assert tree is not None
+        files, problems = _path_problems(kb, revision, kind, base_tree, tree)
+        if not problems:
+            _, _, problems = _content_problems(
+                kb,
+                revision,
+                kind,
+                files,
+                BaseView(kb, proposal.base_commit),
+                False,
+                references=False,
+            )
+        if problems:
+            raise GateRefused(
+                f"proposal {proposal.id} revision {number} ({commit[:12]}) is not what "
+                "vouch proposes: " + "; ".join(problems[:_SHOWN]),
+                hint=f"nothing was written; reject it (vouch reject {proposal.id} "
+                "--reason ...) and propose the content again with vouch",
+            )
     prop_tree = repo.store.peel_tree(proposal.commit)
     assert prop_tree is not None
-    files, problems = _path_problems(
-        kb, proposal, kind, repo.store.peel_tree(parents[0]), prop_tree
-    )
+    files, problems = _path_problems(kb, proposal, kind, base_tree, prop_tree)
     obj: Obj | None = None
     text = ""
     if not problems:
         view = BaseView(kb, target_tip)
-        obj, text, problems = _content_problems(kb, proposal, kind, files, view, require_citations)
+        obj, text, problems = _content_problems(
+            kb, proposal, kind, files, view, require_citations, landing, pending
+        )
     if problems or obj is None:
         more = f" (and {len(problems) - _SHOWN} more)" if len(problems) > _SHOWN else ""
         raise GateRefused(

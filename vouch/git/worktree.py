@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vouch.git.command import run_bytes
+from vouch.git.command import GitCommandFailed, run_bytes
 
 if TYPE_CHECKING:
     from vouch.git import index_file as gitindex
@@ -134,6 +134,28 @@ class WorkTree:
         args = ["--literal-pathspecs"] if literal else []
         out = self.git(*args, "ls-files", "--others", "--exclude-standard", "-z", "--", *pathspecs)
         return [p for p in out.split("\0") if p]
+
+    def ignored(self, paths: Iterable[str]) -> dict[str, str]:
+        """Of `paths` (repository-relative), those git ignores, each with the file whose
+        pattern ignores it (`.gitignore`, `docs/.gitignore`, `.git/info/exclude`); one
+        `git check-ignore` for any number of paths. Tracked files are never ignored."""
+        wanted = list(paths)
+        if not wanted:
+            return {}
+        data = b"".join(os.fsencode(p) + b"\0" for p in wanted)
+        try:
+            out = run_bytes(["check-ignore", "-v", "-z", "--stdin"], self.root, input=data)
+        except GitCommandFailed as exc:
+            if exc.returncode == 1:  # none of them is ignored
+                return {}
+            raise
+        fields = out.split(b"\0")
+        found: dict[str, str] = {}
+        for n in range(0, len(fields) - 3, 4):
+            source, _line, pattern, path = fields[n : n + 4]
+            if not pattern.startswith(b"!"):  # a negated pattern re-includes the path
+                found[os.fsdecode(path)] = os.fsdecode(source)
+        return found
 
     def worktree_changes(self, paths: Iterable[str]) -> list[str]:
         """Of `paths`, those with staged, unstaged or untracked changes in the work tree."""

@@ -16,12 +16,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from vouch.core import headings
 from vouch.kinds import KINDS, Chunk, Obj, module_for
 from vouch.kinds import page as page_kind
 from vouch.kinds import source as source_kind
 
-# 2: relations carry their relation type as `type`; 3: invalid files are left out
-CHUNKER_VERSION = "3"
+# 2: relations carry their relation type as `type`; 3: invalid files are left out;
+# 4: sections of setext markdown, reStructuredText, AsciiDoc and man pages
+CHUNKER_VERSION = "4"
 WINDOW_WORDS = 250  # a window is at most this many words ...
 OVERLAP_WORDS = 40  # ... and repeats this many from the previous one
 
@@ -34,7 +36,7 @@ _CODE = (
     ".json .ini .cfg .mk .cmake .proto .graphql .css .scss .html .xml .vue .svelte .tf"
 )
 CODE_EXTENSIONS = frozenset(_CODE.split(" "))
-MARKDOWN_EXTENSIONS = frozenset((".md", ".markdown", ".mdx", ".rst"))
+MARKDOWN_EXTENSIONS = frozenset(s for s, m in headings.MARKUP_SUFFIXES.items() if m == "markdown")
 
 
 @dataclass(frozen=True)
@@ -228,7 +230,8 @@ def paragraph_windows(
 
 # -- sources -----------------------------------------------------------------------------
 def source_format(meta: Obj, content: bytes) -> str:
-    """pdf, markdown, code or text — or `binary` for content we do not read."""
+    """pdf, a markup with sections (markdown, rst, asciidoc, troff, man), code or text —
+    or `binary` for content we do not read."""
     media = str(meta.get("media_type") or "")
     locator = str(meta.get("locator") or "")
     suffix = PurePosixPath(locator.split("?", 1)[0]).suffix.lower()
@@ -236,11 +239,14 @@ def source_format(meta: Obj, content: bytes) -> str:
         return "pdf"
     if b"\0" in content[:_SNIFF]:
         return "binary"
-    if media in ("text/markdown", "text/x-markdown") or suffix in MARKDOWN_EXTENSIONS:
+    markup = headings.MARKUP_SUFFIXES.get(suffix)
+    if markup is not None:
+        return markup
+    if media in ("text/markdown", "text/x-markdown"):
         return "markdown"
     if suffix in CODE_EXTENSIONS or media.startswith(("text/x-", "application/x-")):
         return "code"
-    return "text"
+    return headings.text_markup(content.decode("utf-8", "replace")) or "text"
 
 
 def source_doc(meta: Obj, content: bytes | None, path: str) -> Doc:
@@ -263,8 +269,8 @@ def source_doc(meta: Obj, content: bytes | None, path: str) -> Doc:
         pieces, doc.problem = _pdf_pieces(content)
     elif content is not None and fmt != "binary":
         text = content.decode("utf-8", errors="replace")
-        if fmt == "markdown":
-            pieces, doc.headings = _markdown_pieces(text)
+        if fmt in headings.MARKUPS:
+            pieces, doc.headings = _sectioned_pieces(text, fmt)
         else:
             pieces = [
                 {"text": b.text, "start_line": b.start_line, "end_line": b.end_line}
@@ -291,9 +297,9 @@ def source_doc(meta: Obj, content: bytes | None, path: str) -> Doc:
     return doc
 
 
-def _markdown_pieces(text: str) -> tuple[list[dict[str, object]], list[Heading]]:
+def _sectioned_pieces(text: str, markup: str) -> tuple[list[dict[str, object]], list[Heading]]:
     pieces: list[dict[str, object]] = []
-    secs = page_kind.sections(text)
+    secs = headings.sections(text, markup)
     lines = text.split("\n")
     for sec in secs:
         # the section's own lines (not its stripped text), so line numbers stay exact

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Any
 
+from vouch.core import headings
 from vouch.kinds.base import Chunk, Field, Kind, Obj, collapse
 
 TYPES = (
@@ -57,40 +56,12 @@ load = KIND.load
 dump = KIND.dump
 new = KIND.new
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
-
-
-@dataclass(frozen=True)
-class Section:
-    heading: str  # "" for text before the first heading
-    level: int  # 0 for text before the first heading
-    start_line: int  # 1-based line of the heading (or of the first line)
-    end_line: int  # 1-based line of the next heading of any level, or EOF+1
-    text: str
+Section = headings.Section
 
 
 def sections(body: str) -> list[Section]:
-    """Split markdown into heading sections, ignoring `#` lines inside code fences."""
-    lines = body.split("\n")
-    marks: list[tuple[int, int, str]] = []  # (line index, level, heading)
-    in_fence = False
-    for i, line in enumerate(lines):
-        if _FENCE.match(line):
-            in_fence = not in_fence
-            continue
-        m = None if in_fence else _HEADING.match(line)
-        if m:
-            marks.append((i, len(m.group(1)), m.group(2).strip()))
-    out: list[Section] = []
-    starts = [(0, 0, "")] if not marks or marks[0][0] > 0 else []
-    bounds = starts + marks
-    for n, (i, level, heading) in enumerate(bounds):
-        end = bounds[n + 1][0] if n + 1 < len(bounds) else len(lines)
-        text = "\n".join(lines[i:end]).strip()
-        if text or heading:
-            out.append(Section(heading, level, i + 1, end + 1, text))
-    return out
+    """Split markdown into heading sections (ATX and setext), ignoring code fences."""
+    return headings.markdown(body)
 
 
 def chunks(obj: Obj, content: Any = None) -> list[Chunk]:

@@ -101,6 +101,20 @@ def propose_relation(
     return propose.propose(ctx.kb, ctx.actor(), "relation", values, dry_run=dry_run)
 
 
+def revise_proposal(
+    ctx: CallContext, proposal_id: str, rationale: str | None = None, **changes: Any
+) -> dict[str, Any]:
+    from vouch.gate import revise
+
+    return revise.revise(ctx.kb, ctx.actor(), proposal_id, changes, rationale)
+
+
+def comment_proposal(ctx: CallContext, proposal_id: str, text: str) -> dict[str, Any]:
+    from vouch.gate import revise
+
+    return revise.comment(ctx.kb, ctx.actor(), proposal_id, text)
+
+
 def list_pending(
     ctx: CallContext, limit: int = 50, offset: int = 0, filter: dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:
@@ -121,6 +135,7 @@ def approve(
     reason: str | None = None,
     approver: str | None = None,
     expect: str | None = None,
+    together: list[str] | None = None,
 ) -> dict[str, Any]:
     # `approver` speaks for someone else: only a trusted transport may say it.
     if approver is not None and not ctx.trusted:
@@ -129,12 +144,18 @@ def approve(
             hint="the server must run with --trusted-host",
         )
     actor = approver.strip() if approver and approver.strip() else ctx.actor()
-    return decide.approve(ctx.kb, actor, proposal_id, reason, expect=expect)
+    return decide.approve(
+        ctx.kb, actor, proposal_id, reason, expect=expect, together=together or ()
+    )
 
 
 def reject(ctx: CallContext, proposal_id: str, reason: str) -> dict[str, Any]:
     result = decide.reject(ctx.kb, ctx.actor(), proposal_id, reason)
-    return {"ok": result["ok"], "proposal_id": result["proposal_id"]}
+    return {
+        "ok": result["ok"],
+        "proposal_id": result["proposal_id"],
+        "waited_on_by": result.get("waited_on_by", []),
+    }
 
 
 def audit_events(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from vouch.kinds import source as source_kind
 from vouch.methods.shape import PAGING, Cli, Method, Param, string_list
@@ -27,8 +28,9 @@ _PROPOSED = Cli(emit=f"{_HUMAN}proposed")
 _IDS = string_list
 
 
-def _enum_doc(values: tuple[str, ...]) -> str:
-    return "one of: " + ", ".join(values)
+def _enum(values: tuple[str, ...]) -> dict[str, Any]:
+    """A closed set, stated for clients as a JSON Schema enum (the gate checks it)."""
+    return {"type": "string", "enum": list(values)}
 
 
 def _register_gate() -> None:
@@ -38,9 +40,10 @@ def _register_gate() -> None:
 
     confidence = Param(
         "confidence",
-        {"type": "number"},
+        {"type": "number", "minimum": 0, "maximum": 1},
         default=claim.KIND.default("confidence"),
         description="0..1",
+        checked_later=True,
     )
     register(
         Method(
@@ -54,17 +57,19 @@ def _register_gate() -> None:
                     "evidence",
                     _IDS(),
                     required=True,
-                    description="source ids, evidence ids, or <source-id>:L10-L20 pointers",
+                    description="source ids, evidence ids, or <source-id>:L10-L20 pointers "
+                    "(a search hit's `cite`)",
+                    ids=True,
                 ),
                 Param(
                     "type",
-                    {"type": "string"},
+                    _enum(claim.TYPES),
                     default=claim.KIND.default("type"),
-                    description=_enum_doc(claim.TYPES),
+                    checked_later=True,
                 ),
                 confidence,
-                Param("entities", _IDS()),
-                Param("scope", {"type": "string"}, description=_enum_doc(source_kind.SCOPES)),
+                Param("entities", _IDS(), ids=True),
+                Param("scope", _enum(source_kind.SCOPES), checked_later=True),
                 Param("tags", _IDS()),
                 Param("session_id", {"type": "string"}),
                 Param("rationale", {"type": "string"}, description="why; recorded on the proposal"),
@@ -92,13 +97,13 @@ def _register_gate() -> None:
                 Param("body", {"type": "string"}, description="markdown"),
                 Param(
                     "type",
-                    {"type": "string"},
+                    _enum(page.TYPES),
                     default=page.KIND.default("type"),
-                    description=_enum_doc(page.TYPES),
+                    checked_later=True,
                 ),
-                Param("claims", _IDS()),
-                Param("entities", _IDS()),
-                Param("sources", _IDS()),
+                Param("claims", _IDS(), ids=True),
+                Param("entities", _IDS(), ids=True),
+                Param("sources", _IDS(), ids=True),
                 Param("tags", _IDS()),
                 _DRY_RUN,
             ),
@@ -118,9 +123,7 @@ def _register_gate() -> None:
             "vouch.methods.gate:propose_entity",
             (
                 Param("name", {"type": "string"}, required=True),
-                Param(
-                    "type", {"type": "string"}, required=True, description=_enum_doc(entity.TYPES)
-                ),
+                Param("type", _enum(entity.TYPES), required=True, checked_later=True),
                 Param("aliases", _IDS()),
                 Param("description", {"type": "string"}),
                 _DRY_RUN,
@@ -136,16 +139,19 @@ def _register_gate() -> None:
             "Propose a typed relation between two objects.",
             "vouch.methods.gate:propose_relation",
             (
-                Param("source", {"type": "string"}, required=True, description="from this id"),
                 Param(
-                    "relation",
+                    "source",
                     {"type": "string"},
                     required=True,
-                    description=_enum_doc(relation.TYPES),
+                    description="from this id",
+                    ids=True,
                 ),
-                Param("target", {"type": "string"}, required=True, description="to this id"),
+                Param("relation", _enum(relation.TYPES), required=True, checked_later=True),
+                Param(
+                    "target", {"type": "string"}, required=True, description="to this id", ids=True
+                ),
                 confidence,
-                Param("evidence", _IDS()),
+                Param("evidence", _IDS(), ids=True),
                 _DRY_RUN,
             ),
             writes=True,
@@ -153,6 +159,76 @@ def _register_gate() -> None:
                 _PROPOSED,
                 names={"source": ("--from",), "relation": ("--rel",), "target": ("--to",)},
             ),
+        )
+    )
+    register(
+        Method(
+            "kb.revise_proposal",
+            "propose",
+            "Revise your open proposal: a new commit on its branch; the id follows the "
+            "new content; a reviewer sees (and pins) the new revision.",
+            "vouch.methods.gate:revise_proposal",
+            (
+                Param("proposal_id", {"type": "string"}, required=True),
+                Param("text", {"type": "string"}, description="claim text"),
+                Param(
+                    "evidence",
+                    _IDS(),
+                    description="claim/relation citations (replace the old ones)",
+                    ids=True,
+                ),
+                Param(
+                    "confidence",
+                    {"type": "number", "minimum": 0, "maximum": 1},
+                    description="0..1",
+                    checked_later=True,
+                ),
+                Param(
+                    "type",
+                    _enum(tuple(dict.fromkeys((*claim.TYPES, *page.TYPES, *entity.TYPES)))),
+                    description="the kind's type (claim, page or entity types)",
+                    checked_later=True,
+                ),
+                Param("tags", _IDS()),
+                Param("entities", _IDS(), ids=True),
+                Param("title", {"type": "string"}, description="page title"),
+                Param("body", {"type": "string"}, description="page markdown"),
+                Param("claims", _IDS(), ids=True),
+                Param("sources", _IDS(), ids=True),
+                Param("name", {"type": "string"}, description="entity name"),
+                Param("aliases", _IDS()),
+                Param("description", {"type": "string"}, description="entity description"),
+                Param("relation", _enum(relation.TYPES), checked_later=True),
+                Param("rationale", {"type": "string"}, description="why this revision"),
+            ),
+            writes=True,
+            cli=Cli(
+                verb=("revise",),
+                args=("proposal_id",),
+                files=("body",),
+                names={
+                    "evidence": ("--evidence", "--source"),
+                    "entities": ("--entity",),
+                    "claims": ("--claim",),
+                    "sources": ("--page-source",),
+                    "aliases": ("--alias",),
+                },
+                emit=f"{_HUMAN}proposed",
+            ),
+        )
+    )
+    register(
+        Method(
+            "kb.comment_proposal",
+            "propose",
+            "Comment on an open proposal (ask for changes without closing it).",
+            "vouch.methods.gate:comment_proposal",
+            (
+                Param("proposal_id", {"type": "string"}, required=True),
+                Param("text", {"type": "string"}, required=True),
+            ),
+            writes=True,
+            cli=Cli(verb=("comment",), args=("proposal_id", "text"), human=f"{_HUMAN}commented"),
         )
     )
     register(
@@ -196,6 +272,12 @@ def _register_gate() -> None:
                     "expect",
                     {"type": "string"},
                     description="the proposal commit that was reviewed; refused if it differs",
+                ),
+                Param(
+                    "together",
+                    _IDS(),
+                    description="more proposal ids to land with it, all or none, dependencies "
+                    "first (linked proposals)",
                 ),
             ),
             writes=True,
@@ -250,7 +332,7 @@ def _register_gate() -> None:
             "Store a span pointer into a source (quote checked against its content).",
             "vouch.methods.gate:register_evidence",
             (
-                Param("source_id", {"type": "string"}, required=True),
+                Param("source_id", {"type": "string"}, required=True, ids=True),
                 Param(
                     "locator",
                     {"type": "string"},

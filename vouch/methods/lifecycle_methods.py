@@ -22,7 +22,7 @@ _REASON = Param(
 
 
 def _claim(name: str, description: str = "an approved claim id") -> Param:
-    return Param(name, {"type": "string"}, required=True, description=description)
+    return Param(name, {"type": "string"}, required=True, description=description, ids=True)
 
 
 def supersede(
@@ -126,6 +126,7 @@ METHODS: tuple[Method, ...] = (
                 {"type": "string"},
                 required=True,
                 description="a source id, an evidence id, or <source-id>:L10-L20",
+                ids=True,
             ),
         ),
         writes=True,

@@ -66,7 +66,11 @@ METHODS: tuple[Method, ...] = (
         "maintenance",
         "Check that every source's content hashes to its id (one source with id).",
         "vouch.methods.maintenance_methods:source_verify",
-        (Param("id", {"type": "string"}, description="one source id; omit to verify all"),),
+        (
+            Param(
+                "id", {"type": "string"}, description="one source id; omit to verify all", ids=True
+            ),
+        ),
         cli=Cli(verb=("source", "verify"), args=("id",), human=f"{_HUMAN}source_verify"),
     ),
     Method(

@@ -56,7 +56,20 @@ def invoke(ctx: CallContext, name: str, params: Mapping[str, Any] | None = None)
     method = get(name)
     bound = method.bind(params)
     authorize(ctx, method)
+    _resolve_prefixes(ctx, method, bound)
     return method.function()(ctx, **bound)
+
+
+def _resolve_prefixes(ctx: CallContext, method: Method, bound: dict[str, Any]) -> None:
+    """Short source ids (what human output prints) become full ones, before the handler;
+    a call that names every id in full reads no directory."""
+    from vouch.store import prefixes
+
+    values = [bound.get(p.name) for p in method.params if p.ids]
+    flat = [x for v in values for x in (v if isinstance(v, list) else [v])]
+    if any(prefixes.wants_resolving(v) for v in flat):
+        kb = ctx.kb
+        method.resolve_ids(bound, lambda v: prefixes.resolve(kb, v))
 
 
 def authorize(ctx: CallContext, method: Method) -> None:
@@ -74,16 +87,16 @@ def authorize(ctx: CallContext, method: Method) -> None:
             raise GateRefused(
                 f"{method.name}: changing approved knowledge is a reviewer's call, and "
                 f"this knowledge base does not let agents do it over {ctx.transport}",
-                hint="a person runs it at the CLI (e.g. `vouch "
-                f"{' '.join(method.command)} ...`), or commits `review.agent_lifecycle: "
-                "true` in .vouch/config.yaml to allow agents",
+                hint="propose the corrected knowledge instead and tell the user which "
+                "object to change; a person runs it at the CLI (e.g. `vouch "
+                f"{' '.join(method.command)} ...`)",
             )
     if method.scope == "decide" and not ctx.may_decide:
         raise GateRefused(
             f"{method.name}: approving or rejecting is a person's decision, and this "
             f"{ctx.transport} server was not started to allow it",
-            hint="a person decides at the CLI (`vouch approve ID`, `vouch reject ID --reason "
-            "...`), or starts the server with `vouch serve --allow-decisions`",
+            hint="tell the user the proposal id: a person decides at the CLI (`vouch approve "
+            "ID`, `vouch reject ID --reason ...`)",
         )
     if method.attributed and ctx.transport != "cli":
         ctx.actor()  # GateRefused when the server's starter declared no agent

@@ -29,6 +29,18 @@ _SEARCH_KIND = {
         "sources",
     ],
 }
+
+
+def _known(name: str) -> list[str]:
+    """Every value of the searchable kinds' TYPES or STATUSES, in the kinds' order."""
+    from vouch.kinds import claim, entity, page, relation, source
+
+    values: dict[str, None] = {}
+    for module in (claim, page, entity, relation, source):
+        values.update(dict.fromkeys(getattr(module, name, ())))
+    return list(values)
+
+
 register(
     Method(
         "kb.search",
@@ -50,11 +62,17 @@ register(
                 description="fts: lexical only; vector: embeddings only",
             ),
             Param("tags", string_list(), description="documents carrying every one of these"),
-            Param("types", string_list(), description="claim/page/source types"),
+            Param(
+                "types",
+                {"type": "array", "items": {"type": "string", "enum": _known("TYPES")}},
+                description="claim/page/entity/relation/source types",
+                checked_later=True,
+            ),
             Param(
                 "statuses",
-                string_list(),
+                {"type": "array", "items": {"type": "string", "enum": _known("STATUSES")}},
                 description="only these statuses (superseded/archived/redacted: only if named)",
+                checked_later=True,
             ),
             Param("threshold", {"type": "number"}, description="minimum RRF score"),
             Param("rrf_k", {"type": "number", "minimum": 0}, description="RRF k (default 60)"),

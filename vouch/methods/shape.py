@@ -45,6 +45,17 @@ class Param:
     required: bool = False
     default: Any = None
     description: str = ""
+    # its value (or each item) is an object id: a unique source-id prefix is resolved
+    ids: bool = False
+    # the schema states an enum or a range for clients, but the handler checks it, so
+    # that an invalid proposal gets every problem at once (valid: false, errors: [...])
+    checked_later: bool = False
+
+    def bound_schema(self) -> dict[str, Any]:
+        """The schema `bind` checks: without what the handler checks itself."""
+        if not self.checked_later:
+            return self.schema
+        return _loose(self.schema)
 
     def property_schema(self) -> dict[str, Any]:
         out = dict(self.schema)
@@ -136,11 +147,22 @@ class Method:
                 if p.default is not None:
                     bound[p.name] = p.default
                 continue
-            problem = type_problem(value, p.schema)
+            problem = type_problem(value, p.bound_schema())
             if problem:
                 raise InvalidParams(f"{self.name}: parameter {p.name!r} {problem}")
             bound[p.name] = value
         return bound
+
+    def resolve_ids(self, bound: dict[str, Any], resolve: Callable[[str], str]) -> None:
+        """Replace short source ids in the id parameters (`Param.ids`), in place."""
+        for p in self.params:
+            value = bound.get(p.name)
+            if not p.ids or value is None:
+                continue
+            if isinstance(value, str):
+                bound[p.name] = resolve(value)
+            elif isinstance(value, list):
+                bound[p.name] = [resolve(v) if isinstance(v, str) else v for v in value]
 
     def function(self) -> Callable[..., Any]:
         if not self._resolved:
@@ -189,8 +211,15 @@ def type_problem(value: Any, schema: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _loose(schema: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in schema.items() if k not in ("enum", "minimum", "maximum")}
+    if isinstance(out.get("items"), Mapping):
+        out["items"] = _loose(out["items"])
+    return out
+
+
 # parameters several methods share
-OBJECT_ID = Param("id", {"type": "string"}, required=True, description="object id")
+OBJECT_ID = Param("id", {"type": "string"}, required=True, description="object id", ids=True)
 PAGING = (
     Param("limit", {"type": "integer", "minimum": 0}, default=50),
     Param("offset", {"type": "integer", "minimum": 0}, default=0),

@@ -303,6 +303,10 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
             result["pending"] = True
             result["proposal_id"] = pending.proposal_of(key)
         results.append(result)
+    if results:
+        from vouch.search.citing import attach_citations
+
+        attach_citations(kb, results, pending)
     budgeted = apply_budget(results, req.max_tokens)
     next_offset = offset + len(budgeted.results)
     next_cursor = None
@@ -378,6 +382,9 @@ def _result(
 ) -> dict[str, Any]:
     snippet = snippets.get(row.chunk_id) or make_snippet(row.text, query)
     object_id = row.id
+    lines = None
+    if row.kind == "source" and row.start_line is not None and row.end_line is not None:
+        lines = [row.start_line, row.end_line]
     return {
         "chunk_id": row.chunk_id,
         "score": round(fused.score, 6),
@@ -399,7 +406,12 @@ def _result(
             "total_chunks": row.total_chunks,
             "tags": list(row.tags),
             "locator": row.locator,
+            "lines": lines,
         },
+        # what `propose-claim --source` takes as is: the chunk's line span of a source
+        "cite": (f"{object_id}:L{lines[0]}-L{lines[1]}" if lines else object_id)
+        if row.kind == "source"
+        else None,
     }
 
 

@@ -2,14 +2,18 @@
 parse the JSON)::
 
     Search: "install git" (47 matches, showing top 10)
-    1. [0.031] Git Admin Guide (p.12) [source/pdf] [git, admin] 4f2a…
+    1. [0.031] Git Admin Guide (p.12) [source/pdf] [git, admin] 4f2a9c01d3e5
     To install the latest version of git from source...
+    2. [0.025] Timeouts §Retries L40-L52 [source/file] 9b1e77c2a0f4:L40-L52
+    ...
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from vouch.core.ids import is_source_id
 
 PREVIEW_CHARS = 160
 _MARK = re.compile(r"\[/?MATCH\]")
@@ -29,6 +33,8 @@ def heading(rank: int, result: dict[str, Any]) -> str:
         parts.append(f"(p.{src['page']})")
     if src.get("section"):
         parts.append(f"§{src['section']}")
+    if src.get("lines"):
+        parts.append(f"L{src['lines'][0]}-L{src['lines'][1]}")
     kind_type = "/".join(x for x in (result.get("kind"), src.get("type")) if x)
     parts.append(f"[{kind_type}]")
     if src.get("tags"):
@@ -37,9 +43,26 @@ def heading(rank: int, result: dict[str, Any]) -> str:
         parts.append(f"({result['status']})")
     if result.get("pending"):
         parts.append(f"(pending {result.get('proposal_id') or ''})".replace(" )", ")"))
-    short = result["id"] if len(result["id"]) < 40 else result["id"][:12] + "…"
-    parts.append(short)
+    if result.get("confidence") is not None:
+        parts.append(f"(confidence {result['confidence']})")
+    # a source id shortened to a prefix `--source` takes back; other ids whole
+    cite = str(result.get("cite") or "")
+    if result.get("kind") == "source" and ":" in cite:
+        parts.append(short_id(result["id"]) + cite[len(result["id"]) :])
+    else:
+        parts.append(short_id(result["id"]))
     return " ".join(parts)
+
+
+def short_id(object_id: str) -> str:
+    """12 hex digits of a source id (a prefix every command takes back); others whole."""
+    return object_id[:12] if is_source_id(object_id) else object_id
+
+
+def cited(result: dict[str, Any]) -> str | None:
+    """The evidence line of a claim, page or relation hit."""
+    ids = [short_id(i) for i in result.get("evidence") or []]
+    return "evidence: " + ", ".join(ids) if ids else None
 
 
 def render(response: dict[str, Any]) -> str:
@@ -53,6 +76,9 @@ def render(response: dict[str, Any]) -> str:
     for n, result in enumerate(results, start + 1):
         lines.append(heading(n, result))
         lines.append(preview(result))
+        evidence = cited(result)
+        if evidence:
+            lines.append(evidence)
     if not results:
         lines.append("No results.")
     if response.get("truncated"):

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 class PendingChunk:
     info: ChunkInfo
     proposal_id: str
+    obj: dict[str, Any] | None = None  # the proposed object (its evidence, confidence)
 
 
 def _load(kb: KB, warm: dict[str, Any]) -> list[PendingChunk]:
@@ -73,11 +74,11 @@ def _load(kb: KB, warm: dict[str, Any]) -> list[PendingChunk]:
                         locator=None,
                         text=c.text,
                     )
-                    found.append(PendingChunk(info, proposal.id))
+                    found.append(PendingChunk(info, proposal.id, obj))
             cache[proposal.commit] = found
         chunks.extend(cache[proposal.commit])
     return [
-        PendingChunk(replace(pc.info, chunk_id=-n), pc.proposal_id)
+        PendingChunk(replace(pc.info, chunk_id=-n), pc.proposal_id, pc.obj)
         for n, pc in enumerate(chunks, 1)
     ]
 
@@ -126,6 +127,10 @@ class Pending:
     def info(self, chunk_id: int) -> ChunkInfo | None:
         pc = self.chunks.get(chunk_id)
         return pc.info if pc else None
+
+    def object_of(self, chunk_id: int) -> dict[str, Any] | None:
+        pc = self.chunks.get(chunk_id)
+        return pc.obj if pc else None
 
     def proposal_of(self, chunk_id: int) -> str | None:
         pc = self.chunks.get(chunk_id)

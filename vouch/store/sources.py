@@ -200,8 +200,8 @@ def intake_for_path(
     return Intake(
         content,
         type,
-        _readable(rel or str(resolved)),
-        title or _readable(path.name),
+        readable(rel or str(resolved)),
+        title or readable(path.name),
         media_type,
         tuple(tags),
     )
@@ -277,7 +277,7 @@ def _too_large(path: Path, limit: int, size: int | None = None) -> SourceTooLarg
     )
 
 
-def _readable(name: str) -> str:
+def readable(name: str) -> str:
     """A file name as text: bytes that are not UTF-8 become U+FFFD (YAML cannot hold them)."""
     return os.fsencode(name).decode("utf-8", "replace")
 
@@ -321,7 +321,7 @@ def resolve_path(raw: str) -> Path:
     return path if path.is_absolute() else (Path.cwd() / path)
 
 
-def _target(kb: KB, path: str) -> Path:
+def target_path(kb: KB, path: str) -> Path:
     target = resolve_path(path)
     if not target.exists() and not Path(path).is_absolute():
         target = kb.root / path  # repo-relative
@@ -341,30 +341,9 @@ def register_source_from_path(
     """Register one file. It must lie in the work tree unless `allow_outside`, which only
     the CLI passes (`vouch source add --allow-outside`): agents never read outside."""
     item = intake_for_path(
-        kb, _target(kb, path), type, title, tags or (), confined=not allow_outside
+        kb, target_path(kb, path), type, title, tags or (), confined=not allow_outside
     )
     return register_many(kb, [item], actor)[0]
-
-
-def intakes_under(
-    kb: KB,
-    directory: str,
-    type: str | None = None,
-    tags: Iterable[str] = (),
-    *,
-    allow_outside: bool = False,
-) -> tuple[list[Intake], list[Path]]:
-    """The files below `directory` as intakes, and the symbolic links skipped on the way.
-
-    The folder itself must lie in the work tree unless `allow_outside`.
-    """
-    root = _target(kb, directory)
-    confine(kb, root, allow_outside=allow_outside)
-    found = walk(root)
-    items = [
-        intake_for_path(kb, p, type, None, tags, confined=not allow_outside) for p in found.files
-    ]
-    return items, found.links
 
 
 def history(kb: KB, locator: str) -> list[dict[str, Any]]:
@@ -399,7 +378,7 @@ def _as_locator(kb: KB, raw: str) -> str | None:
     """The locator `vouch source add` records for a path: repo-relative, else absolute."""
     if "\0" in raw:
         return None
-    resolved = _target(kb, raw).resolve()
+    resolved = target_path(kb, raw).resolve()
     try:
         return resolved.relative_to(kb.root).as_posix()
     except ValueError:

@@ -1,0 +1,1 @@
+"""Installing vouch into an agent host's configuration (`vouch install-agent`)."""

@@ -1,0 +1,231 @@
+"""What `vouch install-agent HOST` writes into a project, for each agent host.
+
+Each host gets an MCP server entry that starts `vouch serve --transport mcp` with
+`VOUCH_AGENT` set to the host's name (who the agent is, fixed by the person installing
+it), and the instructions the host reads (SKILL.md, shipped in the package):
+
+- claude-code: `.mcp.json` (`mcpServers.vouch`) and `.claude/skills/vouch/SKILL.md`;
+- cursor: `.cursor/mcp.json` (`mcpServers.vouch`) and `.cursor/rules/vouch.mdc`;
+- codex: `.codex/config.toml` (`[mcp_servers.vouch]`, read in trusted projects);
+- generic: nothing written; the JSON entry is returned for the user to paste.
+
+Every edit is idempotent (a second run changes nothing and says so), touches only
+vouch's own entry (other servers and keys stay byte for byte where they were parsed and
+re-written, and untouched in TOML), refuses a file it cannot parse rather than guess,
+and is reversed by `uninstall`. Files vouch owns carry a marker line; one that lacks it
+is the user's and is never overwritten or removed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from vouch.core.fsio import write_atomic
+from vouch.errors import Conflict, UsageError
+
+HOSTS = ("claude-code", "cursor", "codex", "generic")
+SERVER = "vouch"
+MARK = (
+    "<!-- written by `vouch install-agent`; `vouch install-agent {host} --uninstall` removes it -->"
+)
+_TOML_BEGIN = "# >>> vouch install-agent: the vouch MCP server >>>"
+_TOML_END = "# <<< vouch install-agent <<<"
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str  # relative to the project
+    action: str  # created | updated | unchanged | removed | absent | kept
+
+
+def server_entry(host: str) -> dict[str, Any]:
+    """The MCP server entry: `vouch` from PATH when it is there, else this Python."""
+    found = shutil.which("vouch")
+    command, args = ("vouch", []) if found else (sys.executable, ["-m", "vouch"])
+    return {
+        "command": command,
+        "args": [*args, "serve", "--transport", "mcp"],
+        "env": {"VOUCH_AGENT": host},
+    }
+
+
+def skill_text() -> str:
+    return resources.files("vouch").joinpath("templates/SKILL.md").read_text(encoding="utf-8")
+
+
+def _cursor_rule(host: str) -> str:
+    body = skill_text()
+    if body.startswith("---\n"):
+        body = body[body.index("\n---\n", 4) + 5 :]
+    head = (
+        "---\ndescription: Search, cite and propose reviewed project knowledge with vouch "
+        "(.vouch/)\nalwaysApply: false\n---\n"
+    )
+    return head + body.rstrip("\n") + "\n\n" + MARK.format(host=host) + "\n"
+
+
+def _skill(host: str) -> str:
+    return skill_text().rstrip("\n") + "\n\n" + MARK.format(host=host) + "\n"
+
+
+def plan(host: str) -> list[tuple[str, str]]:
+    """(relative path, how it is edited) for a host: mcp-json, toml, or owned text."""
+    if host == "claude-code":
+        return [(".mcp.json", "mcp-json"), (".claude/skills/vouch/SKILL.md", "skill")]
+    if host == "cursor":
+        return [(".cursor/mcp.json", "mcp-json"), (".cursor/rules/vouch.mdc", "cursor-rule")]
+    if host == "codex":
+        return [(".codex/config.toml", "toml")]
+    if host == "generic":
+        return []
+    raise UsageError(f"unknown agent host {host!r}", hint="hosts: " + ", ".join(HOSTS))
+
+
+def install(project: Path, host: str, *, uninstall: bool = False) -> list[Change]:
+    """Install (or remove) vouch for `host` in `project`. Every file is computed and
+    checked first; nothing is written when one of them cannot be edited."""
+    writes: list[tuple[Path, str | None, Change]] = []
+    for rel, how in plan(host):
+        path = project / rel
+        old = _read(path)
+        if how == "mcp-json":
+            new = _edit_json(old, host, rel, uninstall)
+        elif how == "toml":
+            new = _edit_toml(old, host, rel, uninstall)
+        else:
+            text = _skill(host) if how == "skill" else _cursor_rule(host)
+            new = _edit_owned(old, text, rel, uninstall)
+        writes.append((path, new, Change(rel, _action(old, new))))
+    for path, new, change in writes:
+        if change.action in ("created", "updated"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, new or "")
+        elif change.action == "removed":
+            path.unlink()
+            _prune(path.parent, project)
+    return [c for _, _, c in writes]
+
+
+def _action(old: str | None, new: str | None) -> str:
+    if old == new:
+        return "unchanged" if old is not None else "absent"
+    if new is None:
+        return "removed"
+    return "created" if old is None else "updated"
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from exc
+
+
+def _prune(directory: Path, project: Path) -> None:
+    """Remove the folders vouch's files leave empty, up to the project."""
+    while directory != project and project in directory.parents:
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent
+
+
+def _edit_json(old: str | None, host: str, rel: str, uninstall: bool) -> str | None:
+    data: Any = {}
+    if old is not None and old.strip():
+        try:
+            data = json.loads(old)
+        except json.JSONDecodeError as exc:
+            raise UsageError(
+                f"{rel} is not valid JSON ({exc.msg}, line {exc.lineno}); nothing was changed",
+                hint="fix or remove it, then run the command again",
+            ) from exc
+    servers = data.get("mcpServers", {}) if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise UsageError(f"{rel}: mcpServers is not an object; nothing was changed")
+    if uninstall:
+        if SERVER not in servers:
+            return old
+        servers = {k: v for k, v in servers.items() if k != SERVER}
+        rest = {k: v for k, v in data.items() if k != "mcpServers"}
+        if not servers and not rest:
+            return None  # only vouch was in it
+        data = {**data, "mcpServers": servers}
+    else:
+        entry = server_entry(host)
+        if servers.get(SERVER) == entry:
+            return old
+        data = {**data, "mcpServers": {**servers, SERVER: entry}}
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _toml_block(host: str) -> str:
+    entry = server_entry(host)
+    return "\n".join(
+        [
+            _TOML_BEGIN,
+            f"[mcp_servers.{SERVER}]",
+            f"command = {json.dumps(entry['command'])}",
+            f"args = [{', '.join(json.dumps(a) for a in entry['args'])}]",
+            f"env = {{ VOUCH_AGENT = {json.dumps(host)} }}",
+            _TOML_END,
+        ]
+    )
+
+
+def _edit_toml(old: str | None, host: str, rel: str, uninstall: bool) -> str | None:
+    text = old or ""
+    start, end = text.find(_TOML_BEGIN), text.find(_TOML_END)
+    ours = start >= 0 and end > start
+    outside = text[:start] + text[end + len(_TOML_END) :] if ours else text
+    if uninstall:
+        if not ours:
+            return old
+        left = text[:start].rstrip("\n") + "\n" + text[end + len(_TOML_END) :].lstrip("\n")
+        return left if left.strip() else None
+    try:
+        parsed = tomllib.loads(outside)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{rel} is not valid TOML ({exc}); nothing was changed") from exc
+    if SERVER in (parsed.get("mcp_servers") or {}):
+        raise Conflict(
+            f"{rel} already has an [mcp_servers.{SERVER}] entry that vouch did not write; "
+            "nothing was changed",
+            hint="remove that entry (or rename it), then run the command again",
+        )
+    block = _toml_block(host)
+    if ours:
+        new = text[:start] + block + text[end + len(_TOML_END) :]
+    else:
+        new = (text.rstrip("\n") + "\n\n" if text.strip() else "") + block + "\n"
+    try:
+        tomllib.loads(new)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(
+            f"{rel}: adding [mcp_servers.{SERVER}] would not be valid TOML ({exc}); "
+            "nothing was changed",
+            hint="add the entry by hand (`vouch install-agent generic` prints it)",
+        ) from exc
+    return new
+
+
+def _edit_owned(old: str | None, text: str, rel: str, uninstall: bool) -> str | None:
+    mine = old is not None and "`vouch install-agent`" in old
+    if old is not None and not mine:
+        if uninstall:
+            return old  # the user's own file: never removed
+        raise Conflict(
+            f"{rel} exists and was not written by vouch; nothing was changed",
+            hint="move it aside, then run the command again",
+        )
+    return None if uninstall else text
