@@ -253,3 +253,13 @@ def test_vouch_review_refuses_your_own_proposal_and_asks_again(kb: KB, runbook: 
     term.type("s")
     assert term.finish() == 0 and b"0 approved, 0 rejected, 1 skipped" in term.seen
     assert [p["proposal_id"] for p in call(kb, "kb.list_pending")] == [made["proposal_id"]]
+
+
+def test_review_without_a_terminal_is_refused_and_changes_nothing(
+    kb: KB, runbook: str, run_cli: Any
+) -> None:
+    pending = run_cli("pending", "--json", cwd=kb.root).json()
+    res = run_cli("review", "--json", cwd=kb.root)
+    assert res.code == 1 and res.json()["error"]["code"] == "E100"
+    assert "terminal" in res.json()["error"]["message"]
+    assert run_cli("pending", "--json", cwd=kb.root).json() == pending

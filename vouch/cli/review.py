@@ -8,6 +8,7 @@ gate's rules hold here as everywhere.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -15,7 +16,7 @@ import click
 from vouch.cli import cli
 from vouch.cli.human_review import proposal as screen_text
 from vouch.cli.options import Output, kb_command
-from vouch.errors import VouchError
+from vouch.errors import UsageError, VouchError
 from vouch.methods import registry as ops
 from vouch.methods.context import CallContext
 
@@ -31,6 +32,12 @@ q - quit; the proposals not answered stay open
 def review_cmd(ctx: CallContext, out: Output) -> None:
     """Walk the open proposals one at a time: approve, reject with a reason, skip or
     quit (like `git add -p`)."""
+    if not _terminal():
+        raise UsageError(
+            "vouch review asks a person at a terminal, and standard input is not one",
+            hint="script it with `vouch pending`, `vouch show ID` and "
+            "`vouch approve ID --expect COMMIT` or `vouch reject ID --reason ...`",
+        )
     rows = ops.invoke(ctx, "kb.list_pending", {"limit": 1_000_000})
     if not rows:
         click.echo("No open proposals.")
@@ -43,6 +50,13 @@ def review_cmd(ctx: CallContext, out: Output) -> None:
             break
         tally[answer] += 1
     click.echo(", ".join(f"{v} {k}" for k, v in tally.items()))
+
+
+def _terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (OSError, ValueError):  # closed, or replaced by something that is no file
+        return False
 
 
 def _one(ctx: CallContext, proposal_id: str, position: str) -> str:
