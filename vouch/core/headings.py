@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -28,16 +29,58 @@ class Section:
 
 Mark = tuple[int, int, str, int]  # (line index, level, heading, lines of markup)
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t]*(?:[ \t]#+)?[ \t]*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_LIST_OR_QUOTE = re.compile(r"^\s*(?:[-*+>]|\d+[.)])(?:\s|$)")
-_RST_ADORN = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}[ \t]*$")
-_ADOC = re.compile(r"^(={1,6})[ \t]+(\S.*?)[ \t]*$")
-_ADOC_BLOCK = re.compile(r"^(-{4,}|\.{4,}|={4,}|\+{4,}|\*{4,}|_{4,}|/{4,}|```.*)[ \t]*$")
-_MAN_TITLE = re.compile(r"^[A-Z][A-Z0-9 ,/&()-]*[A-Z0-9)]$|^[A-Z]$")
-_MAN_SUB = re.compile(r"^ {3}(\S.{0,70})$")
-_TROFF = re.compile(r"^\.(SH|SS)(?:[ \t]+(.*))?$")
+
+class _Patterns:
+    """The regular expressions, compiled on first use: importing this module (every
+    command imports the page kind) costs no compiling."""
+
+    @cached_property
+    def atx(self) -> re.Pattern[str]:
+        return re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t]*(?:[ \t]#+)?[ \t]*$")
+
+    @cached_property
+    def fence(self) -> re.Pattern[str]:
+        return re.compile(r"^\s*(```|~~~)")
+
+    @cached_property
+    def setext(self) -> re.Pattern[str]:
+        return re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+
+    @cached_property
+    def list_or_quote(self) -> re.Pattern[str]:
+        return re.compile(r"^\s*(?:[-*+>]|\d+[.)])(?:\s|$)")
+
+    @cached_property
+    def rst_adorn(self) -> re.Pattern[str]:
+        return re.compile(r"^([!-/:-@\[-`{-~])\1{2,}[ \t]*$")
+
+    @cached_property
+    def adoc(self) -> re.Pattern[str]:
+        return re.compile(r"^(={1,6})[ \t]+(\S.*?)[ \t]*$")
+
+    @cached_property
+    def adoc_block(self) -> re.Pattern[str]:
+        return re.compile(r"^(-{4,}|\.{4,}|={4,}|\+{4,}|\*{4,}|_{4,}|/{4,}|```.*)[ \t]*$")
+
+    @cached_property
+    def man_title(self) -> re.Pattern[str]:
+        return re.compile(r"^[A-Z][A-Z0-9 ,/&()-]*[A-Z0-9)]$|^[A-Z]$")
+
+    @cached_property
+    def man_sub(self) -> re.Pattern[str]:
+        return re.compile(r"^ {3}(\S.{0,70})$")
+
+    @cached_property
+    def troff(self) -> re.Pattern[str]:
+        return re.compile(r"^\.(SH|SS)(?:[ \t]+(.*))?$")
+
+    @cached_property
+    def underlined(self) -> re.Pattern[str]:
+        return re.compile(r"^[^\s].*\n([!-/:-@\[-`{-~])\1{2,}[ \t]*$", re.MULTILINE)
+
+
+_R = _Patterns()
+
 MAN_SECTIONS = ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "SEE ALSO")
 
 
@@ -65,23 +108,23 @@ def markdown(text: str) -> list[Section]:
     marks: list[Mark] = []
     in_fence = False
     for i, line in enumerate(lines):
-        if _FENCE.match(line):
+        if _R.fence.match(line):
             in_fence = not in_fence
             continue
         if in_fence:
             continue
-        m = _ATX.match(line)
+        m = _R.atx.match(line)
         if m:
             marks.append((i, len(m.group(1)), _plain(m.group(2).strip()), 1))
             continue
-        if i and _SETEXT.match(line):
+        if i and _R.setext.match(line):
             title = lines[i - 1]
             before = lines[i - 2] if i > 1 else ""
             if (
                 title.strip()
                 and not title.startswith(("    ", "\t"))
-                and not _LIST_OR_QUOTE.match(title)
-                and not _SETEXT.match(title)
+                and not _R.list_or_quote.match(title)
+                and not _R.setext.match(title)
                 and not before.strip()
                 and not (marks and marks[-1][0] == i - 1)
             ):
@@ -98,7 +141,7 @@ def rst(text: str) -> list[Section]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        over = _RST_ADORN.match(line)
+        over = _R.rst_adorn.match(line)
         if (
             over
             and i + 2 < len(lines)
@@ -110,12 +153,12 @@ def rst(text: str) -> list[Section]:
             marks.append((i, _level(styles, style), _plain(lines[i + 1].strip()), 3))
             i += 3
             continue
-        under = _RST_ADORN.match(lines[i + 1]) if i + 1 < len(lines) else None
+        under = _R.rst_adorn.match(lines[i + 1]) if i + 1 < len(lines) else None
         if (
             under
             and line.strip()
             and not line[0].isspace()
-            and not _RST_ADORN.match(line)
+            and not _R.rst_adorn.match(line)
             and (i == 0 or not lines[i - 1].strip())
             and len(lines[i + 1].rstrip()) >= min(len(line.rstrip()), 4)
         ):
@@ -140,7 +183,7 @@ def asciidoc(text: str) -> list[Section]:
     marks: list[Mark] = []
     block: str | None = None
     for i, line in enumerate(lines):
-        fence = _ADOC_BLOCK.match(line)
+        fence = _R.adoc_block.match(line)
         if fence:
             delimiter = line.strip()
             if block is None:
@@ -150,11 +193,11 @@ def asciidoc(text: str) -> list[Section]:
             continue
         if block is not None:
             continue
-        m = _ADOC.match(line)
+        m = _R.adoc.match(line)
         if m:
             marks.append((i, len(m.group(1)), _plain(m.group(2)), 1))
         elif line.startswith("#"):
-            md = _ATX.match(line)
+            md = _R.atx.match(line)
             if md:
                 marks.append((i, len(md.group(1)), _plain(md.group(2).strip()), 1))
     return _build(lines, marks)
@@ -166,10 +209,10 @@ def man(text: str) -> list[Section]:
     lines = text.split("\n")
     marks: list[Mark] = []
     for i, line in enumerate(lines):
-        if _MAN_TITLE.match(line) and len(line) <= 40:
+        if _R.man_title.match(line) and len(line) <= 40:
             marks.append((i, 1, line.strip(), 1))
             continue
-        sub = _MAN_SUB.match(line)
+        sub = _R.man_sub.match(line)
         if sub and marks and not lines[i - 1].strip():
             follow = next((x for x in lines[i + 1 : i + 3] if x.strip()), "")
             indent = len(follow) - len(follow.lstrip(" "))
@@ -183,7 +226,7 @@ def troff(text: str) -> list[Section]:
     lines = text.split("\n")
     marks: list[Mark] = []
     for i, line in enumerate(lines):
-        m = _TROFF.match(line)
+        m = _R.troff.match(line)
         if m:
             title = (m.group(2) or "").strip().strip('"')
             if not title and i + 1 < len(lines):
@@ -199,15 +242,12 @@ def looks_like_man(text: str) -> bool:
     return any(f"\n{name}\n" in text for name in MAN_SECTIONS[1:])
 
 
-_UNDERLINED = re.compile(r"^[^\s].*\n([!-/:-@\[-`{-~])\1{2,}[ \t]*$", re.MULTILINE)
-
-
 def text_markup(text: str) -> str | None:
     """The markup of a text file that no name suffix declares (Sphinx and Django keep
     reStructuredText in `.txt`; `man ls > ls.txt`), or None for plain text."""
     if looks_like_man(text):
         return "man"
-    if _UNDERLINED.search(text) and any(s.heading for s in rst(text)):
+    if _R.underlined.search(text) and any(s.heading for s in rst(text)):
         return "rst"
     return None
 
@@ -243,8 +283,8 @@ def without_heading(text: str) -> str:
     if not lines:
         return text
     drop = 1
-    if _RST_ADORN.match(lines[0]) and len(lines) > 2:
+    if _R.rst_adorn.match(lines[0]) and len(lines) > 2:
         drop = 3  # overline, title, underline
-    elif len(lines) > 1 and (_SETEXT.match(lines[1]) or _RST_ADORN.match(lines[1])):
+    elif len(lines) > 1 and (_R.setext.match(lines[1]) or _R.rst_adorn.match(lines[1])):
         drop = 2
     return "\n".join(lines[drop:]).strip()

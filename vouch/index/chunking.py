@@ -5,7 +5,7 @@ is one chunk per heading section; a section longer than a window is split into
 overlapping windows. Source content is split by headings (markdown), by paragraph
 windows (text and code), or page by page (PDF, so hits carry their `page`).
 
-Bump CHUNKER_VERSION whenever the output for the same files changes: the index records
+Bump `store.CHUNKER_VERSION` whenever the output for the same files changes: the index records
 it and a mismatch rebuilds.
 """
 
@@ -23,7 +23,6 @@ from vouch.kinds import source as source_kind
 
 # 2: relations carry their relation type as `type`; 3: invalid files are left out;
 # 4: sections of setext markdown, reStructuredText, AsciiDoc and man pages
-CHUNKER_VERSION = "4"
 WINDOW_WORDS = 250  # a window is at most this many words ...
 OVERLAP_WORDS = 40  # ... and repeats this many from the previous one
 

@@ -239,7 +239,7 @@ def embed_texts(
 def corpus_revision(source_hash: str, settings: Settings) -> str:
     """Changes whenever what a search can return changes (content or how it is indexed)."""
     return ids.sha256_hex(
-        f"{source_hash}|{store.SCHEMA_VERSION}|{chunking.CHUNKER_VERSION}|"
+        f"{source_hash}|{store.SCHEMA_VERSION}|{store.CHUNKER_VERSION}|"
         f"{settings.model_id}|{settings.lexical}".encode()
     )[:16]
 
@@ -270,7 +270,7 @@ def meta_values(
         "kb_path": settings.kb_path,
         "embedding_model": settings.model_id,
         "embedding_dims": settings.dims,
-        "chunker_version": chunking.CHUNKER_VERSION,
+        "chunker_version": store.CHUNKER_VERSION,
         "vector_sha256": hnsw[0],
         "hnsw_size": hnsw[1],
         "vector_rows": rows,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from vouch.embed import model as embed
 from vouch.errors import UsageError
-from vouch.index import chunking, location, store
+from vouch.index import location, store
 from vouch.index.lexical import BACKENDS
 from vouch.store.kb import KB
 
@@ -68,7 +68,7 @@ class Settings:
             ("tokenizer", self.tokenizer),
             ("embedding_model", self.model_id),
             ("embedding_dims", str(self.dims)),
-            ("chunker_version", chunking.CHUNKER_VERSION),
+            ("chunker_version", store.CHUNKER_VERSION),
             ("lexical", self.lexical),
         )
         for key, wanted in checks:

@@ -19,6 +19,10 @@ from vouch.index.location import DB_NAME as DB_NAME  # named where cold paths re
 
 # 4: checksums of vectors.f32, vectors.ids and vectors.words in index_meta
 SCHEMA_VERSION = 4
+# The version of vouch/index/chunking.py's output: bump it whenever the chunks made of
+# the same files change; an index built with another rebuilds. Kept here, beside the
+# schema version, so opening an index to search does not import the chunker.
+CHUNKER_VERSION = "4"
 IN_BATCH = 500  # values per `IN (...)`: well under SQLite's cap on bound parameters
 
 T = TypeVar("T")
