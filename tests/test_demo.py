@@ -19,3 +19,9 @@ def test_demo_walks_propose_approve_search(run_cli, tmp_path, monkeypatch) -> No
     assert not list(tmp_path.glob("vouch-demo-*")), "the temporary repository is removed"
     kept = run_cli("demo", "--keep")
     assert kept.code == 0 and len(list(tmp_path.glob("vouch-demo-*"))) == 1
+    as_json = run_cli("demo", "--json")
+    assert as_json.code == 0, as_json.err
+    data = as_json.json()
+    assert len(data["steps"]) >= 10 and data["steps"][0].startswith("1. vouch init")
+    assert data["repository"] is None
+    assert len(run_cli("demo", "--format", "json").json()["steps"]) == len(data["steps"])

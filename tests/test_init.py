@@ -104,3 +104,21 @@ def test_init_refuses_a_bare_repository_or_git_dir(tmp_path: Path, repo: Path, r
         assert res.code == 1 and "E100" in res.err, res.err
     assert sorted(p.name for p in bare.iterdir()) == before  # no nested .git, no .vouch
     assert not (repo / ".git" / ".git").exists() and not (repo / ".git" / ".vouch").exists()
+
+
+def test_init_inside_a_knowledge_base_refuses_and_names_it(repo: Path, run_cli) -> None:
+    assert run_cli("init", cwd=repo).code == 0
+    head = git(repo, "rev-parse", "HEAD")
+    sub = repo / "docs" / "deep"
+    sub.mkdir(parents=True)
+    for cwd, args in (
+        (sub, ["init"]),
+        (repo, ["init", "--path", "docs"]),
+        (repo / ".vouch", ["init"]),
+    ):
+        res = run_cli(*args, "--json", cwd=cwd)
+        assert res.code == 1 and res.json()["error"]["code"] == "E100", res.err
+        assert str(repo / ".vouch") in res.json()["error"]["message"]
+    assert not (sub / ".vouch").exists() and not (repo / "docs" / ".vouch").exists()
+    assert git(repo, "rev-parse", "HEAD") == head  # nothing committed
+    assert run_cli("init", cwd=repo).code == 0  # the knowledge base itself: a no-op

@@ -52,6 +52,18 @@ def init_kb(path: Path, actor: str | None = None) -> InitResult:
             f"{path} is inside a bare repository or a .git directory",
             hint="run `vouch init` in a work tree (a clone), or pass --path",
         )
+    enclosing = next(
+        (p / VOUCH_DIR for p in path.parents if (p / VOUCH_DIR / "config.yaml").is_file()),
+        None,
+    )
+    if enclosing is not None or VOUCH_DIR in path.parts:
+        where = enclosing or Path(*path.parts[: path.parts.index(VOUCH_DIR) + 1])
+        raise UsageError(
+            f"{path} is inside the knowledge base {where}; a second one here would hide it "
+            "from every command run below this directory",
+            hint=f"vouch commands work anywhere inside {where.parent}; to start a separate "
+            "knowledge base, run `vouch init` outside it",
+        )
     path.mkdir(parents=True, exist_ok=True)
     git_initialised = False
     if git.toplevel(path) is None:
