@@ -120,7 +120,7 @@ def _add(kb: KB, run_cli, files: dict[str, str]) -> dict[str, str]:
         (docs / name).write_text(text)
     res = run_cli("source", "add", "docs", "-r", "--json", cwd=kb.root)
     assert res.code == 0, res.err
-    listed = run_cli("list", "sources", "--json", cwd=kb.root).json()
+    listed = run_cli("list", "sources", "--json", cwd=kb.root).json()["items"]
     return {row["title"]: row["id"] for row in listed}
 
 

@@ -105,10 +105,10 @@ def test_one_clean_commit_and_a_valid_audit_chain(generated: Path) -> None:
 def test_list_claims_works(generated: Path, run_cli) -> None:
     result = run_cli("list", "claims", "--json", "--limit", "5", cwd=generated)
     assert result.code == 0, result.err
-    rows = result.json()
+    rows = result.json()["items"]
     assert len(rows) == 5 and all(r["text"] and r["evidence"] for r in rows)
     filtered = run_cli("list", "claims", "--json", "--filter", "type=warning", cwd=generated)
-    assert filtered.code == 0 and all(r["type"] == "warning" for r in filtered.json())
+    assert filtered.code == 0 and all(r["type"] == "warning" for r in filtered.json()["items"])
 
 
 def test_deterministic_for_a_seed_and_varied_across_seeds(

@@ -29,17 +29,20 @@ def test_unknown_command_is_e100(run_cli) -> None:
 
 def test_show_and_list(kb_with_sources: KB, run_cli) -> None:
     kb = kb_with_sources
-    rows = run_cli("list", "sources", "--json", cwd=kb.root).json()
+    listed = run_cli("list", "sources", "--json", cwd=kb.root).json()
+    rows = listed["items"]
+    assert listed["total"] == 3 and listed["next_offset"] is None
     assert len(rows) == 3 and all("title" in r for r in rows)
     assert [r["id"] for r in rows] == sorted(r["id"] for r in rows)
     page2 = run_cli(
         "list", "sources", "--json", "--limit", "1", "--offset", "1", cwd=kb.root
     ).json()
-    assert page2 == rows[1:2]
+    assert page2["items"] == rows[1:2] and page2["total"] == 3 and page2["next_offset"] == 2
     filtered = run_cli(
         "list", "sources", "--json", "--filter", "title=deploy-runbook.md", cwd=kb.root
     ).json()
-    assert [r["title"] for r in filtered] == ["deploy-runbook.md"]
+    assert [r["title"] for r in filtered["items"]] == ["deploy-runbook.md"]
+    assert filtered["total"] == 1
     shown = run_cli("show", rows[0]["id"], "--json", cwd=kb.root).json()
     assert shown["kind"] == "source" and shown["id"] == rows[0]["id"]
     human = run_cli("show", rows[0]["id"], cwd=kb.root)
@@ -77,7 +80,7 @@ def test_call_runs_any_method_with_checked_params(kb: KB, run_cli) -> None:
 
 def test_corrupt_file_is_exit_2_without_traceback(kb_with_sources: KB, run_cli) -> None:
     kb = kb_with_sources
-    sid = run_cli("list", "sources", "--json", cwd=kb.root).json()[0]["id"]
+    sid = run_cli("list", "sources", "--json", cwd=kb.root).json()["items"][0]["id"]
     meta = kb.dir / "sources" / sid[:2] / sid / "meta.yaml"
     meta.write_text("type: [broken\n")
     res = run_cli("show", sid, cwd=kb.root)
@@ -145,3 +148,24 @@ def test_shared_options_work_before_the_command(kb: KB, run_cli, tmp_path, monke
     assert run_cli("--kb", str(kb.root), "status").code == 0
     res = run_cli("status", "--json")
     assert res.code == 1 and res.json()["error"]["code"] == "E001"
+
+
+def test_a_listing_says_when_there_is_more(kb_with_sources: KB, run_cli) -> None:
+    kb = kb_with_sources
+    page = run_cli("list", "sources", "--limit", "2", cwd=kb.root)
+    assert page.code == 0 and len(page.out.splitlines()) == 2
+    assert "1-2 of 3" in page.err and "--offset 2" in page.err and "--limit 0" in page.err
+    last = run_cli("list", "sources", "--limit", "2", "--offset", "2", cwd=kb.root)
+    assert len(last.out.splitlines()) == 1 and last.err == ""
+    everything = run_cli("list", "sources", "--limit", "0", "--json", cwd=kb.root).json()
+    assert len(everything["items"]) == everything["total"] == 3
+    assert everything["next_offset"] is None
+    bare = ops_list(kb)  # the method itself still answers the spec's bare array
+    assert isinstance(bare, list) and len(bare) == 3
+
+
+def ops_list(kb: KB) -> object:
+    from vouch.methods import registry as ops
+    from vouch.methods.context import CallContext
+
+    return ops.invoke(CallContext(kb_path=str(kb.root)), "kb.list_sources", {"limit": 0})

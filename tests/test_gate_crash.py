@@ -164,7 +164,7 @@ def test_reject_and_propose_killed_at_random_points(
 ) -> None:
     kb = kb_with_sources
     rng = random.Random(verb)
-    sid = run_cli("list", "sources", "--json", cwd=kb.root).json()[0]["id"]
+    sid = run_cli("list", "sources", "--json", cwd=kb.root).json()["items"][0]["id"]
 
     def args(n: int, pid: str) -> list[str]:
         if verb == "reject":

@@ -72,7 +72,7 @@ def test_a_file_name_that_is_not_utf8_still_registers(kb: KB, run_cli, tmp_path:
     assert run_cli("source", "add", str(folder / odd), cwd=kb.root).code == 0
     listed = run_cli("list", "sources", "--json", cwd=kb.root)
     assert listed.code == 0, listed.err
-    assert sorted(s["title"] for s in listed.json()) == ["caf\ufffd.txt", "plain.txt"]
+    assert sorted(s["title"] for s in listed.json()["items"]) == ["caf\ufffd.txt", "plain.txt"]
 
 
 def test_control_characters_do_not_hide_a_proposal(kb_with_sources: KB, run_cli) -> None:

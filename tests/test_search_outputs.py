@@ -108,11 +108,11 @@ def test_status_before_and_after_the_index_exists(built: Any, run_cli: Any) -> N
 
 def test_list_tags_info_and_sections(built: Any, run_cli: Any) -> None:
     repo, made = built
-    rows = run_cli("list", "claims", "--kb", str(repo), "--json").json()
+    rows = run_cli("list", "claims", "--kb", str(repo), "--json").json()["items"]
     jsonschema.validate(rows, LIST)
     assert all(r["chunk_count"] is None for r in rows)  # no index yet: not built for a list
     run_cli("search", "deploy", "--kb", str(repo))
-    rows = run_cli("list", "sources", "--kb", str(repo), "--json").json()
+    rows = run_cli("list", "sources", "--kb", str(repo), "--json").json()["items"]
     jsonschema.validate(rows, LIST)
     assert all(r["chunk_count"] >= 1 for r in rows)
 

@@ -40,7 +40,17 @@ def read(data: dict[str, Any] | None) -> str:
     return f"{text}\n\n{body}" if body else text
 
 
-def listing(rows: list[dict[str, Any]]) -> str:
+def listing(result: dict[str, Any] | list[dict[str, Any]]) -> str:
+    """One line an object; when the page is not all of them, a note on stderr says how
+    many there are and how to see the rest (stdout stays one object a line)."""
+    rows = result["items"] if isinstance(result, dict) else result
+    if isinstance(result, dict) and result.get("next_offset") is not None:
+        first = int(result["offset"]) + 1
+        click.echo(
+            f"{first}-{first + len(rows) - 1} of {result['total']} — "
+            f"--offset {result['next_offset']} for the next page, --limit 0 for all",
+            err=True,
+        )
     if not rows:
         return "(none)"
     width = max(len(r["id"]) for r in rows)

@@ -46,15 +46,23 @@ for _kind in ("page", "claim", "entity", "relation"):
             cli=Cli(verb=("read", _kind), args=("id",), human=f"{_HUMAN}read"),
         )
     )
+_ENVELOPE = Param(
+    "envelope",
+    {"type": "boolean"},
+    default=False,
+    description="return {items, total, offset, next_offset} instead of the bare array",
+)
 for _plural in ("pages", "claims", "entities", "relations", "sources"):
     register(
         Method(
             f"kb.list_{_plural}",
             "read",
-            f"List {_plural}, sorted by id.",
+            f"List {_plural}, sorted by id (limit 0: all of them).",
             f"vouch.methods.reads:list_{_plural}",
-            PAGING,
-            cli=Cli(verb=("list", _plural), human=f"{_HUMAN}listing"),
+            (*PAGING, _ENVELOPE),
+            cli=Cli(
+                verb=("list", _plural), human=f"{_HUMAN}listing", presets={"envelope": True}
+            ),
         )
     )
 

@@ -46,34 +46,48 @@ def list_kind(
     limit: int = 50,
     offset: int = 0,
     filter: dict[str, Any] | None = None,
-) -> list[Obj]:
+    envelope: bool = False,
+) -> list[Obj] | dict[str, Any]:
     """Objects of a kind, each with the listing fields of search-output.md (title,
-    type, tags, created_at, chunk_count) on every transport alike."""
+    type, tags, created_at, chunk_count) on every transport alike; `limit` 0 lists
+    them all. With `envelope`, also how many there are in all and where the next page
+    starts (`next_offset`, null on the last page), so a listing never stops silently."""
     from vouch.search.catalog import annotate_list
 
     found = kind_named(kind)
-    rows = ctx.kb.list(found, limit=limit, offset=offset, filter=filter)
+    rows = ctx.kb.list(found, limit=limit or None, offset=offset, filter=filter)
     annotate_list(ctx.kb, found, rows)
-    return rows
+    if not envelope:
+        return rows
+    total = (
+        len(ctx.kb.list(found, limit=None, filter=filter)) if filter else ctx.kb.count(found)
+    )
+    end = offset + len(rows)
+    return {
+        "items": rows,
+        "total": total,
+        "offset": offset,
+        "next_offset": end if limit and end < total else None,
+    }
 
 
-def list_pages(ctx: CallContext, **kw: Any) -> list[Obj]:
+def list_pages(ctx: CallContext, **kw: Any) -> list[Obj] | dict[str, Any]:
     return list_kind(ctx, "pages", **kw)
 
 
-def list_claims(ctx: CallContext, **kw: Any) -> list[Obj]:
+def list_claims(ctx: CallContext, **kw: Any) -> list[Obj] | dict[str, Any]:
     return list_kind(ctx, "claims", **kw)
 
 
-def list_entities(ctx: CallContext, **kw: Any) -> list[Obj]:
+def list_entities(ctx: CallContext, **kw: Any) -> list[Obj] | dict[str, Any]:
     return list_kind(ctx, "entities", **kw)
 
 
-def list_relations(ctx: CallContext, **kw: Any) -> list[Obj]:
+def list_relations(ctx: CallContext, **kw: Any) -> list[Obj] | dict[str, Any]:
     return list_kind(ctx, "relations", **kw)
 
 
-def list_sources(ctx: CallContext, **kw: Any) -> list[Obj]:
+def list_sources(ctx: CallContext, **kw: Any) -> list[Obj] | dict[str, Any]:
     return list_kind(ctx, "sources", **kw)
 
 
