@@ -113,8 +113,8 @@ def collect(name: str, kb: KB, queries: list[Query], depth: int = DEPTH) -> list
             return [
                 Collected(
                     q,
-                    [tuple(x) for x in row["lexical"]],  # type: ignore[misc]
-                    [tuple(x) for x in row["vector"]],  # type: ignore[misc]
+                    [(int(c), float(v)) for c, v in row["lexical"]],
+                    [(int(c), float(v)) for c, v in row["vector"]],
                     row["coverage"],
                     {int(k): v for k, v in row["objects"].items()},
                 )

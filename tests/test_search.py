@@ -129,7 +129,7 @@ def test_human_format(srch: Any) -> None:
     lines = result.out.splitlines()
     assert lines[0].startswith('Search: "on call rotation" (')
     assert lines[0].endswith("showing top 2)")
-    assert lines[1].startswith("1. [0.")
+    assert lines[1].startswith(("1. [0.", "1. [1.000]"))  # convex scores lie in [0, 1]
     assert "Billing team handbook §On call [page/workflow] [billing, handbook]" in result.out
 
 
