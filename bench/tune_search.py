@@ -11,11 +11,13 @@ Evaluation sets (bench/evalsets.py):
 
 Each query's lexical and vector candidates are collected once at depth 200 per channel
 (cached under bench/out/), then fusion is replayed in pure Python with the engine's own
-`fusion.rrf` / `fusion.convex`. Settings are scored on the tuning halves of `eval` (full
-size) and `kb` only; a setting qualifies when, on every query group there, its nDCG@10 is
-at least fts-only's (+0.03 on paraphrase groups). The best qualifying setting (largest
-mean gain over fts-only across groups) is reported on every set, half and size beside
-fts-only, vec-only, the previous default and the engine's current default.
+`fusion.rrf` / `fusion.convex`; a page is the first 10 chunks, scored on distinct
+document ids as `vouch eval` does. `--grid` scores convex-fusion settings on the tuning
+halves only (every size of `eval`, and `kb`) and picks the one with the largest worst
+margin over the bar (nDCG@10 ≥ fts-only, +0.03 on paraphrase groups), leaving out groups
+that no setting lifts to the bar (reported). The table then shows every set, half and
+size: fts-only, vec-only, the previous default (coverage-gated RRF) and the engine's
+current default (`engine.DEFAULTS`).
 
     python bench/tune_search.py [--sets golden,eval,kb] [--sizes 1000,5000,full]
         [--report bench/out/tune-report.md]
@@ -49,7 +51,9 @@ Ranker = Callable[[es.Collected], list[str]]
 
 
 def _objects(c: es.Collected, keys: Sequence[Any]) -> list[str]:
-    return ev.distinct(c.objects[int(k)] for k in keys)[:TOP]
+    """The object ids of the first TOP chunks, distinct: what `vouch eval` scores (a
+    page of TOP results can hold two chunks of one document)."""
+    return ev.distinct(c.objects[int(k)] for k in keys[:TOP])
 
 
 def fts_only(c: es.Collected) -> list[str]:
@@ -69,12 +73,12 @@ def previous_default(c: es.Collected) -> list[str]:
         k=60,
         weights={"fts": 1.0, "vector": vec_w},
     )
-    return _objects(c, [f.key for f in fused[: TOP * 4]])
+    return _objects(c, [f.key for f in fused[:TOP]])
 
 
 def rrf_equal(c: es.Collected) -> list[str]:
     fused = rrf({"fts": [k for k, _ in c.lexical], "vector": [k for k, _ in c.vector]}, k=60)
-    return _objects(c, [f.key for f in fused[: TOP * 4]])
+    return _objects(c, [f.key for f in fused[:TOP]])
 
 
 def engine_default(tuning: Tuning) -> Ranker:
@@ -84,7 +88,7 @@ def engine_default(tuning: Tuning) -> Ranker:
     def rank(c: es.Collected) -> list[str]:
         weights = fusion_weights(tuning, c.coverage)
         fused = fuse({"fts": ordered(c.lexical), "vector": c.vector}, weights)
-        return _objects(c, [f.key for f in fused[: TOP * 4]])
+        return _objects(c, [f.key for f in fused[:TOP]])
 
     return rank
 
@@ -126,7 +130,7 @@ class Fast:
         for c, (keys, lex, vec) in zip(self.rows, self.arrays[norm + "/np"], strict=True):
             a = weight_of(c)
             # stable sort on the negated score: equal scores keep convex's tie order
-            order = np.argsort(-(a * lex + (1 - a) * vec), kind="stable")[: TOP * 4]
+            order = np.argsort(-(a * lex + (1 - a) * vec), kind="stable")[:TOP]
             out.append(_objects(c, [keys[i] for i in order]))
         return out
 
