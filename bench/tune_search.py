@@ -19,8 +19,8 @@ that no setting lifts to the bar (reported). The table then shows every set, hal
 size: fts-only, vec-only, the previous default (coverage-gated RRF) and the engine's
 current default (`engine.DEFAULTS`).
 
-    python bench/tune_search.py [--sets golden,eval,kb] [--sizes 1000,5000,full]
-        [--report bench/out/tune-report.md]
+    python bench/tune_search.py [--grid] [--sets golden,eval,kb] [--sizes 1000,5000,full]
+        [--set NAME=QUERIES.jsonl:DOCS_DIR ...] [--report bench/out/tune-report.md]
 """
 
 from __future__ import annotations
@@ -169,10 +169,22 @@ def margins(m: dict[str, dict[str, float]], fts: dict[str, dict[str, float]]) ->
 # -- the sets ------------------------------------------------------------------------------------
 
 
-def load_sets(names: Sequence[str], sizes: Sequence[int | None]) -> dict[str, list[es.Collected]]:
-    """`{"<set>@<size>": collected}`."""
+def load_sets(
+    names: Sequence[str], sizes: Sequence[int | None], extra: Sequence[str] = ()
+) -> dict[str, list[es.Collected]]:
+    """`{"<set>@<size>": collected}`. `extra` adds any other set as
+    `NAME=QUERIES.jsonl:DOCS_DIR` (a golden-format file over a directory of documents;
+    queries with a `half` field are split, others reported as `all`)."""
     out: dict[str, list[es.Collected]] = {}
     root = es.ROOT
+    for spec in extra:
+        name, _, paths = spec.partition("=")
+        queries, _, where = paths.partition(":")
+        if not name or not queries or not where:
+            raise SystemExit(f"--set {spec!r}: expected NAME=QUERIES.jsonl:DOCS_DIR")
+        kb = es.corpus_kb(name, Path(where))
+        qs = es.load_queries(Path(queries))
+        out[f"{name}@{len(list(Path(where).iterdir()))}"] = es.collect(name, kb, qs)
     if "golden" in names:
         kb = es.corpus_kb("golden", root / "examples/golden/docs")
         qs = es.load_queries(root / "examples/golden/golden.jsonl")
@@ -212,6 +224,13 @@ def halves(rows: Sequence[es.Collected]) -> dict[str, list[int]]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sets", default="golden,eval,kb")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=QUERIES.jsonl:DOCS_DIR",
+        help="another evaluation set (golden format; a `half` field makes it tunable)",
+    )
     parser.add_argument("--sizes", default="1000,5000,full")
     parser.add_argument("--report", type=Path, default=es.OUT / "tune-report.md")
     parser.add_argument("--grid", action="store_true", help="search the fusion grid")
@@ -219,13 +238,13 @@ def main() -> int:
     args = parser.parse_args()
     sizes = [None if s == "full" else int(s) for s in args.sizes.split(",")]
     t0 = time.time()
-    sets = load_sets(args.sets.split(","), sizes)
+    sets = load_sets([n for n in args.sets.split(",") if n], sizes, args.set)
     print(
         f"collected in {time.time() - t0:.0f} s: "
         + ", ".join(f"{k} ({len(v)} queries)" for k, v in sets.items()),
         file=sys.stderr,
     )
-    tune_keys = [k for k in sets if not k.startswith("golden")]  # the sets with a tuning half
+    tune_keys = [k for k, rows in sets.items() if any(c.query.half == "tune" for c in rows)]
 
     chosen: dict[str, Any] | None = None
     if args.grid and tune_keys:
