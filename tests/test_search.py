@@ -129,7 +129,7 @@ def test_human_format(srch: Any) -> None:
     lines = result.out.splitlines()
     assert lines[0].startswith('Search: "on call rotation" (')
     assert lines[0].endswith("showing top 1)")
-    assert lines[1].startswith("1. [0.")
+    assert lines[1].startswith("1. [")  # convex scores (times the prior)
     assert "Billing team handbook §On call [page/workflow] [billing, handbook]" in result.out
 
 

@@ -23,7 +23,9 @@ def describe(ctx: CallContext) -> dict[str, Any]:
         if model
         else None,
         "modes": modes,
-        "fusion": "rrf",
+        # default hybrid: min-max normalised BM25 and cosine, combined convexly; an
+        # explicit --rrf-k asks for reciprocal rank fusion with that k
+        "fusion": "convex",
         "rrf_k": ctx.kb.config.get("search.rrf_k", 60),
         "filters": ["kind", "type", "status", "tags"],
         "indexed_kinds": list(chunking.INDEXED_KINDS),

@@ -60,9 +60,7 @@ for _plural in ("pages", "claims", "entities", "relations", "sources"):
             f"List {_plural}, sorted by id (limit 0: all of them).",
             f"vouch.methods.reads:list_{_plural}",
             (*PAGING, _ENVELOPE),
-            cli=Cli(
-                verb=("list", _plural), human=f"{_HUMAN}listing", presets={"envelope": True}
-            ),
+            cli=Cli(verb=("list", _plural), human=f"{_HUMAN}listing", presets={"envelope": True}),
         )
     )
 

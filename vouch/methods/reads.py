@@ -59,9 +59,7 @@ def list_kind(
     annotate_list(ctx.kb, found, rows)
     if not envelope:
         return rows
-    total = (
-        len(ctx.kb.list(found, limit=None, filter=filter)) if filter else ctx.kb.count(found)
-    )
+    total = len(ctx.kb.list(found, limit=None, filter=filter)) if filter else ctx.kb.count(found)
     end = offset + len(rows)
     return {
         "items": rows,

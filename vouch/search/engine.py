@@ -3,7 +3,8 @@
 `search(kb, request)` serves `vouch search`, `kb.search` on every transport (the hit
 array is `response["results"]`) and `vouch eval`. Steps: check the query → open the
 index (refreshing it when stale) → run the lexical and/or vector channel at the
-candidate depth, with every filter applied inside the index → fuse by weighted RRF →
+candidate depth, with every filter applied inside the index → fuse (normalised scores,
+combined convexly; weighted RRF when weights or k are given) →
 threshold → page (cursor) → token budget → response. Every call is logged.
 """
 
@@ -21,7 +22,7 @@ from vouch.search import cursor as cursors
 from vouch.search import prior
 from vouch.search import query as queries
 from vouch.search.budget import apply_budget
-from vouch.search.fusion import DEFAULT_K, Fused, rrf
+from vouch.search.fusion import DEFAULT_K, Fused, convex, ordered, rrf
 from vouch.search.snippet import make_snippet
 
 if TYPE_CHECKING:
@@ -39,29 +40,35 @@ HIDDEN_STATUSES = ("superseded", "archived", "redacted")
 
 # Defaults chosen on the golden set (bench/RESULTS.md, "Search quality"): see DEFAULTS.
 CANDIDATE_FACTOR = 3  # each channel retrieves 3 × top candidates (spec/hybrid-search.md),
-CANDIDATES = 100  # and never fewer than this: the ranked list, its pages and
-# total_matches then do not depend on --top (a cursor walk equals one call), up to top 33
+CANDIDATES = 200  # and never fewer than this (the fusion was tuned at 200): the ranked
+# list, its pages and total_matches do not depend on --top (a cursor walk equals one
+# call) up to top 66
 MAX_TOP = 10_000  # results per page; more pages come through the cursor
 # A hit only the vector channel found is kept from this cosine up (bundled model; measured
 # by bench/calibrate_floor.py): a query that means nothing here returns nothing.
 SIMILARITY_FLOOR = 0.40
+FUSION_NORM = "minmax"  # how fusion.convex puts BM25 and cosine on one scale
 
 
 @dataclass(frozen=True)
 class Tuning:
     """Knobs of the default hybrid ranking; `search.<name>` in config.yaml overrides each.
 
-    The defaults were chosen on the golden set with bench/tune_search.py (table in
-    bench/RESULTS.md): equal-weight RRF ranks worse than BM25 alone there, because the
-    static embeddings reorder good lexical matches. Gated by lexical coverage
-    (weighting.py), the vector channel breaks ties when the best lexical hits contain
-    the query's words and gets a double vote when they do not (a paraphrase).
+    The default is a convex combination of normalised scores (fusion.convex): BM25 and
+    cosine each min-max scaled to [0, 1] over their own candidates (BM25 first made
+    non-increasing in the lexical channel's all-words-first order), weighted `fts_share` and
+    `1 - fts_share`. The share follows how much of the query's content words the best
+    lexical hits hold (weighting.coverage): all of them → `fts_share_full`; at least
+    `coverage_cut` → `fts_share`; less (a paraphrase, where BM25 only matches
+    incidental words) → `fts_share_uncovered`. Chosen with
+    bench/tune_search.py on the tuning halves of examples/eval (bench/RESULTS.md, issue
+    14): rank fusion (RRF) ranked below BM25 alone there at 7.6k documents.
     """
 
-    fts_weight: float = 1.0
-    vector_weight: float = 3.0  # when lexical coverage < coverage_cut
-    vector_weight_covered: float = 0.05  # when the lexical hits cover the query
-    coverage_cut: float = 0.5
+    fts_share_full: float = 0.8
+    fts_share: float = 0.6
+    fts_share_uncovered: float = 0.4
+    coverage_cut: float = 0.3
     # a vector candidate below this cosine is dropped (hybrid and vec-only); a floor
     # did not help on the golden set, so it is off by default
     min_similarity: float = 0.0
@@ -258,16 +265,8 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
                 index.query_vector(req.query), found, index.embedder(), depth
             )
         # a cosine of 0 or less carries no signal: a query of unknown words (a zero
-        # vector) must not "match" every chunk. A hit only the vectors found must reach
-        # the floor, and the query must mean something to the model; a lexical match is
-        # never dropped.
-        floor = _similarity_floor(kb.config) if index.means_something(req.query) else math.inf
-        matched = {h.chunk_id for h in lexical or ()}
-        vector = [
-            (cid, sim)
-            for cid, sim in found
-            if sim > 0 and sim >= tuning.min_similarity and (sim >= floor or cid in matched)
-        ]
+        # vector) must not "match" every chunk
+        vector = [(cid, sim) for cid, sim in found if sim > 0 and sim >= tuning.min_similarity]
         timer.add("vector", t0)
 
     t0 = time.perf_counter()
@@ -276,8 +275,20 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
         "fts": None if lexical is None else [h.chunk_id for h in lexical],
         "vector": None if vector is None else [cid for cid, _ in vector],
     }
-    fused = rrf(channels, k=req.rrf_k, weights=weights)
-    if req.weights is None:  # the tuned default: reviewed knowledge first
+    if req.weights is not None or req.mode != "hybrid":
+        # explicit weights or --rrf-k: textbook (weighted) RRF; one channel: its own order
+        fused = rrf(channels, k=req.rrf_k, weights=weights)
+    else:
+        fused = fuse(
+            {
+                "fts": None if lexical is None else _scored_lexical(lexical),
+                "vector": vector,
+            },
+            weights,
+        )
+    if vector:
+        fused = _floored(fused, vector, lexical, index, _similarity_floor(kb.config), req.query)
+    if req.weights is None and req.mode == "hybrid":  # the tuned default: reviewed first
         known = index.kinds(int(str(f.key)) for f in fused if int(str(f.key)) > 0)
         fused = prior.apply(fused, known.get, prior.boosts(kb.config))
     if req.threshold is not None:
@@ -332,6 +343,25 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
     return response
 
 
+def _floored(
+    fused: list[Fused],
+    vector: Sequence[tuple[int, float]],
+    lexical: Sequence[LexicalHit] | None,
+    index: SearchIndex,
+    floor: float,
+    query: str,
+) -> list[Fused]:
+    """`fused` without the hits only the vector channel found below the floor, or all of
+    them when the query means nothing to the model or the knowledge base; a lexical
+    match is never dropped. Applied after fusion, so the scores of what stays are those
+    the fusion was tuned with."""
+    matched = {h.chunk_id for h in lexical or ()}
+    if not index.means_something(query):
+        floor = math.inf
+    weak = {cid for cid, sim in vector if sim < floor and cid not in matched}
+    return [f for f in fused if int(str(f.key)) not in weak] if weak else fused
+
+
 def _similarity_floor(config: Config) -> float:
     value = config.typed("search.similarity_floor", SIMILARITY_FLOOR, float)
     if not math.isfinite(value):
@@ -363,14 +393,39 @@ def _weights(
             "vector": float(req.weights.get("vector", 1.0)),
         }, None
     if req.mode != "hybrid":
-        return {"fts": 1.0, "vector": 1.0}, None  # one channel: its RRF score, unweighted
+        return {"fts": 1.0, "vector": 1.0}, None  # one channel: RRF keeps its own order
     from vouch.search.weighting import COVERAGE_HITS, coverage
 
     top = [h.chunk_id for h in (lexical or ())[:COVERAGE_HITS]]
     texts = [info.text for info in index.chunks(top).values()] if top else []
     covered = coverage(req.query, texts)
-    vector = tuning.vector_weight if covered < tuning.coverage_cut else tuning.vector_weight_covered
-    return {"fts": tuning.fts_weight, "vector": vector}, covered
+    return fusion_weights(tuning, covered), covered
+
+
+def fusion_weights(tuning: Tuning, covered: float) -> dict[str, float]:
+    """The convex weights of the default hybrid ranking for a query whose best lexical
+    hits cover `covered` of its content words."""
+    if covered >= 1.0:
+        share = tuning.fts_share_full
+    elif covered >= tuning.coverage_cut:
+        share = tuning.fts_share
+    else:
+        share = tuning.fts_share_uncovered
+    return {"fts": share, "vector": 1.0 - share}
+
+
+def fuse(
+    channels: Mapping[str, Sequence[tuple[int, float]] | None], weights: Mapping[str, float]
+) -> list[Fused]:
+    """The default fusion: min-max scaled channel scores, combined convexly."""
+    return convex(channels, weights=weights, norm=FUSION_NORM)
+
+
+def _scored_lexical(lexical: Sequence[LexicalHit]) -> list[tuple[int, float]]:
+    """(chunk, BM25) in the lexical channel's order, made non-increasing (fusion.ordered):
+    the all-words hits stay ahead of the any-word ones, and a pending chunk (negative id,
+    no BM25 of its own) keeps the place `Pending.merge_lexical` gave it."""
+    return ordered([(h.chunk_id, None if h.chunk_id < 0 else h.score) for h in lexical])
 
 
 def _round(value: float | None) -> float | None:

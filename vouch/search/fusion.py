@@ -1,6 +1,9 @@
-"""Reciprocal Rank Fusion: merge ranked channel lists into one scored list.
+"""Fusion: merge the channels' ranked lists into one scored list.
 
-`score(d) = Σ_c w_c / (k + rank_c(d))` over the channels that found d (ranks from 1).
+`convex` (the default hybrid ranking) adds normalised scores; `rrf` (Reciprocal Rank
+Fusion, what an explicit `--rrf-k` or explicit weights ask for) adds rank terms.
+
+RRF: `score(d) = Σ_c w_c / (k + rank_c(d))` over the channels that found d (ranks from 1).
 With equal weights of 1 this is the plain RRF of spec/hybrid-search.md: ranks 2 and 5
 with k=60 give 1/62 + 1/65 = 0.0315. Each result keeps every channel's contribution
 (`score_breakdown`): a channel that ran but did not find d contributes 0.0, a channel
@@ -11,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 DEFAULT_K = 60
+K = TypeVar("K", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,87 @@ def rrf(
                 breakdown[name] = float(weights.get(name, 1.0)) / (k + ranks[key][name])
             else:
                 breakdown[name] = 0.0
+        out.append(Fused(key, score, breakdown, dict(ranks[key])))
+    out.sort(key=lambda f: (-f.score, min(f.ranks.values()), first_seen[f.key]))
+    return out
+
+
+NORMS = ("minmax", "zscore")
+
+
+def ordered(scored: Sequence[tuple[K, float | None]]) -> list[tuple[K, float]]:
+    """Scores made non-increasing down a ranked list, so that normalising them keeps the
+    channel's own order: each is capped at the one before it, and a missing score (None)
+    takes the one before it (the first real score when it heads the list)."""
+    first = next((s for _, s in scored if s is not None), 0.0)
+    out: list[tuple[K, float]] = []
+    for key, score in scored:
+        previous = out[-1][1] if out else first
+        out.append((key, previous if score is None else min(score, previous)))
+    return out
+
+
+def _normalised(scored: Sequence[tuple[Hashable, float]], norm: str) -> dict[Hashable, float]:
+    """Each key's score on a common scale, 0.0 at the channel's lowest candidate: min-max
+    divides by the range (so the best is 1.0), z-score by the standard deviation (the
+    z-score shifted by the lowest one's). Scores that are all equal (one candidate) map
+    to 1.0: the channel found them, as good as it finds anything.
+    A shift by a constant changes no ranking, and keeps every contribution ≥ 0 with a
+    miss at exactly 0.0."""
+    values: dict[Hashable, float] = {}
+    for key, score in scored:
+        values.setdefault(key, float(score))  # a channel lists a key once; keep the first
+    if not values:
+        return {}
+    nums = list(values.values())
+    lo = min(nums)
+    if norm == "minmax":
+        span = max(nums) - lo
+        return {k: (v - lo) / span if span > 0 else 1.0 for k, v in values.items()}
+    if norm == "zscore":
+        mean = sum(nums) / len(nums)
+        sd = (sum((v - mean) ** 2 for v in nums) / len(nums)) ** 0.5
+        return {k: (v - lo) / sd if sd > 0 else 1.0 for k, v in values.items()}
+    raise ValueError(f"unknown score normalisation {norm!r}")
+
+
+def convex(
+    channels: Mapping[str, Sequence[tuple[Hashable, float]] | None],
+    *,
+    weights: Mapping[str, float] | None = None,
+    norm: str = "minmax",
+) -> list[Fused]:
+    """Fuse scored lists (best first) by a weighted sum of normalised scores.
+
+    `score(d) = Σ_c w_c · norm_c(d)`: each channel's raw scores (BM25, cosine) are put on
+    one scale over that channel's candidates, so a channel's contribution says how much
+    better than its other candidates d is, not just its rank. A channel that did not
+    find d contributes 0.0 (its floor), a channel that did not run None. Ties are
+    broken as in `rrf`: best rank in any channel, then first seen.
+    """
+    weights = weights or {}
+    normed: dict[str, dict[Hashable, float]] = {}
+    ranks: dict[Hashable, dict[str, int]] = {}
+    first_seen: dict[Hashable, int] = {}
+    for name, scored in channels.items():
+        if scored is None:
+            continue
+        normed[name] = _normalised(scored, norm)
+        for rank, (key, _) in enumerate(scored, 1):
+            if name in ranks.setdefault(key, {}):
+                continue
+            first_seen.setdefault(key, len(first_seen))
+            ranks[key][name] = rank
+    out = []
+    for key in first_seen:
+        breakdown: dict[str, float | None] = {}
+        for name in channels:
+            if name not in normed:
+                breakdown[name] = None
+                continue
+            value = normed[name].get(key, 0.0)
+            breakdown[name] = float(weights.get(name, 1.0)) * value
+        score = sum(v for v in breakdown.values() if v is not None)
         out.append(Fused(key, score, breakdown, dict(ranks[key])))
     out.sort(key=lambda f: (-f.score, min(f.ranks.values()), first_seen[f.key]))
     return out

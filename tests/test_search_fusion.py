@@ -1,0 +1,105 @@
+"""Score fusion (issue 14): convex combination of normalised scores, and the held-out
+evaluation corpus's own promises (paraphrases share no word, the split is by document)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from vouch.search.engine import DEFAULTS, fusion_weights
+from vouch.search.fusion import convex, ordered
+
+ROOT = Path(__file__).resolve().parents[1]
+EVAL = ROOT / "examples" / "eval"
+
+
+def test_convex_min_max_weights_and_breakdown() -> None:
+    fused = convex(
+        {"fts": [("a", 10.0), ("b", 6.0), ("c", 2.0)], "vector": [("c", 0.9), ("d", 0.5)]},
+        weights={"fts": 0.6, "vector": 0.4},
+    )
+    by = {f.key: f for f in fused}
+    assert by["a"].breakdown == {"fts": 0.6, "vector": 0.0}  # best BM25, not found by vectors
+    assert by["c"].breakdown == {"fts": 0.0, "vector": 0.4}  # BM25's floor, best cosine
+    assert by["b"].score == pytest.approx(0.6 * 0.5)
+    assert by["c"].ranks == {"fts": 3, "vector": 1}
+    assert [f.key for f in fused] == ["a", "c", "b", "d"]  # a ties c: a's best rank comes first
+
+
+def test_convex_channel_not_run_is_none_and_ties_are_deterministic() -> None:
+    fused = convex({"fts": [("x", 1.0), ("y", 1.0)], "vector": None})
+    assert [f.key for f in fused] == ["x", "y"]
+    assert all(f.breakdown["vector"] is None for f in fused)
+    assert [f.score for f in fused] == [1.0, 1.0]  # equal scores map to 1.0
+
+
+def test_convex_zscore_is_shifted_to_the_channel_floor() -> None:
+    fused = {
+        f.key: f
+        for f in convex(
+            {"fts": [("a", 3.0), ("b", 1.0)], "vector": [("b", 0.8)]},
+            weights={"fts": 1.0, "vector": 1.0},
+            norm="zscore",
+        )
+    }
+    assert fused["a"].breakdown["fts"] == pytest.approx(2.0)  # (3 - 1) / sd 1
+    assert fused["b"].breakdown["fts"] == 0.0  # the lowest candidate is the floor
+    assert fused["a"].breakdown["vector"] == 0.0  # a miss
+    assert fused["b"].breakdown["vector"] == 1.0  # the only candidate: as good as any
+    with pytest.raises(ValueError):
+        convex({"fts": [("a", 1.0)]}, norm="nope")
+
+
+def test_ordered_keeps_the_channel_order() -> None:
+    # all-words hits first (6, 4), then any-word hits whose BM25 may be larger (5)
+    assert ordered([(1, 6.0), (2, 4.0), (3, 5.0), (-1, None), (4, 1.0)]) == [
+        (1, 6.0),
+        (2, 4.0),
+        (3, 4.0),
+        (-1, 4.0),
+        (4, 1.0),
+    ]
+    assert ordered([(-1, None), (2, 3.0)]) == [(-1, 3.0), (2, 3.0)]
+
+
+def test_fusion_weights_follow_lexical_coverage() -> None:
+    covered = fusion_weights(DEFAULTS, 1.0)
+    paraphrase = fusion_weights(DEFAULTS, 0.0)
+    assert covered["fts"] + covered["vector"] == pytest.approx(1.0)
+    assert paraphrase["vector"] >= covered["vector"]
+
+
+def _content_words() -> object:
+    spec = importlib.util.spec_from_file_location(
+        "build_eval_corpus", ROOT / "scripts" / "build_eval_corpus.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.content_words
+
+
+def test_eval_corpus_paraphrases_share_no_word_and_split_by_document() -> None:
+    content_words = _content_words()
+    with gzip.open(EVAL / "corpus.jsonl.gz", "rt", encoding="utf-8") as fh:
+        docs = [json.loads(line) for line in fh]
+    assert len(docs) >= 5000
+    assert all(d["license"] for d in docs)
+    by_hash = {
+        hashlib.sha256(f"# {d['title']}\n\n{d['text']}\n".encode()).hexdigest(): d for d in docs
+    }
+    queries = [json.loads(line) for line in (EVAL / "queries.jsonl").read_text().splitlines()]
+    groups = {q["group"] for q in queries}
+    assert {"synopsis", "paraphrase-synopsis", "gloss", "paraphrase-gloss"} <= groups
+    for q in queries:
+        doc = by_hash[q["relevant"][0]]
+        assert q["half"] == doc["half"]
+        if q["group"].startswith("paraphrase"):
+            shared = content_words(q["query"]) & content_words(f"{doc['title']} {doc['text']}")  # type: ignore[operator]
+            assert not shared, (q["query"], shared)
+    assert {q["half"] for q in queries} == {"tune", "heldout"}
