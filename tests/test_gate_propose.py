@@ -319,3 +319,38 @@ def test_a_session_id_is_validated_like_every_id(kb_with_sources: KB, run_cli) -
         )
         assert res.code == 1 and "E103" in res.err, res.err
     assert git(kb.root, "for-each-ref") == refs
+
+
+def test_proposing_rejected_content_again_warns_unless_again(kb, run_cli) -> None:
+    """The same content a reviewer rejected is not proposed silently a second time: the
+    result names who rejected it and why, and only --again proposes it."""
+    from vouch.methods import registry as ops
+    from vouch.methods.context import CallContext
+
+    agent = CallContext(kb_path=str(kb.root), actor_override="agent")
+    reviewer = CallContext(kb_path=str(kb.root), actor_override="Reviewer")
+    source = ops.invoke(agent, "kb.register_source", {"content": "Alpha.\n", "locator": "a"})
+    claim = {"text": "Alpha is the first letter.", "evidence": [source["id"]]}
+    first = ops.invoke(agent, "kb.propose_claim", claim)
+    ops.invoke(reviewer, "kb.reject", {"proposal_id": first["proposal_id"], "reason": "vague"})
+    head = kb.repo.resolve("HEAD")
+    again = ops.invoke(agent, "kb.propose_claim", claim)
+    assert again["proposal_id"] is None and again["duplicate"] == "rejected"
+    assert again["rejected"]["proposal_id"] == first["proposal_id"]
+    assert again["rejected"]["rejected_by"] == "Reviewer"
+    assert again["rejected"]["reason"] == "vague"
+    assert kb.repo.resolve("HEAD") == head and ops.invoke(agent, "kb.list_pending") == []
+    human = run_cli(
+        "propose-claim",
+        "--text",
+        claim["text"],
+        "--source",
+        source["id"],
+        "--as",
+        "agent",
+        cwd=kb.root,
+    )
+    assert human.code == 0 and human.out == "" and "rejected" in human.err
+    assert "vague" in human.err and "--again" in human.err
+    forced = ops.invoke(agent, "kb.propose_claim", {**claim, "again": True})
+    assert forced["proposal_id"] and forced["valid"]

@@ -104,6 +104,14 @@ def proposed(out: Any, result: dict[str, Any]) -> None:
     elif result.get("duplicate") == "pending":
         out.info(f"{kind} {object_id} is already pending in this proposal")
         click.echo(result["proposal_id"])
+    elif result.get("duplicate") == "rejected":
+        r = result["rejected"]
+        why = f": {r['reason']}" if r.get("reason") else ""
+        out.info(
+            f"warning: this {kind} was rejected in {r['proposal_id']} by "
+            f"{r.get('rejected_by') or 'a reviewer'}{why}; nothing proposed "
+            "(change it, or pass --again to propose it as it is)"
+        )
     elif result.get("proposal_id") is None:
         out.info(f"valid: {kind} {object_id} (dry run, nothing written)")
     else:

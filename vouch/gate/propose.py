@@ -109,11 +109,14 @@ def propose(
     rationale: str | None = None,
     session_id: str | None = None,
     dry_run: bool = False,
+    again: bool = False,
 ) -> dict[str, Any]:
     """Validate and open a proposal. Result: proposal_id, <kind>_id, valid, errors.
 
     Content already approved or already pending is reported (`duplicate`: "durable" or
-    "pending", with the open proposal's id) instead of being proposed twice.
+    "pending", with the open proposal's id) instead of being proposed twice; content a
+    reviewer rejected is reported (`duplicate: "rejected"`, with who rejected it and
+    why) and proposed again only with `again`.
     """
     kind = KINDS[kind_name]
     key = f"{kind_name}_id"
@@ -168,6 +171,16 @@ def propose(
                 "valid": True,
                 "errors": [],
                 "duplicate": "pending",
+            }
+        rejected = None if again else rejected_before(kb, oid, base)
+        if rejected:
+            return {
+                "proposal_id": None,
+                key: oid,
+                "valid": True,
+                "errors": [],
+                "duplicate": "rejected",
+                "rejected": rejected,
             }
         pid = ids.proposal_id({"object": oid, "proposer": actor, "nonce": secrets.token_hex(8)})
         commit = _write_proposal(
@@ -253,3 +266,23 @@ def require_valid(result: dict[str, Any], kind: str) -> dict[str, Any]:
     if not result.get("valid"):
         raise ValidationFailed(list(result.get("errors") or []), what=kind)
     return result
+
+
+def rejected_before(kb: KB, object_id: str, base: str) -> dict[str, Any] | None:
+    """The latest rejection of a proposal of exactly this content, as recorded on `base`
+    (who rejected it, when and why), or None."""
+    found = []
+    for proposal in records.read_proposals(kb, [records.REJECTED_PREFIX]):
+        if proposal.object_id != object_id:
+            continue
+        decision = records.decision_of(kb, proposal.id, base) or {}
+        found.append(
+            {
+                "proposal_id": proposal.id,
+                "rejected_by": decision.get("decided_by"),
+                "rejected_at": decision.get("decided_at"),
+                "reason": decision.get("reason"),
+            }
+        )
+    found.sort(key=lambda r: str(r["rejected_at"] or ""))
+    return found[-1] if found else None

@@ -26,6 +26,7 @@ def propose_claim(
     session_id: str | None = None,
     rationale: str | None = None,
     dry_run: bool = False,
+    again: bool = False,
 ) -> dict[str, Any]:
     values = {
         "text": text,
@@ -44,6 +45,7 @@ def propose_claim(
         rationale=rationale,
         session_id=session_id,
         dry_run=dry_run,
+        again=again,
     )
 
 
@@ -57,6 +59,7 @@ def propose_page(
     sources: list[str] | None = None,
     tags: list[str] | None = None,
     dry_run: bool = False,
+    again: bool = False,
 ) -> dict[str, Any]:
     values = {
         "title": title,
@@ -67,7 +70,7 @@ def propose_page(
         "sources": sources,
         "tags": sorted(set(tags)) if tags else None,
     }
-    return propose.propose(ctx.kb, ctx.actor(), "page", values, dry_run=dry_run)
+    return propose.propose(ctx.kb, ctx.actor(), "page", values, dry_run=dry_run, again=again)
 
 
 def propose_entity(
@@ -77,9 +80,10 @@ def propose_entity(
     aliases: list[str] | None = None,
     description: str | None = None,
     dry_run: bool = False,
+    again: bool = False,
 ) -> dict[str, Any]:
     values = {"name": name, "type": type, "aliases": aliases, "description": description}
-    return propose.propose(ctx.kb, ctx.actor(), "entity", values, dry_run=dry_run)
+    return propose.propose(ctx.kb, ctx.actor(), "entity", values, dry_run=dry_run, again=again)
 
 
 def propose_relation(
@@ -90,6 +94,7 @@ def propose_relation(
     confidence: float | None = None,
     evidence: list[str] | None = None,
     dry_run: bool = False,
+    again: bool = False,
 ) -> dict[str, Any]:
     values = {
         "source": source,
@@ -98,7 +103,7 @@ def propose_relation(
         "confidence": confidence,
         "evidence": evidence,
     }
-    return propose.propose(ctx.kb, ctx.actor(), "relation", values, dry_run=dry_run)
+    return propose.propose(ctx.kb, ctx.actor(), "relation", values, dry_run=dry_run, again=again)
 
 
 def revise_proposal(

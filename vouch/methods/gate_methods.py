@@ -24,6 +24,13 @@ _DRY_RUN = Param(
     default=False,
     description="validate only; write nothing, not even an audit line",
 )
+_AGAIN = Param(
+    "again",
+    {"type": "boolean"},
+    default=False,
+    description="propose content that was rejected before (the result names who rejected "
+    "it and why; without this nothing is proposed)",
+)
 _PROPOSED = Cli(emit=f"{_HUMAN}proposed")
 _IDS = string_list
 
@@ -74,6 +81,7 @@ def _register_gate() -> None:
                 Param("session_id", {"type": "string"}),
                 Param("rationale", {"type": "string"}, description="why; recorded on the proposal"),
                 _DRY_RUN,
+                _AGAIN,
             ),
             writes=True,
             cli=replace(
@@ -106,6 +114,7 @@ def _register_gate() -> None:
                 Param("sources", _IDS(), ids=True),
                 Param("tags", _IDS()),
                 _DRY_RUN,
+                _AGAIN,
             ),
             writes=True,
             cli=replace(
@@ -127,6 +136,7 @@ def _register_gate() -> None:
                 Param("aliases", _IDS()),
                 Param("description", {"type": "string"}),
                 _DRY_RUN,
+                _AGAIN,
             ),
             writes=True,
             cli=replace(_PROPOSED, names={"aliases": ("--alias",)}),
@@ -153,6 +163,7 @@ def _register_gate() -> None:
                 confidence,
                 Param("evidence", _IDS(), ids=True),
                 _DRY_RUN,
+                _AGAIN,
             ),
             writes=True,
             cli=replace(
