@@ -81,16 +81,34 @@ def rrf_equal(c: es.Collected) -> list[str]:
     return _objects(c, [f.key for f in fused[:TOP]])
 
 
-def engine_default(tuning: Tuning) -> Ranker:
-    """What the engine ranks with `tuning`: its own `fusion_weights` and `fuse`."""
-    from vouch.search.engine import fuse, fusion_weights
+def engine_default(tuning: Tuning, shipped: bool = True) -> Ranker:
+    """What the engine ranks with `tuning`: its own `fusion_weights` and `fuse`, then (as
+    shipped) the similarity floor for vector-only hits and the prior by kind and status
+    (the evaluation's objects are sources, and claims approved as `working`)."""
+    from vouch.search import prior
+    from vouch.search.engine import SIMILARITY_FLOOR, fuse, fusion_weights
 
     def rank(c: es.Collected) -> list[str]:
         weights = fusion_weights(tuning, c.coverage)
         fused = fuse({"fts": ordered(c.lexical), "vector": c.vector}, weights)
+        if shipped:
+            matched = {cid for cid, _ in c.lexical}
+            weak = {cid for cid, sim in c.vector if sim < SIMILARITY_FLOOR and cid not in matched}
+            fused = [f for f in fused if f.key not in weak]
+            fused = prior.apply(fused, lambda key: _kind_status(c, key), prior.DEFAULT_BOOSTS)
         return _objects(c, [f.key for f in fused[:TOP]])
 
     return rank
+
+
+def _kind_status(c: es.Collected, key: int) -> tuple[str, str] | None:
+    """(kind, status) of a candidate chunk: a sha256 id is a source, else an approved
+    claim (the sets hold nothing else)."""
+    object_id = c.objects.get(key)
+    if object_id is None:
+        return None
+    is_source = len(object_id) == 64 and all(ch in "0123456789abcdef" for ch in object_id)
+    return ("source", "") if is_source else ("claim", "working")
 
 
 class Fast:
@@ -255,6 +273,7 @@ def main() -> int:
         "fts": fts_only,
         "vec": vec_only,
         "rrf-prev": previous_default,
+        "fusion-only": engine_default(DEFAULTS, shipped=False),
         "default": engine_default(DEFAULTS),
     }
     if args.no_report:

@@ -122,3 +122,27 @@ def test_a_revision_on_another_base_is_refused(kb_with_sources: KB, run_cli) -> 
     # comments never count as revisions: they are on their own ref
     assert call(kb, "kb.comment_proposal", {"proposal_id": other, "text": "ok"}, actor=BOB)["ok"]
     assert call(kb, "kb.approve", {"proposal_id": other}, actor=BOB)["ok"]
+
+
+def test_a_revision_that_changes_nothing_is_no_change_a_second_later(
+    kb_with_sources: KB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """updated_at is not a change: the same text revised in a later second is still no
+    change, and a real change is stamped with the time of the revision."""
+    from vouch.core import ids
+
+    kb = kb_with_sources
+    pid = propose_claim(kb, "Nothing changes here either.")
+    monkeypatch.setattr(ids, "now_iso", lambda: "2099-01-01T00:00:00Z")
+    same = _revise(kb, pid, text="Nothing changes here either.")
+    assert same["valid"] and same["changed"] is False
+    changed = _revise(kb, pid, text="Something changes here.")
+    assert changed["changed"] is True
+    assert (
+        kb.repo.read_blob(
+            kb.repo.blob_at(changed["commit"], kb.rel(claim.KIND.path_for(changed["claim_id"])))
+        )
+        .decode()
+        .count("2099-01-01T00:00:00Z")
+        == 1
+    )  # updated_at, not created_at

@@ -37,7 +37,7 @@ REVISABLE = {
     "relation": ("relation", "confidence", "evidence"),
 }
 # fields a revision recomputes rather than keeps
-_DERIVED = ("id", "updated_at", "approved_by")
+_DERIVED = ("id", "approved_by")  # updated_at is kept until the content changes
 
 
 def revise(
@@ -95,7 +95,11 @@ def revise(
                 "errors": [f"{proposal.kind} {obj['id']} is already approved"],
             }
         tree = proposal_tree(kb, kind, obj, made, proposal.base_commit)
-        if tree == repo.store.peel_tree(proposal.commit) and rationale is None:
+        unchanged = tree == repo.store.peel_tree(proposal.commit)
+        if not unchanged and "updated_at" in kind.field_names:
+            obj = {**obj, "updated_at": ids.now_iso()}  # a real change: stamped now
+            tree = proposal_tree(kb, kind, obj, made, proposal.base_commit)
+        if unchanged and rationale is None:
             return {
                 "proposal_id": proposal.id,
                 key: obj["id"],
