@@ -63,6 +63,10 @@ class ChunkInfo:
     tags: list[str]
     locator: str | None
     text: str
+    turn: int | None = None  # a transcript's turn (issue 19)
+    speaker: str | None = None
+    time: str | None = None
+    session: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -247,7 +251,8 @@ class Index(IndexHandle):
             rows = self.conn.execute(
                 "SELECT c.id, c.kind, c.object_id, c.title, c.path, c.type, c.status, "
                 "c.format, c.section, c.page, c.chunk_index, c.total_chunks, c.start_line, "
-                "c.end_line, c.doc_key, d.locator, c.text FROM chunks c "
+                "c.end_line, c.doc_key, d.locator, c.text, c.turn, c.speaker, c.time, c.session "
+                "FROM chunks c "
                 f"JOIN docs d ON d.doc_key = c.doc_key WHERE c.id IN ({marks})",
                 part,
             ).fetchall()
@@ -279,8 +284,34 @@ class Index(IndexHandle):
                     tags=tags.get(r[14], []),
                     locator=r[15],
                     text=r[16],
+                    turn=r[17],
+                    speaker=r[18],
+                    time=r[19],
+                    session=r[20],
                 )
         return out
+
+    @_guarded
+    def neighbours(self, chunk_id: int, around: int = 1) -> list[ChunkInfo]:
+        """The turns of the same transcript session within `around` of a turn chunk, in
+        order, the turn itself left out; [] for any other chunk."""
+        row = self.conn.execute(
+            "SELECT doc_key, turn, session FROM chunks WHERE id = ? AND turn IS NOT NULL",
+            (chunk_id,),
+        ).fetchone()
+        if row is None:
+            return []
+        key, turn, session = row
+        ids = [
+            int(cid)
+            for (cid,) in self.conn.execute(
+                "SELECT id FROM chunks WHERE doc_key = ? AND turn BETWEEN ? AND ? "
+                "AND session = ? AND turn != ? ORDER BY turn",
+                (key, turn - around, turn + around, session, turn),
+            )
+        ]
+        found = self.chunks(ids)
+        return [found[i] for i in ids if i in found]
 
     @_guarded
     def headings(self, object_id: str) -> list[dict[str, Any]]:
