@@ -292,26 +292,25 @@ class Index(IndexHandle):
         return out
 
     @_guarded
-    def neighbours(self, chunk_id: int, around: int = 1) -> list[ChunkInfo]:
-        """The turns of the same transcript session within `around` of a turn chunk, in
-        order, the turn itself left out; [] for any other chunk."""
-        row = self.conn.execute(
-            "SELECT doc_key, turn, session FROM chunks WHERE id = ? AND turn IS NOT NULL",
-            (chunk_id,),
-        ).fetchone()
-        if row is None:
-            return []
-        key, turn, session = row
-        ids = [
-            int(cid)
-            for (cid,) in self.conn.execute(
-                "SELECT id FROM chunks WHERE doc_key = ? AND turn BETWEEN ? AND ? "
-                "AND session = ? AND turn != ? ORDER BY turn",
-                (key, turn - around, turn + around, session, turn),
-            )
-        ]
-        found = self.chunks(ids)
-        return [found[i] for i in ids if i in found]
+    def neighbours(self, chunk_ids: Iterable[int], around: int = 1) -> dict[int, list[ChunkInfo]]:
+        """For each turn chunk among `chunk_ids`: the turns of the same transcript session
+        within `around` of it, in order, itself left out (one query for all)."""
+        wanted = list(dict.fromkeys(int(c) for c in chunk_ids))
+        pairs: list[tuple[int, int]] = []
+        for part, marks in store.in_batches(wanted):
+            pairs += self.conn.execute(
+                "SELECT h.id, n.id FROM chunks h JOIN chunks n ON n.doc_key = h.doc_key "
+                "AND n.session = h.session AND n.turn BETWEEN h.turn - ? AND h.turn + ? "
+                f"AND n.id != h.id WHERE h.id IN ({marks}) AND h.turn IS NOT NULL "
+                "ORDER BY h.id, n.turn",
+                [around, around, *part],
+            ).fetchall()
+        found = self.chunks(n for _, n in pairs)
+        out: dict[int, list[ChunkInfo]] = {}
+        for hit, near in pairs:
+            if near in found:
+                out.setdefault(int(hit), []).append(found[near])
+        return out
 
     @_guarded
     def headings(self, object_id: str) -> list[dict[str, Any]]:

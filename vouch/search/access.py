@@ -145,8 +145,8 @@ class SearchIndex:
             return kept[:k]
         return [(h.chunk_id, h.score) for h in self.index.vector(qvec, k, f)]
 
-    def neighbours(self, chunk_id: int) -> list[ChunkInfo]:
-        return self.index.neighbours(chunk_id)
+    def neighbours(self, chunk_ids: Iterable[int]) -> dict[int, list[ChunkInfo]]:
+        return self.index.neighbours(chunk_ids)
 
     def chunks(self, ids: Iterable[int]) -> dict[int, ChunkInfo]:
         return self.index.chunks(ids)

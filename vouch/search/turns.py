@@ -41,9 +41,15 @@ def neighbour(info: Any) -> dict[str, Any]:
 def attach_context(index: Any, results: list[dict[str, Any]]) -> None:
     """Give each turn hit its neighbouring turns (`context`: the one before and after
     it in the same session, in order)."""
-    for hit in results:
-        if hit.get("kind") != "source" or hit["source"].get("turn") is None:
-            continue
-        if hit.get("pending"):
-            continue
-        hit["context"] = [neighbour(n) for n in index.neighbours(hit["chunk_id"])]
+    turns = [
+        h
+        for h in results
+        if h.get("kind") == "source"
+        and h["source"].get("turn") is not None
+        and not h.get("pending")
+    ]
+    if not turns:
+        return
+    near = index.neighbours(h["chunk_id"] for h in turns)
+    for hit in turns:
+        hit["context"] = [neighbour(n) for n in near.get(hit["chunk_id"], [])]
