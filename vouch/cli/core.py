@@ -71,6 +71,12 @@ def find_object(ctx: CallContext, object_id: str) -> tuple[str, dict[str, Any]]:
 )
 @click.option("--content", is_flag=True, help="A source's text (its content file).")
 @click.option("--lines", "lines", metavar="A-B", help="With --content: only these lines (1-based).")
+@click.option(
+    "--turns",
+    "turns",
+    metavar="A-B",
+    help="A transcript source's turns A to B (T12-T14 or 12-14; `all` for every turn).",
+)
 @kb_command()
 def show_cmd(
     ctx: CallContext,
@@ -79,6 +85,7 @@ def show_cmd(
     section: str | None,
     content: bool,
     lines: str | None,
+    turns: str | None,
 ) -> None:
     """Show one object (claim, page, entity, relation, source, evidence, session) or a
     proposal as a reviewer sees it (`--format markdown`: as a pull-request description).
@@ -92,6 +99,9 @@ def show_cmd(
         raise UsageError(
             "--lines goes with --content", hint="vouch show SOURCE --content --lines 10-20"
         )
+    if turns is not None:
+        _show_turns(ctx, out, object_id, turns)
+        return
     if content:
         from vouch.history.citations import source_text
         from vouch.history.snapshot import Snapshot
@@ -125,6 +135,22 @@ def show_cmd(
         return
     kind, obj = find_object(ctx, object_id)
     out.emit({"kind": kind, **obj}, human.read)
+
+
+def _show_turns(ctx: CallContext, out: Output, object_id: str, span: str) -> None:
+    from vouch.store import turns as transcript_turns
+
+    if not is_source_id(object_id):
+        raise UsageError(
+            f"--turns shows a transcript's turns; {object_id} is not a source id",
+            hint="`vouch list sources` lists them",
+        )
+    meta = ctx.kb.read(KINDS["source"], object_id)
+    data = ctx.kb.source_content(object_id) if meta is not None else None
+    if meta is None or data is None:
+        raise NotFound(f"no source {object_id}", hint="`vouch list sources` lists them")
+    found = transcript_turns.show(meta, data, None if span == "all" else span)
+    out.emit(found, human.turns)
 
 
 @cli.command("call")

@@ -205,3 +205,20 @@ def index_status(data: dict[str, Any]) -> str:
     size = data["sizes"].get("total", 0)
     lines.append(f"  size:      {size / 1e6:.2f} MB")
     return "\n".join(lines)
+
+
+def turns(data: dict[str, Any]) -> str:
+    """`vouch show SOURCE --turns 10-14`: one block per turn, its locator, time and
+    speaker first, a blank line between sessions."""
+    out: list[str] = []
+    session = None
+    for t in data.get("items") or []:
+        if session is not None and t["session"] != session:
+            out.append("")
+        session = t["session"]
+        when = f" {t['time']}" if t.get("time") else ""
+        text = str(t["text"]).replace("\n", "\n    ")
+        out.append(f"{t['locator']}{when} {t['speaker']}: {text}")
+    span = data["turns"]
+    out.append(f"(turns {span['start']}-{span['end']} of {span['total']})")
+    return "\n".join(out)

@@ -63,6 +63,10 @@ class ChunkInfo:
     tags: list[str]
     locator: str | None
     text: str
+    turn: int | None = None  # a transcript's turn (issue 19)
+    speaker: str | None = None
+    time: str | None = None
+    session: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -247,7 +251,8 @@ class Index(IndexHandle):
             rows = self.conn.execute(
                 "SELECT c.id, c.kind, c.object_id, c.title, c.path, c.type, c.status, "
                 "c.format, c.section, c.page, c.chunk_index, c.total_chunks, c.start_line, "
-                "c.end_line, c.doc_key, d.locator, c.text FROM chunks c "
+                "c.end_line, c.doc_key, d.locator, c.text, c.turn, c.speaker, c.time, c.session "
+                "FROM chunks c "
                 f"JOIN docs d ON d.doc_key = c.doc_key WHERE c.id IN ({marks})",
                 part,
             ).fetchall()
@@ -279,7 +284,32 @@ class Index(IndexHandle):
                     tags=tags.get(r[14], []),
                     locator=r[15],
                     text=r[16],
+                    turn=r[17],
+                    speaker=r[18],
+                    time=r[19],
+                    session=r[20],
                 )
+        return out
+
+    @_guarded
+    def neighbours(self, chunk_ids: Iterable[int], around: int = 1) -> dict[int, list[ChunkInfo]]:
+        """For each turn chunk among `chunk_ids`: the turns of the same transcript session
+        within `around` of it, in order, itself left out (one query for all)."""
+        wanted = list(dict.fromkeys(int(c) for c in chunk_ids))
+        pairs: list[tuple[int, int]] = []
+        for part, marks in store.in_batches(wanted):
+            pairs += self.conn.execute(
+                "SELECT h.id, n.id FROM chunks h JOIN chunks n ON n.doc_key = h.doc_key "
+                "AND n.session = h.session AND n.turn BETWEEN h.turn - ? AND h.turn + ? "
+                f"AND n.id != h.id WHERE h.id IN ({marks}) AND h.turn IS NOT NULL "
+                "ORDER BY h.id, n.turn",
+                [around, around, *part],
+            ).fetchall()
+        found = self.chunks(n for _, n in pairs)
+        out: dict[int, list[ChunkInfo]] = {}
+        for hit, near in pairs:
+            if near in found:
+                out.setdefault(int(hit), []).append(found[near])
         return out
 
     @_guarded

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from vouch.embed import model as embed
-from vouch.index import freshness, store, vectors
+from vouch.index import chunking, freshness, store, vectors
 from vouch.index.chunking import Doc
 from vouch.index.ingest import Progress, Report, embed_texts, insert_docs, meta_values, read_doc
 from vouch.index.lexical import backend
@@ -87,7 +87,7 @@ def _rebuild(
     try:
         docs = _all_docs(kb, report, progress)
         t = report.lap("read", t)
-        texts = [c.text for d in docs for c in d.chunks]
+        texts = [chunking.vector_text(c) for d in docs for c in d.chunks]
         embedder = embed.embedder(settings.model) if settings.model else None
         matrix = embed_texts(embedder, texts, progress)
         t = report.lap("embed", t)

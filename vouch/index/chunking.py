@@ -3,7 +3,8 @@
 Claims, entities and relations are one chunk each (their kind modules say how). A page
 is one chunk per heading section; a section longer than a window is split into
 overlapping windows. Source content is split by headings (markdown), by paragraph
-windows (text and code), or page by page (PDF, so hits carry their `page`).
+windows (text and code), page by page (PDF, so hits carry their `page`), or turn by
+turn (a transcript: each turn with its neighbours as context, `transcript_pieces`).
 
 Bump `store.CHUNKER_VERSION` whenever the output for the same files changes: the index records
 it and a mismatch rebuilds.
@@ -23,6 +24,7 @@ from vouch.kinds import source as source_kind
 
 # 2: relations carry their relation type as `type`; 3: invalid files are left out;
 # 4: sections of setext markdown, reStructuredText, AsciiDoc and man pages
+# 5: transcripts turn by turn
 WINDOW_WORDS = 250  # a window is at most this many words ...
 OVERLAP_WORDS = 40  # ... and repeats this many from the previous one
 
@@ -238,6 +240,8 @@ def source_format(meta: Obj, content: bytes) -> str:
         return "pdf"
     if b"\0" in content[:_SNIFF]:
         return "binary"
+    if meta.get("type") == "transcript":
+        return "transcript"
     markup = headings.MARKUP_SUFFIXES.get(suffix)
     if markup is not None:
         return markup
@@ -266,6 +270,16 @@ def source_doc(meta: Obj, content: bytes | None, path: str) -> Doc:
     pieces: list[dict[str, object]] = []
     if content is not None and fmt == "pdf":
         pieces, doc.problem = _pdf_pieces(content)
+    elif content is not None and fmt == "transcript":
+        pieces, doc.problem = transcript_pieces(content)
+        if doc.problem is not None:  # read as text, like any document
+            doc.format = "text"
+            text = content.decode("utf-8", errors="replace")
+            pieces = [
+                {"text": b.text, "start_line": b.start_line, "end_line": b.end_line}
+                for b in paragraph_windows(paragraphs(text))
+            ]
+            doc.problem = None
     elif content is not None and fmt != "binary":
         text = content.decode("utf-8", errors="replace")
         if fmt in headings.MARKUPS:
@@ -290,10 +304,56 @@ def source_doc(meta: Obj, content: bytes | None, path: str) -> Doc:
             start_line=p.get("start_line"),
             end_line=p.get("end_line"),
             heading_level=p.get("level"),
+            **{k: p[k] for k in _TURN_FIELDS if k in p},
         )
         for n, p in enumerate(pieces)
     ]
     return doc
+
+
+_TURN_FIELDS = ("turn", "speaker", "time", "session", "context", "window")
+CONTEXT_TURNS = 1  # neighbours on each side a turn is indexed and embedded with
+
+
+def transcript_pieces(content: bytes) -> tuple[list[dict[str, object]], str | None]:
+    """One piece per turn: `Speaker: text` as its text; the neighbouring turns of the
+    same session (never across a session boundary) as its `context` column; the turn
+    and its neighbours without speakers as the text of its vector (LoCoMo, measured in
+    research/search-calibration-locomo.md: the neighbours are the strongest lever, and
+    speaker names only blur a window's vector)."""
+    from vouch.core.transcripts import TranscriptError, parse_content
+
+    try:
+        turns = parse_content(content).turns
+    except TranscriptError as exc:
+        return [], f"it does not read as a transcript ({exc})"
+    pieces: list[dict[str, object]] = []
+    for i, t in enumerate(turns):
+        lo = max(0, i - CONTEXT_TURNS)
+        near = [
+            u for u in turns[lo : i + CONTEXT_TURNS + 1] if u.session == t.session and u is not t
+        ]
+        before = [u.text for u in near if u.number < t.number]
+        after = [u.text for u in near if u.number > t.number]
+        pieces.append(
+            {
+                "text": t.said,
+                "start_line": t.line,
+                "end_line": t.end_line,
+                "turn": t.number,
+                "speaker": t.speaker,
+                "time": t.time,
+                "session": t.session,
+                "context": "\n".join(u.said for u in near),
+                "window": "\n".join([*before, t.text, *after]),
+            }
+        )
+    return pieces, None
+
+
+def vector_text(chunk: Chunk) -> str:
+    """What a chunk's vector is made of: a turn's window, else its text."""
+    return chunk.window or chunk.text
 
 
 def _sectioned_pieces(text: str, markup: str) -> tuple[list[dict[str, object]], list[Heading]]:

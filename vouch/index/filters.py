@@ -6,6 +6,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 
+def ascii_fold(text: str) -> str:
+    """Lower case for ASCII letters only, as SQLite's lower() does."""
+    return "".join(c.lower() if c.isascii() else c for c in text)
+
+
 def _tuple(values: Iterable[str] | str | None) -> tuple[str, ...]:
     if values is None:
         return ()
@@ -25,6 +30,11 @@ class Filters:
     formats: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     exclude_statuses: tuple[str, ...] = ()
+    # a transcript's turns (issue 19): who spoke (case-insensitive) and when, ISO
+    # dates or date-times; `until` takes in all of its day (or month, or minute)
+    speakers: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
 
     @classmethod
     def of(
@@ -36,6 +46,9 @@ class Filters:
         formats: Iterable[str] | str | None = None,
         tags: Iterable[str] | str | None = None,
         exclude_statuses: Iterable[str] | str | None = None,
+        speakers: Iterable[str] | str | None = None,
+        since: str | None = None,
+        until: str | None = None,
     ) -> Filters:
         from vouch.kinds import kind_named
 
@@ -47,11 +60,24 @@ class Filters:
             _tuple(formats),
             _tuple(tags),
             _tuple(exclude_statuses),
+            tuple(dict.fromkeys(ascii_fold(s) for s in _tuple(speakers))),
+            since or None,
+            until or None,
         )
 
     def __bool__(self) -> bool:
         return any(
-            (self.kinds, self.types, self.statuses, self.formats, self.tags, self.exclude_statuses)
+            (
+                self.kinds,
+                self.types,
+                self.statuses,
+                self.formats,
+                self.tags,
+                self.exclude_statuses,
+                self.speakers,
+                self.since,
+                self.until,
+            )
         )
 
     def sql(self, alias: str = "c") -> tuple[str, list[object]]:
@@ -70,6 +96,16 @@ class Filters:
         if self.exclude_statuses:
             clauses.append(f"{alias}.status NOT IN ({','.join('?' * len(self.exclude_statuses))})")
             params.extend(self.exclude_statuses)
+        if self.speakers:
+            marks = ",".join("?" * len(self.speakers))
+            clauses.append(f"lower({alias}.speaker) IN ({marks})")
+            params.extend(self.speakers)
+        if self.since:
+            clauses.append(f"{alias}.time >= ?")
+            params.append(self.since)
+        if self.until:
+            clauses.append(f"{alias}.time <= ?")
+            params.append(self.until + "~")  # "~" sorts after every ISO character
         if self.tags:
             clauses.append(
                 f"{alias}.doc_key IN (SELECT doc_key FROM doc_tags WHERE tag IN "

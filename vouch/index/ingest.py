@@ -190,6 +190,11 @@ def insert_docs(
                     c.start_line,
                     c.end_line,
                     vec_rows[n],
+                    c.context,
+                    c.turn,
+                    c.speaker,
+                    c.time,
+                    c.session,
                 )
             )
             lexical.append(
@@ -215,7 +220,9 @@ def insert_docs(
         "end_line) VALUES (?,?,?,?,?,?,?)",
         heading_rows,
     )
-    conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", chunk_rows)
+    conn.executemany(
+        "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", chunk_rows
+    )
     return lexical
 
 

@@ -18,11 +18,12 @@ from vouch.index import vectors
 from vouch.index.location import DB_NAME as DB_NAME  # named where cold paths read it
 
 # 4: checksums of vectors.f32, vectors.ids and vectors.words in index_meta
-SCHEMA_VERSION = 4
+# 5: transcript turns: chunks.context (an FTS5 column), turn, speaker, time, session
+SCHEMA_VERSION = 5
 # The version of vouch/index/chunking.py's output: bump it whenever the chunks made of
 # the same files change; an index built with another rebuilds. Kept here, beside the
 # schema version, so opening an index to search does not import the chunker.
-CHUNKER_VERSION = "4"
+CHUNKER_VERSION = "5"  # 5: a transcript is one chunk per turn
 IN_BATCH = 500  # values per `IN (...)`: well under SQLite's cap on bound parameters
 
 T = TypeVar("T")
@@ -116,8 +117,14 @@ CREATE TABLE chunks (
     page INTEGER,
     start_line INTEGER,
     end_line INTEGER,
-    vec_row INTEGER
+    vec_row INTEGER,
+    context TEXT NOT NULL DEFAULT '',
+    turn INTEGER,
+    speaker TEXT,
+    time TEXT,
+    session INTEGER
 );
+CREATE INDEX chunks_turn ON chunks(doc_key, turn) WHERE turn IS NOT NULL;
 CREATE INDEX chunks_doc ON chunks(doc_key);
 CREATE INDEX chunks_kind ON chunks(kind);
 CREATE UNIQUE INDEX chunks_vec ON chunks(vec_row) WHERE vec_row IS NOT NULL;
@@ -141,7 +148,7 @@ CREATE TABLE vec_free (vec_row INTEGER PRIMARY KEY);
 -- vector rows changed since vectors.hnsw was written; applied when it is loaded
 CREATE TABLE vec_dirty (vec_row INTEGER PRIMARY KEY);
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
-    title, section, text, content='chunks', content_rowid='id', tokenize='{tokenizer}'
+    title, section, text, context, content='chunks', content_rowid='id', tokenize='{tokenizer}'
 );
 """
 
@@ -149,18 +156,18 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
 def _triggers() -> str:
     return """
 CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, title, section, text)
-    VALUES (new.id, new.title, new.section, new.text);
+    INSERT INTO chunks_fts(rowid, title, section, text, context)
+    VALUES (new.id, new.title, new.section, new.text, new.context);
 END;
 CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, title, section, text)
-    VALUES ('delete', old.id, old.title, old.section, old.text);
+    INSERT INTO chunks_fts(chunks_fts, rowid, title, section, text, context)
+    VALUES ('delete', old.id, old.title, old.section, old.text, old.context);
 END;
-CREATE TRIGGER chunks_au AFTER UPDATE OF title, section, text ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, title, section, text)
-    VALUES ('delete', old.id, old.title, old.section, old.text);
-    INSERT INTO chunks_fts(rowid, title, section, text)
-    VALUES (new.id, new.title, new.section, new.text);
+CREATE TRIGGER chunks_au AFTER UPDATE OF title, section, text, context ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, title, section, text, context)
+    VALUES ('delete', old.id, old.title, old.section, old.text, old.context);
+    INSERT INTO chunks_fts(rowid, title, section, text, context)
+    VALUES (new.id, new.title, new.section, new.text, new.context);
 END;
 """
 

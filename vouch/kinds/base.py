@@ -53,6 +53,15 @@ class Chunk:
     start_line: int | None = None
     end_line: int | None = None
     heading_level: int | None = None
+    # a transcript's turn (issue 19): its number, speaker, time and session, the text of
+    # its neighbouring turns in the same session (a lexical column of its own), and the
+    # text its vector is made of (the turn with its neighbours) when not `text`
+    turn: int | None = None
+    speaker: str | None = None
+    time: str | None = None
+    session: int | None = None
+    context: str = ""
+    window: str = ""
 
 
 def _default(f: Field) -> Any:

@@ -1,4 +1,5 @@
-"""Evidence: a pointer to a span of a source (`L10-L20`, `#sec-3`), with an optional quote."""
+"""Evidence: a pointer to a span of a source (`L10-L20`, `#sec-3`, a transcript's turns
+`T12-T14`), with an optional quote."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from vouch.kinds.base import Chunk, Field, Kind, Obj, collapse
 
 LINE_SPAN = re.compile(r"^L(\d+)(?:-L(\d+))?$")
 ANCHOR = re.compile(r"^#[\w.-]+$")
+TURN_SPAN = re.compile(r"^T(\d+)(?:-T(\d+))?$")  # turns of a transcript source (issue 19)
 
 SCHEMA = (
     Field("id", "str", required=True, ids=True),
@@ -44,9 +46,15 @@ def locator_errors(locator: str) -> list[str]:
         if start < 1 or end < start:
             return [f"locator {locator!r} must be L<start>-L<end> with 1 <= start <= end"]
         return []
+    m = TURN_SPAN.match(locator)
+    if m:
+        start, end = int(m.group(1)), int(m.group(2) or m.group(1))
+        if start < 1 or end < start:
+            return [f"locator {locator!r} must be T<start>-T<end> with 1 <= start <= end"]
+        return []
     if ANCHOR.match(locator):
         return []
-    return [f"locator {locator!r} must look like L10-L20, L7 or #section-anchor"]
+    return [f"locator {locator!r} must look like L10-L20, L7, T12-T14 (turns) or #section-anchor"]
 
 
 def span_text(content: str, locator: str) -> str | None:

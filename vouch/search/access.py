@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from vouch.index.api import ChunkInfo, Index
 from vouch.index.catalog import passing
-from vouch.index.filters import Filters
+from vouch.index.filters import Filters, ascii_fold
 from vouch.index.lexical import LexicalHit
 from vouch.search.weighting import STOPWORDS
 
@@ -49,8 +49,14 @@ def filters(
     types: Sequence[str],
     statuses: Sequence[str],
     exclude: Sequence[str],
+    speakers: Sequence[str] = (),
+    since: str | None = None,
+    until: str | None = None,
 ) -> Filters:
     return Filters.of(
+        speakers=speakers,
+        since=since,
+        until=until,
         kinds=kinds,
         tags=tags,
         types=types,
@@ -68,6 +74,9 @@ def passes(info: ChunkInfo, f: Filters) -> bool:
         and (not f.statuses or info.status in f.statuses)
         and (not f.formats or info.format in f.formats)
         and info.status not in f.exclude_statuses
+        and (not f.speakers or ascii_fold(info.speaker or "") in f.speakers)
+        and (not f.since or (info.time or "") >= f.since)
+        and (not f.until or (info.time is not None and info.time <= f.until + "~"))
         and all(t in info.tags for t in f.tags)
     )
 
@@ -135,6 +144,9 @@ class SearchIndex:
         if len(kept) >= k or len(wide) < k * OVERFETCH:
             return kept[:k]
         return [(h.chunk_id, h.score) for h in self.index.vector(qvec, k, f)]
+
+    def neighbours(self, chunk_ids: Iterable[int]) -> dict[int, list[ChunkInfo]]:
+        return self.index.neighbours(chunk_ids)
 
     def chunks(self, ids: Iterable[int]) -> dict[int, ChunkInfo]:
         return self.index.chunks(ids)

@@ -24,6 +24,7 @@ from vouch.search import query as queries
 from vouch.search.budget import apply_budget
 from vouch.search.fusion import DEFAULT_K, Fused, convex, ordered, rrf
 from vouch.search.snippet import make_snippet
+from vouch.search.turns import turn_cite, turn_fields
 
 if TYPE_CHECKING:
     from vouch.core.config import Config
@@ -97,6 +98,9 @@ class SearchRequest:
     tags: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
     statuses: tuple[str, ...] = ()
+    speakers: tuple[str, ...] = ()  # transcript turns by these speakers (issue 19)
+    since: str | None = None  # ... from this ISO date or time on
+    until: str | None = None  # ... up to and including this one
     threshold: float | None = None
     rrf_k: float | None = None  # None: search.rrf_k
     cursor: str | None = None
@@ -137,6 +141,10 @@ class SearchRequest:
                     raise UsageError(
                         f"unknown {flag[2:]} {value!r}", hint=f"{flag}: " + ", ".join(known)
                     )
+        from vouch.search.turns import check_time
+
+        check_time("--since", self.since)
+        check_time("--until", self.until)
         for flag, number in (("--threshold", self.threshold), ("--rrf-k", k)):
             if number is not None and not math.isfinite(number):
                 raise UsageError(f"{flag} must be a finite number")
@@ -219,6 +227,9 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
         types=req.types,
         statuses=req.statuses,
         exclude=() if req.statuses else HIDDEN_STATUSES,
+        speakers=req.speakers,
+        since=req.since,
+        until=req.until,
     )
     pending = None
     revision = index.revision
@@ -234,6 +245,11 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
         "tags": sorted(req.tags),
         "types": sorted(req.types),
         "statuses": sorted(req.statuses),
+        **(
+            {"speakers": sorted(req.speakers), "since": req.since, "until": req.until}
+            if req.speakers or req.since or req.until
+            else {}
+        ),
         "threshold": req.threshold,
         "k": req.rrf_k,
         "w": req.weights,
@@ -316,8 +332,10 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
         results.append(result)
     if results:
         from vouch.search.citing import attach_citations
+        from vouch.search.turns import attach_context
 
         attach_citations(kb, results, pending)
+        attach_context(index, results)
     budgeted = apply_budget(results, req.max_tokens)
     next_offset = offset + len(budgeted.results)
     next_cursor = None
@@ -462,9 +480,11 @@ def _result(
             "tags": list(row.tags),
             "locator": row.locator,
             "lines": lines,
+            **turn_fields(row),
         },
-        # what `propose-claim --source` takes as is: the chunk's line span of a source
-        "cite": (f"{object_id}:L{lines[0]}-L{lines[1]}" if lines else object_id)
+        # what `propose-claim --source` takes as is: the chunk's line span of a source,
+        # or its turn (`T12`) of a transcript
+        "cite": turn_cite(row) or (f"{object_id}:L{lines[0]}-L{lines[1]}" if lines else object_id)
         if row.kind == "source"
         else None,
     }

@@ -52,6 +52,10 @@ def make(
                 errors.append(
                     f"locator {locator} lies outside source {source_id[:12]}… ({lines} lines)"
                 )
+        elif evidence_kind.TURN_SPAN.match(locator):
+            span, problem = _turn_span(content, locator)
+            if problem:
+                errors.append(f"{problem} (source {source_id[:12]}…)")
         if quote and not errors:
             where = span if span is not None else text
             if collapse(quote) not in collapse(where):
@@ -67,6 +71,23 @@ def make(
         return evidence_kind.new(**values), []
     except ValidationFailed as exc:
         return None, exc.errors
+
+
+def _turn_span(content: bytes, locator: str) -> tuple[str | None, str | None]:
+    """The turns a `T12-T14` locator points at, as `Speaker: text` lines, or why not."""
+    from vouch.core.transcripts import TranscriptError
+    from vouch.store.turns import parse_content
+
+    m = evidence_kind.TURN_SPAN.match(locator)
+    assert m is not None
+    start, end = int(m.group(1)), int(m.group(2) or m.group(1))
+    try:
+        found = parse_content(content)
+    except TranscriptError as exc:
+        return None, f"locator {locator} names turns, but the source is not a transcript ({exc})"
+    if end > len(found.turns):
+        return None, f"locator {locator} lies outside the transcript ({len(found.turns)} turns)"
+    return "\n".join(t.said for t in found.span(start, end)), None
 
 
 def register_evidence(

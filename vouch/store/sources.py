@@ -27,7 +27,7 @@ from vouch.errors import (
     from_os_error,
 )
 from vouch.kinds import source
-from vouch.store import writer
+from vouch.store import turns, writer
 from vouch.store.kb import KB
 from vouch.store.versions import Versions, versions_at
 
@@ -59,10 +59,12 @@ def register_many(
     for item in items:
         if len(item.content) > limit:  # stdin, kb.register_source: files stop earlier
             raise _too_large(Path(item.locator or "-"), limit, len(item.content))
+    # every transcript is read before anything is written: one bad line, no commit
+    metadata = [_transcript_metadata(item) for item in items]
     with write_lock(kb.dir, kb.config.number("lock.timeout_seconds", 30)):
         head = kb.repo.resolve("HEAD")
         versions = Versions(kb, head, {i.locator or "-" for i in items})
-        for n, item in enumerate(items, 1):
+        for n, (item, extra) in enumerate(zip(items, metadata, strict=True), 1):
             meta = source.new(
                 item.content,
                 type=item.type or "file",
@@ -70,6 +72,7 @@ def register_many(
                 title=item.title,
                 media_type=item.media_type,
                 tags=sorted(set(item.tags)) or None,
+                metadata=extra,
             )
             sid = meta["id"]
             meta_path = source.path_for(sid)
@@ -111,6 +114,14 @@ def register_many(
                 data={"supersedes": replaced} if replaced else None,
             )
     return results
+
+
+def _transcript_metadata(item: Intake) -> dict[str, Any] | None:
+    """`{transcript: {...}}` for a transcript (E102 naming the line when it does not
+    read as one), None for any other source."""
+    if item.type != turns.TYPE:
+        return None
+    return {"transcript": turns.check(item.content, item.locator or "-")}
 
 
 def register_source(
@@ -196,7 +207,7 @@ def intake_for_path(
     content = _read_limited(kb, path, resolved, rel)
     media_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     if type is None:
-        type = "pdf" if media_type == "application/pdf" else "file"
+        type = "pdf" if media_type == "application/pdf" else _sniffed(path, content)
     return Intake(
         content,
         type,
@@ -205,6 +216,17 @@ def intake_for_path(
         media_type,
         tuple(tags),
     )
+
+
+_TRANSCRIPT_SUFFIXES = frozenset({"", ".txt", ".log", ".jsonl", ".ndjson", ".chat"})
+
+
+def _sniffed(path: Path, content: bytes) -> str:
+    """`transcript` for a text or JSON Lines file whose content reads as a conversation
+    (`turns.detected`), else `file`. Only suffixes a chat log is saved under are read."""
+    if path.suffix.lower() in _TRANSCRIPT_SUFFIXES and turns.detected(content) is not None:
+        return turns.TYPE
+    return "file"
 
 
 def _read_limited(kb: KB, path: Path, resolved: Path, rel: str | None) -> bytes:

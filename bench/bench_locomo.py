@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""LoCoMo turn retrieval (issue 19): each session registered as one transcript source.
+
+The data (`../shared/data/locomo/locomo10.json`, beside the repository; CC BY-NC 4.0) is
+read where it lies and never copied into the project: each conversation becomes a
+knowledge base in the system's temporary directory, its sessions plain-text transcripts
+(`# Session N — <date>` then `Speaker: text` lines, an image's caption appended as
+` [shares an image: …]`), registered through `register_many` as a person would. Each
+question is searched within its own conversation; R@k is the mean fraction of its
+evidence turns in the top k (the LoCoMo paper's metric), per category too.
+
+    python bench/bench_locomo.py [--convs 1-5] [--modes hybrid,fts,vector] [--record]
+
+Without the data (CI) it says so and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import append_results, conditions, load_average, table
+from vouch.search.engine import SearchRequest, search
+from vouch.store import sources
+from vouch.store.initkb import init_kb
+from vouch.store.kb import KB
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+KS = (5, 10, 25, 50)
+CATEGORIES = {4: "single-hop", 1: "multi-hop", 2: "temporal", 3: "open-domain", 5: "adversarial"}
+MODE_LABEL = {"hybrid": "default", "fts": "fts-only", "vector": "vector-only"}
+_SPLIT = re.compile(r"[\s;,]+")
+
+
+def session_text(conv: dict[str, Any], n: int) -> tuple[str, list[str]]:
+    """A session as a plain transcript, and the dia_id of each of its turns in order."""
+    lines = [f"# Session {n} — {conv.get(f'session_{n}_date_time', '')}".rstrip(" —")]
+    dia: list[str] = []
+    for turn in conv[f"session_{n}"]:
+        text = " ".join(str(turn.get("text") or "").split()) or "…"
+        if turn.get("blip_caption"):
+            text += f" [shares an image: {' '.join(str(turn['blip_caption']).split())}]"
+        lines.append(f"{turn['speaker']}: {text}")
+        dia.append(str(turn["dia_id"]))
+    return "\n".join(lines) + "\n", dia
+
+
+def conversation_kb(sample: dict[str, Any], out: Path) -> tuple[KB, dict[tuple[str, int], str]]:
+    """The conversation's knowledge base (cached by its content), and (source id, turn)
+    → dia_id."""
+    conv = sample["conversation"]
+    numbers = sorted(
+        int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k) and conv[k]
+    )
+    sessions = [(n, *session_text(conv, n)) for n in numbers]
+    digest = hashlib.sha256(json.dumps(sessions).encode()).hexdigest()[:16]
+    root = out / f"{sample['sample_id']}-{digest}"
+    mapping_file = root / "turns.json"
+    if not mapping_file.is_file():
+        shutil.rmtree(root, ignore_errors=True)
+        (root / "kb").mkdir(parents=True)
+        init_kb(root / "kb", "bench")
+        kb = KB.open(root / "kb")
+        items = [
+            sources.Intake(text.encode(), "transcript", f"session_{n}.txt", f"session {n}")
+            for n, text, _ in sessions
+        ]
+        results = sources.register_many(kb, items, "bench")
+        mapping = {
+            f"{r['id']}:{t}": d
+            for r, (_, _, dia) in zip(results, sessions, strict=True)
+            for t, d in enumerate(dia, 1)
+        }
+        mapping_file.write_text(json.dumps(mapping))
+    kb = KB.open(root / "kb")
+    raw = json.loads(mapping_file.read_text())
+    return kb, {(k.split(":")[0], int(k.split(":")[1])): v for k, v in raw.items()}
+
+
+def questions(sample: dict[str, Any]) -> list[tuple[str, int, set[str]]]:
+    known = {
+        str(t["dia_id"])
+        for k, v in sample["conversation"].items()
+        if re.fullmatch(r"session_\d+", k)
+        for t in v or []
+    }
+    out = []
+    for qa in sample["qa"]:
+        evidence = {e for item in qa.get("evidence") or [] for e in _SPLIT.split(str(item)) if e}
+        evidence &= known
+        if evidence:
+            out.append((str(qa["question"]), int(qa["category"]), evidence))
+    return out
+
+
+def run(samples: list[dict[str, Any]], modes: list[str], out: Path) -> dict[str, Any]:
+    """Per mode: the fraction of evidence found at each k for every question, by
+    conversation number and category, and the time per search."""
+    found: dict[str, list[tuple[int, int, dict[int, float]]]] = defaultdict(list)
+    times: dict[str, list[float]] = defaultdict(list)
+    for number, sample in samples:
+        kb, turns = conversation_kb(sample, out)
+        warm: dict[str, Any] = {}
+        for question, category, evidence in questions(sample):
+            for mode in modes:
+                t0 = time.perf_counter()
+                response = search(
+                    kb, SearchRequest(question, mode=mode, top=max(KS), log=False), warm=warm
+                )
+                times[mode].append(time.perf_counter() - t0)
+                ranked = [
+                    turns.get((h["id"], h["source"].get("turn") or 0)) for h in response["results"]
+                ]
+                found[mode].append(
+                    (
+                        number,
+                        category,
+                        {k: len(evidence & set(ranked[:k])) / len(evidence) for k in KS},
+                    )
+                )
+    return {"found": found, "times": times}
+
+
+def recall(rows: list[tuple[int, int, dict[int, float]]], k: int) -> float:
+    return 100 * sum(r[2][k] for r in rows) / len(rows) if rows else float("nan")
+
+
+def report(result: dict[str, Any], groups: dict[str, set[int]]) -> str:
+    body = []
+    for label, convs in groups.items():
+        rows = []
+        for mode, found in result["found"].items():
+            mine = [r for r in found if r[0] in convs]
+            if not mine:
+                continue
+            cats = " / ".join(
+                f"{recall([r for r in mine if r[1] == c], 10):.1f}" for c in CATEGORIES
+            )
+            rows.append(
+                [
+                    MODE_LABEL[mode],
+                    len(mine),
+                    " / ".join(f"{recall(mine, k):.1f}" for k in KS),
+                    cats,
+                ]
+            )
+        if rows:
+            body.append(f"**{label}**\n")
+            header = [
+                "mode",
+                "questions",
+                "R@5 / 10 / 25 / 50",
+                "R@10 by category (" + " / ".join(CATEGORIES.values()) + ")",
+            ]
+            body.append(table(header, rows) + "\n")
+    ms = ", ".join(
+        f"{MODE_LABEL[m]} {1000 * sorted(t)[len(t) // 2]:.1f}" for m, t in result["times"].items()
+    )
+    body.append(f"Search p50 ms (warm, in process, ~600 turns a conversation): {ms}.")
+    return "\n".join(body)
+
+
+def parse_convs(raw: str) -> set[int]:
+    out: set[int] = set()
+    for part in raw.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--convs", default="1-10", help="conversation numbers, e.g. 1-5")
+    parser.add_argument("--modes", default="hybrid,fts,vector")
+    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "vouch-locomo")
+    parser.add_argument("--record", action="store_true", help="append to bench/RESULTS.md")
+    args = parser.parse_args()
+    data = args.data / "locomo10.json"
+    if not data.is_file():
+        print(f"LoCoMo data not found at {data}: skipped (it is never part of the project)")
+        return 0
+    wanted = parse_convs(args.convs)
+    samples = [(n, s) for n, s in enumerate(json.loads(data.read_text()), 1) if n in wanted]
+    load_before = load_average()
+    result = run(samples, args.modes.split(","), args.out)
+    groups = {
+        "conversations 1–5 (tuning half)": {1, 2, 3, 4, 5} & wanted,
+        "conversations 6–10 (held out)": {6, 7, 8, 9, 10} & wanted,
+        "all 10 conversations": set(range(1, 11)) if wanted >= set(range(1, 11)) else set(),
+    }
+    text = report(result, {k: v for k, v in groups.items() if v})
+    print(text)
+    if args.record:
+        command = "python bench/bench_locomo.py " + " ".join(sys.argv[1:])
+        append_results(
+            "LoCoMo turn retrieval (issue 19)",
+            f"{conditions(load_before)}\n\nCommand: `{command.strip()}`\n\n{text}",
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,182 @@
+"""Transcripts read turn by turn (issue 19): formats, malformed lines, turn citations,
+turn-level search with speaker/time filters and context that stays in its session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vouch.core import transcripts
+from vouch.core.transcripts import TranscriptError
+from vouch.errors import ValidationFailed
+from vouch.kinds import KINDS
+from vouch.search.engine import SearchRequest, search
+from vouch.store import evidence, sources
+from vouch.store.kb import KB
+
+CHAT = """# Session 1 — 1:56 pm on 8 May, 2023
+Ann: I finally adopted a greyhound from the shelter.
+Bob: Congratulations! What is the dog called?
+Ann: Her name is Pepper, she loves long walks.
+  She sleeps most of the day too.
+Bob: Pepper is a lovely name.
+
+# Session 2 — 20 June, 2023
+[09:15] Bob: I started learning the cello last week.
+Ann: Which teacher did you pick?
+Bob: A retired orchestra player from the conservatory.
+"""
+
+
+def claude_lines() -> str:
+    rows = [
+        {"type": "summary", "summary": "fixing the parser"},
+        {
+            "type": "user",
+            "sessionId": "s1",
+            "timestamp": "2025-06-01T10:00:00Z",
+            "message": {"role": "user", "content": "The locator parser rejects T12."},
+        },
+        {
+            "type": "assistant",
+            "sessionId": "s1",
+            "timestamp": "2025-06-01T10:00:05Z",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "hmm"},
+                    {"type": "text", "text": "I will read evidence.py first."},
+                    {"type": "tool_use", "name": "Read", "input": {"path": "x"}},
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "sessionId": "s1",
+            "message": {"role": "user", "content": [{"type": "tool_result", "content": "..."}]},
+        },
+        {"type": "user", "isMeta": True, "message": {"role": "user", "content": "<caveat>"}},
+    ]
+    return "\n".join(json.dumps(r) for r in rows) + "\n"
+
+
+def test_plain_log_turns_speakers_times_sessions() -> None:
+    found = transcripts.parse(CHAT)
+    assert found.format == "plain" and transcripts.detect(CHAT) == "plain"
+    assert [t.speaker for t in found.turns] == ["Ann", "Bob", "Ann", "Bob", "Bob", "Ann", "Bob"]
+    assert found.turns[2].text.endswith("She sleeps most of the day too.")  # continuation
+    assert (found.turns[2].line, found.turns[2].end_line) == (4, 5)
+    assert found.turns[0].time == "2023-05-08T13:56"  # the session's date
+    assert found.turns[4].time == "2023-06-20T09:15"  # its own clock on the session's day
+    assert found.turns[5].time == "2023-06-20" and found.turns[5].session == 2
+
+
+def test_json_lines_and_claude_code_sessions() -> None:
+    chat = "\n".join(
+        json.dumps(r)
+        for r in [
+            {"role": "user", "content": "hi", "timestamp": 1717236000},
+            {"speaker": "bot", "text": [{"type": "text", "text": "hello"}]},
+        ]
+    )
+    found = transcripts.parse(chat)
+    assert found.format == "jsonl"
+    assert [(t.speaker, t.text) for t in found.turns] == [("user", "hi"), ("bot", "hello")]
+    assert found.turns[0].time == "2024-06-01T10:00"
+    code = transcripts.parse(claude_lines())
+    assert code.format == "claude-code"
+    # tool calls, tool results, thinking, summaries and meta lines are not turns
+    assert [(t.speaker, t.text) for t in code.turns] == [
+        ("user", "The locator parser rejects T12."),
+        ("assistant", "I will read evidence.py first."),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('{"role": "user", "content": "hi"}\n{"role": "user", "content": "x"\n', 2),
+        ('{"role": "user", "content": "hi"}\n\n{"content": "who said it?"}\n', 3),
+        ("just a paragraph of prose\nAnn: hi\n", 1),
+    ],
+)
+def test_malformed_lines_are_named_and_nothing_is_registered(kb: KB, text: str, line: int) -> None:
+    with pytest.raises(TranscriptError) as err:
+        transcripts.parse_content(text.encode())
+    assert err.value.line == line
+    head = kb.repo.resolve("HEAD")
+    item = sources.Intake(text.encode(), "transcript", "bad.jsonl", None, "text/plain")
+    with pytest.raises(ValidationFailed, match=f"bad.jsonl: line {line}:"):
+        sources.register_many(
+            kb, [sources.Intake(CHAT.encode(), "transcript", "ok.txt"), item], "t"
+        )
+    assert kb.repo.resolve("HEAD") == head  # not even the good one of the two
+
+
+def test_detection_is_conservative() -> None:
+    assert transcripts.detect("name: vouch\nversion: 1\nlicense: MIT\nauthor: me\n") is None
+    assert transcripts.detect("# Notes\n\nSome prose.\nNote: more prose.\n") is None
+    assert transcripts.detect('{"a": 1}\n{"b": 2}\n') is None
+
+
+@pytest.fixture
+def chat_kb(kb: KB) -> tuple[KB, str]:
+    (kb.root / "chat.txt").write_text(CHAT)
+    (kb.root / "agent.jsonl").write_text(claude_lines())
+    sid = sources.register_source_from_path(kb, "t", "chat.txt")["id"]
+    other = sources.register_source_from_path(kb, "t", "agent.jsonl")["id"]
+    assert kb.read(KINDS["source"], other)["type"] == "transcript"  # detected by content
+    return kb, sid
+
+
+def test_turn_evidence_and_show(chat_kb: tuple[KB, str], run_cli) -> None:
+    kb, sid = chat_kb
+    meta = kb.read(KINDS["source"], sid)
+    assert meta["type"] == "transcript"
+    assert meta["metadata"]["transcript"]["turns"] == 7
+    made = evidence.register_evidence(kb, "t", sid, "T2-T3", quote="Her name is Pepper")
+    assert made["deduplicated"] is False
+    obj, errors = evidence.make(sid, "T8", None, kb.source_content(sid))
+    assert obj is None and "outside the transcript (7 turns)" in errors[0]
+    obj, errors = evidence.make(sid, "T1", "cello", kb.source_content(sid))
+    assert obj is None and "does not appear" in errors[0]
+    shown = run_cli("show", sid, "--turns", "T3-T5", "--json", cwd=kb.root).json()
+    assert [t["turn"] for t in shown["items"]] == [3, 4, 5]
+    text = run_cli("show", sid, "--turns", "4-5", cwd=kb.root).out
+    assert "T4 2023-05-08T13:56 Bob: Pepper is a lovely name." in text
+    assert "\n\nT5 2023-06-20T09:15 Bob:" in text  # a blank line between sessions
+    assert run_cli("show", sid, "--turns", "9", cwd=kb.root).code == 1
+
+
+def test_turn_hits_filters_and_context_within_session(chat_kb: tuple[KB, str]) -> None:
+    kb, sid = chat_kb
+
+    def hits(query: str, **kw: object) -> list[dict]:
+        req = SearchRequest(query, kinds=("source",), log=False, **kw)  # type: ignore[arg-type]
+        return search(kb, req)["results"]
+
+    top = hits("cello lessons", mode="fts")[0]
+    assert top["cite"] == f"{sid}:T5"
+    assert top["source"]["turn"] == 5 and top["source"]["speaker"] == "Bob"
+    assert top["source"]["time"] == "2023-06-20T09:15"
+    # turn 4 ends session 1: its context is turn 6 only, never across the boundary
+    assert [c["turn"] for c in top["context"]] == [6]
+    assert all(h["source"].get("speaker") == "Ann" for h in hits("Pepper", speakers=("ann",)))
+    assert {h["source"]["turn"] for h in hits("Pepper greyhound cello", mode="fts")} >= {1, 3, 5}
+    late = hits("Pepper greyhound cello", mode="fts", since="2023-06")
+    assert late and all(h["source"]["time"] >= "2023-06" for h in late)
+    early = hits("Pepper greyhound cello", mode="fts", until="2023-05-08")
+    assert early and all(h["source"]["session"] == 1 for h in early)
+    with pytest.raises(Exception, match="not an ISO date"):
+        hits("Pepper", since="last week")
+
+
+def test_transcripts_are_found_by_the_whole_path(chat_kb: tuple[KB, str], run_cli) -> None:
+    kb, sid = chat_kb
+    res = run_cli("search", "orchestra teacher", "--speaker", "Bob", "--json", cwd=kb.root)
+    found = res.json()
+    hits = found["results"] if isinstance(found, dict) else found
+    assert hits and hits[0]["cite"] == f"{sid}:T7"
+    assert Path(kb.root / "chat.txt").is_file()
