@@ -104,8 +104,7 @@ STOPWORDS = frozenset(
 # idf, question words that sit in 5-30 % of short texts ("did", "her", "when") outweigh
 # the content words (measured on conversation turns: research/search-calibration-locomo).
 # Coverage keeps the shorter STOPWORDS list, on which the fusion gate was tuned.
-QUERY_STOPWORDS = STOPWORDS | frozenset(
-    """
+_FUNCTION_WORDS = """
     am was were being have has had having did doing done would should could might must
     shall he him his himself she her hers herself they them theirs themselves
     itself its us ours ourselves yours yourself yourselves myself mine these those
@@ -118,8 +117,8 @@ QUERY_STOPWORDS = STOPWORDS | frozenset(
     upon off down until while because though although unless since whether
     ever never always often sometimes already yet still even quite rather
     s t d ll m o re ve y
-    """.split()
-)
+"""
+QUERY_STOPWORDS = STOPWORDS | frozenset(_FUNCTION_WORDS.split())
 
 
 def content_stems(text: str) -> list[str]:
