@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 from collections.abc import Iterator
@@ -38,11 +39,7 @@ def _isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
         "GIT_COMMITTER_NAME",
     ):
         monkeypatch.delenv(var, raising=False)
-    (home / ".gitconfig").write_text(
-        "[user]\n\tname = Test Person\n\temail = test@example.invalid\n"
-        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
-        "[gc]\n\tauto = 0\n"
-    )
+    (home / ".gitconfig").write_text(GITCONFIG)
 
 
 @dataclass
@@ -109,3 +106,26 @@ def kb_with_sources(kb: KB) -> KB:
     items = [sources.intake_for_path(kb, p) for p in example_files()]
     sources.register_many(kb, items, "Test Person")
     return kb
+
+
+GITCONFIG = (
+    "[user]\n\tname = Test Person\n\temail = test@example.invalid\n"
+    "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n[gc]\n\tauto = 0\n"
+)
+
+
+@contextlib.contextmanager
+def hermetic(tmp_path_factory: pytest.TempPathFactory, name: str = "repo") -> Iterator[Path]:
+    """For a module-scoped fixture (the autouse isolation is per test): a home with a
+    pinned git identity, and a new git repository to build in."""
+    home = tmp_path_factory.mktemp(f"home-{name}")
+    (home / ".gitconfig").write_text(GITCONFIG)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(home))
+        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        mp.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+        mp.delenv("VOUCH_AGENT", raising=False)
+        root = tmp_path_factory.mktemp(name) / "repo"
+        root.mkdir()
+        git(root, "init", "-q")
+        yield root

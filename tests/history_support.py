@@ -3,13 +3,10 @@ recorded beside it, so every answer is checked against the story, not against it
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 from conftest import git
 from gate_support import ALICE, BOB, call
 
@@ -131,23 +128,3 @@ def build(root: Path) -> Story:
     git(root, "merge", "-q", "--no-ff", "-m", "merge feature", "feature")
     story.commits["merge"] = head(root)
     return story
-
-
-@contextlib.contextmanager
-def hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """For a module-scoped fixture (the autouse isolation is per test): a home with a
-    pinned git identity, and a new directory to build in."""
-    home = tmp_path_factory.mktemp("home-history")
-    (home / ".gitconfig").write_text(
-        "[user]\n\tname = Test Person\n\temail = test@example.invalid\n"
-        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n[gc]\n\tauto = 0\n"
-    )
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HOME", str(home))
-        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        mp.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-        mp.delenv("VOUCH_AGENT", raising=False)
-        root = tmp_path_factory.mktemp("history") / "repo"
-        root.mkdir()
-        git(root, "init", "-q")
-        yield root

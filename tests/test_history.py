@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import git
+from conftest import git, hermetic
 from gate_support import ALICE, BOB, call
-from history_support import Story, build, hermetic
+from history_support import Story, build
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git
+from conftest import git, hermetic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from search_support import build, validate, write_object
@@ -26,18 +26,7 @@ from vouch.store.kb import KB
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, Any]]]:
-    home = tmp_path_factory.mktemp("home-search")
-    (home / ".gitconfig").write_text(
-        "[user]\n\tname = Test Person\n\temail = test@example.invalid\n"
-        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n[gc]\n\tauto = 0\n"
-    )
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HOME", str(home))
-        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        mp.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-        repo = tmp_path_factory.mktemp("search") / "repo"
-        repo.mkdir()
-        git(repo, "init", "-q")
+    with hermetic(tmp_path_factory, "search") as repo:
         made = build(repo)
         yield repo, made
 
