@@ -121,16 +121,3 @@ def check_references(
         else:
             errors.append(f"{label} {object_id} does not exist")
     return errors, waits
-
-
-def reference_errors(
-    view: BaseView,
-    kind: str,
-    obj: Obj,
-    made: Collection[str],
-    require_citations: bool,
-    *,
-    also: Collection[str] = (),
-    pending: Pending | None = None,
-) -> list[str]:
-    return check_references(view, kind, obj, made, require_citations, also=also, pending=pending)[0]

@@ -28,7 +28,7 @@ from vouch.core import ids
 from vouch.errors import CorruptFile, GateRefused
 from vouch.gate import records
 from vouch.gate.records import Proposal
-from vouch.gate.references import BaseView, Pending, reference_errors
+from vouch.gate.references import BaseView, Pending, check_references
 from vouch.kinds import GATED, KINDS, Kind, Obj
 from vouch.kinds import evidence as evidence_kind
 from vouch.kinds import source as source_kind
@@ -221,9 +221,9 @@ def _content_problems(
         return obj, text, problems
     problems += [
         f"{object_path}: {e}"
-        for e in reference_errors(
+        for e in check_references(
             view, kind.name, obj, made, require_citations, also=landing, pending=pending
-        )
+        )[0]
     ]
     return obj, text, problems
 
