@@ -1,5 +1,5 @@
-"""The agent's path, end to end (issue 18, "done when"): over JSONL and over the MCP SDK
-client an agent searches, cites from the hit, proposes two entities, a relation and a
+"""The agent's path, end to end (issue 18, "done when"): over the CLI, over JSONL and over
+the MCP SDK client an agent searches, cites from the hit, proposes two entities, a relation and a
 page listing a new claim in one sitting; a reviewer comments at the CLI; the agent
 revises; the reviewer approves them all together; search then finds each approved
 object with its evidence."""
@@ -155,5 +155,27 @@ def test_the_agents_path_over_the_mcp_sdk_client(kb_with_sources: KB, run_cli) -
             return await revise_after_review(call, made)
 
     made = anyio.run(session)
+    review_and_approve(kb, run_cli, made)
+    found_with_evidence(kb, run_cli, made)
+
+
+def test_the_agents_path_over_the_cli(
+    kb_with_sources: KB, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same path with every agent step a `vouch call METHOD JSON` command, as an
+    agent with only a shell would take it."""
+    kb = kb_with_sources
+    monkeypatch.setenv("VOUCH_AGENT", AGENT)
+
+    async def call(method: str, params: dict[str, Any]) -> Any:
+        res = run_cli("call", method, json.dumps(params), "--json", cwd=kb.root)
+        assert res.code == 0, (method, res.err)
+        return res.json()
+
+    made = anyio.run(propose_in_one_sitting, call)
+    said = run_cli("comment", made["claim"]["proposal_id"], "say every window", "--as", "bob",
+                   cwd=kb.root)  # fmt: skip
+    assert said.code == 0, said.err
+    made = anyio.run(revise_after_review, call, made)
     review_and_approve(kb, run_cli, made)
     found_with_evidence(kb, run_cli, made)
