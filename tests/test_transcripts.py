@@ -180,3 +180,40 @@ def test_transcripts_are_found_by_the_whole_path(chat_kb: tuple[KB, str], run_cl
     hits = found["results"] if isinstance(found, dict) else found
     assert hits and hits[0]["cite"] == f"{sid}:T7"
     assert Path(kb.root / "chat.txt").is_file()
+
+
+def test_a_session_keeps_its_transcript_and_the_reviewer_sees_the_exchange(
+    chat_kb: tuple[KB, str], run_cli
+) -> None:
+    """Issue 19.3: a session attaches its transcript; a proposal made in it cites a turn;
+    the review screen shows the exact exchange (the turns' lines), and a source that is
+    not a transcript is refused, writing nothing."""
+    from vouch.methods import registry as ops
+    from vouch.methods.context import CallContext
+
+    kb, sid = chat_kb
+    agent = CallContext(kb_path=str(kb.root), actor_override="agent")
+    session = ops.invoke(agent, "kb.session_start", {"task": "pets"})["session_id"]
+    made = ops.invoke(
+        agent,
+        "kb.propose_claim",
+        {"text": "Ann's greyhound is called Pepper.", "evidence": [f"{sid}:T3"],
+         "session_id": session},
+    )  # fmt: skip
+    assert made["valid"], made
+    (kb.root / "notes.md").write_text("# Notes\n\nnot a chat\n")
+    plain = sources.register_source_from_path(kb, "t", "notes.md")["id"]
+    head = kb.repo.resolve("HEAD")
+    refused = run_cli("session", "end", session, "--transcript", plain, "--json", cwd=kb.root)
+    assert refused.code == 1 and "not a transcript" in refused.json()["error"]["message"]
+    assert kb.repo.resolve("HEAD") == head
+    ended = run_cli("session", "end", session, "--transcript", sid[:12], "--json", cwd=kb.root)
+    assert ended.code == 0, ended.err
+    assert ended.json()["transcript"] == sid  # a prefix resolves to the whole id
+    assert kb.read(KINDS["session"], session)["transcript"] == sid
+    screen = ops.invoke(agent, "kb.read_proposal", {"id": made["proposal_id"]})
+    (cited,) = screen["citations"]
+    assert cited["locator"] == "T3" and not cited.get("problem"), cited
+    shown = "\n".join(row["text"] for row in cited["excerpt"] if row.get("cited"))
+    assert "Her name is Pepper" in shown and "She sleeps most of the day too." in shown
+    assert "Congratulations" not in shown  # T2 is context, not the cited exchange

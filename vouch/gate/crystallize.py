@@ -93,10 +93,17 @@ def _merged(kb: KB, session_id: str, head: str) -> list[records.Proposal]:
     return out
 
 
-def end_session(kb: KB, actor: str, session_id: str) -> dict[str, Any]:
-    """Close the session; the proposals made in it are counted and recorded."""
+def end_session(
+    kb: KB, actor: str, session_id: str, transcript: str | None = None
+) -> dict[str, Any]:
+    """Close the session; the proposals made in it are counted and recorded, and its
+    transcript (a registered transcript source) is attached when given."""
     return sessions.end(
-        kb, actor, session_id, lambda: [s.proposal.id for s in session_proposals(kb, session_id)]
+        kb,
+        actor,
+        session_id,
+        lambda: [s.proposal.id for s in session_proposals(kb, session_id)],
+        transcript=transcript,
     )
 
 

@@ -70,6 +70,12 @@ def locate(text: str, locator: object, quote: object) -> tuple[int, int] | str:
         span = (int(m.group(1)), int(m.group(2) or m.group(1)))
         if span[1] > len(lines):
             return f"{loc} lies outside the source ({len(lines)} lines)"
+    elif turn := evidence_kind.TURN_SPAN.match(loc):
+        turns = _turn_lines(text, int(turn.group(1)), int(turn.group(2) or turn.group(1)))
+        if isinstance(turns, str):
+            return turns
+        span = turns
+        m = turn  # a quote is looked for within the turns, as evidence checks it
     elif evidence_kind.ANCHOR.match(loc):
         anchored = _anchor(text, loc[1:])
         if anchored is None and not quote:
@@ -82,6 +88,19 @@ def locate(text: str, locator: object, quote: object) -> tuple[int, int] | str:
         if not m:
             span = found
     return span
+
+
+def _turn_lines(text: str, first: int, last: int) -> tuple[int, int] | str:
+    """The source lines of turns `first`..`last` of a transcript (the exact exchange)."""
+    from vouch.core import transcripts
+
+    try:
+        turns = transcripts.parse_content(text.encode("utf-8")).turns
+    except transcripts.TranscriptError as exc:
+        return f"T{first} cites a turn, but the source does not read as a transcript: {exc}"
+    if not 1 <= first <= last <= len(turns):
+        return f"T{first}-T{last} lies outside the transcript ({len(turns)} turns)"
+    return turns[first - 1].line, turns[last - 1].end_line
 
 
 def find_quote(lines: list[str], quote: str, within: tuple[int, int]) -> tuple[int, int] | None:

@@ -15,6 +15,7 @@ SCHEMA = (
     Field("status", "str", enum=STATUSES, default="open"),
     Field("actor", "str"),
     Field("proposals", "list"),
+    Field("transcript", "str", ids=True),  # the transcript source of its exchange
     Field("created_at", "time", required=True),
     Field("ended_at", "time"),
 )

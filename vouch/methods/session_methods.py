@@ -29,10 +29,10 @@ def session_start(
     return sessions.start(ctx.kb, ctx.actor(), task, note)
 
 
-def session_end(ctx: CallContext, session_id: str) -> dict[str, Any]:
+def session_end(ctx: CallContext, session_id: str, transcript: str | None = None) -> dict[str, Any]:
     from vouch.gate.crystallize import end_session
 
-    return end_session(ctx.kb, ctx.actor(), session_id)
+    return end_session(ctx.kb, ctx.actor(), session_id, transcript)
 
 
 def crystallize(ctx: CallContext, session_id: str, no_page: bool = False) -> dict[str, Any]:
@@ -59,7 +59,16 @@ METHODS: tuple[Method, ...] = (
         "session",
         "Close a session; counts (and records) the proposals made in it.",
         "vouch.methods.session_methods:session_end",
-        (_SESSION_ID,),
+        (
+            _SESSION_ID,
+            Param(
+                "transcript",
+                {"type": "string"},
+                ids=True,
+                description="the session's transcript: a source registered with type "
+                "transcript, whose turns its proposals cite (SOURCE:T12)",
+            ),
+        ),
         writes=True,
         cli=Cli(verb=("session", "end"), args=("session_id",), human=f"{_HUMAN}ended"),
     ),

@@ -96,10 +96,20 @@ def start(kb: KB, actor: str, task: str | None = None, note: str | None = None) 
     return {"session_id": obj["id"]}
 
 
-def end(kb: KB, actor: str, session_id: str, proposals: Callable[[], list[str]]) -> dict[str, Any]:
+def end(
+    kb: KB,
+    actor: str,
+    session_id: str,
+    proposals: Callable[[], list[str]],
+    transcript: str | None = None,
+) -> dict[str, Any]:
     """Close an open session, recording the ids `proposals()` finds (called under the
-    write lock, so no proposal can join in between). Result: {ok, proposals}."""
+    write lock, so no proposal can join in between) and, when given, the transcript
+    source of its exchange, which its proposals cite by turn (`SOURCE:T12`).
+    Result: {ok, session_id, proposals} (and transcript when attached)."""
     check_session_id(session_id)
+    if transcript is not None:
+        _check_transcript(kb, transcript)
     rel = session_kind.path_for(session_id)
     with gate_lock(kb):
         head = kb.repo.peek(kb.repo.head_branch())
@@ -113,9 +123,10 @@ def end(kb: KB, actor: str, session_id: str, proposals: Callable[[], list[str]])
                 hint="`vouch show ID` shows it with its proposals",
             )
         made = sorted(proposals())
-        edited = session_kind.KIND.edit(
-            text, {"status": "ended", "ended_at": ids.now_iso(), "proposals": made}, where=rel
-        )
+        changes: dict[str, Any] = {"status": "ended", "ended_at": ids.now_iso(), "proposals": made}
+        if transcript is not None:
+            changes["transcript"] = transcript
+        edited = session_kind.KIND.edit(text, changes, where=rel)
         writer.commit_direct(
             kb,
             {rel: edited.encode()},
@@ -123,6 +134,36 @@ def end(kb: KB, actor: str, session_id: str, proposals: Callable[[], list[str]])
             event="session.end",
             actor=actor,
             object_ids=[session_id],
-            data={"proposals": len(made), "started_by": found.get("actor")},
+            data={
+                "proposals": len(made),
+                "started_by": found.get("actor"),
+                "transcript": transcript,
+            },
         )
-    return {"ok": True, "session_id": session_id, "proposals": len(made)}
+    ended: dict[str, Any] = {"ok": True, "session_id": session_id, "proposals": len(made)}
+    return {**ended, "transcript": transcript} if transcript else ended
+
+
+def _check_transcript(kb: KB, source_id: str) -> None:
+    """A session's transcript is a registered source of type transcript (E101 / E100)."""
+    from vouch.kinds import source as source_kind
+
+    if not ids.is_source_id(source_id):
+        raise InvalidId(
+            f"transcript {source_id!r} is not a source id",
+            hint="register it with `vouch source add FILE --type transcript`, then use its id",
+        )
+    try:
+        meta = kb.read(source_kind.KIND, source_id)
+    except CorruptFile:
+        meta = None
+    if meta is None:
+        raise NotFound(
+            f"no source {source_id}",
+            hint="register it with `vouch source add FILE --type transcript`",
+        )
+    if meta.get("type") != "transcript":
+        raise UsageError(
+            f"source {source_id} is a {meta.get('type')!r} source, not a transcript",
+            hint="register the session's log with `vouch source add FILE --type transcript`",
+        )
