@@ -217,3 +217,26 @@ def test_a_session_keeps_its_transcript_and_the_reviewer_sees_the_exchange(
     shown = "\n".join(row["text"] for row in cited["excerpt"] if row.get("cited"))
     assert "Her name is Pepper" in shown and "She sleeps most of the day too." in shown
     assert "Congratulations" not in shown  # T2 is context, not the cited exchange
+
+
+def test_a_context_pack_carries_the_cited_turns_with_their_neighbours(
+    chat_kb: tuple[KB, str],
+) -> None:
+    from vouch.methods import registry as ops
+    from vouch.methods.context import CallContext
+
+    kb, sid = chat_kb
+    agent = CallContext(kb_path=str(kb.root), actor_override="agent")
+    reviewer = CallContext(kb_path=str(kb.root), actor_override="Reviewer")
+    for text, turn in (("Ann's greyhound is called Pepper.", "T3"), ("Bob plays cello.", "T5")):
+        made = ops.invoke(agent, "kb.propose_claim", {"text": text, "evidence": [f"{sid}:{turn}"]})
+        ops.invoke(reviewer, "kb.approve", {"proposal_id": made["proposal_id"]})
+    pack = ops.invoke(agent, "kb.context", {"task": "greyhound called Pepper"})
+    by_text = {i["text"]: i for i in pack["items"] if i["kind"] == "claim"}
+    (pepper,) = by_text["Ann's greyhound is called Pepper."]["citations"]
+    assert [(t["turn"], t["cited"]) for t in pepper["turns"]] == [(2, False), (3, True), (4, False)]
+    assert pepper["turns"][1]["speaker"] == "Ann" and "Pepper" in pepper["turns"][1]["text"]
+    pack = ops.invoke(agent, "kb.context", {"task": "Bob plays cello"})
+    by_text = {i["text"]: i for i in pack["items"] if i["kind"] == "claim"}
+    (cello,) = by_text["Bob plays cello."]["citations"]
+    assert [t["turn"] for t in cello["turns"]] == [5, 6]  # T4 is another session

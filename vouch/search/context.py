@@ -364,8 +364,44 @@ def _cite(reader: _Reader, cited: list[str]) -> list[dict[str, Any]]:
         }
         if ev.get("quote"):
             entry["quote"] = ev["quote"]
+        turns = _turns(reader, source, str(ev.get("locator") or ""))
+        if turns:
+            entry["turns"] = turns
         out.append(entry)
     return out
+
+
+def _turns(reader: _Reader, source: Obj | None, locator: str) -> list[dict[str, Any]]:
+    """For a turn citation (`T12`, `T12-T14`) of a transcript: the cited turns with one
+    neighbouring turn each side from the same session, so a pack carries the exchange a
+    claim came from (issue 19). Empty for any other citation, or a source that does not
+    read as a transcript."""
+    from vouch.kinds import evidence as evidence_kind
+
+    m = evidence_kind.TURN_SPAN.match(locator)
+    if m is None or source is None or source.get("type") != "transcript":
+        return []
+    first, last = int(m.group(1)), int(m.group(2) or m.group(1))
+    key = ("transcript", str(source["id"]))
+    if key not in reader.objects:
+        from vouch.core import transcripts
+
+        content = reader.kb.source_content(str(source["id"]))
+        try:
+            parsed = transcripts.parse_content(content) if content is not None else None
+        except transcripts.TranscriptError:
+            parsed = None
+        reader.objects[key] = {"turns": parsed.turns if parsed else []}
+    turns = (reader.objects[key] or {}).get("turns") or []
+    if not 1 <= first <= last <= len(turns):
+        return []
+    sessions = {turns[first - 1].session, turns[last - 1].session}
+    shown = range(max(1, first - 1), min(len(turns), last + 1) + 1)
+    return [
+        {**turns[n - 1].to_json(), "cited": first <= n <= last}
+        for n in shown
+        if turns[n - 1].session in sessions
+    ]
 
 
 def _cite_claims(reader: _Reader, cited: list[str]) -> list[dict[str, Any]]:
