@@ -44,6 +44,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from build_golden import content_words  # the golden set's no-shared-word check
+
 LISTS = Path("/var/lib/apt/lists")
 TRANSLATION = "deb.debian.org_debian_dists_bookworm_main_i18n_Translation-en.lz4"
 PACKAGES = "deb.debian.org_debian_dists_bookworm_main_binary-amd64_Packages.lz4"
@@ -58,22 +60,6 @@ LICENSE = {
     "gcide": "GPL-2.0-or-later (GCIDE, Debian package dict-gcide 0.48.5+nmu2)",
     "wordnet": "WordNet 3.0 licence (Princeton; BSD-like, in Debian main as wordnet-base)",
 }
-
-# the golden set's stopword list (scripts/build_golden.py), for the no-shared-word check
-_STOP = set(
-    """
-    a an the and or of to in on for with by from as at is are be this that it its into via
-    using use used can your you their our we not no all any more most other than then when
-    which who how what where why will would should could may might also each such these
-    those one two over under about after before between both but if do does so up out very
-    just only own same too s t get make makes made set sets way ways new like well much
-    many
-    """.split()  # noqa: SIM905 (a word list reads better as words)
-)
-
-
-def content_words(text: str) -> set[str]:
-    return {w[:5] for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP and len(w) > 2}
 
 
 def lz4_text(path: Path) -> str:

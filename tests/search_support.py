@@ -105,3 +105,16 @@ def build(repo: Path) -> dict[str, Any]:
 
 def validate(response: dict[str, Any]) -> None:
     jsonschema.validate(response, SCHEMA)
+
+
+def build_golden() -> Any:
+    """scripts/build_golden.py as a module (its content-word check, shared by the golden
+    set and the evaluation corpus)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "build_golden.py"
+    spec = importlib.util.spec_from_file_location("build_golden", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

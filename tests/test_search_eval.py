@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -71,12 +70,9 @@ def test_eval_rejects_bad_input(tmp_path: Path, run_cli: Any) -> None:
 def test_the_shipped_golden_set_is_consistent() -> None:
     """Every relevant id is the sha256 of a shipped document, every document has a
     licence row, and no paraphrase shares a content word with its document."""
-    spec = importlib.util.spec_from_file_location(
-        "build_golden", ROOT / "scripts" / "build_golden.py"
-    )
-    assert spec and spec.loader
-    build_golden = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build_golden)
+    from search_support import build_golden as load_build_golden
+
+    build_golden = load_build_golden()
     docs = {p.name: p.read_bytes() for p in (GOLDEN / "docs").iterdir()}
     by_id = {hashlib.sha256(data).hexdigest(): name for name, data in docs.items()}
     rows = [json.loads(line) for line in (GOLDEN / "golden.jsonl").read_text().splitlines()]

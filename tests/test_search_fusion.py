@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import importlib.util
 import json
 from pathlib import Path
 
@@ -74,18 +73,10 @@ def test_fusion_weights_follow_lexical_coverage() -> None:
     assert paraphrase["vector"] >= covered["vector"]
 
 
-def _content_words() -> object:
-    spec = importlib.util.spec_from_file_location(
-        "build_eval_corpus", ROOT / "scripts" / "build_eval_corpus.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.content_words
-
-
 def test_eval_corpus_paraphrases_share_no_word_and_split_by_document() -> None:
-    content_words = _content_words()
+    from search_support import build_golden
+
+    content_words = build_golden().content_words  # the check build_eval_corpus.py applies
     with gzip.open(EVAL / "corpus.jsonl.gz", "rt", encoding="utf-8") as fh:
         docs = [json.loads(line) for line in fh]
     assert len(docs) >= 5000
