@@ -35,7 +35,8 @@ from tune_search import corpus_kb
 from vouch.embed import model as embed
 from vouch.search import access
 from vouch.search import eval as ev
-from vouch.search.engine import HIDDEN_STATUSES, SEARCH_KINDS, SIMILARITY_FLOOR
+from vouch.search.engine import HIDDEN_STATUSES, SEARCH_KINDS
+from vouch.search.ranking import SIMILARITY_FLOOR
 from vouch.store.kb import KB
 
 SEED = 14

@@ -17,7 +17,7 @@ halves only (every size of `eval`, and `kb`) and picks the one with the largest 
 margin over the bar (nDCG@10 ≥ fts-only, +0.03 on paraphrase groups), leaving out groups
 that no setting lifts to the bar (reported). The table then shows every set, half and
 size: fts-only, vec-only, the previous default (coverage-gated RRF) and the engine's
-current default (`engine.DEFAULTS`).
+current default (`ranking.DEFAULTS`).
 
     python bench/tune_search.py [--grid] [--sets golden,eval,kb] [--sizes 1000,5000,full]
         [--set NAME=QUERIES.jsonl:DOCS_DIR ...] [--report bench/out/tune-report.md]
@@ -40,8 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalsets as es
 
 from vouch.search import eval as ev
-from vouch.search.engine import DEFAULTS, Tuning
 from vouch.search.fusion import convex, ordered, rrf
+from vouch.search.ranking import DEFAULTS, Tuning
 
 TOP = 10
 Ranker = Callable[[es.Collected], list[str]]
@@ -86,7 +86,7 @@ def engine_default(tuning: Tuning, shipped: bool = True) -> Ranker:
     shipped) the similarity floor for vector-only hits and the prior by kind and status
     (the evaluation's objects are sources, and claims approved as `working`)."""
     from vouch.search import prior
-    from vouch.search.engine import SIMILARITY_FLOOR, fuse, fusion_weights
+    from vouch.search.ranking import SIMILARITY_FLOOR, fuse, fusion_weights
 
     def rank(c: es.Collected) -> list[str]:
         weights = fusion_weights(tuning, c.coverage)

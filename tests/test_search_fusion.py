@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from vouch.search.engine import DEFAULTS, fusion_weights
 from vouch.search.fusion import convex, ordered
+from vouch.search.ranking import DEFAULTS, fusion_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL = ROOT / "examples" / "eval"

@@ -152,7 +152,7 @@ def _flatten(data: dict[str, Any], stem: str = "") -> dict[str, Any]:
 
 def known_keys() -> dict[str, Any]:
     """Every configuration key vouch reads, with its default (None: no default)."""
-    from vouch.search.engine import Tuning
+    from vouch.search.ranking import Tuning
 
     known = _flatten(parse(template_text(CONFIG_NAME), where="default config"))
     for name in Tuning.__dataclass_fields__:

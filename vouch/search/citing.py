@@ -1,5 +1,5 @@
 """What an agent needs to cite a hit without another read: a source hit's line span and
-ready citation are shaped with the hit (`engine._result`); here every claim, page and
+ready citation are shaped with the hit (`hits.result`); here every claim, page and
 relation hit gets the ids it stands on (`evidence`: a claim's or relation's citations, a
 page's sources and claims) and its `confidence`, read from the
 object's file (pending hits: from the proposal's commit). Entity and source hits carry

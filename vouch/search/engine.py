@@ -19,12 +19,18 @@ from typing import TYPE_CHECKING, Any
 
 from vouch.errors import UsageError, VouchError
 from vouch.search import cursor as cursors
-from vouch.search import prior
+from vouch.search import hits, prior
 from vouch.search import query as queries
 from vouch.search.budget import apply_budget
-from vouch.search.fusion import DEFAULT_K, Fused, convex, ordered, rrf
-from vouch.search.snippet import make_snippet
-from vouch.search.turns import turn_cite, turn_fields
+from vouch.search.fusion import DEFAULT_K, rrf
+from vouch.search.ranking import (
+    Tuning,
+    floored,
+    fuse,
+    fusion_weights,
+    scored_lexical,
+    similarity_floor,
+)
 
 if TYPE_CHECKING:
     from vouch.core.config import Config
@@ -39,54 +45,12 @@ SEARCH_KINDS = ("claim", "page", "entity", "relation", "source")
 # Shown only when --status asks for them (spec: approved, current knowledge by default).
 HIDDEN_STATUSES = ("superseded", "archived", "redacted")
 
-# Defaults chosen on the golden set (bench/RESULTS.md, "Search quality"): see DEFAULTS.
+# The ranking's knobs and their tuned defaults: vouch/search/ranking.py.
 CANDIDATE_FACTOR = 3  # each channel retrieves 3 × top candidates (spec/hybrid-search.md),
 CANDIDATES = 200  # and never fewer than this (the fusion was tuned at 200): the ranked
 # list, its pages and total_matches do not depend on --top (a cursor walk equals one
 # call) up to top 66
 MAX_TOP = 10_000  # results per page; more pages come through the cursor
-# A hit only the vector channel found is kept from this cosine up (bundled model; measured
-# by bench/calibrate_floor.py): a query that means nothing here returns nothing.
-SIMILARITY_FLOOR = 0.40
-FUSION_NORM = "minmax"  # how fusion.convex puts BM25 and cosine on one scale
-
-
-@dataclass(frozen=True)
-class Tuning:
-    """Knobs of the default hybrid ranking; `search.<name>` in config.yaml overrides each.
-
-    The default is a convex combination of normalised scores (fusion.convex): BM25 and
-    cosine each min-max scaled to [0, 1] over their own candidates (BM25 first made
-    non-increasing in the lexical channel's all-words-first order), weighted `fts_share` and
-    `1 - fts_share`. The share follows how much of the query's content words the best
-    lexical hits hold (weighting.coverage): all of them → `fts_share_full`; at least
-    `coverage_cut` → `fts_share`; less (a paraphrase, where BM25 only matches
-    incidental words) → `fts_share_uncovered`. Chosen with
-    bench/tune_search.py on the tuning halves of examples/eval (bench/RESULTS.md, issue
-    14): rank fusion (RRF) ranked below BM25 alone there at 7.6k documents.
-    """
-
-    fts_share_full: float = 0.8
-    fts_share: float = 0.6
-    fts_share_uncovered: float = 0.4
-    coverage_cut: float = 0.3
-    # a vector candidate below this cosine is dropped (hybrid and vec-only); a floor
-    # did not help on the golden set, so it is off by default
-    min_similarity: float = 0.0
-
-    @classmethod
-    def from_config(cls, config: Config) -> Tuning:
-        values = {}
-        for name in cls.__dataclass_fields__:
-            raw = config.get(f"search.{name}", getattr(DEFAULTS, name))
-            try:
-                values[name] = float(raw)
-            except (TypeError, ValueError) as exc:
-                raise UsageError(f"search.{name} in config.yaml must be a number") from exc
-        return cls(**values)
-
-
-DEFAULTS = Tuning()
 
 
 @dataclass(frozen=True)
@@ -297,13 +261,13 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
     else:
         fused = fuse(
             {
-                "fts": None if lexical is None else _scored_lexical(lexical),
+                "fts": None if lexical is None else scored_lexical(lexical),
                 "vector": vector,
             },
             weights,
         )
     if vector:
-        fused = _floored(fused, vector, lexical, index, _similarity_floor(kb.config), req.query)
+        fused = floored(fused, vector, lexical, index, similarity_floor(kb.config), req.query)
     if req.weights is None and req.mode == "hybrid":  # the tuned default: reviewed first
         known = index.kinds(int(str(f.key)) for f in fused if int(str(f.key)) > 0)
         fused = prior.apply(fused, known.get, prior.boosts(kb.config))
@@ -325,7 +289,7 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
         row = rows.get(key) if key > 0 else pending.info(key) if pending else None
         if row is None:
             continue
-        result = _result(f, row, snippets, req.query, backend)
+        result = hits.result(f, row, snippets, req.query, backend)
         if key < 0 and pending is not None:
             result["pending"] = True
             result["proposal_id"] = pending.proposal_of(key)
@@ -355,36 +319,11 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
     }
     if req.trace:
         timer.marks["total"] = (time.perf_counter() - started) * 1000
-        response["trace"] = _trace(lexical, vector, fused, timer)
+        timing = {name: timer.ms(name) for name in hits.TIMED}
+        response["trace"] = hits.trace(lexical, vector, fused, timing)
         response["trace"]["weights"] = weights
         response["trace"]["lexical_coverage"] = coverage
     return response
-
-
-def _floored(
-    fused: list[Fused],
-    vector: Sequence[tuple[int, float]],
-    lexical: Sequence[LexicalHit] | None,
-    index: SearchIndex,
-    floor: float,
-    query: str,
-) -> list[Fused]:
-    """`fused` without the hits only the vector channel found below the floor, or all of
-    them when the query means nothing to the model or the knowledge base; a lexical
-    match is never dropped. Applied after fusion, so the scores of what stays are those
-    the fusion was tuned with."""
-    matched = {h.chunk_id for h in lexical or ()}
-    if not index.means_something(query):
-        floor = math.inf
-    weak = {cid for cid, sim in vector if sim < floor and cid not in matched}
-    return [f for f in fused if int(str(f.key)) not in weak] if weak else fused
-
-
-def _similarity_floor(config: Config) -> float:
-    value = config.typed("search.similarity_floor", SIMILARITY_FLOOR, float)
-    if not math.isfinite(value):
-        raise UsageError("search.similarity_floor in config.yaml must be a finite number")
-    return value
 
 
 def _embed_early(req: SearchRequest) -> Callable[[Any], object] | None:
@@ -418,106 +357,3 @@ def _weights(
     texts = [info.text for info in index.chunks(top).values()] if top else []
     covered = coverage(req.query, texts)
     return fusion_weights(tuning, covered), covered
-
-
-def fusion_weights(tuning: Tuning, covered: float) -> dict[str, float]:
-    """The convex weights of the default hybrid ranking for a query whose best lexical
-    hits cover `covered` of its content words."""
-    if covered >= 1.0:
-        share = tuning.fts_share_full
-    elif covered >= tuning.coverage_cut:
-        share = tuning.fts_share
-    else:
-        share = tuning.fts_share_uncovered
-    return {"fts": share, "vector": 1.0 - share}
-
-
-def fuse(
-    channels: Mapping[str, Sequence[tuple[int, float]] | None], weights: Mapping[str, float]
-) -> list[Fused]:
-    """The default fusion: min-max scaled channel scores, combined convexly."""
-    return convex(channels, weights=weights, norm=FUSION_NORM)
-
-
-def _scored_lexical(lexical: Sequence[LexicalHit]) -> list[tuple[int, float]]:
-    """(chunk, BM25) in the lexical channel's order, made non-increasing (fusion.ordered):
-    the all-words hits stay ahead of the any-word ones, and a pending chunk (negative id,
-    no BM25 of its own) keeps the place `Pending.merge_lexical` gave it."""
-    return ordered([(h.chunk_id, None if h.chunk_id < 0 else h.score) for h in lexical])
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
-
-
-def _result(
-    fused: Fused, row: Any, snippets: Mapping[int, str], query: str, backend: str
-) -> dict[str, Any]:
-    snippet = snippets.get(row.chunk_id) or make_snippet(row.text, query)
-    object_id = row.id
-    lines = None
-    if row.kind == "source" and row.start_line is not None and row.end_line is not None:
-        lines = [row.start_line, row.end_line]
-    return {
-        "chunk_id": row.chunk_id,
-        "score": round(fused.score, 6),
-        "score_breakdown": {name: _round(v) for name, v in fused.breakdown.items()},
-        "text": row.text,
-        "snippet": snippet,
-        "kind": row.kind,
-        "id": object_id,
-        "status": row.status,
-        "backend": backend,
-        "source": {
-            "document_id": object_id,
-            "title": row.title,
-            "path": row.path,
-            "type": row.type,
-            "page": row.page,
-            "section": row.section,
-            "chunk_index": row.chunk_index,
-            "total_chunks": row.total_chunks,
-            "tags": list(row.tags),
-            "locator": row.locator,
-            "lines": lines,
-            **turn_fields(row),
-        },
-        # what `propose-claim --source` takes as is: the chunk's line span of a source,
-        # or its turn (`T12`) of a transcript
-        "cite": turn_cite(row) or (f"{object_id}:L{lines[0]}-L{lines[1]}" if lines else object_id)
-        if row.kind == "source"
-        else None,
-    }
-
-
-def _trace(
-    lexical: Sequence[Any] | None,
-    vector: Sequence[tuple[int, float]] | None,
-    fused: Sequence[Fused],
-    timer: _Timer,
-) -> dict[str, Any]:
-    return {
-        "lexical": [
-            {"chunk_id": h.chunk_id, "rank": n, "bm25": round(h.score, 6)}
-            for n, h in enumerate(lexical or (), 1)
-        ],
-        "vector": [
-            {"chunk_id": cid, "rank": n, "cosine": round(sim, 6)}
-            for n, (cid, sim) in enumerate(vector or (), 1)
-        ],
-        "rrf_inputs": [
-            {
-                "chunk_id": f.key,
-                "ranks": f.ranks,
-                "score": round(f.score, 6),
-                "score_breakdown": {k: _round(v) for k, v in f.breakdown.items()},
-            }
-            for f in fused
-        ],
-        "timing": {
-            "lexical_ms": timer.ms("lexical"),
-            "vector_ms": timer.ms("vector"),
-            "fusion_ms": timer.ms("fusion"),
-            "total_ms": timer.ms("total"),
-        },
-    }

@@ -1,0 +1,118 @@
+"""How the default hybrid ranking combines its channels: the tuned knobs (`Tuning`,
+`search.<name>` in config.yaml), the convex fusion weights that follow lexical coverage,
+and the similarity floor for hits only the vector channel found.
+
+`engine.search` runs the channels and calls these; `bench/tune_search.py` replays them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from vouch.errors import UsageError
+from vouch.search.fusion import Fused, convex, ordered
+
+if TYPE_CHECKING:
+    from vouch.core.config import Config
+    from vouch.index.lexical import LexicalHit
+    from vouch.search.access import SearchIndex
+
+# A hit only the vector channel found is kept from this cosine up (bundled model; measured
+# by bench/calibrate_floor.py): a query that means nothing here returns nothing.
+SIMILARITY_FLOOR = 0.40
+FUSION_NORM = "minmax"  # how fusion.convex puts BM25 and cosine on one scale
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Knobs of the default hybrid ranking; `search.<name>` in config.yaml overrides each.
+
+    The default is a convex combination of normalised scores (fusion.convex): BM25 and
+    cosine each min-max scaled to [0, 1] over their own candidates (BM25 first made
+    non-increasing in the lexical channel's all-words-first order), weighted `fts_share` and
+    `1 - fts_share`. The share follows how much of the query's content words the best
+    lexical hits hold (weighting.coverage): all of them → `fts_share_full`; at least
+    `coverage_cut` → `fts_share`; less (a paraphrase, where BM25 only matches
+    incidental words) → `fts_share_uncovered`. Chosen with
+    bench/tune_search.py on the tuning halves of examples/eval (bench/RESULTS.md, issue
+    14): rank fusion (RRF) ranked below BM25 alone there at 7.6k documents.
+    """
+
+    fts_share_full: float = 0.8
+    fts_share: float = 0.6
+    fts_share_uncovered: float = 0.4
+    coverage_cut: float = 0.3
+    # a vector candidate below this cosine is dropped (hybrid and vec-only); a floor
+    # did not help on the golden set, so it is off by default
+    min_similarity: float = 0.0
+
+    @classmethod
+    def from_config(cls, config: Config) -> Tuning:
+        values = {}
+        for name in cls.__dataclass_fields__:
+            raw = config.get(f"search.{name}", getattr(DEFAULTS, name))
+            try:
+                values[name] = float(raw)
+            except (TypeError, ValueError) as exc:
+                raise UsageError(f"search.{name} in config.yaml must be a number") from exc
+        return cls(**values)
+
+
+DEFAULTS = Tuning()
+
+
+def fusion_weights(tuning: Tuning, covered: float) -> dict[str, float]:
+    """The convex weights of the default hybrid ranking for a query whose best lexical
+    hits cover `covered` of its content words."""
+    if covered >= 1.0:
+        share = tuning.fts_share_full
+    elif covered >= tuning.coverage_cut:
+        share = tuning.fts_share
+    else:
+        share = tuning.fts_share_uncovered
+    return {"fts": share, "vector": 1.0 - share}
+
+
+def fuse(
+    channels: Mapping[str, Sequence[tuple[int, float]] | None], weights: Mapping[str, float]
+) -> list[Fused]:
+    """The default fusion: min-max scaled channel scores, combined convexly."""
+    return convex(channels, weights=weights, norm=FUSION_NORM)
+
+
+def scored_lexical(lexical: Sequence[LexicalHit]) -> list[tuple[int, float]]:
+    """(chunk, BM25) in the lexical channel's order, made non-increasing (fusion.ordered):
+    the all-words hits stay ahead of the any-word ones, and a pending chunk (negative id,
+    no BM25 of its own) keeps the place `Pending.merge_lexical` gave it."""
+    return ordered([(h.chunk_id, None if h.chunk_id < 0 else h.score) for h in lexical])
+
+
+def floored(
+    fused: list[Fused],
+    vector: Sequence[tuple[int, float]],
+    lexical: Sequence[LexicalHit] | None,
+    index: SearchIndex,
+    floor: float,
+    query: str,
+) -> list[Fused]:
+    """`fused` without the hits only the vector channel found below the floor, or all of
+    them when the query means nothing to the model or the knowledge base; a lexical
+    match is never dropped. Applied after fusion, so the scores of what stays are those
+    the fusion was tuned with."""
+    matched = {h.chunk_id for h in lexical or ()}
+    # a lexical match already shows the knowledge base holds a word of the query: only a
+    # query nothing matched needs the check (a vocabulary look-up, maybe an FTS5 query)
+    if not matched and not index.means_something(query):
+        floor = math.inf
+    weak = {cid for cid, sim in vector if sim < floor and cid not in matched}
+    return [f for f in fused if int(str(f.key)) not in weak] if weak else fused
+
+
+def similarity_floor(config: Config) -> float:
+    value = config.typed("search.similarity_floor", SIMILARITY_FLOOR, float)
+    if not math.isfinite(value):
+        raise UsageError("search.similarity_floor in config.yaml must be a finite number")
+    return value
