@@ -22,7 +22,6 @@ import json
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,9 +30,9 @@ from typing import Any
 from common import (
     HERE,
     append_results,
-    bench_env,
     conditions,
     load_average,
+    run_vouch,
     summary,
     table,
     time_cold_cpu,
@@ -137,15 +136,7 @@ def phases(src_bundle: Path) -> dict[str, float]:
 
 def ranked(exe: str, root: Path, query: str) -> tuple[list[tuple[str, str, int]], float]:
     t0 = time.perf_counter()
-    proc = subprocess.run(
-        [exe, "search", query, "--json"],
-        cwd=root,
-        env=bench_env(),
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=1800,
-    )
+    proc = run_vouch([exe, "search", query, "--json"], root, check=True, timeout=1800)
     elapsed = time.perf_counter() - t0
     results = json.loads(proc.stdout)["results"]
     return [(r["kind"], r["id"], r["source"]["chunk_index"]) for r in results], elapsed
@@ -181,17 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         step("`vouch import-check B` (fresh repository)", [exe, "import-check", str(out)], target)
         step("`vouch import-apply B` (fresh repository)", [exe, "import-apply", str(out)], target)
     manifest = bundle.check(out)[1]
-    verified = (
-        subprocess.run(
-            [exe, "audit", "--verify"],
-            cwd=target,
-            env=bench_env(),
-            capture_output=True,
-            text=True,
-            check=False,
-        ).returncode
-        == 0
-    )
+    verified = run_vouch([exe, "audit", "--verify"], target).returncode == 0
     head_message = git(target, "log", "-1", "--format=%s")
     for n in range(args.rounds - 1):
         shutil.rmtree(OUT / f"target-{n}")

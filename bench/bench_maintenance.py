@@ -36,6 +36,7 @@ from common import (
     bench_env,
     conditions,
     load_average,
+    run_vouch,
     summary,
     table,
     vouch_exe,
@@ -173,9 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     print("building the index of the clone (doctor reads its state)...", file=sys.stderr)
-    subprocess.run(
-        [vouch, "index", "rebuild"], cwd=root, env=bench_env(), check=True, capture_output=True
-    )
+    run_vouch([vouch, "index", "rebuild"], root, check=True)
     load_before = load_average()
     measure("`vouch --version` (interpreter + CLI)", [vouch, "--version"])
     measure(
@@ -196,16 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     git(root, "reset", "-q", "--hard")
     base = approve_ten(root, vouch)
     measure("`vouch lint --since BASE`: 10 decisions", [vouch, "lint", "--since", base])
-    status = json.loads(
-        subprocess.run(
-            [vouch, "status", "--json"],
-            cwd=root,
-            env=bench_env(),
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    )
+    status = json.loads(run_vouch([vouch, "status", "--json"], root, check=True).stdout)
     notes.append(f"Knowledge base (`vouch status`): {json.dumps(status['counts'])}.")
     body = "\n\n".join(
         [

@@ -72,6 +72,22 @@ def time_cold(
     return time_cold_cpu(cmd, runs, cwd=cwd, env=env, warmup=warmup)[0]
 
 
+def run_vouch(
+    cmd: Sequence[str], cwd: Path, *, check: bool = False, timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A vouch command as the benchmarks run one, untimed: the bench environment, output
+    captured as text."""
+    return subprocess.run(
+        list(cmd),
+        cwd=cwd,
+        env=bench_env(),
+        capture_output=True,
+        text=True,
+        check=check,
+        timeout=timeout,
+    )
+
+
 def time_cold_cpu(
     cmd: Sequence[str],
     runs: int = 10,
