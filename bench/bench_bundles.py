@@ -12,7 +12,8 @@ other benchmarks are undisturbed. Each round, as cold processes (what a person r
 Target: export + import-apply ≤ 10 s (p50 of each, added). Then, once, the same import
 in-process with its phases timed (check, plan, git objects and their pack, tree
 lookups, the work-tree landing), the first `vouch search` in the imported repository (it builds the
-index), and the same search results on both sides for a few queries.
+index), and the same search results on both sides for a few queries. Nothing is
+deleted between the start of the rounds and the end (see `settle`).
 """
 
 from __future__ import annotations
@@ -55,8 +56,6 @@ QUERIES = ("deploy rollback", "billing service owner", "incident postmortem")
 
 def fresh_target(name: str) -> Path:
     root = OUT / name
-    if root.exists():
-        shutil.rmtree(root)
     root.mkdir(parents=True)
     git(root, "init", "-q")
     git(root, "config", "user.name", "Bench Importer")
@@ -66,21 +65,42 @@ def fresh_target(name: str) -> Path:
     return root
 
 
-def calibrate(n: int = 5000) -> float:
+def calibrate(where: Path, n: int = 5000) -> float:
     """Seconds to create `n` small files in 256 directories on this disk: the import
-    writes ~2 files per object (git objects, work tree), so it moves with this."""
-    where = OUT / "calibrate"
-    if where.exists():
-        shutil.rmtree(where)
+    writes ~2 files per object (git objects, work tree), so it moves with this. The
+    files stay until `clear` (deleting them now would slow what comes next, see
+    `settle`)."""
     t0 = time.perf_counter()
     for i in range(n):
         folder = where / f"{i % 256:02x}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"f{i}").write_bytes(b"x" * 300)
     elapsed = time.perf_counter() - t0
-    shutil.rmtree(where)
     os.sync()
     return elapsed
+
+
+# ext4 without a journal (this VM's disk) will not reuse an inode freed in the last
+# 60 s, or 360 s while its inode table block is dirty — and creating files nearby makes
+# it dirty: each new file scans past the recently freed ones (`recently_deleted` in the
+# kernel's profile), so creating 13k files within minutes of deleting 13k costs ~15 s of
+# kernel time instead of ~1.5 s. A real import does not follow a mass deletion; the
+# benchmark must not either: it removes its files when it ends, and waits out the
+# window when it finds some left from an interrupted run.
+SETTLE_S = 370.0
+
+
+def clear() -> bool:
+    """Remove the targets and calibration files of a run; whether there were any."""
+    stale = [p for p in OUT.iterdir() if p.name.startswith(("target-", "calibrate", "phases"))]
+    for path in stale:
+        shutil.rmtree(path)
+    return bool(stale)
+
+
+def settle() -> None:
+    os.sync()
+    time.sleep(SETTLE_S)
 
 
 def cold(cmd: list[str], cwd: Path) -> tuple[float, float]:
@@ -160,11 +180,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label}: {wall:.2f} s (CPU {cpu:.2f} s)", file=sys.stderr)
 
     cold([exe, "--version"], src)  # compiles the .pyc files once (see bench_env)
-    disk = [calibrate()]
+    if clear():  # an interrupted run left files behind
+        settle()
+    disk = [calibrate(OUT / "calibrate-0")]
     for n in range(args.rounds):
-        # a new repository each round, removed only after the rounds: deleting 13k files
-        # keeps the file system busy for seconds after rmtree returns, which would be
-        # timed as the next round's import
+        # a new repository each round; nothing is deleted until the end (see `settle`)
         target = fresh_target(f"target-{n}")
         os.sync()  # the previous round's files reach the disk before this one is timed
         step("`vouch export --out B`", [exe, "export", "--out", str(out)], src)
@@ -174,8 +194,6 @@ def main(argv: list[str] | None = None) -> int:
     manifest = bundle.check(out)[1]
     verified = run_vouch([exe, "audit", "--verify"], target).returncode == 0
     head_message = git(target, "log", "-1", "--format=%s")
-    for n in range(args.rounds - 1):
-        shutil.rmtree(OUT / f"target-{n}")
 
     rows: list[list[object]] = []
     p50: dict[str, float] = {}
@@ -191,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(verdict, file=sys.stderr)
 
-    disk.append(calibrate())
+    disk.append(calibrate(OUT / "calibrate-1"))
     breakdown = phases(out)
     print(breakdown, file=sys.stderr)
 
@@ -217,8 +235,9 @@ def main(argv: list[str] | None = None) -> int:
             f"- {verdict}",
             f"- the disk: 5,000 small files created in {disk[0]:.2f} s before the rounds, "
             f"{disk[1]:.2f} s after (an import of {args.claims:,} claims creates ~2 files per "
-            "object: a loose git object and a work-tree file; this shared disk varies several "
-            "times over from minute to minute)",
+            "object: a loose git object and a work-tree file). Nothing was deleted during the "
+            "run: this journal-less ext4 makes new files ~10× slower for up to six minutes "
+            "after a mass deletion (see `settle`)",
             "- one in-process import, phases (s): "
             + ", ".join(f"{k} {v}" for k, v in breakdown.items()),
             f"- after the import: one commit ({head_message!r}), `vouch audit --verify` "
@@ -229,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     print(body)
     if not args.no_record:
         append_results(f"Bundles: export and import, {args.claims} claims (issue 13)", body)
+    clear()  # last: the next run must not find (and wait for) these deletions
     return 0
 
 

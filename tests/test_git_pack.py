@@ -68,3 +68,27 @@ def test_a_batch_that_fails_stores_nothing(repo: Path) -> None:
         ["git", "cat-file", "-e", store.hash("blob", b"doomed 0\n")], cwd=repo, check=False
     )
     assert missing.returncode != 0
+
+
+def test_read_many_pipelines_reads_and_keeps_order_and_missing(repo: Path) -> None:
+    """Objects written by git (hash-object), many and some larger than a pipe buffer,
+    read back in one pipelined pass: same bytes as `git cat-file`, in request order, a
+    missing name as None, an object this process wrote without asking git."""
+    datas = [f"blob {i}\n".encode() * (i % 5 + 1) for i in range(150)]
+    datas[7] = bytes(range(256)) * 1200  # 300 KiB: more than git's pipe holds at once
+    shas = []
+    for data in datas:
+        done = subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"], cwd=repo, input=data, capture_output=True
+        )
+        shas.append(done.stdout.decode().strip())
+    store = ObjectStore(repo)
+    mine = store.write("blob", b"written here\n")
+    missing = "f" * len(mine)
+    names = [*shas[:100], missing, mine, *shas[100:]]
+    found = store.read_many(names, chunk=16)
+    assert found[100] is None
+    assert found[101] == ("blob", b"written here\n")
+    assert [f[1] for f in found[:100] + found[102:] if f] == datas
+    assert store.read(shas[7]) == ("blob", datas[7])  # the pipe is in step afterwards
+    store.close()

@@ -22,11 +22,12 @@ from conftest import git
 from index_support import claim, commit, ids_of, index_dir
 from test_index_fastyaml import same
 
+from vouch import launch
 from vouch.core import config, fastyaml, yamlio
 from vouch.embed import model as embed
 from vouch.embed import wordpiece
 from vouch.errors import CorruptFile
-from vouch.git import EMPTY_TREE
+from vouch.git import EMPTY_TREE, command
 from vouch.index import Index, freshness, vectors
 from vouch.store.kb import KB
 
@@ -184,6 +185,37 @@ def test_a_failure_meanwhile_stops_the_check(kb: KB) -> None:
     Index.open(kb).close()  # nothing left behind
 
 
+def test_a_read_starts_git_before_its_imports_and_the_check_takes_it_over(
+    kb: KB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`vouch.launch.begin` starts the freshness check's git commands for a search of a
+    plain knowledge base; the index's check adopts them, and sees a work-tree edit made
+    before they started. Other commands, and a directory without a knowledge base, start
+    nothing; processes nobody took over are stopped."""
+    claim(kb, "Rollbacks use the ship tool")
+    commit(kb)
+    Index.open(kb).close()
+    claim(kb, "Payments retry three times before paging")  # uncommitted, before git runs
+    monkeypatch.chdir(kb.root / ".vouch")
+    launch.begin(["--json", "search", "payments", "--top", "3"])
+    assert len(command._EARLY) == 2
+    index = Index.open(KB.open())
+    try:
+        assert command._EARLY == {}  # taken over, not run again
+        assert index.last_report is not None and index.last_report.mode == "refresh"
+        assert len(ids_of(index, index.lexical("payments retry"))) == 1
+    finally:
+        index.close()
+    launch.begin(["approve", "p1"])  # writes: nothing ahead of time
+    launch.begin(["search", "x", "--kb", str(kb.root.parent)])  # no knowledge base there
+    assert command._EARLY == {}
+    launch.begin(["--kb", str(kb.root), "context", "a task"])
+    started = list(command._EARLY.values())
+    assert len(started) == 2
+    command._abandon()  # what exit does with them
+    assert command._EARLY == {} and all(s.returncode is not None for s in started)
+
+
 def test_freshness_before_the_first_commit(tmp_path: Path) -> None:
     root = tmp_path / "new"
     root.mkdir()
@@ -291,7 +323,7 @@ def test_a_cold_search_imports_only_what_it_needs(kb: KB) -> None:
 
 
 def _vouch(*args: str, cwd: Path, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    """The console script's way in (`vouch.cli.run`)."""
+    """The console script's way in (`vouch.launch.run`)."""
     return subprocess.run(
         [sys.executable, "-m", "vouch", *args],
         cwd=cwd,

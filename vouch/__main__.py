@@ -1,3 +1,3 @@
-from vouch.cli import run
+from vouch.launch import run
 
 raise SystemExit(run())

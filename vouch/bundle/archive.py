@@ -68,7 +68,8 @@ def export(kb: KB, out: Path) -> dict[str, Any]:
     left_out = sorted(rel for rel in blobs if ignored(rel))
     for rel in left_out:
         del blobs[rel]
-    files = {rel: repo.read_blob(sha) for rel, sha in sorted(blobs.items())}
+    paths = sorted(blobs)
+    files = dict(zip(paths, repo.read_blobs([blobs[p] for p in paths]), strict=True))
     problems += knowledge_problems(files)
     if problems:
         raise ValidationFailed(

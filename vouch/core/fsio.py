@@ -36,6 +36,32 @@ def write_atomic(path: Path, data: bytes | str) -> None:
         raise
 
 
+def replace_unsynced(path: str, data: bytes) -> None:
+    """`write_atomic` without the fsync, for many files whose durable record is elsewhere
+    (a landing's commit, which its journal redoes after a crash). A str path and bare
+    os calls: at 13k files pathlib and buffered I/O cost more than the writes."""
+    parent, name = os.path.split(path)
+    while True:
+        tmp = os.path.join(parent, f".{name}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(tmp, _TEMP_FLAGS, 0o666)
+            break
+        except FileExistsError:
+            continue
+    try:
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
 def _create_temp(path: Path) -> tuple[int, Path]:
     """A new temp file beside `path`, created 0o666 so the kernel applies the umask.
 

@@ -3,6 +3,7 @@
 Every failure becomes a `GitFailure` (exit 2) or a user error.
 """
 
+import atexit
 import os
 import subprocess
 from collections.abc import Mapping
@@ -97,8 +98,40 @@ class Started:
 
 
 def start(args: list[str], cwd: Path | str) -> Started:
-    """Start `git args` in `cwd` without waiting for it (read-only commands only)."""
+    """Start `git args` in `cwd` without waiting for it (read-only commands only); one
+    `prestart` began with the same arguments in the same directory is taken over."""
+    if _EARLY:
+        early = _EARLY.pop((os.path.realpath(cwd), tuple(args)), None)
+        if early is not None:
+            return early
     return Started(args, cwd)
+
+
+# git processes a cold command started before its imports (`vouch.cli.early`), waiting
+# for the `start` that wants their answer; any left at exit are stopped
+_EARLY: dict[tuple[str, tuple[str, ...]], Started] = {}
+
+
+def prestart(args: list[str], cwd: Path | str) -> None:
+    """Start `git args` now, for a later `start` with the same arguments and directory:
+    a read-only command whose answer the caller will want once it has loaded itself.
+    A failure to start is left for that `start` to meet and report."""
+    key = (os.path.realpath(cwd), tuple(args))
+    if key in _EARLY:
+        return
+    try:
+        started = Started(args, cwd)
+    except (GitFailure, OSError):
+        return
+    if not _EARLY:
+        atexit.register(_abandon)
+    _EARLY[key] = started
+
+
+def _abandon() -> None:
+    for started in _EARLY.values():
+        started.close()
+    _EARLY.clear()
 
 
 def toplevel(path: Path) -> Path | None:

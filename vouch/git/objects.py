@@ -150,6 +150,35 @@ class ObjectStore:
                     )
         return out
 
+    def read_many(self, names: list[str], chunk: int = 64) -> list[tuple[str, bytes] | None]:
+        """`read` for many names, pipelined like `info_many`: a round trip per chunk of
+        requests, answers read in order. Objects this process wrote are not asked for.
+        Chunks stay small so the requests git has yet to answer never fill its pipe
+        while we are still writing them."""
+        out: list[tuple[str, bytes] | None] = [self._written.get(n) for n in names]
+        asked = [i for i, found in enumerate(out) if found is None]
+        with self._mutex:
+            proc = self._batch()
+            assert proc.stdin is not None and proc.stdout is not None
+            for start in range(0, len(asked), chunk):
+                part = asked[start : start + chunk]
+                try:
+                    proc.stdin.write("".join(f"contents {names[i]}\n" for i in part).encode())
+                    proc.stdin.flush()
+                    for i in part:
+                        header = proc.stdout.readline()
+                        fields = header.split()
+                        if len(fields) != 3:
+                            if not header:
+                                raise GitFailure("git cat-file stopped unexpectedly")
+                            continue  # missing: stays None
+                        data = proc.stdout.read(int(fields[2]))
+                        proc.stdout.read(1)
+                        out[i] = (fields[1].decode(), data)
+                except (BrokenPipeError, OSError) as exc:
+                    raise GitFailure(f"git cat-file stopped: {exc}") from exc
+        return out
+
     def peel_tree(self, name: str) -> str | None:
         """The tree of a commit or tree; a full id is immutable, so its answer is kept."""
         if name in self._peeled:

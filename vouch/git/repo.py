@@ -196,6 +196,15 @@ class Repo(WorkTree):
             raise GitFailure(f"{sha} is not a blob")
         return found[1]
 
+    def read_blobs(self, shas: list[str]) -> list[bytes]:
+        """`read_blob` for many, pipelined through one cat-file round trip per chunk."""
+        out = []
+        for sha, found in zip(shas, self.store.read_many(shas), strict=True):
+            if found is None or found[0] != "blob":
+                raise GitFailure(f"{sha} is not a blob")
+            out.append(found[1])
+        return out
+
     def blob_at(self, tree: str, path: str) -> str | None:
         """The blob sha at `path` inside `tree` (a tree or commit sha), walking in-process."""
         sha = self.store.peel_tree(tree)

@@ -29,6 +29,7 @@ from vouch.errors import (
 from vouch.index import state, store, vectors
 from vouch.index.filters import Filters
 from vouch.index.handle import IndexHandle, rebuild_index
+from vouch.index.labels import Labels
 from vouch.index.lexical import LexicalHit, backend
 
 if TYPE_CHECKING:
@@ -92,6 +93,8 @@ def _guarded(method: F) -> F:
 class Index(IndexHandle):
     """An open, validated index and its queries. Not thread-safe for writes; share one
     per process."""
+
+    _labels: tuple[str, Labels] | None = None  # (corpus revision, labels): see `labels`
 
     # -- lexical ---------------------------------------------------------------------------
     @_guarded
@@ -241,6 +244,15 @@ class Index(IndexHandle):
             ):
                 out[int(cid)] = (str(kind), str(status))
         return out
+
+    @_guarded
+    def labels(self) -> Labels:
+        """Every chunk's (kind, status) in memory for a warm process (`Labels`), read
+        again once the index changed."""
+        revision = self.corpus_revision
+        if self._labels is None or self._labels[0] != revision:
+            self._labels = (revision, Labels(self.conn))
+        return self._labels[1]
 
     @_guarded
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, ChunkInfo]:

@@ -15,9 +15,12 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vouch.errors import GitFailure
-from vouch.store.kb import KB
+
+if TYPE_CHECKING:
+    from vouch.store.kb import KB
 
 # A directory modified this recently may change again within its timestamp's
 # granularity without its mtime moving: its stamp is not trusted (git's "racy" rule).
@@ -122,6 +125,25 @@ def start(kb: KB, previous: State | None = None) -> Probe:
     return Probe(kb, previous)
 
 
+def _commands(top: str) -> tuple[list[str], list[str]]:
+    """The git commands of a check of `top` (`.vouch` as a repository path): HEAD's tree
+    for it, and the tracked files that differ from HEAD."""
+    return (
+        ["rev-parse", "-q", "--verify", f"HEAD:{top}"],
+        ["diff-index", "--name-only", "-z", "--no-renames", "HEAD", "--", top],
+    )
+
+
+def prestart(root: Path, top: str) -> None:
+    """Start a check's git commands ahead of the `Probe` that will read them: a cold
+    read-only command does this before its imports (`vouch.cli.early`), so git works
+    on the other core meanwhile. Processes no `Probe` takes over are stopped at exit."""
+    from vouch.git import command
+
+    for args in _commands(top):
+        command.prestart(args, root)
+
+
 class Probe:
     """A freshness check under way: its git processes run until `result()` reads them."""
 
@@ -131,11 +153,10 @@ class Probe:
         self.prefix = _prefix(kb)
         top = self.prefix[:-1]
         self.stamps = _stamps(kb.dir)  # before looking: a change made meanwhile moves a stamp
-        self._tree = kb.repo.start("rev-parse", "-q", "--verify", f"HEAD:{top}")
+        tree, diff = _commands(top)
+        self._tree = kb.repo.start(*tree)
         try:
-            self._diff = kb.repo.start(
-                "diff-index", "--name-only", "-z", "--no-renames", "HEAD", "--", top
-            )
+            self._diff = kb.repo.start(*diff)
         except BaseException:
             self._tree.close()
             raise

@@ -248,7 +248,7 @@ def exact_top(
         return []
     top = np.argpartition(-scores, k - 1)[:k]
     top = top[np.argsort(-scores[top], kind="stable")]
-    return [(int(cids[i]), float(scores[i])) for i in top]
+    return list(zip(cids[top].tolist(), scores[top].tolist(), strict=True))
 
 
 def load_graph(
@@ -299,10 +299,8 @@ def graph_top(
         labels, distances = graph.knn_query(query, k=k)
     except RuntimeError:
         return None
-    out = []
-    for row, dist in zip(labels[0], distances[0], strict=True):
-        row = int(row)
-        cid = int(ids[row]) if row < ids.shape[0] else -1
-        if cid >= 0:
-            out.append((cid, float(1.0 - dist)))
-    return out
+    rows = labels[0].astype("int64")
+    inside = rows < ids.shape[0]
+    cids = ids[rows[inside]].tolist()
+    sims = (1.0 - distances[0][inside]).tolist()
+    return [(cid, sim) for cid, sim in zip(cids, sims, strict=True) if cid >= 0]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from vouch.index.api import ChunkInfo, Index
 from vouch.index.catalog import passing
 from vouch.index.filters import Filters, ascii_fold
+from vouch.index.labels import Labels
 from vouch.index.lexical import LexicalHit
 from vouch.search.weighting import QUERY_STOPWORDS, STOPWORDS
 
@@ -139,7 +140,7 @@ class SearchIndex:
         if not f:
             return [(h.chunk_id, h.score) for h in self.index.vector(qvec, k)]
         wide = self.index.vector(qvec, k * OVERFETCH)
-        ok = passing(self.index, (h.chunk_id for h in wide), f)
+        ok = self._passing([h.chunk_id for h in wide], f)
         kept = [(h.chunk_id, h.score) for h in wide if h.chunk_id in ok]
         if len(kept) >= k or len(wide) < k * OVERFETCH:
             return kept[:k]
@@ -152,7 +153,22 @@ class SearchIndex:
         return self.index.chunks(ids)
 
     def kinds(self, ids: Iterable[int]) -> dict[int, tuple[str, str]]:
-        return self.index.kinds(ids)
+        """(kind, status) by chunk id: one SQL look-up, or from memory in a process that
+        searches again (`Index.labels`); an id the labels do not know asks SQL."""
+        wanted = list(ids)
+        if self.searches < 2:
+            return self.index.kinds(wanted)
+        found = self.index.labels().of(wanted)
+        unknown = [c for c in wanted if c not in found]
+        return {**found, **self.index.kinds(unknown)} if unknown else found
+
+    def _passing(self, ids: list[int], f: Filters) -> set[int]:
+        if self.searches < 2 or not Labels.answers(f):
+            return passing(self.index, ids, f)
+        labels = self.index.labels()
+        ok = labels.passing(ids, f)
+        unknown = [c for c in ids if not labels.knows(c)]
+        return ok | passing(self.index, unknown, f) if unknown else ok
 
 
 def _signature(kb: KB) -> tuple[Any, ...] | None:

@@ -20,7 +20,7 @@ DEFAULT_K = 60
 K = TypeVar("K", bound=Hashable)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fused:
     key: Hashable
     score: float
@@ -125,28 +125,32 @@ def convex(
     broken as in `rrf`: best rank in any channel, then first seen.
     """
     weights = weights or {}
-    normed: dict[str, dict[Hashable, float]] = {}
-    ranks: dict[Hashable, dict[str, int]] = {}
-    first_seen: dict[Hashable, int] = {}
+    ran: list[tuple[str, float, dict[Hashable, float] | None]] = []
+    ranks: dict[Hashable, dict[str, int]] = {}  # insertion order: first seen
     for name, scored in channels.items():
         if scored is None:
+            ran.append((name, 0.0, None))
             continue
-        normed[name] = _normalised(scored, norm)
+        ran.append((name, float(weights.get(name, 1.0)), _normalised(scored, norm)))
         for rank, (key, _) in enumerate(scored, 1):
-            if name in ranks.setdefault(key, {}):
-                continue
-            first_seen.setdefault(key, len(first_seen))
-            ranks[key][name] = rank
+            seen = ranks.get(key)
+            if seen is None:
+                ranks[key] = {name: rank}
+            elif name not in seen:
+                seen[name] = rank
     out = []
-    for key in first_seen:
+    order: dict[Hashable, tuple[float, int, int]] = {}
+    for position, (key, found) in enumerate(ranks.items()):
         breakdown: dict[str, float | None] = {}
-        for name in channels:
-            if name not in normed:
+        score = 0.0
+        for name, weight, normed in ran:
+            if normed is None:
                 breakdown[name] = None
-                continue
-            value = normed[name].get(key, 0.0)
-            breakdown[name] = float(weights.get(name, 1.0)) * value
-        score = sum(v for v in breakdown.values() if v is not None)
-        out.append(Fused(key, score, breakdown, dict(ranks[key])))
-    out.sort(key=lambda f: (-f.score, min(f.ranks.values()), first_seen[f.key]))
+            else:
+                value = weight * normed.get(key, 0.0)
+                breakdown[name] = value
+                score += value
+        out.append(Fused(key, score, breakdown, found))
+        order[key] = (-score, min(found.values()), position)
+    out.sort(key=lambda f: order[f.key])
     return out

@@ -13,7 +13,6 @@ value. Chosen on the tuning half of the knowledge-base-shaped evaluation set
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from vouch.errors import UsageError
@@ -76,6 +75,6 @@ def apply(
     for f in fused:
         found = describe(int(str(f.key)))
         extra = f.score * boost(table, *found) if found else 0.0
-        out.append(replace(f, score=f.score + extra, breakdown={**f.breakdown, "prior": extra}))
+        out.append(Fused(f.key, f.score + extra, {**f.breakdown, "prior": extra}, f.ranks))
     out.sort(key=lambda f: -f.score)
     return out

@@ -1,0 +1,66 @@
+"""Every chunk's kind and status, held in memory by a warm process.
+
+A hybrid search asks two things of each of its ~400 candidates: its (kind, status) for
+the ranking prior, and whether it passes the search's filters (the vector channel
+over-fetches, then filters). One SQL look-up per search answers both in a cold process;
+a server answering search after search reads the whole column once per index revision
+(~15 ms at 10k chunks) and answers from an array: a few microseconds instead of ~5 ms.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from vouch.index.filters import Filters
+
+
+class Labels:
+    """(kind, status) by chunk id, as the index held them when read."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        import numpy as np
+
+        pairs: dict[tuple[str, str], int] = {}
+        ids: list[int] = []
+        codes: list[int] = []
+        for cid, kind, status in conn.execute("SELECT id, kind, status FROM chunks"):
+            ids.append(int(cid))
+            codes.append(pairs.setdefault((str(kind), str(status)), len(pairs)))
+        self.pairs = list(pairs)  # code -> (kind, status)
+        table = np.full(max(ids, default=0) + 1, -1, dtype=np.int32)
+        table[ids] = codes
+        # a list, not the array: a search looks up a few hundred ids one at a time, and
+        # indexing a list is ~10x cheaper than reading a numpy scalar
+        self.codes: list[int] = table.tolist()
+
+    def _code(self, cid: int) -> int:
+        return self.codes[cid] if 0 <= cid < len(self.codes) else -1
+
+    def knows(self, cid: int) -> bool:
+        return self._code(cid) >= 0
+
+    def of(self, chunk_ids: Iterable[int]) -> dict[int, tuple[str, str]]:
+        """(kind, status) by chunk id; ids not in the index are left out."""
+        out: dict[int, tuple[str, str]] = {}
+        for cid in chunk_ids:
+            code = self._code(cid)
+            if code >= 0:
+                out[cid] = self.pairs[code]
+        return out
+
+    @staticmethod
+    def answers(f: Filters) -> bool:
+        """Whether `passing` can decide `f`: it narrows by kind and status only."""
+        return not (f.types or f.formats or f.tags or f.speakers or f.since or f.until)
+
+    def passing(self, chunk_ids: Iterable[int], f: Filters) -> set[int]:
+        """Which of `chunk_ids` pass `f` (`answers(f)` must hold), as `Filters.sql`
+        decides."""
+        ok = [
+            (not f.kinds or kind in f.kinds)
+            and (not f.statuses or status in f.statuses)
+            and status not in f.exclude_statuses
+            for kind, status in self.pairs
+        ]
+        return {cid for cid in chunk_ids if (code := self._code(cid)) >= 0 and ok[code]}

@@ -1,0 +1,74 @@
+"""The `vouch` command's entry point, and what a cold command starts before its imports:
+git's freshness check for a read.
+
+A cold `vouch search` spends ~100 ms importing click, the CLI and the index before it
+can ask git whether the index is fresh, and git then needs ~50 ms at 10k objects
+(~250 ms at 100k) to stat every tracked file. Started first, git works on the other core
+while Python imports, and the search's freshness check takes its answer over
+(`vouch.index.freshness.prestart`). Only for commands that read (nothing they do
+before the check changes the files), and only for a knowledge base found the plain way:
+a `.vouch/` with config.yaml at the top of a git work tree. Anything else starts nothing
+and the command checks as it always does. This module imports nothing heavy (the CLI
+is imported after `begin`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+READS = frozenset({"search", "context"})
+_VALUED = frozenset({"--kb", "--as", "--format"})  # the group's options that take a value
+
+
+def run() -> int:
+    """`vouch` on the command line (the console script and `python -m vouch`)."""
+    begin(sys.argv[1:])
+    from vouch.cli import main
+
+    return main()
+
+
+def begin(argv: list[str]) -> None:
+    """Start git's freshness check when `argv` is a read of a plain knowledge base."""
+    try:
+        found = _knowledge_base(argv) if _command(argv) in READS else None
+    except OSError:
+        return
+    if found is not None:
+        from vouch.index.freshness import prestart
+
+        prestart(found.parent, found.name)
+
+
+def _command(argv: list[str]) -> str | None:
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in _VALUED:
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def _knowledge_base(argv: list[str]) -> Path | None:
+    """The `.vouch/` directory `find_root` would pick, when it sits beside `.git`."""
+    explicit = os.environ.get("VOUCH_KB") or None
+    for i, arg in enumerate(argv):
+        if arg == "--kb" and i + 1 < len(argv):
+            explicit = argv[i + 1]
+        elif arg.startswith("--kb="):
+            explicit = arg[5:]
+    if explicit:
+        path = Path(explicit).expanduser().resolve()
+        candidates = [path, path / ".vouch"]
+    else:
+        here = Path.cwd().resolve()
+        candidates = [d / ".vouch" for d in (here, *here.parents)]
+    for candidate in candidates:
+        if candidate.name == ".vouch" and (candidate / "config.yaml").is_file():
+            return candidate if (candidate.parent / ".git").exists() else None
+    return None
