@@ -240,3 +240,38 @@ def test_a_context_pack_carries_the_cited_turns_with_their_neighbours(
     by_text = {i["text"]: i for i in pack["items"] if i["kind"] == "claim"}
     (cello,) = by_text["Bob plays cello."]["citations"]
     assert [t["turn"] for t in cello["turns"]] == [5, 6]  # T4 is another session
+
+
+def test_jsonl_sessions_bound_context_and_until_takes_in_its_whole_minute(kb: KB) -> None:
+    """A changed `session` in a JSON Lines log starts a new session: a hit's context
+    never reaches into the other one. `until` with minutes keeps that whole minute
+    (09:15:40 is within 09:15) and nothing after it; a turn matches through its
+    context too."""
+    rows = [
+        ("a", "alice", "Kept the rotation runbook in the wiki.", "2024-03-01T09:14:05Z"),
+        ("a", "bob", "The pager escalation goes to Dana after midnight.", "2024-03-01T09:15:40Z"),
+        ("b", "alice", "Moved the escalation policy into terraform.", "2024-03-01T09:16:02Z"),
+        ("b", "bob", "Terraform plans run in CI now.", "2024-03-01T09:17:00Z"),
+    ]
+    text = "\n".join(
+        json.dumps({"session": s, "speaker": who, "text": said, "timestamp": when})
+        for s, who, said, when in rows
+    )
+    (kb.root / "ops.jsonl").write_text(text + "\n")
+    sid = sources.register_source_from_path(kb, "t", "ops.jsonl")["id"]
+
+    def hits(query: str, **kw: object) -> list[dict]:
+        req = SearchRequest(query, kinds=("source",), mode="fts", log=False, **kw)  # type: ignore[arg-type]
+        return [h for h in search(kb, req)["results"] if h["id"] == sid]
+
+    pager = hits("pager escalation Dana")[0]
+    assert pager["source"]["turn"] == 2 and pager["source"]["session"] == 1
+    assert [c["turn"] for c in pager["context"]] == [1]  # turn 3 is session 2
+    policy = hits("escalation policy terraform")[0]
+    assert policy["source"]["turn"] == 3 and [c["turn"] for c in policy["context"]] == [4]
+    # turn 1 matches through its context (turn 2), turn 4 through turn 3
+    turns = {h["source"]["turn"] for h in hits("escalation", until="2024-03-01T09:15")}
+    assert turns == {1, 2}
+    turns = {h["source"]["turn"] for h in hits("escalation", until="2024-03-01T09:16")}
+    assert turns == {1, 2, 3}
+    assert {h["source"]["turn"] for h in hits("escalation")} == {1, 2, 3, 4}

@@ -18,7 +18,8 @@ import os
 import sys
 from pathlib import Path
 
-READS = frozenset({"search", "context"})
+# reads that check the index's freshness: `show PROPOSAL` searches for look-alikes
+READS = frozenset({"search", "context", "show"})
 _VALUED = frozenset({"--kb", "--as", "--format"})  # the group's options that take a value
 
 
