@@ -31,6 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import append_results, conditions, load_average, table
+from vouch.core.config import Config
 from vouch.search.engine import SearchRequest, search
 from vouch.store import sources
 from vouch.store.initkb import init_kb
@@ -104,13 +105,22 @@ def questions(sample: dict[str, Any]) -> list[tuple[str, int, set[str]]]:
     return out
 
 
-def run(samples: list[dict[str, Any]], modes: list[str], out: Path) -> dict[str, Any]:
+def run(
+    samples: list[dict[str, Any]],
+    modes: list[str],
+    out: Path,
+    settings: dict[str, float] | None = None,
+) -> dict[str, Any]:
     """Per mode: the fraction of evidence found at each k for every question, by
-    conversation number and category, and the time per search."""
+    conversation number and category, and the time per search. `settings` are
+    `search.<name>` values laid over each knowledge base's config.yaml (in memory)."""
     found: dict[str, list[tuple[int, int, dict[int, float]]]] = defaultdict(list)
     times: dict[str, list[float]] = defaultdict(list)
     for number, sample in samples:
         kb, turns = conversation_kb(sample, out)
+        if settings:
+            data = {**kb.config.data, "search": {**kb.config.get("search", {}), **settings}}
+            kb.__dict__["config"] = Config(data)  # KB.config is a cached property
         warm: dict[str, Any] = {}
         for question, category, evidence in questions(sample):
             for mode in modes:
@@ -186,6 +196,13 @@ def main() -> int:
     parser.add_argument("--modes", default="hybrid,fts,vector")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "vouch-locomo")
     parser.add_argument("--record", action="store_true", help="append to bench/RESULTS.md")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a search.NAME setting for this run (tuning), e.g. turn_context=0.5",
+    )
     args = parser.parse_args()
     data = args.data / "locomo10.json"
     if not data.is_file():
@@ -194,7 +211,8 @@ def main() -> int:
     wanted = parse_convs(args.convs)
     samples = [(n, s) for n, s in enumerate(json.loads(data.read_text()), 1) if n in wanted]
     load_before = load_average()
-    result = run(samples, args.modes.split(","), args.out)
+    settings = {k: float(v) for k, v in (item.split("=", 1) for item in args.set)}
+    result = run(samples, args.modes.split(","), args.out, settings)
     groups = {
         "conversations 1–5 (tuning half)": {1, 2, 3, 4, 5} & wanted,
         "conversations 6–10 (held out)": {6, 7, 8, 9, 10} & wanted,

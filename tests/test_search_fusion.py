@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from vouch.search.fusion import convex, ordered
-from vouch.search.ranking import DEFAULTS, fusion_weights
+from vouch.search.fusion import Fused, convex, ordered
+from vouch.search.ranking import DEFAULTS, fusion_weights, in_context
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL = ROOT / "examples" / "eval"
@@ -71,6 +71,37 @@ def test_fusion_weights_follow_lexical_coverage() -> None:
     paraphrase = fusion_weights(DEFAULTS, 0.0)
     assert covered["fts"] + covered["vector"] == pytest.approx(1.0)
     assert paraphrase["vector"] >= covered["vector"]
+
+
+def _fused(*scores: tuple[int, float]) -> list[Fused]:
+    return [
+        Fused(k, s, {"fts": s, "vector": 0.0}, {"fts": r}) for r, (k, s) in enumerate(scores, 1)
+    ]
+
+
+def test_turns_rise_with_their_exchange_and_the_named_speaker() -> None:
+    """A reply (turn 2) no channel ranked high rises with the question beside it (turn 1);
+    a turn no channel found (3) joins with its neighbour's share alone; a turn of
+    another session (9) is untouched. The one speaker the query names gains the bonus;
+    naming both gains nobody anything. Without turn links nothing changes."""
+    fused = _fused((1, 1.0), (9, 0.5), (2, 0.2))
+    links = {1: [2], 2: [1, 3], 9: []}
+    speakers = {1: "Ann Lee", 2: "Bob", 3: "Ann Lee", 9: "Bob"}
+    out = in_context(fused, links, speakers, "what did ann lee adopt", 0.5, 0.0)
+    score = {f.key: f.score for f in out}
+    assert score == {1: 1.1, 2: 0.7, 9: 0.5, 3: 0.1}
+    assert [f.key for f in out] == [1, 2, 9, 3]
+    new = next(f for f in out if f.key == 3)
+    assert new.breakdown == {"fts": 0.0, "vector": 0.0, "context": 0.1, "speaker": 0.0}
+    assert new.ranks == {}
+    named = {
+        f.key: f.breakdown.get("speaker")
+        for f in in_context(fused, links, speakers, "did Ann Lee call", 0.5, 0.2)
+    }
+    assert named[1] == named[3] == 0.2 and named[2] == 0.0 and named[9] is None
+    both = in_context(fused, links, speakers, "did ann lee or bob call", 0.5, 0.2)
+    assert all(not f.breakdown.get("speaker") for f in both)
+    assert in_context(fused, {}, {}, "anything", 0.5, 0.2) is fused
 
 
 def test_eval_corpus_paraphrases_share_no_word_and_split_by_document() -> None:

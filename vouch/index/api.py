@@ -325,6 +325,32 @@ class Index(IndexHandle):
         return out
 
     @_guarded
+    def turn_links(
+        self, chunk_ids: Iterable[int], filters: Filters | None = None
+    ) -> tuple[dict[int, list[int]], dict[int, str]]:
+        """For the turn chunks among `chunk_ids`: the ids of the turns next to each in
+        the same transcript session (±1) that pass `filters`, and the speaker of every
+        turn named (one query; other chunks are left out)."""
+        wanted = list(dict.fromkeys(int(c) for c in chunk_ids))
+        where, params = (filters or Filters()).sql("n")
+        near: dict[int, list[int]] = {}
+        speakers: dict[int, str] = {}
+        for part, marks in store.in_batches(wanted):
+            for hit, said, other, other_said in self.conn.execute(
+                "SELECT h.id, h.speaker, n.id, n.speaker FROM chunks h LEFT JOIN chunks n "
+                "ON n.doc_key = h.doc_key AND n.session = h.session "
+                "AND n.turn BETWEEN h.turn - 1 AND h.turn + 1 AND n.id != h.id "
+                f"AND {where} WHERE h.id IN ({marks}) AND h.turn IS NOT NULL",
+                [*params, *part],
+            ):
+                links = near.setdefault(int(hit), [])
+                speakers[int(hit)] = str(said or "")
+                if other is not None:
+                    links.append(int(other))
+                    speakers[int(other)] = str(other_said or "")
+        return near, speakers
+
+    @_guarded
     def headings(self, object_id: str) -> list[dict[str, Any]]:
         """Headings of a page or markdown source, in document order."""
         rows = self.conn.execute(

@@ -152,6 +152,14 @@ class SearchIndex:
     def chunks(self, ids: Iterable[int]) -> dict[int, ChunkInfo]:
         return self.index.chunks(ids)
 
+    def turn_links(
+        self, ids: Iterable[int], f: Filters
+    ) -> tuple[dict[int, list[int]], dict[int, str]]:
+        """`Index.turn_links`, asked only when the index holds a transcript."""
+        if not self.index.counts()["by_format"].get("transcript"):
+            return {}, {}
+        return self.index.turn_links(ids, f)
+
     def kinds(self, ids: Iterable[int]) -> dict[int, tuple[str, str]]:
         """(kind, status) by chunk id: one SQL look-up, or from memory in a process that
         searches again (`Index.labels`); an id the labels do not know asks SQL."""

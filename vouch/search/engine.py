@@ -28,6 +28,7 @@ from vouch.search.ranking import (
     floored,
     fuse,
     fusion_weights,
+    in_context,
     scored_lexical,
     similarity_floor,
 )
@@ -266,6 +267,11 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
             },
             weights,
         )
+        if fused:
+            links, speakers = index.turn_links((int(str(f.key)) for f in fused), filters)
+            fused = in_context(
+                fused, links, speakers, req.query, tuning.turn_context, tuning.speaker_bonus
+            )
     if vector:
         fused = floored(fused, vector, lexical, index, similarity_floor(kb.config), req.query)
     if req.weights is None and req.mode == "hybrid":  # the tuned default: reviewed first
