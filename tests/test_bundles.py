@@ -612,3 +612,24 @@ def test_agents_may_check_but_never_apply(
     # inside the repository, to a new file: an agent may export
     made = ask("kb.export", {"out": str(fresh.root / "out" / "agent.tar.gz")})
     assert made["ok"] and (fresh.root / "out" / "agent.tar.gz").is_file()
+
+
+def test_the_checks_on_every_core_find_what_one_finds_in_the_same_order(exported: Path) -> None:
+    """A big bundle's per-file checks run in forked workers (`parallel.map_slices`); here
+    forced from 2 files: the same problems, in the same order, as one process finds —
+    a forged claim, a stray path, forged source bytes, a broken audit chain."""
+    from vouch.bundle.content import knowledge_problems
+
+    found, _ = bundle.check(exported)
+    assert found is not None
+    files = dict(found.files)
+    claim = next(r for r in files if r.startswith("claims/"))
+    files[claim] = files[claim].replace(b"text: ", b"text: Not ", 1)
+    content = next(r for r in files if r.startswith("sources/") and not r.endswith("meta.yaml"))
+    files[content] = files[content] + b"!"
+    files["claims/zz/not-a-claim.txt"] = b"x"
+    log = next(r for r in files if r.startswith("audit"))
+    files[log] = b"\n".join(files[log].splitlines()[1:]) + b"\n"
+    serial = knowledge_problems(files, least=10**9)
+    assert len(serial) >= 4
+    assert knowledge_problems(files, least=2) == serial

@@ -8,10 +8,10 @@ and names a previous event the bundle holds.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from vouch.bundle.layout import is_audit_file
-from vouch.core import ids
+from vouch.core import ids, parallel
 from vouch.health.files import DECISION, catalog, parse
 from vouch.kinds import KINDS
 from vouch.kinds import source as source_kind
@@ -20,33 +20,58 @@ from vouch.store import audit
 _DECISION_FIELDS = ("proposal_id", "decision", "kind", "object_id", "proposer", "decided_by")
 
 
-def knowledge_problems(files: Mapping[str, bytes]) -> list[str]:
+def knowledge_problems(files: Mapping[str, bytes], *, least: int = parallel.LEAST) -> list[str]:
     """Every knowledge file checked as approve checks content: parseable, the kind's
     schema, the id its path names recomputed from its content; sources hash to their
-    ids; decision records complete; audit events hash to themselves."""
+    ids; decision records complete; audit events hash to themselves. The per-file
+    checks of a big bundle run on every core (`parallel.map_slices`, from `least`
+    files); the problems come in file order either way."""
+    global _FILES
+    names = list(files)
+    _FILES = files
+    try:
+        per_file = parallel.map_slices(_problems_of, names, least=least)
+    finally:
+        _FILES = None
     problems: list[str] = []
     events: dict[str, str] = {}  # audit event hash -> prev_hash
-    for rel, data in files.items():
-        if is_audit_file(rel):
-            problems += _audit_problems(rel, data, events)
-            continue
-        entry = catalog(rel)
-        if entry is None or entry.kind is None or entry.id is None or entry.problem:
-            why = entry.problem if entry is not None and entry.problem else "unknown path"
-            problems.append(f"{rel}: not a knowledge file ({why})")
-            continue
-        if entry.kind == "source":
-            problems += _source_problems(rel, entry.id, entry.part, data, files)
-        elif entry.kind == DECISION:
-            problems += _decision_problems(rel, entry.id, data)
+    for rel, found in zip(names, per_file, strict=True):
+        if is_audit_file(rel):  # the chain needs every event: checked here, in order
+            problems += _audit_problems(rel, files[rel], events)
         else:
-            problems += _object_problems(rel, entry.kind, entry.id, data)
+            problems += found
     problems += [
         f"audit log: event {h[:12]}… names a previous event {p[:12]}… that is not in the bundle"
         for h, p in events.items()
         if p and p not in events
     ]
     return problems
+
+
+_FILES: Mapping[str, bytes] | None = None  # the files `_problems_of` reads (see above)
+
+
+def _problems_of(names: Sequence[str]) -> list[list[str]]:
+    """Each file's own problems (audit files: none here), in the order given."""
+    files = _FILES
+    assert files is not None
+    out: list[list[str]] = []
+    for rel in names:
+        if is_audit_file(rel):
+            out.append([])
+            continue
+        data = files[rel]
+        entry = catalog(rel)
+        if entry is None or entry.kind is None or entry.id is None or entry.problem:
+            why = entry.problem if entry is not None and entry.problem else "unknown path"
+            out.append([f"{rel}: not a knowledge file ({why})"])
+        elif entry.kind == "source":
+            out.append(_source_problems(rel, entry.id, entry.part, data, files))
+        elif entry.kind == DECISION:
+            out.append(_decision_problems(rel, entry.id, data))
+        else:
+            out.append(_object_problems(rel, entry.kind, entry.id, data))
+    return out
 
 
 def _object_problems(rel: str, kind_name: str, object_id: str, data: bytes) -> list[str]:
