@@ -85,8 +85,8 @@ def calibrate(where: Path, n: int = 5000) -> float:
 # it dirty: each new file scans past the recently freed ones (`recently_deleted` in the
 # kernel's profile), so creating 13k files within minutes of deleting 13k costs ~15 s of
 # kernel time instead of ~1.5 s. A real import does not follow a mass deletion; the
-# benchmark must not either: it removes its files when it ends, and waits out the
-# window when it finds some left from an interrupted run.
+# benchmark must not either: it removes what the previous run left, then waits out the
+# window before its first round, and deletes nothing after that.
 SETTLE_S = 370.0
 
 
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label}: {wall:.2f} s (CPU {cpu:.2f} s)", file=sys.stderr)
 
     cold([exe, "--version"], src)  # compiles the .pyc files once (see bench_env)
-    if clear():  # an interrupted run left files behind
+    if clear():  # the previous run's targets
         settle()
     disk = [calibrate(OUT / "calibrate-0")]
     for n in range(args.rounds):
@@ -235,9 +235,10 @@ def main(argv: list[str] | None = None) -> int:
             f"- {verdict}",
             f"- the disk: 5,000 small files created in {disk[0]:.2f} s before the rounds, "
             f"{disk[1]:.2f} s after (an import of {args.claims:,} claims creates ~2 files per "
-            "object: a loose git object and a work-tree file). Nothing was deleted during the "
-            "run: this journal-less ext4 makes new files ~10× slower for up to six minutes "
-            "after a mass deletion (see `settle`)",
+            "object: a loose git object and a work-tree file). The previous run's files were "
+            f"removed {SETTLE_S:g} s before the first round and nothing was deleted after: "
+            "this journal-less ext4 makes new files ~10× slower for up to six minutes after "
+            "a mass deletion (see `settle`)",
             "- one in-process import, phases (s): "
             + ", ".join(f"{k} {v}" for k, v in breakdown.items()),
             f"- after the import: one commit ({head_message!r}), `vouch audit --verify` "
@@ -248,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     print(body)
     if not args.no_record:
         append_results(f"Bundles: export and import, {args.claims} claims (issue 13)", body)
-    clear()  # last: the next run must not find (and wait for) these deletions
+    # the targets stay: deleting them now would slow whatever creates files next; the
+    # next run removes them and waits (see `settle`)
     return 0
 
 
