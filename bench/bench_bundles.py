@@ -180,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label}: {wall:.2f} s (CPU {cpu:.2f} s)", file=sys.stderr)
 
     cold([exe, "--version"], src)  # compiles the .pyc files once (see bench_env)
-    if clear():  # the previous run's targets
+    settled = clear()  # the previous run's targets
+    if settled:
         settle()
     disk = [calibrate(OUT / "calibrate-0")]
     for n in range(args.rounds):
@@ -235,10 +236,14 @@ def main(argv: list[str] | None = None) -> int:
             f"- {verdict}",
             f"- the disk: 5,000 small files created in {disk[0]:.2f} s before the rounds, "
             f"{disk[1]:.2f} s after (an import of {args.claims:,} claims creates ~2 files per "
-            "object: a loose git object and a work-tree file). The previous run's files were "
-            f"removed {SETTLE_S:g} s before the first round and nothing was deleted after: "
-            "this journal-less ext4 makes new files ~10× slower for up to six minutes after "
-            "a mass deletion (see `settle`)",
+            "object: a loose git object and a work-tree file). "
+            + (
+                f"The previous run's files were removed {SETTLE_S:g} s before the first round; "
+                if settled
+                else "No earlier run's files to remove; "
+            )
+            + "nothing was deleted during the rounds: this journal-less ext4 makes new files "
+            "~10× slower for up to six minutes after a mass deletion (see `settle`)",
             "- one in-process import, phases (s): "
             + ", ".join(f"{k} {v}" for k, v in breakdown.items()),
             f"- after the import: one commit ({head_message!r}), `vouch audit --verify` "
