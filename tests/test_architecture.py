@@ -97,7 +97,12 @@ def test_the_import_graph_has_no_cycle() -> None:
 WALLS = [
     # transports sit on top: nothing below imports them
     (
-        [m for m in MODULES if not _inside(m, "vouch.cli", "vouch.servers", "vouch.__main__")],
+        [
+            m
+            for m in MODULES
+            # vouch.launch is the entry point: it starts the CLI
+            if not _inside(m, "vouch.cli", "vouch.servers", "vouch.__main__", "vouch.launch")
+        ],
         ("vouch.cli", "vouch.servers"),
     ),
     # the registry never imports a transport; the core never imports the registry
