@@ -184,6 +184,14 @@ def rebuilt(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+_VECTOR_SEARCH = {
+    "exact": "exact search over the matrix (pip install 'vouch[hnsw]' adds a graph for "
+    "warm servers)",
+    "graph": "HNSW graph in warm processes (hnswlib), exact in a one-off command",
+    "off": "off (embedding disabled)",
+}
+
+
 def index_status(data: dict[str, Any]) -> str:
     lines = [
         f"Index: {data['state']}" + (f" ({data['reason']})" if data.get("reason") else ""),
@@ -200,6 +208,7 @@ def index_status(data: dict[str, Any]) -> str:
         + (f" [{model['id']}, {model['dims']} dims]" if model["configured"] else "")
     )
     lines.append(f"  lexical:   {data['lexical']} ({data['tokenizer']})")
+    lines.append(f"  vectors:   {_VECTOR_SEARCH[data.get('vector_search', 'exact')]}")
     if data.get("indexed_at"):
         lines.append(f"  built:     {data['indexed_at']}  revision {data['corpus_revision']}")
     size = data["sizes"].get("total", 0)

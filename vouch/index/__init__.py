@@ -4,12 +4,12 @@
 incrementally from git when stale); `rebuild_index(kb)` and `index_status(kb)` serve
 `vouch index rebuild|status`. See api.py for the query primitives.
 
-Modules: store (SQLite schema, meta), lexical/ (fts5, whoosh), vectors (matrix + hnswlib),
-chunking, freshness (git identity, diffs), build (full rebuild aside +
-swap), refresh (incremental, from the git diff), ingest (what build and refresh share: read,
-embed, insert, meta), state (lock, counts, indexed identity: what opening needs without the
-writers), location (`.vouch/index/` or a per-user cache), settings, status, capabilities,
-methods (registry handlers).
+Modules: store (SQLite schema, meta), lexical/ (fts5, whoosh), vectors (the matrix and its
+exact search), graph (the optional hnswlib graph), chunking, freshness (git identity,
+diffs), build (full rebuild aside + swap), refresh (incremental, from the git diff), ingest
+(what build and refresh share: read, embed, insert, meta), state (lock, counts, indexed
+identity: what opening needs without the writers), location (`.vouch/index/` or a per-user
+cache), settings, status, capabilities, methods (registry handlers).
 
 Names are resolved lazily, so importing one submodule (`vouch.index.chunking`) does not
 load the rest for a cold command.

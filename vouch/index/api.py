@@ -26,7 +26,7 @@ from vouch.errors import (
     LockTimeout,
     PermissionDenied,
 )
-from vouch.index import state, store, vectors
+from vouch.index import graph, state, store, vectors
 from vouch.index.filters import Filters
 from vouch.index.handle import IndexHandle, rebuild_index
 from vouch.index.labels import Labels
@@ -169,14 +169,16 @@ class Index(IndexHandle):
 
     @_guarded
     def load_graph(self) -> bool:
-        """Load vectors.hnsw for repeated queries (a warm server). A file that fails its
-        checksum is rebuilt from the matrix. Returns whether a graph is in use."""
+        """Load the HNSW graph for repeated queries (a warm server) when hnswlib is
+        installed. A graph that fails its checksum, or an index built without one, is
+        given one from the matrix. Returns whether a graph is in use (False: every
+        vector search stays exact)."""
         self._require_vectors()
-        if self._graph is None:
+        if self._graph is None and graph.available():
             matrix, ids = self._vectors()
             dirty = [int(r) for (r,) in self.conn.execute("SELECT vec_row FROM vec_dirty")]
             try:
-                self._graph = vectors.load_graph(
+                self._graph = graph.load(
                     self.directory, self.meta.dims, self.meta["vector_sha256"], matrix, ids, dirty
                 )
             except vectors.VectorFilesBroken:
@@ -184,28 +186,22 @@ class Index(IndexHandle):
         return self._graph is not None
 
     def _regraph(self, matrix: Any, ids: Any) -> Any:
-        import numpy as np
-
-        graph = vectors.new_graph(self.meta.dims, max(1, matrix.shape[0]))
-        live = np.nonzero(np.asarray(ids) >= 0)[0]
-        if live.size:
-            graph.add_items(np.asarray(matrix[live]), live)
+        built = graph.build(matrix, ids)
         with state.index_lock(self.directory):
-            sha, size = vectors.save_graph(self.directory, graph)
+            sha, size = graph.save(self.directory, built)
             self.conn.execute("BEGIN IMMEDIATE")
             self.conn.execute("DELETE FROM vec_dirty")
             store.write_meta(self.conn, {"vector_sha256": sha, "hnsw_size": size})
             self.conn.execute("COMMIT")
             self.meta = store.read_meta(self.conn)
-        graph.set_ef(vectors.HNSW_EF_SEARCH)
-        return graph
+        return built
 
     @_guarded
     def vector(
         self, query_vector: np.ndarray, k: int = 10, filters: Filters | None = None
     ) -> list[VectorHit]:
         """Top-k chunks by cosine similarity. Exact over the memory-mapped matrix, or
-        through hnswlib once `load_graph()` ran and no filter narrows the set."""
+        through the graph once `load_graph()` loaded one and no filter narrows the set."""
         import numpy as np
 
         self._require_vectors()
@@ -225,9 +221,7 @@ class Index(IndexHandle):
             )
             found = vectors.exact_top(matrix, ids, q, k, rows)
         elif self._graph is not None:
-            found = vectors.graph_top(self._graph, ids, q, k) or vectors.exact_top(
-                matrix, ids, q, k
-            )
+            found = graph.top(self._graph, ids, q, k) or vectors.exact_top(matrix, ids, q, k)
         else:
             found = vectors.exact_top(matrix, ids, q, k)
         return [VectorHit(cid, score) for cid, score in found]

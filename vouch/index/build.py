@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from vouch.embed import model as embed
-from vouch.index import chunking, freshness, store, vectors
+from vouch.index import chunking, freshness, graph, store, vectors
 from vouch.index.chunking import Doc
 from vouch.index.ingest import Progress, Report, embed_texts, insert_docs, meta_values, read_doc
 from vouch.index.lexical import backend
@@ -106,7 +106,8 @@ def _rebuild(
             chunk_ids = np.arange(1, len(texts) + 1, dtype=np.int64)
             if not embedder:
                 chunk_ids = chunk_ids[:0]
-            hnsw = vectors.write_all(aside, matrix, chunk_ids)
+            vectors.write_all(aside, matrix, chunk_ids)
+            hnsw = graph.write(aside, matrix)
             checksums = vectors.matrix_checksums(aside)
             checksums[vectors.WORDPIECE] = vectors.write_wordpiece(
                 aside, embedder.wordpiece_table() if embedder else None
@@ -158,12 +159,13 @@ def _swap(aside: Path, live: Path) -> None:
         shutil.rmtree(old_whoosh, ignore_errors=True)
     if (aside / DIRNAME).exists():
         os.replace(aside / DIRNAME, old_whoosh)
-    for name in (vectors.MATRIX, vectors.IDS, vectors.HNSW):
+    for name in (vectors.MATRIX, vectors.IDS):
         os.replace(aside / name, live / name)
-    if (aside / vectors.WORDPIECE).exists():
-        os.replace(aside / vectors.WORDPIECE, live / vectors.WORDPIECE)
-    else:
-        (live / vectors.WORDPIECE).unlink(missing_ok=True)
+    for name in (vectors.HNSW, vectors.WORDPIECE):  # optional: none left from an older build
+        if (aside / name).exists():
+            os.replace(aside / name, live / name)
+        else:
+            (live / name).unlink(missing_ok=True)
     for suffix in ("-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(live / (store.DB_NAME + suffix))

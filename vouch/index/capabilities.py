@@ -9,7 +9,7 @@ from vouch.methods.context import CallContext
 
 def describe(ctx: CallContext) -> dict[str, Any]:
     """Backends and model as configured; reads config only (no index is opened)."""
-    from vouch.index import chunking
+    from vouch.index import chunking, graph
     from vouch.index.settings import Settings
 
     settings = Settings.of(ctx.kb)
@@ -18,7 +18,8 @@ def describe(ctx: CallContext) -> dict[str, Any]:
     return {
         "lexical": settings.lexical,
         "tokenizer": settings.tokenizer,
-        "vector": "hnswlib+exact" if model else None,
+        # exact over the matrix; with the hnsw extra, a graph in warm processes too
+        "vector": ("hnswlib+exact" if graph.available() else "exact") if model else None,
         "embedding": {"model": model.name, "id": model.model_id, "dims": model.dims}
         if model
         else None,

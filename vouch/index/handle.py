@@ -131,7 +131,7 @@ class IndexHandle:
             except (ValueError, TypeError, AttributeError) as exc:
                 raise store.Corrupt(f"index_meta holds an unreadable git state: {exc}") from exc
             try:
-                vectors.check_sizes(directory, meta.vector_rows, meta.dims, meta.hnsw_size)
+                vectors.check_sizes(directory, meta.vector_rows, meta.dims, meta.graph_size)
             except vectors.VectorFilesBroken as exc:
                 raise store.Corrupt(str(exc)) from exc
             backend(meta["lexical"] if meta["lexical"] in BACKENDS else "fts5").check(directory)
@@ -297,7 +297,7 @@ class IndexHandle:
 
     def _verified_vectors(self) -> tuple[Any, Any]:
         vectors.check_sizes(
-            self.directory, self.meta.vector_rows, self.meta.dims, self.meta.hnsw_size
+            self.directory, self.meta.vector_rows, self.meta.dims, self.meta.graph_size
         )
         matrix, ids = vectors.open_matrix(self.directory, self.meta.vector_rows, self.meta.dims)
         recorded = self.meta.checksums

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from vouch.embed import model as embed
-from vouch.index import chunking, freshness, store, vectors
+from vouch.index import chunking, freshness, graph, store, vectors
 from vouch.index.chunking import Doc
 from vouch.index.ingest import (
     Invalid,
@@ -28,7 +28,7 @@ from vouch.index.state import Counts, indexed_state
 from vouch.store.kb import KB
 
 # Replaying more rows than this onto vectors.hnsw at load time costs more than
-# rewriting the file once during a refresh.
+# rewriting the file once during a refresh (when hnswlib is here to rewrite it).
 HNSW_MAX_LAG = 2048
 
 
@@ -118,14 +118,16 @@ def refresh(
         if still_free:
             vectors.clear_rows(live, settings.dims, still_free)
         changed_rows = sorted(set(freed) | {r for r in new_rows if r is not None})
-        conn.executemany(
-            "INSERT OR IGNORE INTO vec_dirty(vec_row) VALUES (?)", [(r,) for r in changed_rows]
-        )
+        if meta.graph_size is not None:  # replayed onto the graph when it is loaded
+            conn.executemany(
+                "INSERT OR IGNORE INTO vec_dirty(vec_row) VALUES (?)",
+                [(r,) for r in changed_rows],
+            )
         lex.remove(live, old_chunks)
         lex.add(live, lexical_rows)
         hnsw = (meta["vector_sha256"], meta.hnsw_size)
         lag = int(conn.execute("SELECT COUNT(*) FROM vec_dirty").fetchone()[0])
-        if embedder and lag > max(HNSW_MAX_LAG, rows_total // 20):
+        if embedder and lag > max(HNSW_MAX_LAG, rows_total // 20) and graph.available():
             hnsw = _rewrite_graph(live, conn, settings.dims, rows_total, meta)
         for d in docs:
             counts.add(d.kind, d.format)
@@ -182,10 +184,10 @@ def _rewrite_graph(
     live: Path, conn: sqlite3.Connection, dims: int, rows: int, meta: store.Meta
 ) -> tuple[str, int]:
     """Fold the replay list into a new vectors.hnsw (written aside, then renamed)."""
-    vectors.check_sizes(live, rows, dims, meta.hnsw_size)
+    vectors.check_sizes(live, rows, dims, meta.graph_size)
     matrix, idmap = vectors.open_matrix(live, rows, dims)
     dirty = [int(r) for (r,) in conn.execute("SELECT vec_row FROM vec_dirty")]
-    graph = vectors.load_graph(live, dims, meta["vector_sha256"], matrix, idmap, dirty)
-    hnsw = vectors.save_graph(live, graph)
+    loaded = graph.load(live, dims, meta["vector_sha256"], matrix, idmap, dirty)
+    hnsw = graph.save(live, loaded)
     conn.execute("DELETE FROM vec_dirty")
     return hnsw

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vouch.errors import IndexCollision, LockTimeout, PermissionDenied
-from vouch.index import freshness, state, store, vectors
+from vouch.index import freshness, graph, state, store, vectors
 from vouch.index.ingest import recorded_invalid
 from vouch.index.lexical.whoosh import DIRNAME as WHOOSH_DIR
 from vouch.index.settings import Settings
@@ -46,7 +46,8 @@ def damage(index: Index) -> str | None:
     """Which derived file does not match its recorded checksum, and how (None: all do).
 
     Reads every file whole (~25 ms at 10k claims, most of it vectors.hnsw's sha256), as
-    a search does only for the files it uses."""
+    a search does only for the files it uses. The graph is checked only where hnswlib
+    is installed: elsewhere nothing reads it, so nothing would ever repair it."""
     directory, meta = index.directory, index.meta
     recorded = meta.checksums
     if recorded is None:
@@ -55,8 +56,8 @@ def damage(index: Index) -> str | None:
         vectors.verify_files(directory, meta.vector_rows, meta.dims, recorded)
         if vectors.wordpiece_checksum(directory) != recorded[vectors.WORDPIECE]:
             return f"{vectors.WORDPIECE} does not match its recorded checksum"
-        if vectors.sha256_file(directory / vectors.HNSW) != meta["vector_sha256"]:
-            return f"{vectors.HNSW} does not match its recorded sha256"
+        if graph.available():
+            return graph.damage(directory, meta["vector_sha256"])
     except vectors.VectorFilesBroken as exc:
         return str(exc)
     except OSError as exc:
@@ -85,11 +86,21 @@ def _open_checked(kb: KB, settings: Settings) -> Index:
     raise store.Corrupt(found)
 
 
+def vector_search(dims: int, has_graph: bool) -> dict[str, Any]:
+    """Which vector search this environment runs over this index: `vector_search` exact
+    | graph | off, and `graph` {installed: hnswlib imports, built: the index has one}.
+    The graph serves warm processes only (a server's second search on); a cold command
+    always searches the matrix exactly."""
+    installed = graph.available()
+    mode = "off" if not dims else "graph" if installed else "exact"
+    return {"vector_search": mode, "graph": {"installed": installed, "built": has_graph}}
+
+
 def index_status(kb: KB) -> dict[str, Any]:
     """state: fresh | stale | missing | corrupt | collision, with where the index lives
     (location: repository | cache | environment), counts, model and sizes, and the
     knowledge files its last build or refresh left out (`invalid`: path and reason;
-    `invalid_files`: how many)."""
+    `invalid_files`: how many), and which vector search runs (`vector_search`)."""
     settings = Settings.of(kb)
     directory = settings.index_dir
     out: dict[str, Any] = {
@@ -106,6 +117,7 @@ def index_status(kb: KB) -> dict[str, Any]:
         "lexical": settings.lexical,
         "tokenizer": settings.tokenizer,
         "sizes": _sizes(directory),
+        **vector_search(settings.dims, False),
         "invalid": [],
         "invalid_files": 0,
     }
@@ -145,6 +157,7 @@ def index_status(kb: KB) -> dict[str, Any]:
                 index.conn.execute("SELECT COUNT(*) FROM vec_dirty").fetchone()[0]
             ),
         )
+        out.update(vector_search(settings.dims, meta.graph_size is not None))
     finally:
         index.close()
     return out

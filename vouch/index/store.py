@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from vouch.index import vectors
+from vouch.index.graph import NO_GRAPH
 from vouch.index.location import DB_NAME as DB_NAME  # named where cold paths read it
 
 # 4: checksums of vectors.f32, vectors.ids and vectors.words in index_meta
@@ -225,6 +226,11 @@ class Meta:
     @property
     def hnsw_size(self) -> int:
         return int(self.values["hnsw_size"])
+
+    @property
+    def graph_size(self) -> int | None:
+        """vectors.hnsw's recorded size; None when the index has no graph."""
+        return None if self.values["vector_sha256"] == NO_GRAPH else self.hnsw_size
 
     @property
     def checksums(self) -> dict[str, str] | None:

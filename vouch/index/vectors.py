@@ -1,17 +1,14 @@
-"""The vector half of the derived index: a float32 matrix and an hnswlib graph over it.
+"""The vector half of the derived index: a float32 matrix, searched exactly.
 
 - `vectors.f32`: one L2-normalised float32 row per chunk (`chunks.vec_row`), raw, so a
-  cold process memory-maps it and answers with one exact matrix product (~11 ms at 100k
-  rows) — cheaper than loading an hnswlib file (~100 ms) for a single query.
+  process memory-maps it and answers with one exact matrix product — cheaper than
+  loading a graph file for a single query, and the only vector search when the
+  optional graph (`vouch.index.graph`, hnswlib) is not installed.
 - `vectors.ids`: int64 chunk id per row, -1 for a free row, so an exact search maps rows
   to chunks without a SQL round trip.
 - `vectors.words`: the model's WordPiece table (`vouch.wordpiece`), so a cold query is
   tokenized without loading the `tokenizers` library; absent for other tokenizers.
-- `vectors.hnsw`: hnswlib (cosine) with label = row, for warm processes. Its sha256 is
-  recorded in `index_meta` and checked before loading, because hnswlib trusts its file
-  and a malformed one can crash the process. An incremental refresh does not rewrite it
-  (that would cost more than the refresh): rows changed since it was written are listed
-  in `vec_dirty` and replayed from the matrix after loading.
+- `vectors.hnsw`: the optional graph, written and read by `vouch.index.graph`.
 
 The other files' checksums (`checksum`) are recorded in `index_meta` too (schema 4),
 because same-size garbage passes the size check every open makes: the matrix and ids are
@@ -27,18 +24,15 @@ import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
 
 MATRIX = "vectors.f32"
 IDS = "vectors.ids"
-HNSW = "vectors.hnsw"
+HNSW = "vectors.hnsw"  # the graph's file (see vouch.index.graph)
 WORDPIECE = "vectors.words"
-HNSW_M = 12
-HNSW_EF_CONSTRUCTION = 64
-HNSW_EF_SEARCH = 96
 NO_TABLE = "none"  # the recorded vectors.words checksum of a model without a table
 _BLOCK = 2048  # 8-byte words in a `checksum` block (16 KiB)
 
@@ -119,29 +113,13 @@ def wordpiece_checksum(directory: Path) -> str:
         return NO_TABLE
 
 
-def write_all(directory: Path, matrix: np.ndarray, chunk_ids: np.ndarray) -> tuple[str, int]:
-    """Write all three files for a fresh index; returns (hnsw sha256, hnsw size)."""
+def write_all(directory: Path, matrix: np.ndarray, chunk_ids: np.ndarray) -> None:
+    """Write the matrix and its ids for a fresh index."""
     import numpy as np
 
     matrix = np.ascontiguousarray(matrix, dtype=np.float32)
     (directory / MATRIX).write_bytes(matrix.tobytes())
     (directory / IDS).write_bytes(np.ascontiguousarray(chunk_ids, dtype=np.int64).tobytes())
-    graph = new_graph(matrix.shape[1], max(1, matrix.shape[0]))
-    if matrix.shape[0]:
-        graph.add_items(matrix, np.arange(matrix.shape[0]), num_threads=os.cpu_count() or 1)
-    graph.save_index(str(directory / HNSW))
-    path = directory / HNSW
-    return sha256_file(path), path.stat().st_size
-
-
-def save_graph(directory: Path, graph: Any) -> tuple[str, int]:
-    """Replace vectors.hnsw with `graph` (written aside, then renamed); returns
-    (hnsw sha256, hnsw size) for `index_meta`."""
-    tmp = directory / (HNSW + ".tmp")
-    graph.save_index(str(tmp))
-    path = directory / HNSW
-    os.replace(tmp, path)
-    return sha256_file(path), path.stat().st_size
 
 
 def write_wordpiece(directory: Path, text: str | None) -> str:
@@ -160,17 +138,12 @@ def write_wordpiece(directory: Path, text: str | None) -> str:
     return checksum(np.frombuffer(data, dtype=np.uint8))
 
 
-def new_graph(dims: int, capacity: int) -> Any:
-    import hnswlib
-
-    graph = hnswlib.Index(space="cosine", dim=dims)
-    graph.init_index(max_elements=capacity, M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION)
-    return graph
-
-
-def check_sizes(directory: Path, rows: int, dims: int, hnsw_size: int) -> None:
-    """Cheap consistency check (stat only) of the three files against index_meta."""
-    expected = {MATRIX: rows * dims * 4, IDS: rows * 8, HNSW: hnsw_size}
+def check_sizes(directory: Path, rows: int, dims: int, graph_size: int | None) -> None:
+    """Cheap consistency check (stat only) of the files against index_meta; the graph's
+    only when the index records one (`graph_size` None: it has none)."""
+    expected = {MATRIX: rows * dims * 4, IDS: rows * 8}
+    if graph_size is not None:
+        expected[HNSW] = graph_size
     for name, size in expected.items():
         try:
             actual = (directory / name).stat().st_size
@@ -249,58 +222,3 @@ def exact_top(
     top = np.argpartition(-scores, k - 1)[:k]
     top = top[np.argsort(-scores[top], kind="stable")]
     return list(zip(cids[top].tolist(), scores[top].tolist(), strict=True))
-
-
-def load_graph(
-    directory: Path,
-    dims: int,
-    expected_sha: str,
-    matrix: np.ndarray,
-    ids: np.ndarray,
-    dirty_rows: list[int],
-) -> Any:
-    """hnswlib graph, checked against its sha256, with rows changed since it was written
-    replayed from the matrix. Raises VectorFilesBroken when the file does not verify."""
-    import hnswlib
-    import numpy as np
-
-    path = directory / HNSW
-    try:
-        actual = sha256_file(path)
-    except OSError as exc:
-        raise VectorFilesBroken(f"{HNSW} is unreadable: {exc}") from exc
-    if actual != expected_sha:
-        raise VectorFilesBroken(f"{HNSW} does not match its recorded sha256")
-    graph = hnswlib.Index(space="cosine", dim=dims)
-    graph.load_index(str(path), max_elements=max(1, matrix.shape[0]))
-    if matrix.shape[0] > graph.get_max_elements():
-        graph.resize_index(matrix.shape[0])
-    live = [r for r in dirty_rows if r < matrix.shape[0] and ids[r] >= 0]
-    dead = [r for r in dirty_rows if r >= matrix.shape[0] or ids[r] < 0]
-    if live:
-        graph.add_items(np.asarray(matrix[live]), np.asarray(live))
-    present = set(graph.get_ids_list()) if dead else set()
-    for row in dead:
-        if row in present:
-            graph.mark_deleted(row)
-    graph.set_ef(HNSW_EF_SEARCH)
-    return graph
-
-
-def graph_top(
-    graph: Any, ids: np.ndarray, query: np.ndarray, k: int
-) -> list[tuple[int, float]] | None:
-    """(chunk id, cosine) through hnswlib; None when it cannot answer (fewer live
-    elements than k): the caller falls back to the exact search."""
-    if k <= 0:
-        return []
-    graph.set_ef(max(HNSW_EF_SEARCH, k))
-    try:
-        labels, distances = graph.knn_query(query, k=k)
-    except RuntimeError:
-        return None
-    rows = labels[0].astype("int64")
-    inside = rows < ids.shape[0]
-    cids = ids[rows[inside]].tolist()
-    sims = (1.0 - distances[0][inside]).tolist()
-    return [(cid, sim) for cid, sim in zip(cids, sims, strict=True) if cid >= 0]

@@ -4,7 +4,7 @@ Adds what search needs on top of the index primitives: the index is kept warm in
 caller's `warm` dict (a server opens it once), vector queries over-fetch unfiltered and
 filter the few candidates by their metadata before falling back to the exact filtered
 scan (a status filter is on for every default search, and scanning every row id for it
-costs more than the query), and the hnswlib graph is loaded only from a process's
+costs more than the query), and the optional HNSW graph is loaded only from a process's
 second search on (a cold CLI answers one query from the memory-mapped matrix).
 """
 
