@@ -88,7 +88,7 @@ def test_the_gate_works_in_a_sha256_repository(tmp_path: Path, run_cli) -> None:
     git(root, "add", "f")
     git(root, "commit", "-qm", "init")
     assert run_cli("init", cwd=root).code == 0
-    sid = run_cli("source", "add", "-", cwd=root, input="hello world\n").out.strip()
+    sid = run_cli("source", "add", "-", cwd=root, input="hello world\n").out.split()[0]
     p1 = run_cli("propose-claim", "--text", "Hello", "--source", sid, cwd=root).out.strip()
     p2 = run_cli("propose-claim", "--text", "Bye", "--evidence", f"{sid}:L1", cwd=root).out.strip()
     assert run_cli("approve", p1, "--as", BOB, cwd=root).code == 0

@@ -311,41 +311,6 @@ def test_vouch_search_works_after_the_index_is_deleted(knowledge: KB, run_cli) -
     assert (index_dir(knowledge) / "search.db").is_file()
 
 
-def test_rebuild_shows_progress_bars_on_a_terminal(knowledge: KB) -> None:
-    # review: the progress bar on a terminal was not shown by any test
-    import os
-    import pty
-    import shutil
-    import subprocess
-
-    master, slave = pty.openpty()
-    try:
-        done = subprocess.run(
-            [shutil.which("vouch") or "vouch", "index", "rebuild"],
-            cwd=knowledge.root,
-            stdout=subprocess.PIPE,
-            stderr=slave,
-            stdin=subprocess.DEVNULL,
-            timeout=120,
-            check=False,
-        )
-        os.close(slave)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the terminal's other end is closed and drained
-                break
-            if not chunk:
-                break
-            shown += chunk
-    finally:
-        os.close(master)
-    assert done.returncode == 0
-    assert b"Indexed 3 documents" in done.stdout
-    assert b"Writing vectors" in shown and b"100%" in shown
-
-
 def test_an_index_path_that_is_a_file_is_a_clear_error(knowledge: KB, run_cli) -> None:
     # review: a file where .vouch/index belongs was "internal error: FileExistsError"
     import shutil

@@ -113,7 +113,13 @@ def test_a_revert_makes_the_old_version_current_again(kb: KB, run_cli) -> None:
     first = add(kb, run_cli, "runbook.md", V1)
     second = add(kb, run_cli, "runbook.md", V2)
     back = add(kb, run_cli, "runbook.md", V1)
-    assert back == {"id": first["id"], "deduplicated": True, "supersedes": [second["id"]]}
+    assert back == {
+        "id": first["id"],
+        "deduplicated": True,
+        "supersedes": [second["id"]],
+        "locator": "runbook.md",
+        "title": "runbook.md",
+    }
     assert "superseded_by" not in meta(kb, first["id"])
     assert meta(kb, second["id"])["superseded_by"] == first["id"]
     assert source_hits(kb, "green CI") == [first["id"]]
@@ -145,7 +151,7 @@ def test_a_folder_re_add_versions_only_what_changed(kb: KB, run_cli) -> None:
     n = commits(kb)
     res = run_cli("source", "add", "docs", "--recursive", "--json", cwd=kb.root)
     assert res.code == 0, res.err
-    rows = {r["id"]: r for r in res.json()}
+    rows = {r["id"]: r for r in res.json()["items"]}
     assert commits(kb) == n + 1
     changed = [r for r in rows.values() if "supersedes" in r]
     assert len(changed) == 1 and changed[0]["deduplicated"] is False

@@ -14,8 +14,8 @@ def test_source_add_prints_id_and_commits(kb: KB, run_cli) -> None:
     doc.write_text("# Notes\n\nbody\n")
     res = run_cli("source", "add", str(doc), "--tags", "a,b", "--title", "My notes", cwd=kb.root)
     assert res.code == 0, res.err
-    sid = res.out.strip()
-    assert sid == sha256_hex(doc.read_bytes())
+    sid = sha256_hex(doc.read_bytes())
+    assert res.out == f'{sid[:12]}  notes.md  "My notes"\n'  # id (12 digits), path, title
     meta = kb.read(source.KIND, sid)
     assert meta["title"] == "My notes" and meta["tags"] == ["a", "b"]
     assert meta["locator"] == "notes.md"
@@ -31,15 +31,20 @@ def test_readding_identical_bytes_is_idempotent(kb: KB, run_cli) -> None:
     first = run_cli("source", "add", str(doc), "--json", cwd=kb.root).json()
     head = git(kb.root, "rev-parse", "HEAD")
     second = run_cli("source", "add", str(doc), "--json", cwd=kb.root).json()
-    assert first == {"id": first["id"], "deduplicated": False}
-    assert second == {"id": first["id"], "deduplicated": True}
+    shown = {"locator": "a.txt", "title": "a.txt"}
+    assert first == {"id": first["id"], "deduplicated": False, **shown}
+    assert second == {"id": first["id"], "deduplicated": True, **shown}
+    again = run_cli("source", "add", str(doc), cwd=kb.root)
+    assert again.out == f"{first['id'][:12]}  a.txt  (already present)\n"
     assert git(kb.root, "rev-parse", "HEAD") == head
 
 
 def test_source_from_stdin(kb: KB, run_cli) -> None:
     res = run_cli("source", "add", "-", "--title", "piped", cwd=kb.root, input="from a pipe\n")
     assert res.code == 0, res.err
-    assert kb.read(source.KIND, res.out.strip())["locator"] == "stdin"
+    sid = sha256_hex(b"from a pipe\n")
+    assert res.out == f'{sid[:12]}  stdin  "piped"\n'
+    assert kb.read(source.KIND, sid)["locator"] == "stdin"
 
 
 def test_recursive_add_is_one_commit(kb: KB, run_cli, tmp_path: Path) -> None:
@@ -51,7 +56,10 @@ def test_recursive_add_is_one_commit(kb: KB, run_cli, tmp_path: Path) -> None:
     before = int(git(kb.root, "rev-list", "--count", "HEAD"))
     res = run_cli("source", "add", str(folder), "--recursive", cwd=kb.root)
     assert res.code == 0, res.err
-    assert len(res.out.split()) == 2
+    assert sorted(line.split()[1] for line in res.out.splitlines()) == [
+        "docs/a.md",
+        "docs/sub/b.txt",
+    ]
     assert int(git(kb.root, "rev-list", "--count", "HEAD")) == before + 1
     assert kb.count(source.KIND) == 2
 
@@ -59,6 +67,19 @@ def test_recursive_add_is_one_commit(kb: KB, run_cli, tmp_path: Path) -> None:
 def test_directory_without_recursive_is_a_clear_error(kb: KB, run_cli, tmp_path: Path) -> None:
     res = run_cli("source", "add", str(tmp_path), cwd=kb.root)
     assert res.code == 1 and "--recursive" in res.err
+
+
+def test_a_folder_named_from_outside_the_repository_is_found_in_it(
+    kb: KB, run_cli, tmp_path: Path
+) -> None:
+    (kb.root / "docs").mkdir()
+    (kb.root / "docs" / "a.md").write_text("# A\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    res = run_cli("source", "add", "docs", "--kb", str(kb.root), cwd=elsewhere)
+    assert res.code == 1 and "E100" in res.err and "--recursive" in res.err, res.err
+    res = run_cli("source", "add", "docs", "-r", "--kb", str(kb.root), cwd=elsewhere)
+    assert res.code == 0 and res.out.split()[1] == "docs/a.md", res.err
 
 
 def test_missing_file_changes_nothing(kb: KB, run_cli) -> None:
@@ -71,10 +92,15 @@ def test_missing_file_changes_nothing(kb: KB, run_cli) -> None:
 def test_register_source_methods_behave_the_same(kb: KB) -> None:
     ctx = CallContext(kb_path=str(kb.root))
     a = ops.invoke(ctx, "kb.register_source", {"content": "hello\n", "locator": "chat:1"})
-    assert a == {"id": sha256_hex(b"hello\n"), "deduplicated": False}
+    assert a == {
+        "id": sha256_hex(b"hello\n"),
+        "deduplicated": False,
+        "locator": "chat:1",
+        "title": None,
+    }
     (kb.root / "hello.txt").write_text("hello\n")
     b = ops.invoke(ctx, "kb.register_source_from_path", {"path": "hello.txt"})
-    assert b == {"id": a["id"], "deduplicated": True}
+    assert b == {"id": a["id"], "deduplicated": True, "locator": "hello.txt", "title": "hello.txt"}
     (kb.root / "other.txt").write_text("other\n")
     c = ops.invoke(ctx, "kb.register_source_from_path", {"path": str(kb.root / "other.txt")})
     assert c["deduplicated"] is False
@@ -140,7 +166,7 @@ def test_fifos_and_devices_are_refused_not_read_forever(kb: KB, run_cli, tmp_pat
     (folder / "a.md").write_text("a\n")
     os.mkfifo(folder / "pipe")  # reading it would block forever
     res = run_cli("source", "add", str(folder), "--recursive", "--json", cwd=kb.root)
-    assert res.code == 0 and len(res.json()) == 1, res.err
+    assert res.code == 0 and len(res.json()["items"]) == 1, res.err
     head = git(kb.root, "rev-parse", "HEAD")
     for target in (str(folder / "pipe"), "/dev/zero"):
         res = run_cli("source", "add", target, "--allow-outside", cwd=kb.root)

@@ -118,7 +118,7 @@ def test_files_in_the_work_tree_register_by_their_repo_relative_path(kb: KB) -> 
         by_link = server.result(
             "kb.register_source_from_path", {"path": str(kb.root / "latest.md")}
         )
-    assert by_link == {"id": first["id"], "deduplicated": True}
+    assert by_link == {**first, "deduplicated": True, "title": "latest.md"}
     meta = kb.read(source.KIND, first["id"])
     assert meta is not None and meta["locator"] == "docs/guide.md"
 
@@ -164,8 +164,9 @@ def test_recursive_add_skips_symbolic_links_and_stays_inside(
     (folder / "self.md").symlink_to("real.md")  # skipped too: a walk follows no link
     res = run_cli("source", "add", "docs", "--recursive", "--json", cwd=kb.root)
     assert res.code == 0, res.err
-    assert [r["deduplicated"] for r in res.json()] == [False]
-    assert "skipped 3 symbolic link(s)" in res.err
+    assert [r["deduplicated"] for r in res.json()["items"]] == [False]
+    assert "skipped 3: symbolic link, never followed 3" in res.err
+    assert {s["path"] for s in res.json()["skipped"]} == {"secret.md", "etc", "self.md"}
     [meta] = kb.list(source.KIND)
     assert meta["locator"] == "docs/real.md"
     assert all(
@@ -194,7 +195,7 @@ def test_recursive_add_of_a_folder_outside_needs_allow_outside(
         cwd=kb.root,
     )
     assert res.code == 0, res.err
-    meta = kb.read(source.KIND, res.json()[0]["id"])
+    meta = kb.read(source.KIND, res.json()["items"][0]["id"])
     assert meta is not None and meta["locator"] == str(outside.resolve())
 
 

@@ -58,8 +58,11 @@ def test_ignored_and_binary_files_are_skipped_with_reasons(kb: KB, run_cli) -> N
         "source", "add", "docs", "-r", "--exclude", "_themes,conf.py", "--json", cwd=kb.root
     )
     assert again.code == 0, again.err
-    assert all(r["deduplicated"] for r in again.json())
-    assert sorted(r["path"] for r in again.json()) == [
+    report = again.json()
+    assert (report["added"], report["deduplicated"], len(report["skipped"])) == (0, 4, 6)
+    assert {"path": "logo.png", "reason": "binary"} in report["skipped"]
+    assert all(r["deduplicated"] for r in report["items"])
+    assert sorted(r["path"] for r in report["items"]) == [
         "api.md",
         "guide.rst",
         "keep.log",

@@ -33,6 +33,7 @@ from vouch import __version__
 from vouch.bundle.content import knowledge_problems
 from vouch.bundle.layout import MANIFEST, committed_files, ignored, name_problem
 from vouch.core import fsio, ids
+from vouch.core.progress import Progress, step
 from vouch.errors import NotFound, UsageError, ValidationFailed
 from vouch.store.kb import KB
 
@@ -56,7 +57,7 @@ class Bundle:
 
 
 # -- export --------------------------------------------------------------------------------
-def export(kb: KB, out: Path) -> dict[str, Any]:
+def export(kb: KB, out: Path, progress: Progress | None = None) -> dict[str, Any]:
     """Write the knowledge committed on the checked-out branch to `out` (atomically)."""
     repo = kb.repo
     head = repo.resolve("HEAD")
@@ -69,8 +70,9 @@ def export(kb: KB, out: Path) -> dict[str, Any]:
     for rel in left_out:
         del blobs[rel]
     paths = sorted(blobs)
+    step(progress, "reading")
     files = dict(zip(paths, repo.read_blobs([blobs[p] for p in paths]), strict=True))
-    problems += knowledge_problems(files)
+    problems += knowledge_problems(files, progress)
     if problems:
         raise ValidationFailed(
             _shown(problems),
@@ -78,6 +80,7 @@ def export(kb: KB, out: Path) -> dict[str, Any]:
             "(nothing was written; `vouch lint` shows each problem)",
         )
     when = _commit_time(kb, head)
+    step(progress, "packing")
     manifest = _manifest(files, head, when)
     data = _pack(manifest, files, when)
     fsio.write_atomic(out, data)
@@ -168,7 +171,7 @@ class _Unreadable(Exception):
     """The file is not a gzip'd tar archive vouch can read at all."""
 
 
-def check(path: Path) -> tuple[Bundle | None, dict[str, Any]]:
+def check(path: Path, progress: Progress | None = None) -> tuple[Bundle | None, dict[str, Any]]:
     """The bundle when it passes, and the report `kb.export_check` returns."""
     report: dict[str, Any] = {
         "ok": False,
@@ -188,6 +191,7 @@ def check(path: Path) -> tuple[Bundle | None, dict[str, Any]]:
         report["issues"] = [f"{path}: a directory, not a bundle"]
         return None, report
     report["sha256"] = hashlib.sha256(data).hexdigest()
+    step(progress, "unpacking")
     try:
         manifest, files, issues = _unpack(data)
     except _Unreadable as exc:
@@ -206,7 +210,7 @@ def check(path: Path) -> tuple[Bundle | None, dict[str, Any]]:
             )
         }
     if not issues:  # what the files hold, once the archive itself is sound
-        issues = knowledge_problems(files)
+        issues = knowledge_problems(files, progress)
     report.update(
         ok=not issues, files=len(files), unpacked_bytes=sum(map(len, files.values())), issues=issues
     )
@@ -215,11 +219,11 @@ def check(path: Path) -> tuple[Bundle | None, dict[str, Any]]:
     return Bundle(str(path), report["sha256"], manifest, files), report
 
 
-def load(path: Path) -> Bundle:
+def load(path: Path, progress: Progress | None = None) -> Bundle:
     """The checked bundle, or ValidationFailed naming every problem (nothing is written)."""
     if not path.exists():
         raise NotFound(f"no such file: {path}", hint="name a bundle written by `vouch export`")
-    bundle, report = check(path)
+    bundle, report = check(path, progress)
     if bundle is None:
         raise ValidationFailed(
             _shown(report["issues"]), what=f"bundle {path} (refused; nothing was written)"

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from vouch.bundle.layout import is_audit_file
 from vouch.core import ids, parallel
+from vouch.core.progress import Progress, step
 from vouch.health.files import DECISION, catalog, parse
 from vouch.kinds import KINDS
 from vouch.kinds import source as source_kind
@@ -20,7 +21,12 @@ from vouch.store import audit
 _DECISION_FIELDS = ("proposal_id", "decision", "kind", "object_id", "proposer", "decided_by")
 
 
-def knowledge_problems(files: Mapping[str, bytes], *, least: int = parallel.LEAST) -> list[str]:
+def knowledge_problems(
+    files: Mapping[str, bytes],
+    progress: Progress | None = None,
+    *,
+    least: int = parallel.LEAST,
+) -> list[str]:
     """Every knowledge file checked as approve checks content: parseable, the kind's
     schema, the id its path names recomputed from its content; sources hash to their
     ids; decision records complete; audit events hash to themselves. The per-file
@@ -28,6 +34,7 @@ def knowledge_problems(files: Mapping[str, bytes], *, least: int = parallel.LEAS
     files); the problems come in file order either way."""
     global _FILES
     names = list(files)
+    step(progress, "checking")
     _FILES = files
     try:
         per_file = parallel.map_slices(_problems_of, names, least=least)

@@ -18,6 +18,7 @@ from typing import Any
 
 from vouch.bundle.archive import Bundle, load
 from vouch.bundle.layout import committed_files
+from vouch.core.progress import Progress
 from vouch.errors import Conflict, UsageError
 from vouch.health.files import catalog
 from vouch.store.kb import KB
@@ -63,8 +64,8 @@ def plan(kb: KB, bundle: Bundle, commit: str | None) -> Plan:
     return out
 
 
-def import_check(kb: KB, path: Path) -> dict[str, Any]:
-    bundle = load(path)
+def import_check(kb: KB, path: Path, progress: Progress | None = None) -> dict[str, Any]:
+    bundle = load(path, progress)
     found = plan(kb, bundle, kb.repo.resolve("HEAD"))
     return {
         "ok": True,
@@ -77,7 +78,13 @@ def import_check(kb: KB, path: Path) -> dict[str, Any]:
     }
 
 
-def import_apply(kb: KB, actor: str, path: Path, on_conflict: str = "skip") -> dict[str, Any]:
+def import_apply(
+    kb: KB,
+    actor: str,
+    path: Path,
+    on_conflict: str = "skip",
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     """Land the bundle's new objects (and, with `overwrite`, its conflicting ones) in one
     audited commit on the checked-out branch; `fail` refuses when anything conflicts."""
     from vouch.store import writer
@@ -85,7 +92,7 @@ def import_apply(kb: KB, actor: str, path: Path, on_conflict: str = "skip") -> d
 
     if on_conflict not in ON_CONFLICT:
         raise UsageError(f"on_conflict {on_conflict!r} is not one of: {', '.join(ON_CONFLICT)}")
-    bundle = load(path)
+    bundle = load(path, progress)
     with gate_lock(kb):
         head = kb.repo.resolve("HEAD")
         found = plan(kb, bundle, head)
@@ -131,5 +138,6 @@ def import_apply(kb: KB, actor: str, path: Path, on_conflict: str = "skip") -> d
             object_ids=sorted(taken),
             data=data,
             extra_trailers={"Vouch-Bundle": bundle.sha256},
+            progress=progress,
         )
     return result

@@ -15,6 +15,7 @@ from importlib import import_module
 import click
 
 from vouch import __version__
+from vouch.cli import progress
 from vouch.cli.options import (
     chosen_format,
     forget_format,
@@ -90,7 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     forget_format()  # a usage error's format comes from this argv, not an earlier call
     try:
-        result = cli.main(args=args, prog_name="vouch", standalone_mode=False)
+        try:
+            result = cli.main(args=args, prog_name="vouch", standalone_mode=False)
+        finally:
+            progress.end()  # a bar left on the screen would run into what follows
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.exceptions.Abort:

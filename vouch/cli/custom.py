@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import click
@@ -73,7 +72,7 @@ def _source_add(method: ops.Method, ctx: CallContext, out: Output, values: dict[
         )
         emit(method, out, sources.register_many(ctx.kb, [item], ctx.actor())[0])
         return
-    if Path(target).is_dir():
+    if sources.target_path(ctx.kb, target).is_dir():  # as the library resolves it
         if not recursive:
             raise UsageError(f"{target} is a directory", hint="pass --recursive to add a folder")
         _add_folder(ctx, out, target, params, folder_options)
@@ -104,6 +103,7 @@ def _globs(given: tuple[str, ...]) -> list[str]:
 def _add_folder(
     ctx: CallContext, out: Output, target: str, params: dict[str, Any], extra: dict[str, Any]
 ) -> None:
+    from vouch.cli.human import registered
     from vouch.store import folder, sources
 
     kb = ctx.kb
@@ -116,42 +116,35 @@ def _add_folder(
         include=extra["include"],
         exclude=extra["exclude"],
         everything=extra["all"],
+        progress=ctx.progress,
     )
-    links = found.links
-    if links:
-        out.info(
-            f"skipped {len(links)} symbolic link(s), which a recursive add never "
-            "follows: " + ", ".join(str(p) for p in links[:5]) + (", ..." if len(links) > 5 else "")
-        )
-    items = found.items
-    if sys.stderr.isatty() and items:
-        with click.progressbar(length=len(items), label="Registering", file=sys.stderr) as bar:
-            last = [0]
-
-            def advance(n: int) -> None:
-                bar.update(n - last[0])
-                last[0] = n
-
-            results = sources.register_many(kb, items, ctx.actor(), progress=advance)
-    else:
-        results = sources.register_many(kb, items, ctx.actor())
+    results = sources.register_many(kb, found.items, ctx.actor(), progress=ctx.progress)
     for result, path in zip(results, found.paths, strict=True):
         result["path"] = path
+    present = sum(1 for r in results if r["deduplicated"])
+    report = {
+        "items": results,
+        "added": len(results) - present,
+        "deduplicated": present,
+        "skipped": [{"path": s.path, "reason": s.reason} for s in found.skipped],
+    }
     if out.json:
-        out.emit(results)
+        out.emit(report)
     else:
         for r in results:
-            click.echo(r["id"])
-    out.info(_folder_summary(results, found.skipped))
+            click.echo(registered(r))
+    out.info(_folder_summary(report))
 
 
-def _folder_summary(results: list[dict[str, Any]], skipped: list[Any]) -> str:
+def _folder_summary(report: dict[str, Any]) -> str:
     """`added 3, already present 1, skipped 4: binary 2 (logo.png, font.woff), ...`"""
-    present = sum(1 for r in results if r["deduplicated"])
-    line = f"added {len(results) - present}, already present {present}, skipped {len(skipped)}"
+    skipped = report["skipped"]
+    line = (
+        f"added {report['added']}, already present {report['deduplicated']}, skipped {len(skipped)}"
+    )
     by_reason: dict[str, list[str]] = {}
     for s in skipped:
-        by_reason.setdefault(s.reason, []).append(s.path)
+        by_reason.setdefault(s["reason"], []).append(s["path"])
     parts = [
         f"{reason} {len(paths)} ({', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''})"
         for reason, paths in by_reason.items()
@@ -191,34 +184,6 @@ def _source_add_options() -> list[click.Parameter]:
             "path). Agents can never do this.",
         ),
     ]
-
-
-def _rebuild(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
-    """A progress bar on a terminal; otherwise the plain method."""
-    params = params_from(method, values)
-    if not sys.stderr.isatty():
-        emit(method, out, ops.invoke(ctx, method.name, params))
-        return
-    from vouch.index.api import rebuild_index
-
-    bars: dict[str, Any] = {}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        for name in [n for n in bars if n != stage]:  # a new stage ends the previous bar
-            bars.pop(name).render_finish()
-        if stage in ("done", "vectors"):
-            if stage == "vectors":
-                click.echo("Writing vectors, graph and full-text index...", err=True)
-            return
-        bar = bars.get(stage)
-        if bar is None:
-            bar = bars[stage] = click.progressbar(
-                length=total, label=stage.capitalize(), file=sys.stderr
-            )
-        bar.update(done - bar.pos)
-
-    report = rebuild_index(ctx.kb, force=bool(params.get("force")), progress=progress)
-    emit(method, out, {"ok": True, "indexed": report.documents, **report.to_json()})
 
 
 def _audit(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
@@ -282,7 +247,6 @@ CUSTOM: dict[str, Custom] = {
     "kb.approve": Custom(run=_approve),
     "kb.search": Custom(_search_options, _search),
     "kb.register_source_from_path": Custom(_source_add_options, _source_add),
-    "kb.index_rebuild": Custom(run=_rebuild),
     "kb.audit": Custom(
         lambda: [
             click.Option(["--verify"], is_flag=True, help="Check the log instead of listing it.")

@@ -6,6 +6,7 @@ itself, because a proposal's id goes alone to stdout and its story to stderr.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import click
@@ -60,9 +61,20 @@ def listing(result: dict[str, Any] | list[dict[str, Any]]) -> str:
 
 
 def registered(result: dict[str, Any]) -> str:
+    """`5891b5b522d5  docs/runbook.md  "Runbook"  (already present)`: a source added, by
+    its id (first, for `cut -d' ' -f1`; any 8+ digits of it are taken back), where it
+    came from and its title when it has one of its own."""
+    locator = str(result.get("locator") or "-")
+    parts = [str(result["id"])[:12], locator]
+    title = result.get("title")
+    if title and title not in (locator, locator.rsplit("/", 1)[-1]):  # not just its name
+        parts.append(json.dumps(title, ensure_ascii=False))
     if result.get("deduplicated"):
-        click.echo("already registered (deduplicated)", err=True)
-    return str(result["id"])
+        parts.append("(already present)")
+    if result.get("supersedes"):
+        older = ", ".join(str(o)[:12] for o in result["supersedes"])
+        parts.append(f"(new version of {older})")
+    return "  ".join(parts)
 
 
 def identifier(result: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from vouch.cli import progress
 from vouch.errors import UsageError
 from vouch.methods.context import CallContext
 
@@ -73,6 +74,7 @@ class Output:
         return self.format == "json"
 
     def emit(self, data: Any, human: Callable[[Any], str] | None = None) -> None:
+        progress.end()
         if self.json or human is None:
             click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
         else:
@@ -82,6 +84,7 @@ class Output:
 
     def info(self, message: str) -> None:
         """Narration for people: stderr, so stdout stays scriptable."""
+        progress.end()
         click.echo(message, err=True)
 
 
@@ -122,6 +125,7 @@ def open_call(values: dict[str, Any], default_format: str) -> tuple[CallContext,
         kb_path=kb_path or early.get("kb_path"),
         actor_override=actor or early.get("actor"),
         transport="cli",
+        progress=progress.reporter(chosen),
     )
     return ctx, Output(chosen)
 

@@ -19,6 +19,7 @@ import difflib
 from typing import Any
 
 from vouch.core.config import CONFIG_NAME, Config, parse, template_text
+from vouch.core.progress import Progress
 from vouch.errors import CorruptFile, VouchError
 from vouch.health import lint, verify
 from vouch.health.issues import Issue, counts, error, ordered, verdict, warn
@@ -29,11 +30,11 @@ _EXTRA_KEYS = ("search.freshness_seconds", "search.similarity_floor")
 _ENUMS = {"review.approver_role": ("human", "trusted-agent"), "index.lexical": ("fts5", "whoosh")}
 
 
-def doctor(kb: KB) -> dict[str, Any]:
+def doctor(kb: KB, progress: Progress | None = None) -> dict[str, Any]:
     issues: list[Issue] = []
     checks: dict[str, Any] = {}
 
-    k, found = lint.everything(kb)
+    k, found = lint.everything(kb, progress=progress)
     linted = lint.report("full", k, found)
     checks["lint"] = {
         "verdict": linted["verdict"],

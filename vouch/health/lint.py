@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from vouch.core import ids
 from vouch.core.config import Config
+from vouch.core.progress import Progress, each
 from vouch.health import files, provenance, rules
 from vouch.health.issues import Issue, counts, ordered, verdict, warn
 from vouch.kinds import KINDS
@@ -55,7 +56,12 @@ def stale_days_of(settings: Config, given: int | None) -> int:
 
 
 def lint(
-    kb: KB, *, stale_days: int | None = None, staged: bool = False, since: str | None = None
+    kb: KB,
+    *,
+    stale_days: int | None = None,
+    staged: bool = False,
+    since: str | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     if staged and since:
         from vouch.errors import UsageError
@@ -68,7 +74,7 @@ def lint(
         return _since(kb, since, stale_days)
     if staged:
         return _staged(kb, stale_days)
-    return _everything(kb, stale_days)
+    return _everything(kb, stale_days, progress)
 
 
 def report(mode: str, k: rules.Knowledge, issues: Iterable[Issue], **extra: Any) -> dict[str, Any]:
@@ -88,14 +94,16 @@ def report(mode: str, k: rules.Knowledge, issues: Iterable[Issue], **extra: Any)
 
 
 # -- everything ----------------------------------------------------------------------------
-def everything(kb: KB, stale_days: int | None = None) -> tuple[rules.Knowledge, list[Issue]]:
+def everything(
+    kb: KB, stale_days: int | None = None, progress: Progress | None = None
+) -> tuple[rules.Knowledge, list[Issue]]:
     """Every knowledge file of the work tree loaded, and the issues beyond loading."""
     from vouch.health.cache import LoadCache
 
     settings = settings_of(kb)
     cache = LoadCache(kb)
     k = rules.Knowledge(files.work_tree(kb), cache)
-    for entry in k.view.entries():
+    for entry in each(list(k.view.entries()), progress, "checking", every=200):
         k.load(entry)
     cache.save()
     require = settings.get("review.require_citations", True) is not False
@@ -120,8 +128,8 @@ def everything(kb: KB, stale_days: int | None = None) -> tuple[rules.Knowledge, 
     return k, issues
 
 
-def _everything(kb: KB, stale_days: int | None) -> dict[str, Any]:
-    k, issues = everything(kb, stale_days)
+def _everything(kb: KB, stale_days: int | None, progress: Progress | None) -> dict[str, Any]:
+    k, issues = everything(kb, stale_days, progress)
     return report("full", k, issues)
 
 

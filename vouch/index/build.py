@@ -17,10 +17,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from vouch.core.progress import Progress, each, step
 from vouch.embed import model as embed
 from vouch.index import chunking, freshness, graph, store, vectors
 from vouch.index.chunking import Doc
-from vouch.index.ingest import Progress, Report, embed_texts, insert_docs, meta_values, read_doc
+from vouch.index.ingest import Report, embed_texts, insert_docs, meta_values, read_doc
 from vouch.index.lexical import backend
 from vouch.index.settings import Settings
 from vouch.index.state import Counts
@@ -39,14 +40,12 @@ def _all_docs(kb: KB, report: Report, progress: Progress | None) -> list[Doc]:
     ]
     labels: dict[str, str] = {}
     docs: list[Doc] = []
-    for n, (kind, oid) in enumerate(wanted, 1):
+    for kind, oid in each(wanted, progress, "indexing: reading", every=500):
         doc = read_doc(kb, kind, oid, labels, report.invalid)
         if doc is not None:
             docs.append(doc)
             if kind == "entity":
                 labels[oid] = doc.title
-        if progress and (n % 500 == 0 or n == len(wanted)):
-            progress("reading", n, len(wanted))
     return docs
 
 
@@ -91,8 +90,7 @@ def _rebuild(
         embedder = embed.embedder(settings.model) if settings.model else None
         matrix = embed_texts(embedder, texts, progress)
         t = report.lap("embed", t)
-        if progress:
-            progress("vectors", 0, 1)
+        step(progress, "indexing: writing")
         conn = store.connect(aside / store.DB_NAME, create=True)
         try:
             store.create_schema(conn, settings.tokenizer)
@@ -141,8 +139,6 @@ def _rebuild(
         report.embedded = 0
     report.reindexed = len(docs)
     report.seconds = time.perf_counter() - started
-    if progress:
-        progress("done", 1, 1)
     return report
 
 

@@ -29,7 +29,8 @@ from vouch.index.settings import Settings
 from vouch.store.kb import KB
 
 if TYPE_CHECKING:
-    from vouch.index.ingest import Progress, Report
+    from vouch.core.progress import Progress
+    from vouch.index.ingest import Report
 
 # Above this many changed documents (and half the index) a rebuild is cheaper.
 _REFRESH_LIMIT = 2000

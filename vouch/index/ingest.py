@@ -10,12 +10,13 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from vouch.core import ids
+from vouch.core.progress import Progress
 from vouch.embed import model as embed
 from vouch.errors import CorruptFile, InvalidId
 from vouch.index import chunking, freshness, store
@@ -28,7 +29,6 @@ from vouch.store.kb import KB, path_for
 
 log = logging.getLogger("vouch.index")
 
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
 EMBED_BATCH = 16384  # texts per model2vec call (progress is reported between calls)
 
 
@@ -236,10 +236,12 @@ def embed_texts(
     if embedder is None or not texts:
         return np.zeros((len(texts) if embedder else 0, dims), dtype=np.float32)
     parts = []
+    if progress:
+        progress("indexing: embedding", 0, len(texts))
     for start in range(0, len(texts), EMBED_BATCH):
         parts.append(embedder.encode(texts[start : start + EMBED_BATCH]))
         if progress:
-            progress("embedding", min(start + EMBED_BATCH, len(texts)), len(texts))
+            progress("indexing: embedding", min(start + EMBED_BATCH, len(texts)), len(texts))
     return np.concatenate(parts, axis=0)
 
 

@@ -47,19 +47,19 @@ def export(ctx: CallContext, out: str) -> dict[str, Any]:
             f"{out} exists; an export over {ctx.transport} never replaces a file",
             hint="name a new file, or remove that one first",
         )
-    return bundle.export(ctx.kb, target)
+    return bundle.export(ctx.kb, target, ctx.progress)
 
 
 def export_check(ctx: CallContext, path: str) -> dict[str, Any]:
     from vouch import bundle
 
-    return bundle.check(_bundle_path(ctx, path))[1]
+    return bundle.check(_bundle_path(ctx, path), ctx.progress)[1]
 
 
 def import_check(ctx: CallContext, path: str) -> dict[str, Any]:
     from vouch import bundle
 
-    return bundle.import_check(ctx.kb, _bundle_path(ctx, path))
+    return bundle.import_check(ctx.kb, _bundle_path(ctx, path), ctx.progress)
 
 
 def import_apply(ctx: CallContext, path: str, on_conflict: str = "skip") -> dict[str, Any]:
@@ -72,7 +72,9 @@ def import_apply(ctx: CallContext, path: str, on_conflict: str = "skip") -> dict
             "(kb.export_check, kb.import_check)",
             hint="a person runs `vouch import-apply PATH` at the CLI",
         )
-    return bundle.import_apply(ctx.kb, ctx.actor(), _bundle_path(ctx, path), on_conflict)
+    return bundle.import_apply(
+        ctx.kb, ctx.actor(), _bundle_path(ctx, path), on_conflict, ctx.progress
+    )
 
 
 METHODS: tuple[Method, ...] = (

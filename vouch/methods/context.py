@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vouch.core.progress import Progress
 from vouch.store.kb import KB
 
 
@@ -18,6 +19,7 @@ class CallContext:
     transport: str = "cli"
     allow_decisions: bool = False  # servers: --allow-decisions (the CLI always may decide)
     warm: dict[str, Any] = field(default_factory=dict)  # long-lived caches (index, model)
+    progress: Progress | None = None  # the CLI's bar on a terminal; never over a server
     _kb: KB | None = None
 
     @property

@@ -32,6 +32,7 @@ def context(
         require_citations=require_citations,
         warm=ctx.warm,
         transport=ctx.transport,
+        progress=ctx.progress,
     )
 
 

@@ -13,7 +13,7 @@ def index_rebuild(ctx: CallContext, force: bool = False) -> dict[str, Any]:
     base's index at this path instead of refusing (E003)."""
     from vouch.index.api import rebuild_index
 
-    report = rebuild_index(ctx.kb, force=force)
+    report = rebuild_index(ctx.kb, force=force, progress=ctx.progress)
     # a server's warm index still points at the replaced files: drop it
     for key in [k for k in ctx.warm if isinstance(k, tuple) and "index" in str(k[0])]:
         ctx.warm.pop(key, None)

@@ -16,7 +16,7 @@ def lint(
 ) -> dict[str, Any]:
     from vouch.health.lint import lint as run
 
-    return run(ctx.kb, stale_days=stale_days, staged=staged, since=since)
+    return run(ctx.kb, stale_days=stale_days, staged=staged, since=since, progress=ctx.progress)
 
 
 def source_verify(ctx: CallContext, id: str | None = None) -> dict[str, Any]:
@@ -28,7 +28,7 @@ def source_verify(ctx: CallContext, id: str | None = None) -> dict[str, Any]:
 def doctor(ctx: CallContext) -> dict[str, Any]:
     from vouch.health.doctor import doctor as run
 
-    return run(ctx.kb)
+    return run(ctx.kb, ctx.progress)
 
 
 METHODS: tuple[Method, ...] = (

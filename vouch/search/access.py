@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from vouch.core.progress import Progress
 from vouch.index.api import ChunkInfo, Index
 from vouch.index.catalog import passing
 from vouch.index.filters import Filters, ascii_fold
@@ -205,7 +206,11 @@ def _signature(kb: KB) -> tuple[Any, ...] | None:
 
 
 def open_index(
-    kb: KB, warm: dict[str, Any], *, meanwhile: Callable[[Index], object] | None = None
+    kb: KB,
+    warm: dict[str, Any],
+    *,
+    meanwhile: Callable[[Index], object] | None = None,
+    progress: Progress | None = None,
 ) -> SearchIndex:
     """The knowledge base's index, fresh; reused from `warm` when this process has it.
 
@@ -213,13 +218,16 @@ def open_index(
     at 10k objects) while the git/audit signature is unchanged and the last check is
     younger than `search.freshness_seconds` (default 2): anything vouch or git does is
     seen at once, a hand edit of an uncommitted file within that many seconds.
-    A cold open runs `meanwhile(index)` while git checks freshness (`Index.open`).
+    A cold open runs `meanwhile(index)` while git checks freshness (`Index.open`);
+    `progress` hears of a build or rebuild.
     """
     key: Any = ("search-index", str(kb.dir))
     found: SearchIndex | None = warm.get(key)
     now = time.monotonic()
     if found is None:
-        found = SearchIndex(Index.open(kb, ensure_fresh=True, meanwhile=meanwhile))
+        found = SearchIndex(
+            Index.open(kb, ensure_fresh=True, meanwhile=meanwhile, progress=progress)
+        )
         found.checked = (now, _signature(kb))
         warm[key] = found
     else:
@@ -227,7 +235,7 @@ def open_index(
         signature = _signature(kb)
         last_time, last_signature = found.checked
         if signature is None or signature != last_signature or now - last_time > ttl:
-            found.index.ensure_fresh()
+            found.index.ensure_fresh(progress)
             found.checked = (now, signature)
     found.searches += 1
     return found

@@ -73,5 +73,5 @@ def kb_search(ctx: CallContext, query: str, envelope: bool = False, **params: An
         from dataclasses import replace
 
         request = replace(request, weights={})
-    response = search(ctx.kb, request, warm=ctx.warm)
+    response = search(ctx.kb, request, warm=ctx.warm, progress=ctx.progress)
     return response if envelope else response["results"]

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def _index(ctx: CallContext) -> Any:
     from vouch.search.access import open_index
 
-    return open_index(ctx.kb, ctx.warm).index
+    return open_index(ctx.kb, ctx.warm, progress=ctx.progress).index
 
 
 def tags(ctx: CallContext) -> list[dict[str, Any]]:

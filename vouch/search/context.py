@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vouch.core import ids
+from vouch.core.progress import Progress
 from vouch.errors import CorruptFile, InvalidId, UsageError
 from vouch.kinds import KINDS, Obj, module_for
 from vouch.search import query as queries
@@ -118,8 +119,10 @@ def build(
     require_citations: bool = False,
     warm: dict[str, Any] | None = None,
     transport: str = "cli",
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """The ContextPack for `task` (see the module docstring)."""
+    """The ContextPack for `task` (see the module docstring); `progress` hears of an
+    index build."""
     text = queries.normalize(task)
     if max_chars < 1:
         raise UsageError("max_chars must be at least 1")
@@ -131,6 +134,7 @@ def build(
         kb,
         SearchRequest(query=text, top=top, kinds=PACK_KINDS, trace=True, transport=transport),
         warm=warm,
+        progress=progress,
     )
     reader = _Reader(kb, warm.setdefault(f"context-objects:{kb.dir}", {}))
     candidates = _candidates(response)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from vouch.core.progress import Progress
 from vouch.errors import UsageError, VouchError
 from vouch.search import cursor as cursors
 from vouch.search import hits, prior
@@ -138,13 +139,20 @@ class _Timer:
         return round(self.marks.get(name, 0.0))
 
 
-def search(kb: KB, request: SearchRequest, *, warm: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Run one search and log it (also when it fails)."""
+def search(
+    kb: KB,
+    request: SearchRequest,
+    *,
+    warm: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Run one search and log it (also when it fails). `progress` hears of an index
+    build (the first search of a fresh clone)."""
     from vouch.search import log
 
     started = time.perf_counter()
     try:
-        response = _search(kb, request, warm if warm is not None else {}, started)
+        response = _search(kb, request, warm if warm is not None else {}, started, progress)
     except Exception as exc:  # logged (also an unexpected failure), then re-raised
         if request.log:
             error = (
@@ -175,7 +183,13 @@ def search(kb: KB, request: SearchRequest, *, warm: dict[str, Any] | None = None
     return response
 
 
-def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float) -> dict[str, Any]:
+def _search(
+    kb: KB,
+    request: SearchRequest,
+    warm: dict[str, Any],
+    started: float,
+    progress: Progress | None,
+) -> dict[str, Any]:
     from vouch.search import access
 
     req = request.checked(kb.config)
@@ -185,7 +199,7 @@ def _search(kb: KB, request: SearchRequest, warm: dict[str, Any], started: float
         req = replace(req, mode="fts")
     assert req.top is not None and req.rrf_k is not None
     tuning = Tuning.from_config(kb.config)
-    index = access.open_index(kb, warm, meanwhile=_embed_early(req))
+    index = access.open_index(kb, warm, meanwhile=_embed_early(req), progress=progress)
     filters = access.filters(
         kinds=req.kinds or SEARCH_KINDS,
         tags=req.tags,

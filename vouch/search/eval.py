@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vouch.core.progress import Progress, each
 from vouch.errors import UsageError
 
 CUTOFF = 10
@@ -82,6 +83,7 @@ def evaluate(
     golden: Sequence[GoldenQuery],
     search: Callable[[str, str], Sequence[str]],
     modes: Sequence[str] = MODES,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """`search(query, mode)` returns ranked object ids. Means per mode and per group."""
     per_mode: dict[str, dict[str, dict[str, float]]] = {}
@@ -91,7 +93,7 @@ def evaluate(
             counts[q.group] = counts.get(q.group, 0) + 1
     for mode in modes:
         sums: dict[str, dict[str, float]] = {}
-        for q in golden:
+        for q in each(golden, progress, f"evaluating {mode}", every=10):
             ranked = distinct(search(q.query, mode))
             values = {
                 "mrr@10": reciprocal_rank(ranked, q.relevant),

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vouch.core.progress import Progress, each
 from vouch.errors import UsageError
 from vouch.methods.context import CallContext
 from vouch.search.engine import SearchRequest, search
@@ -30,7 +31,7 @@ _MODE_NAMES = {
 }
 
 
-def build_corpus_kb(corpus: Path, workdir: Path) -> Any:
+def build_corpus_kb(corpus: Path, workdir: Path, progress: Progress | None = None) -> Any:
     """A knowledge base in `workdir` holding every file under `corpus` as a source."""
     from vouch import git
     from vouch.store import sources
@@ -44,8 +45,8 @@ def build_corpus_kb(corpus: Path, workdir: Path) -> Any:
     git.init_repo(workdir)  # its own repository, never a commit in an enclosing one
     init_kb(workdir, "vouch-eval")
     kb = KB.open(workdir)
-    items = [sources.intake_for_path(kb, p) for p in files]
-    sources.register_many(kb, items, "vouch-eval")
+    items = [sources.intake_for_path(kb, p) for p in each(files, progress, "reading", every=50)]
+    sources.register_many(kb, items, "vouch-eval", progress)
     return kb
 
 
@@ -63,19 +64,24 @@ def run(
         if mode not in MODES:
             raise UsageError(f"unknown mode {mode!r}", hint="fts, vector, hybrid")
     if corpus is None:
-        return _evaluate(ctx.kb, golden, chosen, ctx.warm, tuning)
+        return _evaluate(ctx.kb, golden, chosen, ctx.warm, tuning, ctx.progress)
     with tempfile.TemporaryDirectory(prefix="vouch-eval-") as tmp:
-        kb = build_corpus_kb(corpus, Path(tmp) / "kb")
-        report = _evaluate(kb, golden, chosen, {}, tuning)
+        kb = build_corpus_kb(corpus, Path(tmp) / "kb", ctx.progress)
+        report = _evaluate(kb, golden, chosen, {}, tuning, ctx.progress)
         report["corpus"] = str(corpus)
         return report
 
 
 def _evaluate(
-    kb: KB, golden: Any, modes: Sequence[str], warm: dict[str, Any], tuning: dict[str, Any] | None
+    kb: KB,
+    golden: Any,
+    modes: Sequence[str],
+    warm: dict[str, Any],
+    tuning: dict[str, Any] | None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     def ranked(query: str, mode: str) -> list[str]:
         request = SearchRequest(query=query, mode=mode, top=CUTOFF, log=False, **(tuning or {}))
-        return [r["id"] for r in search(kb, request, warm=warm)["results"]]
+        return [r["id"] for r in search(kb, request, warm=warm, progress=progress)["results"]]
 
-    return evaluate(golden, ranked, modes)
+    return evaluate(golden, ranked, modes, progress)

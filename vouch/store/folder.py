@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from vouch.core.progress import Progress, each
 from vouch.store.kb import KB
 from vouch.store.sources import Intake, confine, intake_for_path, readable, target_path, walk
 
@@ -31,8 +32,7 @@ class Skipped:
 class Folder:
     items: list[Intake] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)  # each item's path, relative to the folder
-    skipped: list[Skipped] = field(default_factory=list)
-    links: list[Path] = field(default_factory=list)  # symbolic links: never followed
+    skipped: list[Skipped] = field(default_factory=list)  # symbolic links among them
 
 
 def is_binary(content: bytes) -> bool:
@@ -59,6 +59,7 @@ def intakes_under(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     everything: bool = False,
+    progress: Progress | None = None,
 ) -> Folder:
     """The files below `directory` as intakes, and every file left out with its reason.
 
@@ -68,7 +69,9 @@ def intakes_under(
     root = target_path(kb, directory)
     _, root_rel = confine(kb, root, allow_outside=allow_outside)
     found = walk(root)
-    out = Folder(links=found.links)
+    out = Folder()
+    for link in found.links:
+        out.skipped.append(Skipped(readable(_below(link, root)), "symbolic link, never followed"))
     chosen: list[tuple[Path, str]] = []
     for path in found.files:
         rel = path.relative_to(root).as_posix()
@@ -84,7 +87,7 @@ def intakes_under(
         prefix = "" if root_rel == "." else root_rel + "/"
         ignored = kb.repo.ignored(prefix + rel for _, rel in chosen)
         ignored = {k[len(prefix) :]: v for k, v in ignored.items()}
-    for path, rel in chosen:
+    for path, rel in each(chosen, progress, "reading", every=50):
         if rel in ignored:
             out.skipped.append(Skipped(readable(rel), f"ignored by {readable(ignored[rel])}"))
             continue
@@ -95,3 +98,10 @@ def intakes_under(
         out.items.append(item)
         out.paths.append(readable(rel))
     return out
+
+
+def _below(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)

@@ -36,6 +36,7 @@ from typing import Any
 
 from vouch.core import fsio
 from vouch.core.lock import write_lock
+from vouch.core.progress import Progress, each
 from vouch.errors import Conflict, GitFailure
 from vouch.store.kb import KB
 
@@ -245,7 +246,9 @@ def refuse_clobber(
 _READ_AT_ONCE = 256  # blobs read from git per pipelined round trip
 
 
-def sync_worktree(kb: KB, changes: Mapping[str, str | None]) -> None:
+def sync_worktree(
+    kb: KB, changes: Mapping[str, str | None], progress: Progress | None = None
+) -> None:
     """Make work tree and index hold these blobs at exactly these paths (None: absent).
 
     Files are replaced atomically (temp file + rename) but not fsynced: the commit is the
@@ -268,6 +271,8 @@ def sync_worktree(kb: KB, changes: Mapping[str, str | None]) -> None:
                 os.makedirs(parent, exist_ok=True)
                 made.add(parent)
             fsio.replace_unsynced(target, data)
+        if progress:
+            progress("writing files", start + len(part), len(wanted))
     fault("worktree")
     with index_owner(kb):
         kb.repo.stage_entries(changes)
@@ -282,6 +287,7 @@ def land(
     other_refs: Iterable[RefUpdate] = (),
     message: str = "vouch",
     current: str | None = "",
+    progress: Progress | None = None,
 ) -> None:
     """Move `branch` from `old` to `commit` (plus `other_refs`) in one ref transaction.
 
@@ -293,7 +299,8 @@ def land(
     checked_out = (checked_out_branch(kb) if current == "" else current) == branch
     journal = kb.dir / JOURNAL
     if checked_out:
-        before = {path: kb.repo.blob_at(old, path) if old else None for path in changes}
+        paths = each(list(changes), progress, "checking the work tree", every=500)
+        before = {path: kb.repo.blob_at(old, path) if old else None for path in paths}
         refuse_clobber(kb, before, changes)
         fsio.write_atomic(
             journal,
@@ -310,7 +317,7 @@ def land(
         )
         fault("journal")
         try:
-            sync_worktree(kb, changes)
+            sync_worktree(kb, changes, progress)
         except BaseException:
             # e.g. git holds index.lock: the index was not written, the files were
             _undo(kb, changes, before, stage=False)

@@ -12,12 +12,13 @@ import errno
 import mimetypes
 import os
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vouch.core.lock import write_lock
+from vouch.core.progress import Progress, each
 from vouch.errors import (
     InvalidPath,
     NotFound,
@@ -45,11 +46,11 @@ class Intake:
 
 
 def register_many(
-    kb: KB, items: Iterable[Intake], actor: str, progress: Callable[[int], None] | None = None
+    kb: KB, items: Iterable[Intake], actor: str, progress: Progress | None = None
 ) -> list[dict[str, Any]]:
-    """Register sources in one commit. Each result is `{id, deduplicated}`, plus
-    `supersedes` (the versions it replaced) when it became the current version of its
-    locator (see `Versions`)."""
+    """Register sources in one commit. Each result is `{id, deduplicated, locator,
+    title}`, plus `supersedes` (the versions it replaced) when it became the current
+    version of its locator (see `Versions`)."""
     results: list[dict[str, Any]] = []
     files: dict[str, bytes] = {}
     new_ids: list[str] = []
@@ -64,7 +65,8 @@ def register_many(
     with write_lock(kb.dir, kb.config.number("lock.timeout_seconds", 30)):
         head = kb.repo.resolve("HEAD")
         versions = Versions(kb, head, {i.locator or "-" for i in items})
-        for n, (item, extra) in enumerate(zip(items, metadata, strict=True), 1):
+        pairs = list(zip(items, metadata, strict=True))
+        for item, extra in each(pairs, progress, "registering", every=50):
             meta = source.new(
                 item.content,
                 type=item.type or "file",
@@ -80,20 +82,19 @@ def register_many(
             committed = (
                 head is not None and kb.repo.store.info(f"{head}:{kb.rel(meta_path)}") is not None
             )
+            shown = {"locator": meta["locator"], "title": meta.get("title")}
             if committed or sid in new_ids:
-                results.append({"id": sid, "deduplicated": True})
+                results.append({"id": sid, "deduplicated": True, **shown})
             else:
                 existing = kb.read(source.KIND, sid)  # left by an interrupted run: reuse it
                 versions.add(existing or meta)
                 media_type = (existing or meta).get("media_type")
                 files[source.content_path_for(sid, media_type)] = item.content
                 new_ids.append(sid)
-                results.append({"id": sid, "deduplicated": False})
+                results.append({"id": sid, "deduplicated": False, **shown})
             older = versions.make_current(sid, meta["locator"])
             if older:
                 results[-1]["supersedes"] = replaced[sid] = older
-            if progress:
-                progress(n)
         files.update(versions.files())
         if files:
             current = [*new_ids, *(s for s in replaced if s not in new_ids)]
@@ -112,6 +113,7 @@ def register_many(
                 actor=actor,
                 object_ids=[*current, *retired],
                 data={"supersedes": replaced} if replaced else None,
+                progress=progress,
             )
     return results
 
@@ -253,7 +255,7 @@ def _read_limited(kb: KB, path: Path, resolved: Path, rel: str | None) -> bytes:
                 ) from exc
             raise NotFound(f"no such file: {path} (a part of it is not a directory)") from exc
         raise from_os_error(exc, path) or UsageError(f"cannot read {path}: {exc.strerror}") from exc
-    with os.fdopen(fd, "rb") as fh:
+    try:  # before fdopen, which refuses a directory with an OSError of its own
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
             raise UsageError(f"{path} is a directory", hint="pass --recursive to add a folder")
@@ -261,6 +263,10 @@ def _read_limited(kb: KB, path: Path, resolved: Path, rel: str | None) -> bytes:
             raise _not_regular(path)
         if st.st_size > limit:
             raise _too_large(path, limit, st.st_size)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as fh:
         content = fh.read(limit + 1)  # files in /proc report size 0; a file may grow
     if len(content) > limit:
         raise _too_large(path, limit)

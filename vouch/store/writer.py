@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from vouch.core.progress import Progress, each
 from vouch.store import audit
 from vouch.store.kb import KB
 from vouch.store.landing import fault, land, recover
@@ -55,10 +56,12 @@ def commit_direct(
     object_ids: Iterable[str],
     data: dict[str, Any] | None = None,
     extra_trailers: Mapping[str, str | None] | None = None,
+    progress: Progress | None = None,
 ) -> str:
     """Commit `files` (paths relative to `.vouch/`; None deletes) plus one audit event.
 
-    The caller holds the write lock. Returns the new commit id.
+    The caller holds the write lock. Returns the new commit id. `progress` hears of the
+    blobs stored and the work-tree files written (a bulk add or an import: thousands).
     """
     recover(kb)  # a landing cut short by a crash is finished before anything else
     repo = kb.repo
@@ -68,10 +71,12 @@ def commit_direct(
     payloads: dict[str, bytes | None] = {**files, **logs}
     with repo.store.batch():  # a big commit (an import) is stored as one pack
         changes: dict[str, str | None] = {
-            kb.rel(p): (repo.write_blob(b) if b is not None else None) for p, b in payloads.items()
+            kb.rel(p): (repo.write_blob(b) if b is not None else None)
+            for p, b in each(list(payloads.items()), progress, "storing", every=200)
         }
         if head:
-            changes = {p: b for p, b in changes.items() if repo.blob_at(head, p) != b}
+            pairs = each(list(changes.items()), progress, "comparing", every=500)
+            changes = {p: b for p, b in pairs if repo.blob_at(head, p) != b}
         tree = repo.edit_tree(repo.store.peel_tree(head) if head else None, changes)
     message = (
         f"{subject}\n\n"
@@ -87,5 +92,5 @@ def commit_direct(
     )
     commit = repo.write_commit(tree, [head] if head else [], message)
     fault("committed")
-    land(kb, branch, head, commit, changes, message=f"vouch: {subject}")
+    land(kb, branch, head, commit, changes, message=f"vouch: {subject}", progress=progress)
     return commit
