@@ -61,6 +61,18 @@ def queries(index: Any, n: int, seed: int = 0) -> list[str]:
     return out[:n]
 
 
+def warm_search_ms(kb: KB, warm: dict[Any, Any], qs: list[str], mode: str) -> list[float]:
+    """Milliseconds of each query through `engine.search` in this warm process (after
+    one untimed warm-up search)."""
+    search(kb, SearchRequest(query=qs[0], mode=mode, log=False), warm=warm)
+    times = []
+    for q in qs:
+        t0 = time.perf_counter()
+        search(kb, SearchRequest(query=q, mode=mode, log=False), warm=warm)
+        times.append((time.perf_counter() - t0) * 1000)
+    return times
+
+
 def pct(values: list[float], p: float) -> float:
     return percentile(values, p)
 
@@ -82,12 +94,7 @@ def bench(claims: int, n_queries: int, cold_runs: int) -> dict[str, Any]:
         "queries": len(qs),
     }
     for mode in ("hybrid", "fts", "vector"):
-        search(kb, SearchRequest(query=qs[0], mode=mode, log=False), warm=warm)  # warm-up
-        times = []
-        for q in qs:
-            t0 = time.perf_counter()
-            search(kb, SearchRequest(query=q, mode=mode, log=False), warm=warm)
-            times.append((time.perf_counter() - t0) * 1000)
+        times = warm_search_ms(kb, warm, qs, mode)
         out[f"warm_{mode}_p50_ms"] = round(pct(times, 50), 2)
         out[f"warm_{mode}_p95_ms"] = round(pct(times, 95), 2)
     fresh = []
