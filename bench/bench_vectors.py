@@ -17,8 +17,12 @@ Prints one JSON line per size; RESULTS.md is written by hand.
 
 from __future__ import annotations
 
+import os
 import sys
 
+# as `vouch` runs (vouch.cli.main): one BLAS thread; two spin against each other on a
+# busy 2-core machine and make a matrix-vector product several times slower
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 if "--exact-only" in sys.argv:  # the child: hnswlib hidden, as without the `hnsw` extra
     sys.modules["hnswlib"] = None  # type: ignore[assignment]
 
@@ -103,9 +107,9 @@ def main() -> int:
     for claims in args.claims:
         found = bench(claims, out_dir, args.queries, args.exact_only)
         if not args.exact_only:
+            again = ["--claims", str(claims), "--out", str(out_dir), "--queries", str(args.queries)]
             child = subprocess.run(
-                [sys.executable, __file__, "--exact-only", "--claims", str(claims)]
-                + ["--out", str(out_dir), "--queries", str(args.queries)],
+                [sys.executable, __file__, "--exact-only", *again],
                 capture_output=True,
                 text=True,
                 check=True,
