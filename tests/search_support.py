@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-from conftest import git
+from conftest import git, script
 
 from vouch.kinds import KINDS
 from vouch.methods.demo import example_files
@@ -110,11 +110,4 @@ def validate(response: dict[str, Any]) -> None:
 def build_golden() -> Any:
     """scripts/build_golden.py as a module (its content-word check, shared by the golden
     set and the evaluation corpus)."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "scripts" / "build_golden.py"
-    spec = importlib.util.spec_from_file_location("build_golden", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script("build_golden")
