@@ -39,3 +39,20 @@ def ids_of(index: Any, hits: list[Any]) -> list[str]:
 
 def index_dir(kb: KB) -> Path:
     return kb.dir / "index"
+
+
+def release_knowledge(kb: KB, *more_claims: str) -> KB:
+    """Two claims (and `more_claims`) and a release guide page with a Rollback section,
+    committed: the small knowledge base the index tests search."""
+    claim(kb, "Deploys run from the main branch via GitHub Actions", tags=["ops"])
+    claim(kb, "The billing service stores invoices in PostgreSQL", tags=["billing"])
+    for text in more_claims:
+        claim(kb, text)
+    write(
+        kb,
+        "page",
+        title="Release guide",
+        body="# Release\n\nCut a tag.\n\n## Rollback\n\nRevert the merge and redeploy.\n",
+    )
+    commit(kb)
+    return kb

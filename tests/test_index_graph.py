@@ -11,7 +11,7 @@ import subprocess
 import sys
 from typing import Any
 
-from index_support import claim, commit, ids_of, index_dir, write
+from index_support import claim, commit, ids_of, index_dir, release_knowledge
 
 from vouch.index import Index, index_status, vectors
 from vouch.store.kb import KB
@@ -56,19 +56,6 @@ def _without_hnswlib(kb: KB, *commands: list[str]) -> list[tuple[int, Any]]:
     return [(code, output) for code, output in results]
 
 
-def _knowledge(kb: KB) -> KB:
-    claim(kb, "Deploys run from the main branch via GitHub Actions", tags=["ops"])
-    claim(kb, "The billing service stores invoices in PostgreSQL", tags=["billing"])
-    write(
-        kb,
-        "page",
-        title="Release guide",
-        body="# Release\n\nCut a tag.\n\n## Rollback\n\nRevert the merge and redeploy.\n",
-    )
-    commit(kb)
-    return kb
-
-
 def _pending_rows(kb: KB) -> int:
     conn = sqlite3.connect(index_dir(kb) / "search.db")
     try:
@@ -78,7 +65,7 @@ def _pending_rows(kb: KB) -> int:
 
 
 def test_without_hnswlib_search_is_exact_and_a_later_hnswlib_adds_the_graph(kb: KB) -> None:
-    _knowledge(kb)
+    release_knowledge(kb)
     rebuilt, status, found, warm = _without_hnswlib(
         kb,
         ["index", "rebuild"],
@@ -117,7 +104,7 @@ def test_without_hnswlib_search_is_exact_and_a_later_hnswlib_adds_the_graph(kb: 
 
 
 def test_an_index_with_a_graph_serves_where_hnswlib_is_missing(kb: KB) -> None:
-    _knowledge(kb)
+    release_knowledge(kb)
     Index.open(kb).close()  # built here, with hnswlib: it has a graph
     path = index_dir(kb) / vectors.HNSW
     path.write_bytes(random.Random(0).randbytes(path.stat().st_size))  # damaged, same size

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from index_support import claim, commit, ids_of, index_dir, write
+from index_support import claim, ids_of, index_dir, release_knowledge
 
 from vouch.errors import IndexUnusable
 from vouch.index import Index, index_status, rebuild_index, vectors
@@ -20,17 +20,7 @@ QUERY = "rolling back a release"
 
 @pytest.fixture
 def knowledge(kb: KB) -> KB:
-    claim(kb, "Deploys run from the main branch via GitHub Actions", tags=["ops"])
-    claim(kb, "The billing service stores invoices in PostgreSQL", tags=["billing"])
-    claim(kb, "Payments retry three times before paging the on-call engineer")
-    write(
-        kb,
-        "page",
-        title="Release guide",
-        body="# Release\n\nCut a tag.\n\n## Rollback\n\nRevert the merge and redeploy.\n",
-    )
-    commit(kb)
-    return kb
+    return release_knowledge(kb, "Payments retry three times before paging the on-call engineer")
 
 
 def _garble(path: Path, seed: int = 0) -> None:

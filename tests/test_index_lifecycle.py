@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 from conftest import git
-from index_support import claim, commit, ids_of, index_dir, write
+from index_support import claim, commit, ids_of, index_dir, release_knowledge
 
 from vouch.errors import IndexCollision, IndexUnusable
 from vouch.index import Index, index_status, rebuild_index
@@ -15,16 +15,7 @@ from vouch.store.kb import KB
 
 @pytest.fixture
 def knowledge(kb: KB) -> KB:
-    claim(kb, "Deploys run from the main branch via GitHub Actions", tags=["ops"])
-    claim(kb, "The billing service stores invoices in PostgreSQL", tags=["billing"])
-    write(
-        kb,
-        "page",
-        title="Release guide",
-        body="# Release\n\nCut a tag.\n\n## Rollback\n\nRevert the merge and redeploy.\n",
-    )
-    commit(kb)
-    return kb
+    return release_knowledge(kb)
 
 
 def _counts_match_tables(index: Index) -> None:
