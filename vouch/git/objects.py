@@ -13,14 +13,16 @@ import subprocess
 import threading
 import weakref
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, TypeVar
 
 from vouch.errors import GitFailure
 from vouch.git.command import _BASE_ENV, EMPTY_TREES, run
 
 HASH_BYTES = {"sha1": 20, "sha256": 32}
+T = TypeVar("T")
 
 
 class ObjectStore:
@@ -124,57 +126,49 @@ class ObjectStore:
             return None if found is None else (found[0], found[1])
 
     def info_many(self, names: list[str], chunk: int = 128) -> list[tuple[str, str] | None]:
-        """`info` for many names, pipelined: a round trip per chunk, not per name.
+        """`info` for many names, pipelined: a round trip per chunk, not per name."""
 
-        Chunks keep both pipes' unread bytes far below the OS pipe buffer, so neither
-        side can block the other.
-        """
-        out: list[tuple[str, str] | None] = []
-        with self._mutex:
-            proc = self._batch()
-            assert proc.stdin is not None and proc.stdout is not None
-            for i in range(0, len(names), chunk):
-                part = names[i : i + chunk]
-                try:
-                    proc.stdin.write("".join(f"info {n}\n" for n in part).encode())
-                    proc.stdin.flush()
-                    lines = [proc.stdout.readline() for _ in part]
-                except (BrokenPipeError, OSError) as exc:
-                    raise GitFailure(f"git cat-file stopped: {exc}") from exc
-                for line in lines:
-                    fields = line.split()
-                    if not line:
-                        raise GitFailure("git cat-file stopped unexpectedly")
-                    out.append(
-                        (fields[0].decode(), fields[1].decode()) if len(fields) == 3 else None
-                    )
-        return out
+        def answer(stdout: IO[bytes]) -> tuple[str, str] | None:
+            fields = _header(stdout)
+            return None if fields is None else (fields[0], fields[1])
+
+        return self._pipelined([f"info {n}" for n in names], chunk, answer)
 
     def read_many(self, names: list[str], chunk: int = 64) -> list[tuple[str, bytes] | None]:
-        """`read` for many names, pipelined like `info_many`: a round trip per chunk of
-        requests, answers read in order. Objects this process wrote are not asked for.
-        Chunks stay small so the requests git has yet to answer never fill its pipe
-        while we are still writing them."""
+        """`read` for many names, pipelined like `info_many`. Objects this process wrote
+        are not asked for."""
+
+        def answer(stdout: IO[bytes]) -> tuple[str, bytes] | None:
+            fields = _header(stdout)
+            if fields is None:
+                return None
+            data = stdout.read(int(fields[2]))
+            stdout.read(1)  # the newline after the content
+            return fields[1], data
+
         out: list[tuple[str, bytes] | None] = [self._written.get(n) for n in names]
         asked = [i for i, found in enumerate(out) if found is None]
+        found = self._pipelined([f"contents {names[i]}" for i in asked], chunk, answer)
+        for i, got in zip(asked, found, strict=True):
+            out[i] = got
+        return out
+
+    def _pipelined(
+        self, requests: list[str], chunk: int, answer: Callable[[IO[bytes]], T]
+    ) -> list[T]:
+        """Each request's answer, in order, sent to cat-file a chunk at a time. Chunks keep
+        the requests git has yet to read far below the OS pipe buffer, so writing them
+        never waits on git while git waits on us to read its answers."""
+        out: list[T] = []
         with self._mutex:
             proc = self._batch()
             assert proc.stdin is not None and proc.stdout is not None
-            for start in range(0, len(asked), chunk):
-                part = asked[start : start + chunk]
+            for i in range(0, len(requests), chunk):
+                part = requests[i : i + chunk]
                 try:
-                    proc.stdin.write("".join(f"contents {names[i]}\n" for i in part).encode())
+                    proc.stdin.write("".join(f"{r}\n" for r in part).encode())
                     proc.stdin.flush()
-                    for i in part:
-                        header = proc.stdout.readline()
-                        fields = header.split()
-                        if len(fields) != 3:
-                            if not header:
-                                raise GitFailure("git cat-file stopped unexpectedly")
-                            continue  # missing: stays None
-                        data = proc.stdout.read(int(fields[2]))
-                        proc.stdout.read(1)
-                        out[i] = (fields[1].decode(), data)
+                    out += [answer(proc.stdout) for _ in part]
                 except (BrokenPipeError, OSError) as exc:
                     raise GitFailure(f"git cat-file stopped: {exc}") from exc
         return out
@@ -253,6 +247,17 @@ class ObjectStore:
         if self._proc is not None:
             _close(self._proc)
             self._proc = None
+
+
+def _header(stdout: IO[bytes]) -> tuple[str, str, str] | None:
+    """cat-file's answer line (`<sha> <type> <size>`), None for a missing object."""
+    line = stdout.readline()
+    if not line:
+        raise GitFailure("git cat-file stopped unexpectedly")
+    fields = line.split()
+    if len(fields) != 3:
+        return None  # "<name> missing" or "ambiguous"
+    return fields[0].decode(), fields[1].decode(), fields[2].decode()
 
 
 PACK_AT = 256  # objects in one batch from which a pack beats loose files (one process)
