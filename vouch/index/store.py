@@ -20,7 +20,8 @@ from vouch.index.location import DB_NAME as DB_NAME  # named where cold paths re
 
 # 4: checksums of vectors.f32, vectors.ids and vectors.words in index_meta
 # 5: transcript turns: chunks.context (an FTS5 column), turn, speaker, time, session
-SCHEMA_VERSION = 5
+# 6: indexes on lower(speaker) and time, for the --speaker / --since / --until filters
+SCHEMA_VERSION = 6
 # The version of vouch/index/chunking.py's output: bump it whenever the chunks made of
 # the same files change; an index built with another rebuilds. Kept here, beside the
 # schema version, so opening an index to search does not import the chunker.
@@ -126,6 +127,8 @@ CREATE TABLE chunks (
     session INTEGER
 );
 CREATE INDEX chunks_turn ON chunks(doc_key, turn) WHERE turn IS NOT NULL;
+CREATE INDEX chunks_speaker ON chunks(lower(speaker));
+CREATE INDEX chunks_time ON chunks(time) WHERE time IS NOT NULL;
 CREATE INDEX chunks_doc ON chunks(doc_key);
 CREATE INDEX chunks_kind ON chunks(kind);
 CREATE UNIQUE INDEX chunks_vec ON chunks(vec_row) WHERE vec_row IS NOT NULL;
