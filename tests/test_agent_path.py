@@ -93,6 +93,18 @@ def found_with_evidence(kb: KB, run_cli, made: dict[str, Any]) -> None:
         assert hits[0]["evidence"], hits[0]
 
 
+def walk_with_a_comment(kb: KB, run_cli: Any, call: Call) -> None:
+    """The whole path through `call`, with a reviewer's comment from the CLI between
+    the agent's proposal and its revision."""
+    made = anyio.run(propose_in_one_sitting, call)
+    said = run_cli("comment", made["claim"]["proposal_id"], "say every window", "--as", "bob",
+                   cwd=kb.root)  # fmt: skip
+    assert said.code == 0, said.err
+    made = anyio.run(revise_after_review, call, made)
+    review_and_approve(kb, run_cli, made)
+    found_with_evidence(kb, run_cli, made)
+
+
 def _jsonl_caller(kb: KB) -> Call:
     ctx = server_context("jsonl", kb_path=str(kb.dir))
     counter = iter(range(1, 1000))
@@ -112,13 +124,7 @@ def test_the_agents_path_over_jsonl(
     kb = kb_with_sources
     monkeypatch.setenv("VOUCH_AGENT", AGENT)
     call = _jsonl_caller(kb)
-    made = anyio.run(propose_in_one_sitting, call)
-    said = run_cli("comment", made["claim"]["proposal_id"], "say every window", "--as", "bob",
-                   cwd=kb.root)  # fmt: skip
-    assert said.code == 0, said.err
-    made = anyio.run(revise_after_review, call, made)
-    review_and_approve(kb, run_cli, made)
-    found_with_evidence(kb, run_cli, made)
+    walk_with_a_comment(kb, run_cli, call)
 
 
 def test_the_agents_path_over_the_mcp_sdk_client(kb_with_sources: KB, run_cli) -> None:
@@ -172,10 +178,4 @@ def test_the_agents_path_over_the_cli(
         assert res.code == 0, (method, res.err)
         return res.json()
 
-    made = anyio.run(propose_in_one_sitting, call)
-    said = run_cli("comment", made["claim"]["proposal_id"], "say every window", "--as", "bob",
-                   cwd=kb.root)  # fmt: skip
-    assert said.code == 0, said.err
-    made = anyio.run(revise_after_review, call, made)
-    review_and_approve(kb, run_cli, made)
-    found_with_evidence(kb, run_cli, made)
+    walk_with_a_comment(kb, run_cli, call)

@@ -14,7 +14,6 @@ is imported after `begin`).
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -56,20 +55,19 @@ def _command(argv: list[str]) -> str | None:
 
 
 def _knowledge_base(argv: list[str]) -> Path | None:
-    """The `.vouch/` directory `find_root` would pick, when it sits beside `.git`."""
-    explicit = os.environ.get("VOUCH_KB") or None
+    """The `.vouch/` directory the command will use (`find_root`), when it sits beside
+    `.git`."""
+    from vouch.errors import NoKnowledgeBase
+    from vouch.store.root import find_root
+
+    explicit = None
     for i, arg in enumerate(argv):
         if arg == "--kb" and i + 1 < len(argv):
             explicit = argv[i + 1]
         elif arg.startswith("--kb="):
             explicit = arg[5:]
-    if explicit:
-        path = Path(explicit).expanduser().resolve()
-        candidates = [path, path / ".vouch"]
-    else:
-        here = Path.cwd().resolve()
-        candidates = [d / ".vouch" for d in (here, *here.parents)]
-    for candidate in candidates:
-        if candidate.name == ".vouch" and (candidate / "config.yaml").is_file():
-            return candidate if (candidate.parent / ".git").exists() else None
-    return None
+    try:
+        found = find_root(None, explicit)
+    except NoKnowledgeBase:
+        return None
+    return found if (found.parent / ".git").exists() else None

@@ -21,38 +21,32 @@ _TEMP_FLAGS = (
 def write_atomic(path: Path, data: bytes | str) -> None:
     payload = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _create_temp(path)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.filename is None:
+        _replace(str(path), payload, sync=True)
+    except OSError as exc:
+        if exc.filename is None:
             exc.filename = str(path)  # a failed write() names no file; the error should
         raise
 
 
 def replace_unsynced(path: str, data: bytes) -> None:
     """`write_atomic` without the fsync, for many files whose durable record is elsewhere
-    (a landing's commit, which its journal redoes after a crash). A str path and bare
-    os calls: at 13k files pathlib and buffered I/O cost more than the writes."""
-    parent, name = os.path.split(path)
-    while True:
-        tmp = os.path.join(parent, f".{name}.{secrets.token_hex(6)}.tmp")
-        try:
-            fd = os.open(tmp, _TEMP_FLAGS, 0o666)
-            break
-        except FileExistsError:
-            continue
+    (a landing's commit, which its journal redoes after a crash). A str path: at 13k
+    files pathlib costs more than the writes."""
+    _replace(path, data, sync=False)
+
+
+def _replace(path: str, data: bytes, *, sync: bool) -> None:
+    """`data` at `path` through a temp file beside it and a rename; fsync'ed first when
+    `sync`. Bare os calls: buffered file objects cost more than the write."""
+    fd, tmp = _create_temp(path)
     try:
-        view = memoryview(data)
         try:
+            view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
+            if sync:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -62,15 +56,16 @@ def replace_unsynced(path: str, data: bytes) -> None:
         raise
 
 
-def _create_temp(path: Path) -> tuple[int, Path]:
+def _create_temp(path: str) -> tuple[int, str]:
     """A new temp file beside `path`, created 0o666 so the kernel applies the umask.
 
     `tempfile.mkstemp` creates 0600, so every knowledge file would end up private to its
     writer; an ordinary open() gives 0644 under umask 022 and 0664 under 002 (and honours
     a directory's default ACL), which is what a teammate sharing the clone expects.
     """
+    parent, name = os.path.split(path)
     while True:
-        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        tmp = os.path.join(parent, f".{name}.{secrets.token_hex(6)}.tmp")
         try:
             return os.open(tmp, _TEMP_FLAGS, 0o666), tmp
         except FileExistsError:

@@ -20,34 +20,12 @@ from vouch.core.statcache import ShardCounts, StampedValue
 from vouch.errors import CorruptFile, NoKnowledgeBase
 from vouch.kinds import Kind, Obj, source
 from vouch.store import audit
+from vouch.store.root import VOUCH_DIR as VOUCH_DIR
+from vouch.store.root import find_root as find_root
 
-VOUCH_DIR = ".vouch"
 PROPOSAL_PREFIX = "refs/heads/vouch/proposal/"
 DECIDED_DIR = "decided"
 STATUS_KINDS = ("claims", "pages", "sources", "entities", "relations", "evidence")
-
-
-def find_root(start: Path | None = None, explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The `.vouch/` directory: from `--kb`/`VOUCH_KB`, else walking up from `start`."""
-    explicit = explicit or os.environ.get("VOUCH_KB") or None
-    if explicit:
-        path = Path(explicit).expanduser().resolve()
-        for candidate in (path, path / VOUCH_DIR):
-            if candidate.name == VOUCH_DIR and (candidate / "config.yaml").is_file():
-                return candidate
-        raise NoKnowledgeBase(
-            f"no vouch knowledge base at {path}",
-            hint="run `vouch init` there, or fix --kb/VOUCH_KB",
-        )
-    here = (start or Path.cwd()).resolve()
-    for directory in (here, *here.parents):
-        candidate = directory / VOUCH_DIR
-        if (candidate / "config.yaml").is_file():
-            return candidate
-    raise NoKnowledgeBase(
-        f"no vouch knowledge base in {here} or any parent directory",
-        hint="run `vouch init`, or point --kb / VOUCH_KB at one",
-    )
 
 
 @dataclass
