@@ -2,6 +2,7 @@
 everything it accepts, and declines the rest (which then goes to the dependency).
 
 - `vouch.fastyaml` (knowledge files, config.yaml) against PyYAML / python-frontmatter;
+- `vouch.fastdump` (every knowledge file vouch writes) against ruamel's round-trip dumper;
 - `vouch.wordpiece` (cold query tokens) against `tokenizers`.
 
 (The safetensors header reader that mapped the vector table went: the `safetensors`
@@ -31,7 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_index_fastyaml import TRICKY, agrees, same
 
-from vouch.core import fastyaml, yamlio
+from vouch.core import fastdump, fastyaml, yamlio
 from vouch.embed import model as embed
 from vouch.embed import wordpiece
 from vouch.errors import CorruptFile
@@ -402,6 +403,89 @@ def test_fastyaml_splits_pages_exactly_as_frontmatter_does() -> None:
             fast += 1
             assert same(split, expected), text
     assert fast > 250
+
+
+# -- fastdump against ruamel ---------------------------------------------------------------
+def writes_alike(data: dict[str, Any]) -> bool:
+    """fastdump writes ruamel's bytes for `data`, or declines; True when it answered."""
+    fast = fastdump.dump(data)
+    if fast is not None:
+        assert fast == yamlio.ruamel_dump(data), data
+    return fast is not None
+
+
+def _value(rng: random.Random, draw_scalar: Any, depth: int = 0) -> Any:
+    roll = rng.random()
+    if roll < 0.55:
+        return draw_scalar()
+    if roll < 0.6:
+        return rng.choice([None, [], {}, True, False])
+    if roll < 0.7:
+        return rng.choice(
+            [rng.randint(-(10**12), 10**12), rng.random() * 10 ** rng.randint(-8, 20), 0.0, -1.5]
+        )
+    if roll < 0.85 or depth >= 2:
+        return [draw_scalar() if rng.random() < 0.9 else rng.randint(0, 9) for _ in range(3)]
+    return {f"k{n}": _value(rng, draw_scalar, depth + 1) for n in range(rng.randint(1, 3))}
+
+
+def _object(rng: random.Random, draw_scalar: Any, draw_key: Any) -> dict[str, Any]:
+    return {draw_key(): _value(rng, draw_scalar) for _ in range(rng.randint(1, 6))}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.randoms(use_true_random=False))
+def test_fastdump_gives_ruamels_bytes_or_none_on_generated_objects(
+    data: st.DataObject, rng: random.Random
+) -> None:
+    writes_alike(_object(rng, lambda: data.draw(SCALARS), lambda: data.draw(KEYS)))
+
+
+def test_fastdump_on_every_kind_of_scalar_answers_often_and_always_right() -> None:
+    rng = random.Random(5)
+    alphabet = string.printable + "üé\u00a0\u2028\x85\ufeff\u3000😀\x00\x7f—’"
+    values: list[Any] = [*SPECIAL, *TRICKY, "", "y", "n", "…", "a—b", "50%", "it's ok"]
+    values += [
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 10))) for _ in range(2500)
+    ]
+    values += [
+        "".join(rng.choice("0123456789abcdef") for _ in range(rng.randint(1, 8)))
+        for _ in range(500)
+    ]
+    values += [
+        "".join(rng.choice("0123456789eEx.+-_:ob ") for _ in range(rng.randint(1, 6)))
+        for _ in range(500)
+    ]
+    values += [
+        f"{rng.randint(1, 9999):04d}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+        f"T10:00:0{rng.randint(0, 9)}Z"
+        for _ in range(50)
+    ]
+    values += [rng.random() * 10 ** rng.randint(-20, 20) for _ in range(300)]
+    values += [rng.randint(-(10**20), 10**20) for _ in range(100)] + [True, False, 0.1 + 0.2]
+    values += ["word " * 900, "x" * 4100, "a " * 2100]  # ruamel folds past column 4096
+    answered = sum(writes_alike({"text": v, "items": [v], "nested": {"v": v}}) for v in values)
+    assert answered > len(values) // 3
+
+
+def test_fastdump_rewrites_every_file_vouch_wrote_byte_for_byte(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    root = _generated_kb(tmp_path_factory)
+    files = [p for p in (root / ".vouch").rglob("*.yaml") if p.name != "config.yaml"]
+    fast = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        data = yamlio.load_yaml(text)
+        assert yamlio.ruamel_dump(data) == text, path  # vouch wrote it through ruamel
+        fast += writes_alike(data)
+    assert len(files) > 300 and fast >= 0.98 * len(files)
+
+
+def test_fastdump_on_real_text() -> None:
+    lines = _tracked_lines(("*.md", "*.py", "*.txt"), 3000)
+    answered = sum(writes_alike({"text": line, "items": [line.strip()]}) for line in lines)
+    assert len(lines) == 3000 and answered > 0.9 * len(lines)
 
 
 # -- wordpiece against tokenizers ----------------------------------------------------------

@@ -18,114 +18,45 @@ two on generated and real files.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from vouch.core import yamlio
+from vouch.core.yamlscalars import FAIL, Lazy, resolve
 
-_FAIL: Any = object()
-
-
-class _Lazy:
-    """A regular expression compiled on first use: config files take a few of these
-    paths, and compiling all of them (the Unicode class above all) cost every cold
-    command ~4 ms. Behaves as the compiled pattern."""
-
-    def __init__(self, pattern: str, flags: int = 0):
-        self._args = (pattern, flags)
-        self._compiled: re.Pattern[str] | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        if self._compiled is None:
-            self._compiled = re.compile(*self._args)
-        return getattr(self._compiled, name)
-
-
-_KEY = _Lazy(r"[A-Za-z_][A-Za-z0-9_-]*")
+_KEY = Lazy(r"[A-Za-z_][A-Za-z0-9_-]*")
 # Characters YAML reads as themselves: no tab, CR, controls, BOM, NEL/LS/PS, surrogates.
-_PLAIN_TEXT = _Lazy(
+_ASCII_TEXT = Lazy("[\n\x20-\x7e]*")  # the same for ASCII text, without the 5 ms compile
+_PLAIN_TEXT = Lazy(
     "[\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*"
 )
 _UNSAFE_START = frozenset("&*!|>{}[]%@`#,")
 
-# yaml.resolver's implicit resolvers (PyYAML 6), each tried when the scalar starts with
-# one of its characters, in PyYAML's order.
-_BOOL = _Lazy(
-    r"^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE"
-    r"|on|On|ON|off|Off|OFF)$"
-)
-_FLOAT = _Lazy(
-    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
-                    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
-                    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
-                    |[-+]?\.(?:inf|Inf|INF)
-                    |\.(?:nan|NaN|NAN))$""",
-    re.X,
-)
-_INT = _Lazy(
-    r"""^(?:[-+]?0b[0-1_]+
-                    |[-+]?0[0-7_]+
-                    |[-+]?(?:0|[1-9][0-9_]*)
-                    |[-+]?0x[0-9a-fA-F_]+
-                    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$""",
-    re.X,
-)
-_NULL = _Lazy(r"^(?:~|null|Null|NULL)$")
-_TIMESTAMP = _Lazy(
-    r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
-                    |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
-                     (?:[Tt]|[ \t]+)[0-9][0-9]?
-                     :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
-                     (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""",
-    re.X,
-)
-# the numbers converted here, exactly as PyYAML's constructors do (sign * int / float)
-_SIMPLE_INT = _Lazy(r"[-+]?(?:0|[1-9][0-9]*)")
-_SIMPLE_FLOAT = _Lazy(r"[-+]?(?:0|[1-9][0-9]*)\.[0-9]+")
-
-
-def _resolved(s: str) -> Any:
-    """The value PyYAML gives the plain scalar `s`, or _FAIL for one left to it."""
-    first = s[0]
-    if first in "yYnNtTfFoO" and _BOOL.match(s):
-        return s.lower() in ("yes", "true", "on")
-    if first in "-+0123456789.":
-        if _FLOAT.match(s):
-            return float(s) if _SIMPLE_FLOAT.fullmatch(s) else _FAIL
-        if first != "." and _INT.match(s):
-            return int(s) if _SIMPLE_INT.fullmatch(s) else _FAIL
-    if first in "~nN" and _NULL.match(s):
-        return None
-    if s in ("<<", "=") or (first in "0123456789" and _TIMESTAMP.match(s)):
-        return _FAIL
-    return s
-
 
 def _scalar(s: str) -> Any:
-    """The value of a one-line scalar (plain, single- or double-quoted), or _FAIL."""
+    """The value of a one-line scalar (plain, single- or double-quoted), or FAIL."""
     first = s[0]
     if first == "'":
         inner = s[1:-1]
         if len(s) < 2 or s[-1] != "'" or "'" in inner.replace("''", ""):
-            return _FAIL
+            return FAIL
         return inner.replace("''", "'")
     if first == '"':
         inner = s[1:-1]
         if len(s) < 2 or s[-1] != '"' or "\\" in inner or '"' in inner:
-            return _FAIL
+            return FAIL
         return inner
     if first in _UNSAFE_START or (first in "-?:" and (len(s) == 1 or s[1] == " ")):
-        return _FAIL
+        return FAIL
     if " #" in s or ": " in s or s[-1] == ":":
-        return _FAIL
-    return _resolved(s)
+        return FAIL
+    return resolve(s)
 
 
 _PLAIN_KEYS: set[str] = set()  # keys seen to be plain: the same few recur in every file
 
 
 def _plain_key(key: str) -> bool:
-    if not _KEY.fullmatch(key) or type(_resolved(key)) is not str:
+    if not _KEY.fullmatch(key) or type(resolve(key)) is not str:
         return False  # not a plain key, or one YAML reads as a bool or null
     if len(_PLAIN_KEYS) < 4096:
         _PLAIN_KEYS.add(key)
@@ -134,7 +65,7 @@ def _plain_key(key: str) -> bool:
 
 def parse(text: str) -> dict[str, Any] | None:
     """The mapping PyYAML reads from `text`, or None when `text` is not in the subset."""
-    if not _PLAIN_TEXT.fullmatch(text):
+    if not (_ASCII_TEXT if text.isascii() else _PLAIN_TEXT).fullmatch(text):
         return None
     root: dict[str, Any] = {}
     stack: list[tuple[int, dict[str, Any]]] = [(0, root)]  # (indent of its keys, mapping)
@@ -156,7 +87,7 @@ def parse(text: str) -> dict[str, Any] | None:
             if len(content) < 3 or content[2] == " ":
                 return None  # an empty item, or one YAML reads at another column
             item = _scalar(content[2:])
-            if item is _FAIL:
+            if item is FAIL:
                 return None
             items[1].append(item)
             continue
@@ -188,7 +119,7 @@ def parse(text: str) -> dict[str, Any] | None:
             mapping[key] = {}
         else:
             value = _scalar(rest)
-            if value is _FAIL:
+            if value is FAIL:
                 return None
             mapping[key] = value
     return root
