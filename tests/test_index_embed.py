@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from index_support import claim, commit, ids_of
 
+from vouch.embed import joined
 from vouch.embed import model as embed
 from vouch.errors import EmbeddingDisabled, UsageError
 from vouch.index import Index, index_status
@@ -118,3 +121,56 @@ def test_any_model2vec_directory_can_be_configured(kb: KB) -> None:
     cfg.write_text(cfg.read_text().replace("model: models/mine", "model: models/missing"))
     with pytest.raises(UsageError):
         Index.open(KB(kb.dir))
+
+
+def _windows(turns: list[str]) -> list[tuple[str, ...]]:
+    """Each turn with its neighbours, as `index.chunking.transcript_pieces` makes them."""
+    return [tuple(turns[max(0, i - 1) : i + 2]) for i in range(len(turns))]
+
+
+def test_joined_parts_give_model2vecs_vectors_bit_for_bit() -> None:
+    e = embed.Embedder(embed.describe(embed.default_model_dir(), "default"))
+    root = Path(__file__).resolve().parents[1]
+    real = [
+        line.strip()
+        for name in ("README.md", "CHANGELOG.md", "SKILL.md", "examples/golden/README.md")
+        for line in (root / name).read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    tricky = [
+        "",
+        " ",
+        "\t",
+        "😀😀",  # unknown tokens only
+        "\x00\x7f",
+        "\u0301accent at the start",
+        "ends with an accent e\u0301",
+        "日本語のテキスト",
+        "Ünïcödé café, naïve!",
+        "don't-stop—punctuation…at the edges.",
+        "line\nbreak inside",
+        "word " * 600,  # over 512 tokens: model2vec truncates, so left to it
+        "x" * 4000,  # over the character cut
+    ]
+    rng = random.Random(3)
+    turns = real + [rng.choice(tricky) for _ in range(300)]
+    rng.shuffle(turns)
+    items = [*_windows(turns), ("single part",), ("a", "b"), ("", ""), ("word " * 200,) * 3]
+    joined = e.encode_joined(items)
+    reference = e.encode(["\n".join(parts) for parts in items])
+    assert len(items) > 1000 and joined.dtype == np.float32
+    assert np.array_equal(joined, reference)
+    # the windows really were made from their parts: the table path accepts this model
+    fast = e._table()
+    assert fast is not None and fast.encode_joined(items[:100]) is not None
+
+
+def test_a_float_table_is_not_summed_from_parts() -> None:
+    e = embed.Embedder(embed.describe(embed.default_model_dir(), "default"))
+    fast = e._table()
+    assert fast is not None
+    tokenizer = fast._tokenizers()
+    table = fast.table.whole()
+    assert joined.splits_cleanly(tokenizer, table)
+    # float rows do not sum exactly in every order: model2vec embeds the joined text
+    assert not joined.splits_cleanly(tokenizer, table.astype(np.float32))

@@ -4,8 +4,10 @@ The default model ships inside the package (`vouch/models/default`, see its
 PROVENANCE.md) and loads with no network. `embedding.model` may name any model2vec model
 directory instead; `embedding.enabled: false` turns vectors off (lexical-only search).
 
-Two ways to embed, giving the same vectors:
+Three ways to embed, giving the same vectors:
 - `Embedder.encode` runs model2vec's `StaticModel` — used for documents, in bulk;
+- `Embedder.encode_joined` makes the vectors of transcript turns with their neighbours
+  from each turn's tokens, tokenized once (`vouch.embed.joined`);
 - `Embedder.encode_query` reproduces model2vec's arithmetic for one short text with just
   the tokenizer and the vector table, because `import model2vec` plus
   `StaticModel.from_pretrained` cost ~0.3 s before a cold `vouch search` could answer.
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vouch.embed import wordpiece
+from vouch.embed import joined, wordpiece
 from vouch.errors import ModelFailure, UsageError
 
 if TYPE_CHECKING:
@@ -141,6 +143,28 @@ class Embedder:
         # GIL) above 10k texts: ~25% faster on two cores
         vecs = model.encode(list(texts), normalize=True)
         out: np.ndarray = np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)
+        return out
+
+    def encode_joined(self, items: Sequence[tuple[str, ...]]) -> np.ndarray:
+        """`encode` of `"\n".join(parts)` for each item, the same vectors: items of
+        several parts (transcript turns with their neighbours) are made from each
+        distinct part's tokens (`vouch.embed.joined`) when the model allows it."""
+        import numpy as np
+
+        several = [i for i, parts in enumerate(items) if len(parts) > 1]
+        fast = self._table() if len(several) > _FEW else None
+        try:
+            made = fast.encode_joined([items[i] for i in several]) if fast else None
+        except _NotTableModel:
+            made = None
+        if made is None:
+            return self.encode(["\n".join(parts) for parts in items])
+        vectors, missed = made
+        out = np.empty((len(items), self.dims), dtype=np.float32)
+        out[several] = vectors
+        rest = sorted(set(range(len(items))).difference(several).union(several[j] for j in missed))
+        if rest:
+            out[rest] = self.encode(["\n".join(items[i]) for i in rest])
         return out
 
     def encode_query(self, text: str, words: Path | None = None) -> np.ndarray:
@@ -276,6 +300,20 @@ class _TableEncoder:
             ids = [i for i in ids if i != self.unk_id]
         return self._mean(ids)
 
+    def encode_joined(
+        self, items: Sequence[tuple[str, ...]]
+    ) -> tuple[np.ndarray, list[int]] | None:
+        """`joined.encode` with this model's tokenizer and table; None when they do not
+        allow it."""
+        tokenizer = self._tokenizers()
+        whole = self.table.whole()
+        if self.max_length is None or not joined.splits_cleanly(tokenizer, whole):
+            return None
+        limit = int(self.max_length)
+        return joined.encode(
+            items, tokenizer, whole, self.unk_id, limit, limit * self._median_token_length()
+        )
+
     def vector(self, token_ids: list[int], unk_id: int) -> np.ndarray:
         """The vector of `vouch.wordpiece` token ids (unknowns included, as tokenized)."""
         if self.max_length is not None:
@@ -321,13 +359,17 @@ class _Table:
         """`table[ids]`: the rows in order, repeats included, shape (len(ids), dims)."""
         import numpy as np
 
-        if self._whole is None and len(set(ids)) > _FEW_ROWS:
-            self._whole = self._file.get_tensor("embeddings")
-        if self._whole is not None:
-            out: np.ndarray = self._whole[np.array(ids, dtype=np.int64)]
+        if self._whole is not None or len(set(ids)) > _FEW_ROWS:
+            out: np.ndarray = self.whole()[np.array(ids, dtype=np.int64)]
             return out
         read = {i: self._slice[i : i + 1] for i in set(ids)}
         return np.concatenate([read[i] for i in ids])
+
+    def whole(self) -> np.ndarray:
+        """The whole table, read once."""
+        if self._whole is None:
+            self._whole = self._file.get_tensor("embeddings")
+        return self._whole
 
 
 _LOADED: dict[str, Embedder] = {}

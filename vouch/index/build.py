@@ -86,7 +86,7 @@ def _rebuild(
     try:
         docs = _all_docs(kb, report, progress)
         t = report.lap("read", t)
-        texts = [chunking.vector_text(c) for d in docs for c in d.chunks]
+        texts = [chunking.vector_parts(c) for d in docs for c in d.chunks]
         embedder = embed.embedder(settings.model) if settings.model else None
         matrix = embed_texts(embedder, texts, progress)
         t = report.lap("embed", t)

@@ -345,7 +345,7 @@ def transcript_pieces(content: bytes) -> tuple[list[dict[str, object]], str | No
                 "time": t.time,
                 "session": t.session,
                 "context": "\n".join(u.said for u in near),
-                "window": "\n".join([*before, t.text, *after]),
+                "window": (*before, t.text, *after),
             }
         )
     return pieces, None
@@ -353,7 +353,12 @@ def transcript_pieces(content: bytes) -> tuple[list[dict[str, object]], str | No
 
 def vector_text(chunk: Chunk) -> str:
     """What a chunk's vector is made of: a turn's window, else its text."""
-    return chunk.window or chunk.text
+    return "\n".join(chunk.window) if chunk.window else chunk.text
+
+
+def vector_parts(chunk: Chunk) -> tuple[str, ...]:
+    """`vector_text` as the texts it joins with newlines (`Embedder.encode_joined`)."""
+    return chunk.window or (chunk.text,)
 
 
 def _sectioned_pieces(text: str, markup: str) -> tuple[list[dict[str, object]], list[Heading]]:

@@ -227,22 +227,23 @@ def insert_docs(
 
 
 def embed_texts(
-    embedder: embed.Embedder | None, texts: list[str], progress: Progress | None
+    embedder: embed.Embedder | None, parts: list[tuple[str, ...]], progress: Progress | None
 ) -> Any:
-    """One row per text (none without an embedder), in batches between progress calls."""
+    """One row per chunk's vector parts (`chunking.vector_parts`; none without an
+    embedder), in batches between progress calls."""
     import numpy as np
 
     dims = embedder.dims if embedder else 0
-    if embedder is None or not texts:
-        return np.zeros((len(texts) if embedder else 0, dims), dtype=np.float32)
-    parts = []
+    if embedder is None or not parts:
+        return np.zeros((len(parts) if embedder else 0, dims), dtype=np.float32)
+    rows = []
     if progress:
-        progress("indexing: embedding", 0, len(texts))
-    for start in range(0, len(texts), EMBED_BATCH):
-        parts.append(embedder.encode(texts[start : start + EMBED_BATCH]))
+        progress("indexing: embedding", 0, len(parts))
+    for start in range(0, len(parts), EMBED_BATCH):
+        rows.append(embedder.encode_joined(parts[start : start + EMBED_BATCH]))
         if progress:
-            progress("indexing: embedding", min(start + EMBED_BATCH, len(texts)), len(texts))
-    return np.concatenate(parts, axis=0)
+            progress("indexing: embedding", min(start + EMBED_BATCH, len(parts)), len(parts))
+    return np.concatenate(rows, axis=0)
 
 
 def corpus_revision(source_hash: str, settings: Settings) -> str:

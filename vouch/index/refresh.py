@@ -62,7 +62,7 @@ def refresh(
         if doc is not None:
             docs.append(doc)
     invalid = _still_invalid(kb, recorded_invalid(meta.values), touched) + report.invalid
-    texts = [chunking.vector_text(c) for d in docs for c in d.chunks]
+    texts = [chunking.vector_parts(c) for d in docs for c in d.chunks]
     embedder = embed.embedder(settings.model) if settings.model else None
     matrix = embed_texts(embedder, texts, None)
     lex = backend(settings.lexical)

@@ -55,13 +55,14 @@ class Chunk:
     heading_level: int | None = None
     # a transcript's turn (issue 19): its number, speaker, time and session, the text of
     # its neighbouring turns in the same session (a lexical column of its own), and the
-    # text its vector is made of (the turn with its neighbours) when not `text`
+    # texts its vector is made of when not `text`: the turn with its neighbours, joined
+    # by newlines (`index.chunking.vector_text`; kept apart so each turn is tokenized once)
     turn: int | None = None
     speaker: str | None = None
     time: str | None = None
     session: int | None = None
     context: str = ""
-    window: str = ""
+    window: tuple[str, ...] = ()
 
 
 def _default(f: Field) -> Any:
