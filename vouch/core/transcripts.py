@@ -195,8 +195,7 @@ def parse_content(content: bytes) -> Transcript:
     except UnicodeDecodeError as exc:
         line = content[: exc.start].count(b"\n") + 1
         raise TranscriptError(line, "not UTF-8 text") from None
-    fmt = detect(text) or _claimed_format(text) or "plain"
-    return parse(text, fmt)
+    return _detected(text) or parse(text, _claimed_format(text) or "plain")
 
 
 def _claimed_format(text: str) -> str | None:
@@ -216,6 +215,12 @@ def detect(text: str) -> str | None:
     only when every line is an object and the first ones are chat lines; plain text
     only with at least four turns, speakers who speak more than once, and nearly every
     line a turn, a header or a continuation of a turn."""
+    found = _detected(text)
+    return found.format if found is not None else None
+
+
+def _detected(text: str) -> Transcript | None:
+    """`text` read in the format `detect` finds, or None."""
     lines = [ln for ln in text.split("\n") if ln.strip()]
     if not lines:
         return None
@@ -224,10 +229,9 @@ def detect(text: str) -> str | None:
         if fmt is None:
             return None
         try:
-            parse(text, fmt)
+            return parse(text, fmt)
         except TranscriptError:
             return None
-        return fmt
     try:
         found = parse(text, "plain")
     except TranscriptError:
@@ -237,7 +241,7 @@ def detect(text: str) -> str | None:
     if turns < 4 or len(speakers) > max(2, turns // 2) or len(speakers) > 20:
         return None
     continued = sum(t.end_line - t.line for t in found.turns)
-    return "plain" if continued <= turns * 3 else None
+    return found if continued <= turns * 3 else None
 
 
 def _json_format(lines: list[str]) -> str | None:
