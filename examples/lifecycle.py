@@ -55,8 +55,8 @@ def main(s: Scratch) -> None:
     s.vouch("--as", REVIEWER, "archive", ids["freeze"], cwd=kb)
     say(f"vouch archive {ids['freeze']}")
 
-    listed = s.vouch_json("list", "claims", cwd=kb)["items"]
-    status = {claim["id"]: claim["status"] for claim in listed}
+    listed = {claim["id"]: claim for claim in s.vouch_json("list", "claims", cwd=kb)["items"]}
+    status = {id: claim["status"] for id, claim in listed.items()}
     expected = {
         ids["short"]: "superseded",
         ids["full"]: "working",
@@ -64,8 +64,8 @@ def main(s: Scratch) -> None:
         ids["freeze"]: "archived",
     }
     check(status == expected, f"statuses: {status}")
-    old = s.vouch_json("read", "claim", ids["short"], cwd=kb)
-    check(old["superseded_by"] == ids["full"], f"superseded_by: {old.get('superseded_by')}")
+    old = listed[ids["short"]]
+    check(old["superseded_by"] == ids["full"], f"superseded_by: {old['superseded_by']}")
     say("vouch list claims → superseded, working, actionable, archived; nothing deleted")
 
     def search(*args: str) -> list[str]:
