@@ -75,11 +75,13 @@ def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch)
 def script(name: str) -> Any:
     """scripts/<name>.py as a module."""
     import importlib.util
+    import sys
 
     path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # as an import would: dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
