@@ -87,3 +87,21 @@ def test_control_characters_do_not_hide_a_proposal(kb_with_sources: KB, run_cli)
     assert claim["text"] == text  # the knowledge itself is kept as given
     assert "\x00" not in git(kb.root, "log", "-1", "--format=%B", "HEAD^2")
     assert run_cli("audit", "--verify", cwd=kb.root).code == 0
+
+
+LINE_BREAKS = "step one\x85step two\u2028three\u2029four"
+
+
+def test_unicode_line_breaks_are_kept_exactly(kb_with_sources: KB, run_cli) -> None:
+    """YAML reads NEL (U+0085) as a line break: written in a single-quoted scalar it came
+    back as a space, so the claim's text changed, its id no longer matched it and approve
+    refused the proposal forever. Now it is written escaped (`\\N`) and kept as given."""
+    kb = kb_with_sources
+    pid = propose_claim(kb, text=LINE_BREAKS, rationale="a\x85b")
+    assert run_cli("show", pid, "--json", cwd=kb.root).code == 0
+    res = run_cli("approve", pid, "--as", "bob", cwd=kb.root)
+    assert res.code == 0, res.err
+    claim = call(kb, "kb.list_claims")[0]
+    assert claim["text"] == LINE_BREAKS
+    assert run_cli("lint", cwd=kb.root).code == 0
+    assert run_cli("audit", "--verify", cwd=kb.root).code == 0

@@ -85,6 +85,12 @@ def _to_ruamel(value: Any) -> Any:
     if isinstance(value, list) and not isinstance(value, CommentedSeq):
         seq = CommentedSeq(_to_ruamel(v) for v in value)
         return seq
+    if type(value) is str and "\x85" in value:
+        # YAML reads NEL as a line break: in a plain or single-quoted scalar it would come
+        # back as a space; double quotes write it escaped (`\N`)
+        from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+        return DoubleQuotedScalarString(value)
     if type(value) is str and _reads_back_as_other_type(value):
         from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
