@@ -15,9 +15,12 @@ from pathlib import Path
 import pytest
 from conftest import git
 from gate_support import a_source, call, propose_claim
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from vouch.core import yamlio
 from vouch.errors import ValidationFailed
-from vouch.kinds import entity, source
+from vouch.kinds import claim, entity, page, source
 from vouch.store.kb import KB
 
 BAD = b"bad \xff byte".decode("utf-8", "surrogateescape")
@@ -105,3 +108,68 @@ def test_unicode_line_breaks_are_kept_exactly(kb_with_sources: KB, run_cli) -> N
     assert claim["text"] == LINE_BREAKS
     assert run_cli("lint", cwd=kb.root).code == 0
     assert run_cli("audit", "--verify", cwd=kb.root).code == 0
+
+
+def test_a_page_whose_body_opens_with_blank_lines_can_be_approved(
+    kb_with_sources: KB, run_cli
+) -> None:
+    """A body opening with a line of spaces was written as given, but the frontmatter
+    reader drops such lines: the file read back was not what vouch writes, and approve
+    refused the page forever."""
+    kb = kb_with_sources
+    body = " \t\n\u3000\n  Deploys roll back with `ship undo`.\n"
+    made = call(kb, "kb.propose_page", {"title": "Rollbacks", "body": body})
+    res = run_cli("approve", made["proposal_id"], "--as", "bob", cwd=kb.root)
+    assert res.code == 0, res.err
+    page_obj = call(kb, "kb.read_page", {"id": made["page_id"]})
+    assert page_obj["body"] == "  Deploys roll back with `ship undo`."
+    assert run_cli("lint", cwd=kb.root).code == 0
+
+
+_TEXT = st.text(
+    alphabet=st.sampled_from(
+        [
+            *"ab -:#'\"\\{}[]&*!|>%@`,?~0.",
+            "\n",
+            "\r",
+            "\t",
+            "\x00",
+            "\x7f",
+            "\x85",
+            "\u2028",
+            "\u2029",
+            "\ufeff",
+            "\u00a0",
+            "é",
+            "😀",
+            "\u0301",
+        ]
+    ),
+    min_size=1,
+    max_size=16,
+).filter(lambda t: t.strip())
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=_TEXT, other=_TEXT)
+def test_every_kind_reads_back_what_it_wrote(text: str, other: str) -> None:
+    """Whatever text a person or an agent gives, the file vouch writes loads as the same
+    object with the same id (else approve would refuse it as rewritten)."""
+    made = [
+        (claim.KIND, claim.KIND.new(text=text, type="fact", tags=[other])),
+        (
+            entity.KIND,
+            entity.KIND.new(name=text, type="system", aliases=[other], description=other),
+        ),
+        (page.KIND, page.KIND.new(title=text, type="concept", body=other)),
+    ]
+    for kind, obj in made:
+        back = kind.load(kind.dump(obj), where="hostile")
+        assert kind.make_id(back) == obj["id"], (kind.name, obj)
+        for key, value in obj.items():
+            if key != "body":
+                assert back[key] == value, (kind.name, key)
+        assert kind.dump(back) == kind.dump(obj)
+    # a page's body edited in place reads back as written, too
+    written = page.KIND.edit(page.KIND.dump(made[2][1]), {"body": text})
+    assert page.KIND.load(written, where="edited")["body"] == yamlio.markdown_body(text)

@@ -10,6 +10,7 @@ than ruamel, because they never write back.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping
 from datetime import date, datetime
 from functools import cache
@@ -178,9 +179,22 @@ def edit_yaml(text: str, changes: Mapping[str, Any], *, where: str = "YAML") -> 
     return buf.getvalue()
 
 
+def markdown_body(body: str) -> str:
+    """A page's body as vouch writes it and python-frontmatter reads it back: without
+    the newlines around it and without leading lines of only whitespace (any Unicode
+    space), which the reader's closing boundary takes with the `---`; kept, they would
+    vanish on reading and the page would no longer be what vouch wrote."""
+    lead = re.match(r"\s*", body)
+    if lead is None or lead.end() == len(body):
+        return ""  # only whitespace: the boundary takes all of it
+    cut = lead.group().rfind("\n")
+    return body[cut + 1 :].strip("\n")
+
+
 def dump_markdown(meta: Mapping[str, Any], body: str) -> str:
-    """A markdown file with YAML frontmatter; the body always ends with one newline."""
-    body = body.strip("\n")
+    """A markdown file with YAML frontmatter; the body (`markdown_body`) always ends
+    with one newline."""
+    body = markdown_body(body)
     return f"---\n{dump_yaml(meta)}---\n\n{body}\n" if body else f"---\n{dump_yaml(meta)}---\n"
 
 

@@ -327,7 +327,8 @@ class Kind:
             new = yamlio.edit_markdown(text, meta_changes, where=where)
             if body is not None:
                 head = new[: new.index("\n---", 3) + 4]
-                new = head + (f"\n\n{body.strip(chr(10))}\n" if body.strip() else "\n")
+                kept = yamlio.markdown_body(body)
+                new = head + (f"\n\n{kept}\n" if kept else "\n")
             return new
         return yamlio.edit_yaml(text, changes, where=where)
 
