@@ -109,6 +109,9 @@ def test_list_claims_works(generated: Path, run_cli) -> None:
     assert len(rows) == 5 and all(r["text"] and r["evidence"] for r in rows)
     filtered = run_cli("list", "claims", "--json", "--filter", "type=warning", cwd=generated)
     assert filtered.code == 0 and all(r["type"] == "warning" for r in filtered.json()["items"])
+    # for people: each claim's id, type, status and text, one a line
+    shown = run_cli("list", "claims", "--limit", "5", cwd=generated).out.splitlines()
+    assert [line.split()[:3] for line in shown] == [[r["id"], r["type"], r["status"]] for r in rows]
 
 
 def test_deterministic_for_a_seed_and_varied_across_seeds(

@@ -55,8 +55,13 @@ def listing(result: dict[str, Any] | list[dict[str, Any]]) -> str:
     if not rows:
         return "(none)"
     width = max(len(r["id"]) for r in rows)
+    # kinds with a lifecycle (claims, pages) show where each one is in it
+    status = any("status" in r for r in rows)
     return "\n".join(
-        f"{r['id']:<{width}}  {r.get('type') or '':<12} {r.get('title', '')}" for r in rows
+        f"{r['id']:<{width}}  {r.get('type') or '':<12} "
+        + (f"{r.get('status') or '':<11} " if status else "")
+        + str(r.get("title", ""))
+        for r in rows
     )
 
 
