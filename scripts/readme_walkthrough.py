@@ -111,15 +111,16 @@ def walkthrough() -> str:
 
 
 # what differs between two runs of the same steps: each distinct value gets a numbered
-# placeholder in order of appearance, so the README must repeat a value where a run does
+# placeholder in order of appearance, so the README must repeat a value where a run does;
+# times get one placeholder for all, since two steps may fall in the same second or not
 _VOLATILE = (
     ("proposal", re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{8}\b")),
     ("commit", re.compile(r"(?:(?<=merge )|(?<=commit ))[0-9a-f]{7,40}\b")),
     ("cursor", re.compile(r"(?<=--cursor )\S+")),  # bound to the knowledge base's state
-    ("time", re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")),
     # a hit's score: float arithmetic may round its last digit otherwise on another CPU
     ("score", re.compile(r"(?<=^\d\. \[)\d+\.\d{3}(?=\])", re.M)),
 )
+_TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")
 
 
 def _numbered(name: str, pattern: re.Pattern[str], text: str) -> str:
@@ -128,6 +129,7 @@ def _numbered(name: str, pattern: re.Pattern[str], text: str) -> str:
 
 
 def normalise(text: str) -> str:
+    text = _TIME.sub("<time>", text)
     for name, pattern in _VOLATILE:
         text = _numbered(name, pattern, text)
     return text
