@@ -351,13 +351,9 @@ def transcript_pieces(content: bytes) -> tuple[list[dict[str, object]], str | No
     return pieces, None
 
 
-def vector_text(chunk: Chunk) -> str:
-    """What a chunk's vector is made of: a turn's window, else its text."""
-    return "\n".join(chunk.window) if chunk.window else chunk.text
-
-
 def vector_parts(chunk: Chunk) -> tuple[str, ...]:
-    """`vector_text` as the texts it joins with newlines (`Embedder.encode_joined`)."""
+    """What a chunk's vector is made of, as texts joined by newlines
+    (`Embedder.encode_joined`): a turn's window, else its text."""
     return chunk.window or (chunk.text,)
 
 

@@ -56,7 +56,7 @@ class Chunk:
     # a transcript's turn (issue 19): its number, speaker, time and session, the text of
     # its neighbouring turns in the same session (a lexical column of its own), and the
     # texts its vector is made of when not `text`: the turn with its neighbours, joined
-    # by newlines (`index.chunking.vector_text`; kept apart so each turn is tokenized once)
+    # by newlines (`index.chunking.vector_parts`; kept apart so each turn is tokenized once)
     turn: int | None = None
     speaker: str | None = None
     time: str | None = None
