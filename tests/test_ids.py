@@ -64,3 +64,23 @@ def test_check_id_accepts_only_safe_strings(text: str) -> None:
     except InvalidId:
         return
     assert "/" not in text and ".." not in text and "\\" not in text
+
+
+def test_proposal_ids_made_in_one_second_sort_in_the_order_they_were_made() -> None:
+    from datetime import UTC, datetime
+
+    second = datetime(2026, 11, 26, 12, 0, 0, tzinfo=UTC)
+    made = [
+        ids.proposal_id({"nonce": n}, second.replace(microsecond=ms * 1000))
+        for n, ms in enumerate([0, 1, 9, 10, 255, 256, 999])
+    ]
+    assert made == sorted(made) and len(set(made)) == len(made)
+    assert all(ids.is_proposal_id(p) and p.startswith("20261126-120000-") for p in made)
+
+
+def test_pending_lists_proposals_oldest_first(kb_with_sources) -> None:
+    from gate_support import call, propose_claim
+
+    made = [propose_claim(kb_with_sources, text=f"Deploys need check {n}") for n in range(4)]
+    listed = [p["proposal_id"] for p in call(kb_with_sources, "kb.list_pending")]
+    assert listed == made

@@ -49,8 +49,11 @@ def object_id(label: str, identity: object, fallback: str = "item") -> str:
 
 
 def proposal_id(identity: object, now: datetime | None = None) -> str:
+    """`YYYYMMDD-HHMMSS-<8 hex>`: the time, then the millisecond (3 hex digits, so ids
+    made in one second sort in the order they were made) and 5 of the identity's hash."""
     now = now or datetime.now(UTC)
-    return f"{now:%Y%m%d-%H%M%S}-{sha256_hex(canonical_json(identity))[:8]}"
+    digest = sha256_hex(canonical_json(identity))[:5]
+    return f"{now:%Y%m%d-%H%M%S}-{now.microsecond // 1000:03x}{digest}"
 
 
 def is_source_id(value: str) -> bool:
