@@ -7,10 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vouch.core import transcripts
 from vouch.core.transcripts import TranscriptError
 from vouch.errors import ValidationFailed
+from vouch.index import chunking
 from vouch.kinds import KINDS
 from vouch.search.engine import SearchRequest, search
 from vouch.store import evidence, sources
@@ -113,6 +116,38 @@ def test_malformed_lines_are_named_and_nothing_is_registered(kb: KB, text: str, 
             kb, [sources.Intake(CHAT.encode(), "transcript", "ok.txt"), item], "t"
         )
     assert kb.repo.resolve("HEAD") == head  # not even the good one of the two
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.sampled_from(["user", "assistant", "x"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["type", "role", "content", "text", "message", "timestamp", "session"]),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_JSON, min_size=1, max_size=4), st.sampled_from(["user", "assistant", None]))
+def test_any_json_lines_read_as_turns_or_a_named_error(lines: list[object], kind: object) -> None:
+    """A hand-made or hostile chat log (a list where a type belongs, an object where text
+    does) is read as turns or refused with the line that is wrong: never a crash."""
+    rows = [
+        {"type": kind, "message": line} if kind and isinstance(line, dict) else line
+        for line in lines
+    ]
+    data = "\n".join(json.dumps(row) for row in rows).encode()
+    for read in (transcripts.parse_content, chunking.transcript_pieces):
+        try:
+            read(data)
+        except TranscriptError as exc:
+            assert 1 <= exc.line <= len(rows)
+    assert transcripts.parse_content(b'{"type": ["user"], "speaker": "a", "text": "hi"}')
 
 
 def test_detection_is_conservative() -> None:

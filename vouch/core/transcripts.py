@@ -252,7 +252,7 @@ def _json_format(lines: list[str]) -> str | None:
             return None
         if not isinstance(obj, dict):
             return None
-        kind = obj.get("type")
+        kind = _text_or_none(obj.get("type"))
         if kind in _CLAUDE_TYPES and isinstance(obj.get("message"), dict):
             return "claude-code"
         if kind in _CLAUDE_OTHER:
@@ -435,6 +435,12 @@ def _json_lines(text: str, *, claude: bool) -> list[Turn]:
     return b.turns
 
 
+def _text_or_none(value: object) -> str | None:
+    """A field that should hold text: a list or an object there (hand-made or hostile
+    lines) is no type vouch knows, not a reason to fail."""
+    return value if isinstance(value, str) else None
+
+
 def _chat_turn(obj: dict[str, object], n: int) -> tuple[str, str, object] | None:
     speaker = _first(obj, _SPEAKER_KEYS)
     if speaker is None:
@@ -451,7 +457,7 @@ def _chat_turn(obj: dict[str, object], n: int) -> tuple[str, str, object] | None
 
 
 def _claude_turn(obj: dict[str, object], n: int) -> tuple[str, str, object] | None:
-    kind = obj.get("type")
+    kind = _text_or_none(obj.get("type"))
     if kind not in _CLAUDE_TYPES:
         return None  # summaries, snapshots, system lines: not part of the conversation
     if obj.get("isMeta") or obj.get("isSidechain"):
