@@ -174,6 +174,19 @@ def test_a_pdf_that_cannot_be_extracted_is_reported_not_swallowed(
     assert sorted(i["path"] for i in status["invalid"]) == sorted([content, second])
 
 
+def test_a_damaged_pdf_prints_nothing_of_pypdfs_own(kb: KB, run_cli: Any) -> None:
+    """pypdf logs what it finds wrong through `logging`, which with no handler prints on
+    stderr: "EOF marker not found" in the middle of a search's output. vouch reports the
+    file itself (the test above); the library says nothing."""
+    _broken_pdf(kb, run_cli, "broken-notes.pdf")
+    for args in (["index", "rebuild"], ["search", "broken notes", "--format", "human"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "vouch", *args], cwd=kb.root, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        assert "EOF marker" not in done.stderr and "pdf header" not in done.stderr, done.stderr
+
+
 def test_the_index_reads_the_same_objects_whichever_parser_answers(
     kb: KB, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

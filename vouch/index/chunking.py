@@ -13,6 +13,7 @@ it and a mismatch rebuilds.
 from __future__ import annotations
 
 import io
+import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -384,6 +385,12 @@ _PDF_SPACES = re.compile(r"[ \t]+")
 def _pdf_pieces(content: bytes) -> tuple[list[dict[str, object]], str | None]:
     """Text of each PDF page (1-based `page`), split into windows, and why there is
     none when pypdf cannot extract any."""
+    # pypdf logs what it finds wrong ("EOF marker not found") through `logging`, which
+    # with no handler prints it on stderr, in the middle of a command's output: what
+    # matters reaches the caller as the reason below
+    quiet = logging.getLogger("pypdf")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL + 1)
     try:
         from pypdf import PdfReader
 
@@ -391,6 +398,8 @@ def _pdf_pieces(content: bytes) -> tuple[list[dict[str, object]], str | None]:
         texts = [(n, page.extract_text() or "") for n, page in enumerate(reader.pages, 1)]
     except Exception as exc:  # pypdf raises many types for damaged files
         return [], f"pypdf cannot read it ({type(exc).__name__}: {exc})"
+    finally:
+        quiet.setLevel(level)
     pieces: list[dict[str, object]] = []
     for number, raw in texts:
         text = _PDF_SPACES.sub(" ", raw)
