@@ -45,15 +45,18 @@ def _frontmatter() -> Any:
     return frontmatter.YAMLHandler()
 
 
+WIDTH = 4096  # ruamel folds longer lines at a space
+
+
 @cache
-def _round_trip() -> YAML:
+def _round_trip(width: int = WIDTH) -> YAML:
     # imported on first write: ruamel costs ~9 ms of every cold start, and reads
     # (status, list, search) never need it
     from ruamel.yaml import YAML
 
     rt = YAML(typ="rt")
     rt.default_flow_style = False
-    rt.width = 4096
+    rt.width = width
     rt.indent(mapping=2, sequence=4, offset=2)
     rt.allow_unicode = True
     rt.preserve_quotes = True
@@ -135,9 +138,29 @@ def dump_yaml(data: Mapping[str, Any]) -> str:
 
 def ruamel_dump(data: Mapping[str, Any]) -> str:
     """`dump_yaml` through ruamel itself, the reference `fastdump` must equal."""
+    return _emit(_to_ruamel(data))
+
+
+def _emit(doc: Any) -> str:
+    """ruamel's output for a round-trip document. ruamel folds a line past its width at a
+    space, and a fold just after a run of spaces (or inside some double-quoted text)
+    reads back as a single space: a document whose folded form does not read back as its
+    unfolded form is written unfolded, so text is kept exactly."""
     buf = io.StringIO()
-    _round_trip().dump(_to_ruamel(data), buf)
-    return buf.getvalue()
+    _round_trip().dump(doc, buf)
+    text = buf.getvalue()
+    # any fold leaves a line of at least half the width beside it
+    if max(len(line) for line in text.split("\n")) < WIDTH // 2:
+        return text
+    buf = io.StringIO()
+    _round_trip(2**30).dump(doc, buf)
+    whole = buf.getvalue()
+    if whole == text:
+        return text
+    try:
+        return text if load_yaml(text) == load_yaml(whole) else whole
+    except CorruptFile:
+        return whole
 
 
 def load_yaml(text: str, *, where: str = "YAML") -> dict[str, Any]:
@@ -174,9 +197,7 @@ def edit_yaml(text: str, changes: Mapping[str, Any], *, where: str = "YAML") -> 
             continue
         else:
             doc[key] = _to_ruamel(value)
-    buf = io.StringIO()
-    _round_trip().dump(doc, buf)
-    return buf.getvalue()
+    return _emit(doc)
 
 
 def markdown_body(body: str) -> str:

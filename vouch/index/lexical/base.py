@@ -57,9 +57,15 @@ def query_terms(query: str) -> list[str]:
     return terms
 
 
-def fts5_query(query: str, match_any: bool = False) -> str:
-    """Each term quoted as an FTS5 literal (`"` doubled); joined by space = AND."""
-    quoted = ['"' + t.replace('"', '""') + '"' for t in query_terms(query)]
+def fts5_query(query: str, match_any: bool = False, *, unique: bool = False) -> str:
+    """Each term quoted as an FTS5 literal (`"` doubled); joined by space = AND.
+    `unique`: each term once (case aside), for FTS5's snippet(), whose work grows with
+    the square of the phrase matches: a query repeating one word fifty times against a
+    text holding it a thousand times took minutes."""
+    terms = query_terms(query)
+    if unique:
+        terms = list({t.casefold(): t for t in reversed(terms)}.values())[::-1]
+    quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
     return (" OR " if match_any else " ").join(quoted)
 
 

@@ -71,5 +71,5 @@ class Fts5Backend:
             f"{SNIPPET_TOKENS}) FROM chunks_fts WHERE chunks_fts MATCH ? "
             f"AND rowid IN ({','.join('?' * len(ids))})"
         )
-        rows = conn.execute(sql, [fts5_query(query, match_any=True), *ids]).fetchall()
+        rows = conn.execute(sql, [fts5_query(query, True, unique=True), *ids]).fetchall()
         return {int(cid): str(snip or "") for cid, snip in rows}
