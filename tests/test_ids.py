@@ -84,3 +84,30 @@ def test_pending_lists_proposals_oldest_first(kb_with_sources) -> None:
     made = [propose_claim(kb_with_sources, text=f"Deploys need check {n}") for n in range(4)]
     listed = [p["proposal_id"] for p in call(kb_with_sources, "kb.list_pending")]
     assert listed == made
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["abc-12345678\n", "a" * 64 + "\n", "20261126-120000-abcdef12\n", "evidence-1234abcd\n"],
+)
+def test_an_id_with_a_trailing_newline_is_no_id(text: str) -> None:
+    """`$` in a regular expression also matches before a final newline: an id checked
+    that way let `abc-12345678\\n` through, into paths, refs and references."""
+    assert not (ids.is_object_id(text) or ids.is_source_id(text) or ids.is_proposal_id(text))
+    with pytest.raises(InvalidId):
+        ids.check_id(text)
+
+
+def test_a_locator_with_a_trailing_newline_is_refused(kb_with_sources) -> None:
+    from gate_support import a_source, call
+
+    from vouch.errors import VouchError
+
+    sid = a_source(kb_with_sources)
+    for locator in ("L2\n", "#deploy-runbook\n", "T1\n"):
+        made = call(
+            kb_with_sources, "kb.propose_claim", {"text": "x", "evidence": [f"{sid}:{locator}"]}
+        )
+        assert not made["valid"] and made["proposal_id"] is None, made
+    with pytest.raises(VouchError):
+        call(kb_with_sources, "kb.read_claim", {"id": "deploys-need-ci-12345678\n"})

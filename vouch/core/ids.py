@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from vouch.errors import InvalidId
 
 SLUG_MAX = 48
-_SLUG_ID = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?-[0-9a-f]{8}$")
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
-_PROPOSAL = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{8}$")
+_SLUG_ID = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?-[0-9a-f]{8}\Z")
+_SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
+_PROPOSAL = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{8}\Z")
 
 
 def sha256_hex(data: bytes) -> str:
@@ -81,7 +81,7 @@ def check_id(value: object, what: str = "id") -> str:
     return value
 
 
-_TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}$")
+_TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}\Z")
 
 
 def shard(object_id_: str) -> str:

@@ -8,9 +8,9 @@ from typing import Any
 
 from vouch.kinds.base import Chunk, Field, Kind, Obj, collapse
 
-LINE_SPAN = re.compile(r"^L(\d+)(?:-L(\d+))?$")
-ANCHOR = re.compile(r"^#[\w.-]+$")
-TURN_SPAN = re.compile(r"^T(\d+)(?:-T(\d+))?$")  # turns of a transcript source (issue 19)
+LINE_SPAN = re.compile(r"^L(\d+)(?:-L(\d+))?\Z")
+ANCHOR = re.compile(r"^#[\w.-]+\Z")
+TURN_SPAN = re.compile(r"^T(\d+)(?:-T(\d+))?\Z")  # turns of a transcript source (issue 19)
 
 SCHEMA = (
     Field("id", "str", required=True, ids=True),

@@ -9,7 +9,7 @@ from typing import Any
 
 from vouch.errors import UsageError
 
-_ISO = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2}(?:T\d{2}(?::\d{2}(?::\d{2})?)?)?)?)?$")
+_ISO = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2}(?:T\d{2}(?::\d{2}(?::\d{2})?)?)?)?)?\Z")
 
 
 def check_time(flag: str, value: str | None) -> None:

@@ -24,7 +24,7 @@ from vouch.kinds.base import Obj, collapse
 from vouch.store import writer
 from vouch.store.kb import KB
 
-POINTER = re.compile(r"^([0-9a-f]{64}):(\S.*)$")
+POINTER = re.compile(r"^([0-9a-f]{64}):(\S.*)\Z")
 
 
 def parse_pointer(item: str) -> tuple[str, str] | None:
