@@ -287,7 +287,9 @@ def test_fastyaml_on_many_seeded_documents_answers_often_and_always_right() -> N
     assert answered > 800 and mutated > 100  # it reads plain files itself, and is right
 
 
-def _generated_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture(scope="module")
+def generated_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 300-claim knowledge base from bench/generate.py: every kind of file vouch writes."""
     spec = importlib.util.spec_from_file_location(
         "bench_generate_standins", ROOT / "bench" / "generate.py"
     )
@@ -299,10 +301,8 @@ def _generated_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_fastyaml_reads_every_file_vouch_writes_as_pyyaml_does(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> None:
-    root = _generated_kb(tmp_path_factory)
+def test_fastyaml_reads_every_file_vouch_writes_as_pyyaml_does(generated_kb: Path) -> None:
+    root = generated_kb
     files = [p for p in (root / ".vouch").rglob("*") if p.suffix in (".yaml", ".md")]
     fast = 0
     for path in files:
@@ -446,22 +446,22 @@ def test_fastdump_on_every_kind_of_scalar_answers_often_and_always_right() -> No
     alphabet = string.printable + "üé\u00a0\u2028\x85\ufeff\u3000😀\x00\x7f—’"
     values: list[Any] = [*SPECIAL, *TRICKY, "", "y", "n", "…", "a—b", "50%", "it's ok"]
     values += [
-        "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 10))) for _ in range(2500)
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 10))) for _ in range(1200)
     ]
     values += [
         "".join(rng.choice("0123456789abcdef") for _ in range(rng.randint(1, 8)))
-        for _ in range(500)
+        for _ in range(250)
     ]
     values += [
         "".join(rng.choice("0123456789eEx.+-_:ob ") for _ in range(rng.randint(1, 6)))
-        for _ in range(500)
+        for _ in range(250)
     ]
     values += [
         f"{rng.randint(1, 9999):04d}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
         f"T10:00:0{rng.randint(0, 9)}Z"
         for _ in range(50)
     ]
-    values += [rng.random() * 10 ** rng.randint(-20, 20) for _ in range(300)]
+    values += [rng.random() * 10 ** rng.randint(-20, 20) for _ in range(150)]
     values += [rng.randint(-(10**20), 10**20) for _ in range(100)] + [True, False, 0.1 + 0.2]
     values += ["word " * 900, "x" * 4100, "a " * 2100]  # ruamel folds past column 4096
     answered = sum(writes_alike({"text": v, "items": [v], "nested": {"v": v}}) for v in values)
@@ -473,24 +473,24 @@ def test_fastdump_on_every_kind_of_scalar_answers_often_and_always_right() -> No
         assert yamlio.load_yaml(yamlio.dump_yaml(data)) == data, repr(v)
 
 
-def test_fastdump_rewrites_every_file_vouch_wrote_byte_for_byte(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> None:
-    root = _generated_kb(tmp_path_factory)
+def test_fastdump_rewrites_every_file_vouch_wrote_byte_for_byte(generated_kb: Path) -> None:
+    root = generated_kb
     files = [p for p in (root / ".vouch").rglob("*.yaml") if p.name != "config.yaml"]
     fast = 0
     for path in files:
         text = path.read_text(encoding="utf-8")
         data = yamlio.load_yaml(text)
-        assert yamlio.ruamel_dump(data) == text, path  # vouch wrote it through ruamel
-        fast += writes_alike(data)
+        assert yamlio.ruamel_dump(data) == text, path  # what ruamel writes for it
+        written = fastdump.dump(data)
+        assert written in (None, text), path
+        fast += written is not None
     assert len(files) > 300 and fast >= 0.98 * len(files)
 
 
 def test_fastdump_on_real_text() -> None:
-    lines = _tracked_lines(("*.md", "*.py", "*.txt"), 3000)
+    lines = _tracked_lines(("*.md", "*.py", "*.txt"), 1500)
     answered = sum(writes_alike({"text": line, "items": [line.strip()]}) for line in lines)
-    assert len(lines) == 3000 and answered > 0.9 * len(lines)
+    assert len(lines) == 1500 and answered > 0.9 * len(lines)
 
 
 # -- wordpiece against tokenizers ----------------------------------------------------------
