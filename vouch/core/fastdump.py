@@ -20,13 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vouch.core.yamlscalars import Lazy, resolve
+from vouch.core.yamlscalars import Lazy, readable, resolve
 
 _KEY = Lazy(r"[A-Za-z_][A-Za-z0-9_-]{0,99}")
-# what ruamel writes as itself with allow_unicode: printable, no line break (NEL, LS,
-# PS), no BOM; the first character is checked apart
-_ASCII = Lazy("[\x20-\x7e]+")  # the same for ASCII text, without the 5 ms compile
-_TEXT = Lazy("[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010fffe]+")
 _LEADING = frozenset("#,[]{}&*!|>'\"%@`")  # indicators that may not start plain text
 # every character of a YAML 1.1 or 1.2 number, infinity, NaN or timestamp: a string
 # that starts like a number and holds only these is left to ruamel
@@ -94,7 +90,7 @@ def _scalar(value: Any, column: int) -> str | None:
 
 
 def _string(s: str) -> str | None:
-    if not (_ASCII if s.isascii() else _TEXT).fullmatch(s):
+    if not s or not readable(s):  # empty, or a line break or a character escaped
         return None
     if s[0] in "-+.0123456789" and _NUMBER_LIKE.issuperset(s):
         if _TIMESTAMP_Z.fullmatch(s):

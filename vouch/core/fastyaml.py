@@ -21,14 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from vouch.core import yamlio
-from vouch.core.yamlscalars import FAIL, Lazy, resolve
+from vouch.core.yamlscalars import FAIL, Lazy, readable, resolve
 
 _KEY = Lazy(r"[A-Za-z_][A-Za-z0-9_-]*")
-# Characters YAML reads as themselves: no tab, CR, controls, BOM, NEL/LS/PS, surrogates.
-_ASCII_TEXT = Lazy("[\n\x20-\x7e]*")  # the same for ASCII text, without the 5 ms compile
-_PLAIN_TEXT = Lazy(
-    "[\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*"
-)
 _UNSAFE_START = frozenset("&*!|>{}[]%@`#,")
 
 
@@ -65,7 +60,7 @@ def _plain_key(key: str) -> bool:
 
 def parse(text: str) -> dict[str, Any] | None:
     """The mapping PyYAML reads from `text`, or None when `text` is not in the subset."""
-    if not (_ASCII_TEXT if text.isascii() else _PLAIN_TEXT).fullmatch(text):
+    if not readable(text, lines=True):
         return None
     root: dict[str, Any] = {}
     stack: list[tuple[int, dict[str, Any]]] = [(0, root)]  # (indent of its keys, mapping)

@@ -86,9 +86,9 @@ def _rebuild(
     try:
         docs = _all_docs(kb, report, progress)
         t = report.lap("read", t)
-        texts = [chunking.vector_parts(c) for d in docs for c in d.chunks]
+        parts = [chunking.vector_parts(c) for d in docs for c in d.chunks]
         embedder = embed.embedder(settings.model) if settings.model else None
-        matrix = embed_texts(embedder, texts, progress)
+        matrix = embed_texts(embedder, parts, progress)
         t = report.lap("embed", t)
         step(progress, "indexing: writing")
         conn = store.connect(aside / store.DB_NAME, create=True)
@@ -96,12 +96,12 @@ def _rebuild(
             store.create_schema(conn, settings.tokenizer)
             conn.execute("BEGIN")
             vec_rows: list[int | None] = (
-                list(range(len(texts))) if embedder else [None] * len(texts)
+                list(range(len(parts))) if embedder else [None] * len(parts)
             )
             lexical_rows = insert_docs(conn, docs, 1, vec_rows)
             store.finish_schema(conn)
             t = report.lap("sqlite", t)
-            chunk_ids = np.arange(1, len(texts) + 1, dtype=np.int64)
+            chunk_ids = np.arange(1, len(parts) + 1, dtype=np.int64)
             if not embedder:
                 chunk_ids = chunk_ids[:0]
             vectors.write_all(aside, matrix, chunk_ids)
@@ -115,7 +115,7 @@ def _rebuild(
             lex.create(aside)
             lex.add(aside, lexical_rows)
             t = report.lap("lexical", t)
-            counts = Counts(chunks=len(texts), vectors=len(chunk_ids))
+            counts = Counts(chunks=len(parts), vectors=len(chunk_ids))
             for d in docs:
                 counts.add(d.kind, d.format)
             store.write_meta(
@@ -134,7 +134,7 @@ def _rebuild(
     finally:
         shutil.rmtree(aside, ignore_errors=True)
     report.documents = len(docs)
-    report.chunks = report.embedded = len(texts)
+    report.chunks = report.embedded = len(parts)
     if not settings.model:
         report.embedded = 0
     report.reindexed = len(docs)

@@ -62,9 +62,9 @@ def refresh(
         if doc is not None:
             docs.append(doc)
     invalid = _still_invalid(kb, recorded_invalid(meta.values), touched) + report.invalid
-    texts = [chunking.vector_parts(c) for d in docs for c in d.chunks]
+    parts = [chunking.vector_parts(c) for d in docs for c in d.chunks]
     embedder = embed.embedder(settings.model) if settings.model else None
-    matrix = embed_texts(embedder, texts, None)
+    matrix = embed_texts(embedder, parts, None)
     lex = backend(settings.lexical)
     words = _wordpiece(live, embedder, recorded[vectors.WORDPIECE])
 
@@ -92,27 +92,27 @@ def refresh(
             "INSERT OR IGNORE INTO vec_free(vec_row) VALUES (?)", [(r,) for r in freed]
         )
         rows_total = meta.vector_rows
-        new_rows: list[int | None] = [None] * len(texts)
-        if embedder and texts:
+        new_rows: list[int | None] = [None] * len(parts)
+        if embedder and parts:
             reuse = [
                 int(r)
                 for (r,) in conn.execute(
-                    "SELECT vec_row FROM vec_free ORDER BY vec_row LIMIT ?", (len(texts),)
+                    "SELECT vec_row FROM vec_free ORDER BY vec_row LIMIT ?", (len(parts),)
                 )
             ]
-            grow = len(texts) - len(reuse)
+            grow = len(parts) - len(reuse)
             new_rows = [*reuse, *range(rows_total, rows_total + grow)]
             rows_total += grow
             conn.executemany("DELETE FROM vec_free WHERE vec_row = ?", [(r,) for r in reuse])
         first = int(conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM chunks").fetchone()[0])
         lexical_rows = insert_docs(conn, docs, first, new_rows)
-        if embedder and texts:
+        if embedder and parts:
             vectors.write_rows(
                 live,
                 settings.dims,
                 [int(r) for r in new_rows if r is not None],
                 matrix,
-                range(first, first + len(texts)),
+                range(first, first + len(parts)),
             )
         still_free = sorted(set(freed) - {r for r in new_rows if r is not None})
         if still_free:
@@ -131,8 +131,8 @@ def refresh(
             hnsw = _rewrite_graph(live, conn, settings.dims, rows_total, meta)
         for d in docs:
             counts.add(d.kind, d.format)
-        counts.chunks += len(texts) - len(old_chunks)
-        counts.vectors += (len(texts) if embedder else 0) - len(freed)
+        counts.chunks += len(parts) - len(old_chunks)
+        counts.vectors += (len(parts) if embedder else 0) - len(freed)
         checksums = {**vectors.matrix_checksums(live), vectors.WORDPIECE: words}
         store.write_meta(
             conn, meta_values(settings, now, rows_total, hnsw, counts, checksums, invalid)
@@ -145,7 +145,7 @@ def refresh(
         raise
     report.reindexed = len(docs)
     report.removed = len(existed - {d.key for d in docs})
-    report.embedded = len(texts) if embedder else 0
+    report.embedded = len(parts) if embedder else 0
     report.documents, report.chunks = counts.documents, counts.chunks
     report.seconds = time.perf_counter() - started
     return report

@@ -64,7 +64,10 @@ def fts5_query(query: str, match_any: bool = False, *, unique: bool = False) -> 
     text holding it a thousand times took minutes."""
     terms = query_terms(query)
     if unique:
-        terms = list({t.casefold(): t for t in reversed(terms)}.values())[::-1]
+        first: dict[str, str] = {}
+        for t in terms:
+            first.setdefault(t.casefold(), t)
+        terms = list(first.values())
     quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
     return (" OR " if match_any else " ").join(quoted)
 
