@@ -39,14 +39,30 @@ def test_there_are_examples() -> None:
         assert os.access(script, os.X_OK), f"{script.name} is not executable"
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
-def test_example_runs_green(script: Path, tmp_path: Path) -> None:
+def runs_green(script: Path, tmp_path: Path) -> None:
     proc = run_example(script, tmp_path)
     assert proc.returncode == 0, (
         f"{script.name} exited {proc.returncode}:\n{proc.stdout}{proc.stderr}"
     )
     assert proc.stdout.rstrip().endswith("OK")
     assert list(tmp_path.iterdir()) == []  # it worked in its own temporary directory
+
+
+# Two classes, so the suite's `--dist loadscope` (one worker a module or class) can run
+# the halves on two workers: together the examples take about a minute.
+HALVES = (SCRIPTS[::2], SCRIPTS[1::2])
+
+
+class TestExamplesOneHalf:
+    @pytest.mark.parametrize("script", HALVES[0], ids=[p.stem for p in HALVES[0]])
+    def test_example_runs_green(self, script: Path, tmp_path: Path) -> None:
+        runs_green(script, tmp_path)
+
+
+class TestExamplesOtherHalf:
+    @pytest.mark.parametrize("script", HALVES[1], ids=[p.stem for p in HALVES[1]])
+    def test_example_runs_green(self, script: Path, tmp_path: Path) -> None:
+        runs_green(script, tmp_path)
 
 
 BROKEN = {
