@@ -30,7 +30,7 @@ from generate import ensure
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tune_search import corpus_kb
+from evalsets import corpus_kb
 
 from vouch.embed import model as embed
 from vouch.search import access
@@ -107,7 +107,7 @@ def main() -> int:
     ]
     sets = nonsense(vocab)
     golden = ev.load_golden(Path("examples/golden/golden.jsonl"))
-    golden_kb = corpus_kb(Path("examples/golden/docs"), Path("bench/out/golden-kb"))
+    golden_kb = corpus_kb("golden", Path("examples/golden/docs"))
     big = KB.open(ensure(args.claims))
     lines = [
         "| knowledge base | queries | n | best cosine p50 | p95 | p99 | max "

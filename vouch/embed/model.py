@@ -16,6 +16,11 @@ Three ways to embed, giving the same vectors:
   (~2 ms to load) instead of `tokenizers` (~25 ms). Models whose files need model2vec's
   extra machinery (vocabulary quantisation: weights, token mappings) fall back to
   model2vec.
+
+An index fitted to its knowledge base's text (`vouch.embed.fitted`) weighs each token:
+`encode_fitting` counts the weights while embedding a whole corpus, `encode_weighted`
+and `encode_query(..., weigh=)` use them. Those vectors are vouch's own arithmetic
+(model2vec has no per-token weights); a model without a plain table is never fitted.
 """
 
 from __future__ import annotations
@@ -23,18 +28,21 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vouch.embed import joined, wordpiece
+from vouch.embed import fitted, joined, wordpiece
 from vouch.errors import ModelFailure, UsageError
 
 if TYPE_CHECKING:
     import numpy as np
 
     from vouch.core.config import Config
+    from vouch.core.progress import Progress
+
+Weigh = Callable[[Sequence[int]], "np.ndarray"]  # token ids -> their fitted weights
 
 DEFAULT_NAME = "default"
 _FEW = 64  # up to this many texts are embedded without loading model2vec
@@ -167,8 +175,11 @@ class Embedder:
             out[rest] = self.encode(["\n".join(items[i]) for i in rest])
         return out
 
-    def encode_query(self, text: str, words: Path | None = None) -> np.ndarray:
-        """One query vector, shape (dims,); model2vec's result, without importing it.
+    def encode_query(
+        self, text: str, words: Path | None = None, weigh: Weigh | None = None
+    ) -> np.ndarray:
+        """One query vector, shape (dims,); model2vec's result, without importing it,
+        or with `weigh` the fitted index's weighted vector.
 
         `words` is a `vouch.wordpiece` table for this model (see `wordpiece_table`);
         without one, or for text it declines, the `tokenizers` library tokenizes."""
@@ -177,9 +188,60 @@ class Embedder:
         if fast is not None and table is not None:
             ids = table.ids(fast.cut(text, table.median_token_length))
             if ids is not None:
-                return fast.vector(ids, table.unk_id)
+                known = fast.known(ids, table.unk_id)
+                return fast.weighted(known, weigh(known)) if weigh else fast.mean(known)
+        if weigh is not None and fast is not None:
+            known = fast.known_ids([text])[0]
+            return fast.weighted(known, weigh(known))
         found = self._fast_encode(text)
         return found if found is not None else self.encode([text])[0]
+
+    def fittable(self) -> bool:
+        """Whether this model's vectors can be weighted (`encode_fitting`)."""
+        return self._table() is not None
+
+    def encode_fitting(
+        self, items: Sequence[tuple[str, ...]], progress: Progress | None = None
+    ) -> tuple[np.ndarray, fitted.Fit | None]:
+        """Vectors of `items` (each the newline-joined text of its parts) weighted by a
+        fit to these texts, and that fit; `encode_joined`'s and None for a corpus too
+        small to fit or a model without a plain table."""
+        fast = self._table()
+        distinct = list(dict.fromkeys(p for parts in items for p in parts))
+        if fast is None or len(distinct) < fitted.MIN_TEXTS:
+            return self.encode_joined(items), None
+        tokens = fitted.tokenize(distinct, fast.known_ids, progress)
+        fit = fitted.count(tokens, fast.table.vocab)
+        return self._weighted(items, distinct, tokens, fit), fit
+
+    def encode_weighted(self, items: Sequence[tuple[str, ...]], fit: fitted.Fit) -> np.ndarray:
+        """`encode_fitting`'s vectors under an earlier fit (a refresh, pending chunks)."""
+        fast = self._table()
+        if fast is None:
+            raise ModelFailure(
+                f"embedding model {self.ref.name} cannot weigh tokens",
+                hint="run `vouch index rebuild`",
+            )
+        distinct = list(dict.fromkeys(p for parts in items for p in parts))
+        tokens = fitted.tokenize(distinct, fast.known_ids, None)
+        return self._weighted(items, distinct, tokens, fit)
+
+    def _weighted(
+        self,
+        items: Sequence[tuple[str, ...]],
+        distinct: list[str],
+        tokens: fitted.Tokenized,
+        fit: fitted.Fit,
+    ) -> np.ndarray:
+        import numpy as np
+
+        if not items:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        fast = self._table()
+        assert fast is not None
+        summed = fitted.sums(tokens, fast.table.whole(), fit.weights())
+        where = {p: i for i, p in enumerate(distinct)}
+        return fitted.encode(items, tokens, where, summed)
 
     def whole_words(self, words: Sequence[str], table: Path | None = None) -> list[bool] | None:
         """For each word, whether the model has a token for all of it (not pieces): a
@@ -294,11 +356,15 @@ class _TableEncoder:
         return text[: int(self.max_length) * median]
 
     def encode(self, text: str) -> np.ndarray:
+        return self.mean(self.known_ids([text])[0])
+
+    def known_ids(self, texts: list[str]) -> list[list[int]]:
+        """Each text's token ids as model2vec takes them: cut, truncated, no unknowns."""
         tokenizer = self._tokenizers()
-        ids = tokenizer.encode_batch_fast([self.cut(text)], add_special_tokens=False)[0].ids
-        if self.unk_id is not None:
-            ids = [i for i in ids if i != self.unk_id]
-        return self._mean(ids)
+        found = tokenizer.encode_batch_fast([self.cut(t) for t in texts], add_special_tokens=False)
+        if self.unk_id is None:
+            return [e.ids for e in found]
+        return [[i for i in e.ids if i != self.unk_id] for e in found]
 
     def encode_joined(
         self, items: Sequence[tuple[str, ...]]
@@ -314,13 +380,14 @@ class _TableEncoder:
             items, tokenizer, whole, self.unk_id, limit, limit * self._median_token_length()
         )
 
-    def vector(self, token_ids: list[int], unk_id: int) -> np.ndarray:
-        """The vector of `vouch.wordpiece` token ids (unknowns included, as tokenized)."""
+    def known(self, token_ids: list[int], unk_id: int) -> list[int]:
+        """`vouch.wordpiece` token ids (unknowns included, as tokenized) as model2vec
+        takes them: truncated, no unknowns."""
         if self.max_length is not None:
             token_ids = token_ids[: int(self.max_length)]  # the tokenizer's truncation
-        return self._mean([i for i in token_ids if i != unk_id])
+        return [i for i in token_ids if i != unk_id]
 
-    def _mean(self, ids: list[int]) -> np.ndarray:
+    def mean(self, ids: list[int]) -> np.ndarray:
         import numpy as np
 
         if not ids:
@@ -329,6 +396,19 @@ class _TableEncoder:
         norm = np.linalg.norm(mean, axis=1, keepdims=True) + 1e-32
         out: np.ndarray = (mean / norm)[0]
         return out
+
+    def weighted(self, ids: list[int], w: np.ndarray) -> np.ndarray:
+        """`fitted`'s vector of one text's known ids, `w` their weights: the same
+        arithmetic as a build's, over just these rows."""
+        import numpy as np
+
+        if not ids:
+            return np.zeros(self.dims, dtype=np.float32)
+        rows = self.table.rows(ids)
+        local = np.arange(len(ids), dtype=np.int64)
+        tokens = fitted.Tokenized(local, np.array([0, len(ids)], dtype=np.int64))
+        summed = fitted.sums(tokens, rows, np.asarray(w, dtype=np.float64))
+        return fitted.normalised(summed[:1], np.array([len(ids)]))[0]
 
 
 _FEW_ROWS = 256  # up to this many rows are read one by one; more: the whole table
@@ -352,7 +432,7 @@ class _Table:
             raise _NotTableModel(f"unreadable safetensors file: {exc}") from exc
         if len(shape) != 2:
             raise _NotTableModel("the embeddings tensor is not a table")
-        self.dims = shape[1]
+        self.vocab, self.dims = shape
         self._whole: np.ndarray | None = None
 
     def rows(self, ids: list[int]) -> np.ndarray:

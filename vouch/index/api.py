@@ -26,7 +26,7 @@ from vouch.errors import (
     LockTimeout,
     PermissionDenied,
 )
-from vouch.index import graph, state, store, vectors
+from vouch.index import fitting, graph, state, store, vectors
 from vouch.index.filters import Filters
 from vouch.index.handle import IndexHandle, rebuild_index
 from vouch.index.labels import Labels
@@ -131,11 +131,22 @@ class Index(IndexHandle):
         and a cold one asks first while git checks freshness)."""
         embedder = self._require_vectors()
         self._wants_vectors = True  # a vector search follows: see ensure_fresh
-        key = (text, embedder.model_id)
+        # a refresh that turned into a full build (a new fit) weighs tokens anew
+        key = (text, embedder.model_id, self.meta["corpus_revision"])
         if self._last_query is None or self._last_query[0] != key:
             words = self._checked_wordpiece(embedder)
-            self._last_query = (key, embedder.encode_query(text, words))
+            weigh = fitting.weigh(self.conn, self.meta)
+            self._last_query = (key, embedder.encode_query(text, words, weigh))
         return self._last_query[1]
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of texts outside the index (pending proposals' chunks), weighted as
+        the index's own."""
+        embedder = self._require_vectors()
+        fit = fitting.load(self.conn, self.meta)
+        if fit is None:
+            return embedder.encode(texts)
+        return embedder.encode_weighted([(t,) for t in texts], fit)
 
     def whole_words(self, words: Sequence[str]) -> list[bool] | None:
         """Which of `words` the embedding model knows whole (see `Embedder.whole_words`)."""

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from vouch.core.progress import Progress, each, step
 from vouch.embed import model as embed
-from vouch.index import chunking, freshness, graph, store, vectors
+from vouch.index import chunking, fitting, freshness, graph, store, vectors
 from vouch.index.chunking import Doc
-from vouch.index.ingest import Report, embed_texts, insert_docs, meta_values, read_doc
+from vouch.index.ingest import Report, embed_fitting, insert_docs, meta_values, read_doc
 from vouch.index.lexical import backend
 from vouch.index.settings import Settings
 from vouch.index.state import Counts
@@ -88,7 +88,7 @@ def _rebuild(
         t = report.lap("read", t)
         parts = [chunking.vector_parts(c) for d in docs for c in d.chunks]
         embedder = embed.embedder(settings.model) if settings.model else None
-        matrix = embed_texts(embedder, parts, progress)
+        matrix, fit = embed_fitting(embedder, parts, progress)
         t = report.lap("embed", t)
         step(progress, "indexing: writing")
         conn = store.connect(aside / store.DB_NAME, create=True)
@@ -99,6 +99,7 @@ def _rebuild(
                 list(range(len(parts))) if embedder else [None] * len(parts)
             )
             lexical_rows = insert_docs(conn, docs, 1, vec_rows)
+            fitting.write(conn, fit)
             store.finish_schema(conn)
             t = report.lap("sqlite", t)
             chunk_ids = np.arange(1, len(parts) + 1, dtype=np.int64)
@@ -118,10 +119,18 @@ def _rebuild(
             counts = Counts(chunks=len(parts), vectors=len(chunk_ids))
             for d in docs:
                 counts.add(d.kind, d.format)
+            fittable = embedder is not None and embedder.fittable()
             store.write_meta(
                 conn,
                 meta_values(
-                    settings, state, int(matrix.shape[0]), hnsw, counts, checksums, report.invalid
+                    settings,
+                    state,
+                    int(matrix.shape[0]),
+                    hnsw,
+                    counts,
+                    checksums,
+                    report.invalid,
+                    fitting.meta_values(fit, len(parts), fittable),
                 ),
             )
             conn.execute("COMMIT")

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from vouch.errors import IndexCollision, IndexUnusable, LockTimeout, PermissionDenied
-from vouch.index import freshness, location, state, store, vectors
+from vouch.index import fitting, freshness, location, state, store, vectors
 from vouch.index.lexical import BACKENDS, backend
 from vouch.index.settings import Settings
 from vouch.store.kb import KB
@@ -52,7 +52,7 @@ class IndexHandle:
         self._checked_at = float("-inf")
         self._wordpiece: Path | None = None
         self._wordpiece_checked = False
-        self._last_query: tuple[tuple[str, str], Any] | None = None
+        self._last_query: tuple[tuple[str, str, str], Any] | None = None
         self._wants_vectors = False  # this load embedded a query or mapped the matrix
         self._damaged: str | None = None  # why the vector files failed verification
 
@@ -263,9 +263,11 @@ class IndexHandle:
             changed = freshness.changed_paths(self.kb, before, now)
         except freshness.HistoryGone:
             return None
-        total = state.Counts.from_meta(self.meta).documents
-        if len(changed) > _REFRESH_LIMIT and len(changed) > total // 2:
+        counts = state.Counts.from_meta(self.meta)
+        if len(changed) > _REFRESH_LIMIT and len(changed) > counts.documents // 2:
             return None
+        if fitting.refit_due(self.meta, counts.chunks + len(changed)):
+            return None  # a full build fits the token weights to the corpus anew
         try:
             return refresh.refresh(self.kb, self.settings, self.conn, self.meta, now)
         except (freshness.HistoryGone, sqlite3.Error, OSError, vectors.VectorFilesBroken):

@@ -17,6 +17,7 @@ from typing import Any
 
 from vouch.core import ids
 from vouch.core.progress import Progress
+from vouch.embed import fitted
 from vouch.embed import model as embed
 from vouch.errors import CorruptFile, InvalidId
 from vouch.index import chunking, freshness, store
@@ -227,15 +228,21 @@ def insert_docs(
 
 
 def embed_texts(
-    embedder: embed.Embedder | None, parts: list[tuple[str, ...]], progress: Progress | None
+    embedder: embed.Embedder | None,
+    parts: list[tuple[str, ...]],
+    progress: Progress | None,
+    fit: fitted.Fit | None,
 ) -> Any:
     """One row per chunk's vector parts (`chunking.vector_parts`; none without an
-    embedder), in batches between progress calls."""
+    embedder), weighted by the index's `fit` when it has one; in batches between
+    progress calls."""
     import numpy as np
 
     dims = embedder.dims if embedder else 0
     if embedder is None or not parts:
         return np.zeros((len(parts) if embedder else 0, dims), dtype=np.float32)
+    if fit is not None:
+        return embedder.encode_weighted(parts, fit)
     rows = []
     if progress:
         progress("indexing: embedding", 0, len(parts))
@@ -246,11 +253,25 @@ def embed_texts(
     return np.concatenate(rows, axis=0)
 
 
-def corpus_revision(source_hash: str, settings: Settings) -> str:
-    """Changes whenever what a search can return changes (content or how it is indexed)."""
+def embed_fitting(
+    embedder: embed.Embedder | None, parts: list[tuple[str, ...]], progress: Progress | None
+) -> tuple[Any, fitted.Fit | None]:
+    """A full build's vectors and the fit they are weighted by (`vouch.embed.fitted`);
+    unweighted, and no fit, for a corpus too small or a model that cannot weigh."""
+    if embedder is None or not embedder.fittable() or len(parts) < fitted.MIN_TEXTS:
+        return embed_texts(embedder, parts, progress, None), None
+    if progress:
+        progress("indexing: embedding", 0, len(parts))
+    out: tuple[Any, fitted.Fit | None] = embedder.encode_fitting(parts, progress)
+    return out
+
+
+def corpus_revision(source_hash: str, settings: Settings, fit_texts: object) -> str:
+    """Changes whenever what a search can return changes (content or how it is indexed,
+    the token weights' fit included)."""
     return ids.sha256_hex(
         f"{source_hash}|{store.SCHEMA_VERSION}|{store.CHUNKER_VERSION}|"
-        f"{settings.model_id}|{settings.lexical}".encode()
+        f"{settings.model_id}|{settings.lexical}|{fit_texts}".encode()
     )[:16]
 
 
@@ -262,11 +283,13 @@ def meta_values(
     counts: Counts,
     checksums: Mapping[str, str],
     invalid: list[Invalid],
+    fit: Mapping[str, object],
 ) -> dict[str, object]:
     """Everything `index_meta` records about a build or refresh that reached `state`;
     `checksums` by file name (vectors.MATRIX, IDS, WORDPIECE); `invalid`: every file
-    the index leaves out now."""
+    the index leaves out now; `fit`: the token weights' (`fitting.meta_values`)."""
     return {
+        **fit,
         "invalid": json.dumps(
             sorted(invalid, key=lambda i: (i["path"], i["reason"])),
             ensure_ascii=False,
@@ -285,7 +308,7 @@ def meta_values(
         "hnsw_size": hnsw[1],
         "vector_rows": rows,
         "indexed_at": ids.now_iso(),
-        "corpus_revision": corpus_revision(state.source_hash, settings),
+        "corpus_revision": corpus_revision(state.source_hash, settings, fit["fit_texts"]),
         "lexical": settings.lexical,
         "tree": state.tree,
         "dirty": state.dirty_json(),

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from vouch.embed import model as embed
-from vouch.index import chunking, freshness, graph, store, vectors
+from vouch.index import chunking, fitting, freshness, graph, store, vectors
 from vouch.index.chunking import Doc
 from vouch.index.ingest import (
     Invalid,
@@ -64,7 +64,7 @@ def refresh(
     invalid = _still_invalid(kb, recorded_invalid(meta.values), touched) + report.invalid
     parts = [chunking.vector_parts(c) for d in docs for c in d.chunks]
     embedder = embed.embedder(settings.model) if settings.model else None
-    matrix = embed_texts(embedder, parts, None)
+    matrix = embed_texts(embedder, parts, None, fitting.load(conn, meta) if embedder else None)
     lex = backend(settings.lexical)
     words = _wordpiece(live, embedder, recorded[vectors.WORDPIECE])
 
@@ -134,8 +134,9 @@ def refresh(
         counts.chunks += len(parts) - len(old_chunks)
         counts.vectors += (len(parts) if embedder else 0) - len(freed)
         checksums = {**vectors.matrix_checksums(live), vectors.WORDPIECE: words}
+        fit = {k: meta.values[k] for k in store.FIT_META}
         store.write_meta(
-            conn, meta_values(settings, now, rows_total, hnsw, counts, checksums, invalid)
+            conn, meta_values(settings, now, rows_total, hnsw, counts, checksums, invalid, fit)
         )
         conn.execute("COMMIT")
     except BaseException:

@@ -21,7 +21,8 @@ from vouch.index.location import DB_NAME as DB_NAME  # named where cold paths re
 # 4: checksums of vectors.f32, vectors.ids and vectors.words in index_meta
 # 5: transcript turns: chunks.context (an FTS5 column), turn, speaker, time, session
 # 6: indexes on lower(speaker) and time, for the --speaker / --since / --until filters
-SCHEMA_VERSION = 6
+# 7: token_df, the token weights fitted to the corpus (vouch.embed.fitted)
+SCHEMA_VERSION = 7
 # The version of vouch/index/chunking.py's output: bump it whenever the chunks made of
 # the same files change; an index built with another rebuilds. Kept here, beside the
 # schema version, so opening an index to search does not import the chunker.
@@ -57,6 +58,9 @@ CHECKSUM_META = {
     vectors.WORDPIECE: "words_checksum",
 }
 CHECKSUMS_SINCE = 4
+# The token weights' fit (vouch.index.fitting), required from schema 7 on.
+FIT_META = ("fit_texts", "fit_vocab", "fit_chunks")
+FIT_SINCE = 7
 
 
 class Corrupt(Exception):
@@ -151,6 +155,8 @@ CREATE INDEX headings_doc ON headings(doc_key);
 CREATE TABLE vec_free (vec_row INTEGER PRIMARY KEY);
 -- vector rows changed since vectors.hnsw was written; applied when it is loaded
 CREATE TABLE vec_dirty (vec_row INTEGER PRIMARY KEY);
+-- each token's number of embedded texts when the vectors are fitted (vouch.index.fitting)
+CREATE TABLE token_df (token INTEGER PRIMARY KEY, df INTEGER NOT NULL);
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
     title, section, text, context, content='chunks', content_rowid='id', tokenize='{tokenizer}'
 );
@@ -266,6 +272,14 @@ def read_meta(conn: sqlite3.Connection) -> Meta:
         missing = [k for k in CHECKSUM_META.values() if k not in values]
         if missing:
             raise Corrupt("index_meta lacks " + ", ".join(missing))
+    if meta.schema_version >= FIT_SINCE:
+        missing = [k for k in FIT_META if k not in values]
+        if missing:
+            raise Corrupt("index_meta lacks " + ", ".join(missing))
+        try:
+            [int(values[k]) for k in FIT_META]
+        except ValueError as exc:
+            raise Corrupt(f"index_meta holds an unparsable number: {exc}") from exc
     return meta
 
 
@@ -280,7 +294,8 @@ def write_meta(conn: sqlite3.Connection, values: dict[str, object]) -> None:
 def quick_check(conn: sqlite3.Connection) -> None:
     """Touch every table the queries use, so a damaged file fails here, not mid-search."""
     try:
-        for table in ("docs", "chunks", "doc_tags", "headings", "vec_free", "vec_dirty"):
+        tables = ("docs", "chunks", "doc_tags", "headings", "vec_free", "vec_dirty", "token_df")
+        for table in tables:
             conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchall()
         conn.execute("SELECT rowid FROM chunks_fts LIMIT 1").fetchall()
     except sqlite3.Error as exc:

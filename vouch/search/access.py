@@ -131,8 +131,8 @@ class SearchIndex:
     def query_vector(self, query: str) -> Any:
         return self.index.embed_query(query)
 
-    def embedder(self) -> Any:
-        return self.index._require_vectors()
+    def embed_texts(self, texts: Sequence[str]) -> Any:
+        return self.index.embed_texts(texts)
 
     def vector(self, query: str, k: int, f: Filters) -> list[tuple[int, float]]:
         qvec = self.query_vector(query)

@@ -257,7 +257,7 @@ def _search(
         found = index.vector(req.query, depth, filters)
         if pending is not None:
             found = pending.merge_vector(
-                index.query_vector(req.query), found, index.embedder(), depth
+                index.query_vector(req.query), found, index.embed_texts, depth
             )
         # a cosine of 0 or less carries no signal: a query of unknown words (a zero
         # vector) must not "match" every chunk

@@ -13,7 +13,7 @@ negative so they never collide with the index's.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -111,14 +111,18 @@ class Pending:
         return [h for _, h in merged][:depth]
 
     def merge_vector(
-        self, qvec: Any, hits: Sequence[tuple[int, float]], embedder: Any, depth: int
+        self,
+        qvec: Any,
+        hits: Sequence[tuple[int, float]],
+        embed: Callable[[list[str]], Any],
+        depth: int,
     ) -> list[tuple[int, float]]:
         import numpy as np
 
         if not self.chunks:
             return list(hits)
         ids = list(self.chunks)
-        vecs = embedder.encode([self.chunks[c].info.text for c in ids])
+        vecs = embed([self.chunks[c].info.text for c in ids])
         sims = np.asarray(vecs, dtype=np.float32) @ np.asarray(qvec, dtype=np.float32)
         merged = [*hits, *zip(ids, (float(s) for s in sims), strict=True)]
         merged.sort(key=lambda h: -h[1])
