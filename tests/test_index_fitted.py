@@ -191,3 +191,26 @@ def test_a_pending_claim_scores_as_it_will_once_approved(kb_with_sources: KB) ->
         search(KB(kb.dir), SearchRequest("licences vault", mode="vector", trace=True, log=False))
     )
     assert after == before
+
+
+def test_damaged_counts_give_finite_weights_or_a_rebuild(kb: KB) -> None:
+    texts = _claims(kb, 70)
+    Index.open(kb).close()
+    conn = sqlite3.connect(index_dir(kb) / DB_NAME)
+    conn.execute("UPDATE token_df SET df = df * 1000 WHERE token % 2 = 0")
+    conn.execute("UPDATE token_df SET df = 'many' WHERE token % 2 = 1")
+    conn.commit()
+    conn.close()
+    index = Index.open(KB(kb.dir))
+    try:  # a query reads only its own tokens' counts: odd ones or huge, still a vector
+        assert np.isfinite(index.embed_query(texts[3])).all()
+    finally:
+        index.close()
+    claim(kb, "The Acme platform keeps licences for service number 999")
+    commit(kb)
+    index = Index.open(KB(kb.dir))  # a refresh loads every count: damaged, so it rebuilds
+    try:
+        assert index.last_report is not None and index.last_report.mode == "rebuild"
+        assert index.meta["fit_texts"] == "71"
+    finally:
+        index.close()

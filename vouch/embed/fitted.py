@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 MIN_TEXTS = 64  # below this many distinct texts the index is not fitted
 _BATCH = 8192  # texts tokenized at once
-_GATHER = 1 << 15  # token rows gathered at once (float64: 32k × dims × 8 bytes)
 
 
 @dataclass(frozen=True)
@@ -49,10 +48,11 @@ class Fit:
 
 
 def weights(df: np.ndarray, texts: int) -> np.ndarray:
-    """w(t) for document frequencies `df` over `texts` texts (float64)."""
+    """w(t) for document frequencies `df` over `texts` texts (float64); counts outside
+    0..texts (a damaged index) are taken as their nearest bound, never NaN."""
     import numpy as np
 
-    df = np.asarray(df, dtype=np.float64)
+    df = np.clip(np.asarray(df, dtype=np.float64), 0, max(texts, 0))
     out: np.ndarray = np.sqrt(np.log1p((texts - df + 0.5) / (df + 0.5)))
     return out
 
@@ -93,30 +93,27 @@ def count(tokens: Tokenized, vocab: int) -> Fit:
 
     texts = len(tokens.starts) - 1
     owner = np.repeat(np.arange(texts, dtype=np.int64), np.diff(tokens.starts))
-    pairs = np.unique(owner * vocab + tokens.ids)
-    return Fit(texts, np.bincount(pairs % vocab, minlength=vocab).astype(np.int64))
+    pairs = np.sort(owner * vocab + tokens.ids)  # np.unique: ~80x slower on 3M pairs
+    first = np.ones(len(pairs), dtype=bool)
+    np.not_equal(pairs[1:], pairs[:-1], out=first[1:])
+    return Fit(texts, np.bincount(pairs[first] % vocab, minlength=vocab).astype(np.int64))
 
 
 def sums(tokens: Tokenized, table: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Per text, and a last zero row: sum of w(t) row(t) over its tokens (float64).
-    A text's sum does not depend on the texts around it (one query, or a build)."""
+
+    One small product per text (its weights times its rows): ~10 µs a text, where one
+    gather of every token's rows and a segmented sum read gigabytes at 100k texts and
+    took ten times longer. A text's sum is the same whatever texts surround it."""
     import numpy as np
 
     texts = len(tokens.starts) - 1
     out = np.zeros((texts + 1, table.shape[1]), dtype=np.float64)
-    starts, ids = tokens.starts, tokens.ids
-    first = 0
-    while first < texts:
-        # the texts whose tokens fit in one gather (at least one text)
-        last = int(np.searchsorted(starts, starts[first] + _GATHER, side="right")) - 1
-        last = min(max(last, first + 1), texts)
-        lo, hi = int(starts[first]), int(starts[last])
-        full = np.flatnonzero(np.diff(starts[first : last + 1]) > 0)
-        if hi > lo:
-            span = ids[lo:hi]
-            rows = table[span].astype(np.float64) * w[span, None]
-            out[first + full] = np.add.reduceat(rows, starts[first + full] - lo, axis=0)
-        first = last
+    starts, ids = tokens.starts.tolist(), tokens.ids
+    for i in range(texts):
+        if starts[i + 1] > starts[i]:
+            span = ids[starts[i] : starts[i + 1]]
+            out[i] = w[span] @ table[span]
     return out
 
 

@@ -126,6 +126,7 @@ class Index(IndexHandle):
             )
         return embed.embedder(self.settings.model)
 
+    @_guarded
     def embed_query(self, text: str) -> np.ndarray:
         """The query's vector; the last one is kept (a search may ask more than once,
         and a cold one asks first while git checks freshness)."""
@@ -139,6 +140,7 @@ class Index(IndexHandle):
             self._last_query = (key, embedder.encode_query(text, words, weigh))
         return self._last_query[1]
 
+    @_guarded
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of texts outside the index (pending proposals' chunks), weighted as
         the index's own."""

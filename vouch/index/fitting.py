@@ -69,10 +69,10 @@ def load(conn: sqlite3.Connection, meta: store.Meta) -> fitted.Fit | None:
     import numpy as np
 
     df = np.zeros(int(meta.values.get("fit_vocab", "0")), dtype=np.int64)
-    rows = conn.execute("SELECT token, df FROM token_df").fetchall()
-    if rows:
-        tokens, counts = zip(*rows, strict=True)
-        df[np.array(tokens, dtype=np.int64)] = counts
+    for token, count in conn.execute("SELECT token, df FROM token_df"):
+        if not (isinstance(count, int) and 0 <= token < len(df)):
+            raise store.Corrupt(f"token_df holds {token!r}: {count!r}")
+        df[token] = count
     return fitted.Fit(n, df)
 
 
@@ -89,9 +89,8 @@ def weigh(conn: sqlite3.Connection, meta: store.Meta) -> Weigh | None:
         wanted = sorted(set(ids))
         found: dict[int, int] = {}
         for part, marks in store.in_batches(wanted):
-            found.update(
-                conn.execute(f"SELECT token, df FROM token_df WHERE token IN ({marks})", part)
-            )
+            sql = f"SELECT token, df FROM token_df WHERE token IN ({marks})"
+            found.update((t, c) for t, c in conn.execute(sql, part) if isinstance(c, int))
         return fitted.weights(np.array([found.get(i, 0) for i in ids], dtype=np.int64), n)
 
     return weights
