@@ -214,3 +214,47 @@ def test_damaged_counts_give_finite_weights_or_a_rebuild(kb: KB) -> None:
         assert index.meta["fit_texts"] == "71"
     finally:
         index.close()
+
+
+def _unigram_model(where: Path, words: list[str]) -> Path:
+    """A model2vec directory whose tokenizer is a unigram one (as SentencePiece models
+    have): vouch cannot weigh its tokens, model2vec embeds with it."""
+    from safetensors.numpy import save_file
+    from tokenizers import Tokenizer, pre_tokenizers
+    from tokenizers.models import Unigram
+
+    vocab = [("<unk>", 0.0), *((w, -1.0) for w in sorted(set(words)))]
+    tokenizer = Tokenizer(Unigram(vocab, unk_id=0))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    where.mkdir(parents=True)
+    tokenizer.save(str(where / "tokenizer.json"))
+    rng = np.random.default_rng(0)
+    save_file(
+        {"embeddings": rng.normal(size=(len(vocab), 16)).astype(np.float32)},
+        str(where / "model.safetensors"),
+    )
+    (where / "config.json").write_text(
+        '{"model_type": "model2vec", "hidden_dim": 16, "normalize": true}'
+    )
+    return where
+
+
+def test_a_model_that_cannot_weigh_tokens_is_never_fitted(kb: KB) -> None:
+    texts = _claims(kb, 70)
+    _unigram_model(kb.root / "models" / "uni", [w for t in texts for w in t.split()])
+    cfg = kb.dir / "config.yaml"
+    cfg.write_text(cfg.read_text().replace("model: default", "model: models/uni"))
+    commit(kb)
+    index = Index.open(KB(kb.dir))
+    try:
+        assert index.meta["fit_texts"] == "-1"
+        hit = index.vector(index.embed_query(texts[4]), 1)[0]
+        assert index.chunks([hit.chunk_id])[hit.chunk_id].text == texts[4]
+    finally:
+        index.close()
+    _claims(kb, 80, start=100)  # doubled: still a refresh, nothing to fit
+    index = Index.open(KB(kb.dir))
+    try:
+        assert index.last_report is not None and index.last_report.mode == "refresh"
+    finally:
+        index.close()

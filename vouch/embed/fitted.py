@@ -11,8 +11,9 @@ and every vector — documents, turn windows, queries — is the weighted mean
     idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
 
 (the smoothed idf of BM25: never zero, so no text's vector vanishes). Chosen on the
-tuning halves of bench/tune_search.py's sets among idf powers 0.35-1 and other forms
-(a plateau around 0.5); bench/RESULTS.md reports the held-out halves.
+tuning half of the 7,600-document evaluation set among idf powers 0.35-1, plain and
+smoothed idf, and SIF over corpus frequencies (a plateau around the square root);
+bench/RESULTS.md reports every set's held-out half.
 
 A knowledge base of fewer than `MIN_TEXTS` texts is not fitted (its counts say nothing):
 its vectors are model2vec's own. A window of several texts (a transcript turn with its

@@ -197,8 +197,13 @@ class Embedder:
         return found if found is not None else self.encode([text])[0]
 
     def fittable(self) -> bool:
-        """Whether this model's vectors can be weighted (`encode_fitting`)."""
-        return self._table() is not None
+        """Whether this model's vectors can be weighted (`encode_fitting`): a plain
+        table and a tokenizer vouch can drive (not a unigram one)."""
+        fast = self._table()
+        try:
+            return fast is not None and fast._tokenizers() is not None
+        except _NotTableModel:
+            return False
 
     def encode_fitting(
         self, items: Sequence[tuple[str, ...]], progress: Progress | None = None
@@ -208,7 +213,7 @@ class Embedder:
         small to fit or a model without a plain table."""
         fast = self._table()
         distinct = list(dict.fromkeys(p for parts in items for p in parts))
-        if fast is None or len(distinct) < fitted.MIN_TEXTS:
+        if fast is None or not self.fittable() or len(distinct) < fitted.MIN_TEXTS:
             return self.encode_joined(items), None
         tokens = fitted.tokenize(distinct, fast.known_ids, progress)
         fit = fitted.count(tokens, fast.table.vocab)
@@ -217,7 +222,7 @@ class Embedder:
     def encode_weighted(self, items: Sequence[tuple[str, ...]], fit: fitted.Fit) -> np.ndarray:
         """`encode_fitting`'s vectors under an earlier fit (a refresh, pending chunks)."""
         fast = self._table()
-        if fast is None:
+        if fast is None or not self.fittable():
             raise ModelFailure(
                 f"embedding model {self.ref.name} cannot weigh tokens",
                 hint="run `vouch index rebuild`",

@@ -125,7 +125,7 @@ class IndexHandle:
                     f"({meta['kb_path']})",
                     hint=f"delete {directory} (or run `vouch index rebuild --force`)",
                 )
-            store.quick_check(conn)
+            store.quick_check(conn, meta)
             try:
                 state.indexed_state(meta)
                 state.Counts.from_meta(meta)

@@ -291,10 +291,13 @@ def write_meta(conn: sqlite3.Connection, values: dict[str, object]) -> None:
     )
 
 
-def quick_check(conn: sqlite3.Connection) -> None:
-    """Touch every table the queries use, so a damaged file fails here, not mid-search."""
+def quick_check(conn: sqlite3.Connection, meta: Meta) -> None:
+    """Touch every table the queries use, so a damaged file fails here, not mid-search
+    (an index older than a table is stale by its schema_version, not damaged)."""
+    tables = ["docs", "chunks", "doc_tags", "headings", "vec_free", "vec_dirty"]
+    if meta.schema_version >= FIT_SINCE:
+        tables.append("token_df")
     try:
-        tables = ("docs", "chunks", "doc_tags", "headings", "vec_free", "vec_dirty", "token_df")
         for table in tables:
             conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchall()
         conn.execute("SELECT rowid FROM chunks_fts LIMIT 1").fetchall()
