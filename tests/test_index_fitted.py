@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from index_support import claim, commit, index_dir
@@ -258,3 +259,21 @@ def test_a_model_that_cannot_weigh_tokens_is_never_fitted(kb: KB) -> None:
         assert index.last_report is not None and index.last_report.mode == "refresh"
     finally:
         index.close()
+
+
+def test_index_status_says_whether_the_vectors_are_fitted(kb: KB, run_cli: Any) -> None:
+    _claims(kb, 5)
+    Index.open(kb).close()
+    small = run_cli("index", "status", "--json", cwd=kb.root).json()
+    assert small["vector_weights"] == {
+        "fitted": False,
+        "texts": 0,
+        "chunks": 5,
+        "why_not": "too few texts",
+    }
+    _claims(kb, 70, start=5)
+    Index.open(KB(kb.dir)).close()
+    fitted_now = run_cli("index", "status", "--json", cwd=kb.root).json()["vector_weights"]
+    assert fitted_now["fitted"] and fitted_now["texts"] == 75
+    human = run_cli("index", "status", cwd=kb.root).out
+    assert "weights:   fitted to 75 texts of this knowledge base" in human

@@ -226,6 +226,13 @@ def index_status(data: dict[str, Any]) -> str:
     )
     lines.append(f"  lexical:   {data['lexical']} ({data['tokenizer']})")
     lines.append(f"  vectors:   {_VECTOR_SEARCH[data.get('vector_search', 'exact')]}")
+    weights = data.get("vector_weights")
+    if weights:
+        lines.append(
+            f"  weights:   fitted to {weights['texts']} texts of this knowledge base"
+            if weights["fitted"]
+            else f"  weights:   the model's own ({weights['why_not']})"
+        )
     if data.get("indexed_at"):
         lines.append(f"  built:     {data['indexed_at']}  revision {data['corpus_revision']}")
     size = data["sizes"].get("total", 0)

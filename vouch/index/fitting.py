@@ -53,6 +53,14 @@ def write(conn: sqlite3.Connection, fit: fitted.Fit | None) -> None:
     )
 
 
+def describe(meta: store.Meta) -> dict[str, object]:
+    """For `vouch index status`: whether the vectors are fitted, on how many texts, or
+    why not."""
+    n = texts(meta)
+    why = None if n > 0 else "too few texts" if n == 0 else "the model cannot weigh tokens"
+    return {"fitted": n > 0, "texts": max(n, 0), "chunks": int(meta["fit_chunks"]), "why_not": why}
+
+
 def texts(meta: store.Meta) -> int:
     """How many texts the index's weights were fitted on (0 or UNFITTABLE: not fitted)."""
     try:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vouch.errors import IndexCollision, LockTimeout, PermissionDenied
-from vouch.index import freshness, graph, state, store, vectors
+from vouch.index import fitting, freshness, graph, state, store, vectors
 from vouch.index.ingest import recorded_invalid
 from vouch.index.lexical.whoosh import DIRNAME as WHOOSH_DIR
 from vouch.index.settings import Settings
@@ -153,6 +153,7 @@ def index_status(kb: KB) -> dict[str, Any]:
             current_source_hash=now.source_hash,
             indexed_model=meta["embedding_model"],
             schema_version=meta.schema_version,
+            vector_weights=fitting.describe(meta) if settings.dims else None,
             hnsw_pending_rows=int(
                 index.conn.execute("SELECT COUNT(*) FROM vec_dirty").fetchone()[0]
             ),
