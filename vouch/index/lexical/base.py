@@ -3,6 +3,7 @@ the `Backend` interface (the package picks a backend by name)."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,6 +40,9 @@ class ChunkRow:
     tags: tuple[str, ...]
 
 
+_WORDS = re.compile(r"[^\W_]+")  # about what FTS5's unicode61 tokenizer keeps of a term
+
+
 def query_terms(query: str) -> list[str]:
     """Split on ASCII whitespace only; E004 when nothing is left."""
     terms: list[str] = []
@@ -59,14 +63,15 @@ def query_terms(query: str) -> list[str]:
 
 def fts5_query(query: str, match_any: bool = False, *, unique: bool = False) -> str:
     """Each term quoted as an FTS5 literal (`"` doubled); joined by space = AND.
-    `unique`: each term once (case aside), for FTS5's snippet(), whose work grows with
-    the square of the phrase matches: a query repeating one word fifty times against a
-    text holding it a thousand times took minutes."""
+    `unique`: each phrase once, for FTS5's snippet(), whose work grows with the square of
+    the phrase matches: a query repeating one word fifty times against a text holding it
+    a thousand times took minutes. Terms that FTS5 reads as the same words (`Word`,
+    `word,`, `word,,`: case and punctuation aside) count as one."""
     terms = query_terms(query)
     if unique:
-        first: dict[str, str] = {}
+        first: dict[tuple[str, ...], str] = {}
         for t in terms:
-            first.setdefault(t.casefold(), t)
+            first.setdefault(tuple(_WORDS.findall(t.casefold())), t)
         terms = list(first.values())
     quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
     return (" OR " if match_any else " ").join(quoted)
