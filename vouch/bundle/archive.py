@@ -75,7 +75,7 @@ def export(kb: KB, out: Path, progress: Progress | None = None) -> dict[str, Any
     problems += knowledge_problems(files, progress)
     if problems:
         raise ValidationFailed(
-            _shown(problems),
+            first_problems(problems),
             what=f"knowledge in commit {head[:12]} "
             "(nothing was written; `vouch lint` shows each problem)",
         )
@@ -226,12 +226,12 @@ def load(path: Path, progress: Progress | None = None) -> Bundle:
     bundle, report = check(path, progress)
     if bundle is None:
         raise ValidationFailed(
-            _shown(report["issues"]), what=f"bundle {path} (refused; nothing was written)"
+            first_problems(report["issues"]), what=f"bundle {path} (refused; nothing was written)"
         )
     return bundle
 
 
-def _shown(problems: list[str]) -> list[str]:
+def first_problems(problems: list[str]) -> list[str]:
     more = len(problems) - _SHOWN
     return problems[:_SHOWN] + ([f"... and {more} more"] if more > 0 else [])
 
