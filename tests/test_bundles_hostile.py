@@ -283,14 +283,14 @@ def _forge(kind: str, data: dict[str, Any]) -> tuple[str, bytes]:
     return KINDS[kind].path_for(made["id"]), KINDS[kind].dump(made).encode()
 
 
-def _claim(items: Members, text: str) -> tuple[str, bytes]:
+def _claim(items: Members, text: str, evidence: list[str] | None = None) -> tuple[str, bytes]:
     source = next(n.split("/")[2] for n, _ in items if n.endswith("/meta.yaml"))
     stamp = "2024-01-01T00:00:00Z"
     return _forge(
         "claim",
         {
             "text": text,
-            "evidence": [source],
+            "evidence": evidence or [source],
             "status": "stable",
             "created_at": stamp,
             "updated_at": stamp,
@@ -332,6 +332,50 @@ def test_a_forged_decision_record_does_not_make_knowledge_approved(
     pid = "20240101-000000-0badc0de"
     record = (f"decided/{pid[-8:-6]}/{pid}.yaml", _record(pid, object_id, proposer, BOB, decision))
     forged = repack(exported, [*items, (rel, data), record])
+    assert run_cli("export-check", str(forged)).code == 0
+    refused(run_cli, fresh, forged, expected)
+
+
+@pytest.mark.parametrize(
+    ("locator", "quote", "expected"),
+    [
+        ("L1-L1", "words the source never said", "does not appear"),
+        ("L500-L900", None, "lies outside source"),
+        ("T2", None, "not a transcript"),
+    ],
+)
+def test_evidence_that_misquotes_its_source_is_refused(
+    exported: Path,
+    fresh: KB,
+    run_cli,
+    locator: str,
+    quote: str | None,
+    expected: str,
+) -> None:
+    """Evidence says what a source says at a span; a forged one puts words in its mouth,
+    points past its end, or names turns of a file that is not a transcript. The claim
+    citing it has a proper decision record, so only the evidence is wrong."""
+    items = members(exported)
+    meta = next(n for n, _ in items if n.endswith("/meta.yaml") and b"type: file" in dict(items)[n])
+    sid = meta.split("/")[2]
+    content = next(d for n, d in items if n.startswith(meta.removesuffix("meta.yaml") + "content"))
+    span = content.decode().split("\n")[0]
+    rel, data = _forge(
+        "evidence",
+        {
+            "source_id": sid,
+            "locator": locator,
+            "quote": quote,
+            "hash": "sha256:" + hashlib.sha256(span.encode()).hexdigest(),
+            "created_at": "2024-01-01T00:00:00Z",
+        },
+    )
+    evidence_id = rel.rsplit("/", 1)[1].removesuffix(".yaml")
+    claim_rel, claim = _claim(items, "A claim resting on forged evidence", [evidence_id])
+    claim_id = claim_rel.rsplit("/", 1)[1].removesuffix(".yaml")
+    pid = "20240101-000000-0badc0de"
+    record = (f"decided/{pid[-8:-6]}/{pid}.yaml", _record(pid, claim_id, ALICE, BOB, "approved"))
+    forged = repack(exported, [*items, (rel, data), (claim_rel, claim), record])
     assert run_cli("export-check", str(forged)).code == 0
     refused(run_cli, fresh, forged, expected)
 

@@ -8,10 +8,11 @@ through review: a claim with no approved decision record, or one its proposer ap
 Landing it would make approved knowledge that `vouch lint` calls broken, which the gate
 never writes. So each object the import would land is checked, as lint checks it, on a
 view of the target commit with the landing files laid over it: its references resolve
-(in the bundle or here), the links between claims hold, and each claim, entity,
-relation and page has an approved decision record (the bundle's or this repository's)
-by someone other than its proposer, as this repository's committed configuration asks;
-and no record of the bundle decides a proposal that is open or rejected here.
+(in the bundle or here), each evidence's span lies in its source and quotes it, the
+links between claims hold, and each claim, entity, relation and page has an approved
+decision record (the bundle's or this repository's) by someone other than its
+proposer, as this repository's committed configuration asks; and no record of the
+bundle decides a proposal that is open or rejected here.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from vouch.core.config import Config
 from vouch.health import files, provenance, rules
 from vouch.health.issues import ERROR, Issue, error, ordered
 from vouch.kinds import GATED
+from vouch.kinds.source import CONTENT_NAMES
 from vouch.store.kb import DECIDED_DIR, KB, PROPOSAL_PREFIX
 
 
@@ -67,6 +69,8 @@ def problems(
             claims.append(str(obj["id"]))
         if entry.kind in GATED:
             gated.append((entry.kind, str(obj["id"])))
+        if entry.kind == "evidence":
+            issues += _span(k, obj)
     issues += rules.check_links(k, claims, complete=False)
     issues += provenance.self_approvals(k, records, settings)
     issues += _undecided(k, gated, records, here)
@@ -100,6 +104,26 @@ def _undecided(
         for kind, oid in missing
         if oid not in approved
     ]
+
+
+def _span(k: rules.Knowledge, obj: rules.Obj) -> list[Issue]:
+    """Evidence `vouch evidence add` would make from its source's bytes: the span
+    inside the source, the quote found there. A bundle's evidence is otherwise only its
+    own word about what a source says. (Its `hash` is not compared: nothing reads it,
+    and knowledge bases made by other means than `evidence add` differ there.)"""
+    from vouch.store import evidence
+
+    sid = str(obj["source_id"])
+    folder = f"sources/{sid[:2]}/{sid}/"
+    content = next(
+        (k.view.read(folder + n) for n in sorted(CONTENT_NAMES) if folder + n in k.view.listing),
+        None,
+    )
+    if content is None:
+        return []  # a missing source is a dangling reference, reported as such
+    _, errors = evidence.make(sid, str(obj["locator"]), obj.get("quote"), content)
+    where = rules.object_path(k, "evidence", str(obj["id"]))
+    return [error("evidence", problem, id=str(obj["id"]), path=where) for problem in errors]
 
 
 def _deciding_ours(k: rules.Knowledge, records: Iterable[rules.Obj]) -> list[Issue]:
