@@ -380,6 +380,68 @@ def test_evidence_that_misquotes_its_source_is_refused(
     refused(run_cli, fresh, forged, expected)
 
 
+def _decided_claims(items: Members, links: dict[str, dict[str, Any]]) -> Members:
+    """Claims (text -> their link fields), each with an approved decision record."""
+    ids = {text: _claim(items, text)[0].rsplit("/", 1)[1].removesuffix(".yaml") for text in links}
+    out: Members = []
+    for n, (text, fields) in enumerate(links.items()):
+        resolved = {
+            k: ([ids[t] for t in v] if isinstance(v, list) else ids[v]) for k, v in fields.items()
+        }
+        source = next(n.split("/")[2] for n, _ in items if n.endswith("/meta.yaml"))
+        stamp = "2024-01-01T00:00:00Z"
+        rel, data = _forge(
+            "claim",
+            {
+                "text": text,
+                "evidence": [source],
+                "created_at": stamp,
+                "updated_at": stamp,
+                **resolved,
+            },
+        )
+        pid = f"20240101-00000{n}-0badc0d{n}"
+        record = _record(pid, ids[text], ALICE, BOB, "approved")
+        out += [(rel, data), (f"decided/{pid[-8:-6]}/{pid}.yaml", record)]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("links", "expected"),
+    [
+        (
+            {
+                "Older claim": {"supersedes": ["Newer claim"], "superseded_by": "Newer claim"},
+                "Newer claim": {"supersedes": ["Older claim"], "superseded_by": "Older claim"},
+            },
+            "runs in a circle",
+        ),
+        ({"One side": {"contradicts": ["Other side"]}, "Other side": {}}, "contradicts"),
+    ],
+)
+def test_claims_whose_links_break_the_rules_are_refused(
+    exported: Path, fresh: KB, run_cli, links: dict[str, dict[str, Any]], expected: str
+) -> None:
+    items = members(exported)
+    forged = repack(exported, [*items, *_decided_claims(items, links)])
+    assert run_cli("export-check", str(forged)).code == 0
+    refused(run_cli, fresh, forged, expected)
+
+
+def test_a_source_with_two_content_files_is_refused_or_lands_clean(
+    exported: Path, fresh: KB, run_cli
+) -> None:
+    """Both files hash to the source's id; whichever vouch reads, it reads the same."""
+    items = members(exported)
+    rel, data = next((n, d) for n, d in items if n.endswith("/content.txt"))
+    forged = repack(exported, [*items, (rel.removesuffix(".txt"), data)])
+    res = run_cli("import-apply", str(forged), "--kb", str(fresh.dir), "--json")
+    if res.code == 0:
+        clean(run_cli, fresh)
+    else:
+        assert res.code == 1 and res.json()["error"]["code"] == "E102", res.out
+
+
 def test_a_bundle_never_decides_a_proposal_open_here(
     hostile: tuple[Path, Path], tmp_path: Path, run_cli
 ) -> None:
