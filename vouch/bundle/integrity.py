@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from vouch.core.config import Config
 from vouch.health import files, provenance, rules
 from vouch.health.issues import ERROR, Issue, error, ordered
-from vouch.kinds import GATED
+from vouch.kinds import GATED, KINDS
 from vouch.kinds.source import CONTENT_NAMES
 from vouch.store.kb import DECIDED_DIR, KB, PROPOSAL_PREFIX
 
@@ -58,7 +58,7 @@ def problems(
         entry = files.catalog(rel)
         if entry is None or entry.kind is None or entry.part == "content":
             continue
-        obj = k.load(entry)
+        obj = _known(k, entry, landing[rel])
         if obj is None:
             continue
         if entry.kind == files.DECISION:
@@ -75,10 +75,21 @@ def problems(
     issues += provenance.self_approvals(k, records, settings)
     issues += _undecided(k, gated, records, here)
     issues += _deciding_ours(k, records)
-    issues += [i for i in k.issues if i["path"] and i["path"][len(k.view.prefix) :] in landing]
     return [
         f"{i['path'] or i['id']}: {i['message']}" for i in ordered(issues) if i["severity"] == ERROR
     ]
+
+
+def _known(k: rules.Knowledge, entry: files.Entry, data: bytes) -> rules.Obj | None:
+    """A landing file's object, parsed once and handed to `k` as loaded: the bundle's
+    check (`content`) validated it and its id already, which `k.load` would repeat."""
+    assert entry.kind is not None and entry.id is not None
+    kind = KINDS.get(entry.kind)  # None for a decision record
+    obj = files.parse(kind, data, entry.rel).data
+    key = (entry.kind, entry.id)
+    k.rels[key] = entry.rel
+    k.objects[key] = obj
+    return obj
 
 
 def _undecided(
