@@ -626,3 +626,42 @@ def test_an_import_killed_at_any_moment_leaves_all_or_nothing(
         assert res.code == 0, (n, res.err)
         tree = set(git(kb.root, "ls-tree", "-r", "--name-only", "HEAD", "--", ".vouch").split())
         assert files <= tree, n
+
+
+# -- what a bundle path names ----------------------------------------------------------------
+def _not_a_bundle(tmp_path: Path, what: str) -> tuple[Path, str]:
+    if what == "a device":
+        return Path("/dev/zero"), "not a regular file"
+    if what == "a FIFO":
+        os.mkfifo(tmp_path / "pipe.tar.gz")
+        return tmp_path / "pipe.tar.gz", "not a regular file"
+    if what == "a directory":
+        (tmp_path / "dir.tar.gz").mkdir()
+        return tmp_path / "dir.tar.gz", "a directory"
+    huge = tmp_path / "huge.tar.gz"
+    with huge.open("wb") as fh:  # sparse: no disk used
+        fh.truncate(bundle.archive.MAX_FILE + 1)
+    return huge, "larger than"
+
+
+@pytest.mark.parametrize("what", ["a device", "a FIFO", "a directory", "a file too big"])
+def test_a_path_that_is_no_bundle_file_is_refused_at_once(
+    fresh: KB, tmp_path: Path, what: str
+) -> None:
+    """`/dev/zero` used to be read until memory ran out (an internal error, or the OOM
+    killer), a FIFO blocked the command forever."""
+    path, expected = _not_a_bundle(tmp_path, what)
+    before = state(fresh)
+    env = {**os.environ, "PYTHONPATH": str(Path(bundle.__file__).parents[2])}
+    for verb in ("export-check", "import-check", "import-apply"):
+        res = subprocess.run(
+            [sys.executable, "-m", "vouch", verb, str(path), "--json"],
+            cwd=fresh.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert res.returncode == 1, (verb, res.stdout, res.stderr)
+        assert expected in res.stdout and "Traceback" not in res.stderr, (verb, res.stdout)
+    assert state(fresh) == before
