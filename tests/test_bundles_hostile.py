@@ -665,3 +665,36 @@ def test_a_path_that_is_no_bundle_file_is_refused_at_once(
         assert res.returncode == 1, (verb, res.stdout, res.stderr)
         assert expected in res.stdout and "Traceback" not in res.stderr, (verb, res.stdout)
     assert state(fresh) == before
+
+
+# -- YAML that reads as other data than it shows ---------------------------------------------
+DISGUISES = {
+    "a claim's status given twice": ("claims/", b"status: ", b"status: archived\nstatus: "),
+    "a claim's text under an explicit tag": ("claims/", b"text: ", b"text: !!str "),
+    "a page title behind an anchor": ("pages/", b"title: ", b"title: &t "),
+    "a source title behind an anchor": ("sources/", b"title: ", b"title: &t "),
+    "a decision's approver given twice": (
+        "decided/",
+        b"decided_by: ",
+        b"decided_by: x\ndecided_by: ",
+    ),
+    "a merge key in an entity": ("entities/", b"\ntype: ", b"\n<<: {aliases: []}\ntype: "),
+}
+
+
+@pytest.mark.parametrize("how", sorted(DISGUISES))
+def test_a_file_whose_yaml_reads_as_other_data_is_refused(
+    exported: Path, fresh: KB, run_cli, how: str
+) -> None:
+    """Each edit leaves the parsed object (and so its id) as it was, or changes it
+    where a person reading the file sees something else: git diffs and reviews show the
+    text, vouch acts on the data. vouch never writes such YAML."""
+    prefix, old, new = DISGUISES[how]
+    forged = repack(exported, _edited(members(exported), prefix, old, new))
+    check = run_cli("export-check", str(forged), "--json")
+    assert check.code == 1, check.out
+    assert any("reads as other data" in i for i in check.json()["issues"]), check.out
+    before = state(fresh)
+    res = run_cli("import-apply", str(forged), "--kb", str(fresh.dir), "--json")
+    assert res.code == 1 and res.json()["error"]["code"] == "E102", res.out
+    assert state(fresh) == before
