@@ -442,16 +442,20 @@ def test_a_source_with_two_content_files_is_refused_or_lands_clean(
         assert res.code == 1 and res.json()["error"]["code"] == "E102", res.out
 
 
-def test_a_bundle_never_decides_a_proposal_open_here(
-    hostile: tuple[Path, Path], tmp_path: Path, run_cli
+@pytest.mark.parametrize("ours", ["open", "rejected"])
+def test_a_bundle_never_decides_a_proposal_of_this_repository(
+    hostile: tuple[Path, Path], tmp_path: Path, run_cli, ours: str
 ) -> None:
     """A record named after a proposal pending here would hide it from `vouch pending`
-    and make `vouch approve` refuse it as already decided."""
+    and make `vouch approve` refuse it as already decided; one overwriting the record of
+    a proposal rejected here would turn the rejection into an approval."""
     root = tmp_path / "target"
     root.mkdir()
     git(root, "init", "-q")
     kb = _target_with_a_source(root)
     pid = propose_claim(kb, "A proposal waiting for review here")
+    if ours == "rejected":
+        call(kb, "kb.reject", {"proposal_id": pid, "reason": "not true here"}, actor=BOB)
     items = members(hostile[1])
     rel, data = next((n, d) for n, d in items if n.startswith("decided/"))
     theirs = rel.rsplit("/", 1)[1].removesuffix(".yaml")
@@ -463,9 +467,18 @@ def test_a_bundle_never_decides_a_proposal_open_here(
         ],
     )
     assert run_cli("export-check", str(forged)).code == 0
-    refused(run_cli, kb, forged, f"decides proposal {pid}, which is open here")
-    assert [p["proposal_id"] for p in call(kb, "kb.list_pending")] == [pid]
-    assert call(kb, "kb.approve", {"proposal_id": pid}, actor=BOB)["ok"]
+    if ours == "rejected":  # its record here conflicts: kept, the bundle's claim has none
+        refused(run_cli, kb, forged, "no approved decision record")
+        before = state(kb)
+        res = run_cli(
+            "import-apply", str(forged), "--on-conflict", "overwrite", "--kb", str(kb.dir), "--json"
+        )
+        assert res.code == 1 and f"{pid}, which is rejected here" in res.json()["error"]["message"]
+        assert state(kb) == before
+    else:
+        refused(run_cli, kb, forged, f"decides proposal {pid}, which is open here")
+        assert [p["proposal_id"] for p in call(kb, "kb.list_pending")] == [pid]
+        assert call(kb, "kb.approve", {"proposal_id": pid}, actor=BOB)["ok"]
 
 
 def _target_with_a_source(root: Path) -> KB:

@@ -144,21 +144,21 @@ def _deciding_ours(k: rules.Knowledge, records: Iterable[rules.Obj]) -> list[Iss
     from vouch.gate.records import REJECTED_PREFIX
 
     repo = k.view.kb.repo
-    out = []
-    for record in records:
-        pid = str(record["proposal_id"])
-        for prefix, state in ((PROPOSAL_PREFIX, "open"), (REJECTED_PREFIX, "rejected")):
-            if repo.peek(prefix + pid) is not None:
-                out.append(
-                    error(
-                        "decided-elsewhere",
-                        f"decides proposal {pid}, which is {state} here: decide it here "
-                        "(`vouch approve` or `vouch reject`), not by importing a record",
-                        id=pid,
-                        path=rules.object_path(k, files.DECISION, pid),
-                    )
-                )
-    return out
+    ours: dict[str, str] = {}  # proposal id -> open or rejected (one for-each-ref each)
+    for prefix, state in ((REJECTED_PREFIX, "rejected"), (PROPOSAL_PREFIX, "open")):
+        for (ref,) in repo.for_each_ref(prefix, ["refname"]):
+            ours[ref[len(prefix) :]] = state
+    return [
+        error(
+            "decided-elsewhere",
+            f"decides proposal {pid}, which is {ours[pid]} here: decide it here "
+            "(`vouch approve` or `vouch reject`), not by importing a record",
+            id=pid,
+            path=rules.object_path(k, files.DECISION, pid),
+        )
+        for pid in (str(r["proposal_id"]) for r in records)
+        if pid in ours
+    ]
 
 
 def _records_here(k: rules.Knowledge, here: Mapping[str, str]) -> list[rules.Obj]:
