@@ -72,10 +72,13 @@ def plan(kb: KB, bundle: Bundle, commit: str | None) -> Plan:
     return out
 
 
-def refuse_broken(kb: KB, bundle: Bundle, found: Plan, commit: str | None, overwrite: bool) -> None:
-    """ValidationFailed when landing the bundle would leave knowledge lint refuses: a
-    reference to nothing, a one-sided link, knowledge no approved decision names
-    (`integrity`). Nothing is written."""
+def _refuse_broken(
+    kb: KB, bundle: Bundle, found: Plan, commit: str | None, overwrite: bool
+) -> None:
+    """ValidationFailed when landing the bundle would leave knowledge lint refuses — a
+    reference to nothing, a one-sided link, knowledge no approved decision names — or
+    evidence that misquotes its source, or a record deciding a proposal of this
+    repository (`integrity`). Nothing is written."""
     from vouch.health.review import committed_settings
 
     settings = committed_settings(kb, commit) if commit else kb.config
@@ -92,7 +95,7 @@ def import_check(kb: KB, path: Path, progress: Progress | None = None) -> dict[s
     bundle = load(path, progress)
     head = kb.repo.resolve("HEAD")
     found = plan(kb, bundle, head)
-    refuse_broken(kb, bundle, found, head, overwrite=False)
+    _refuse_broken(kb, bundle, found, head, overwrite=False)
     return {
         "ok": True,
         "path": str(path),
@@ -132,7 +135,7 @@ def import_apply(
                 "--on-conflict skip or overwrite decides what happens to them",
             )
         overwrite = on_conflict == "overwrite"
-        refuse_broken(kb, bundle, found, head, overwrite)
+        _refuse_broken(kb, bundle, found, head, overwrite)
         taken = {**found.new, **(found.conflict if overwrite else {})}
         result = {
             "imported": len(found.new),

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from vouch.core import ids
 from vouch.core.config import Config
 from vouch.health import files, provenance, rules
 from vouch.health.issues import ERROR, Issue, error, ordered
@@ -125,7 +126,7 @@ def _span(k: rules.Knowledge, obj: rules.Obj) -> list[Issue]:
     from vouch.store import evidence
 
     sid = str(obj["source_id"])
-    folder = f"sources/{sid[:2]}/{sid}/"
+    folder = f"sources/{ids.shard(sid)}/{sid}/"
     content = next(
         (k.view.read(folder + n) for n in sorted(CONTENT_NAMES) if folder + n in k.view.listing),
         None,
