@@ -253,6 +253,21 @@ def test_hostile_text_arrives_byte_identical_with_the_same_ids(
     }
 
 
+def test_an_imported_decision_shows_without_its_commit(exported: Path, fresh: KB, run_cli) -> None:
+    """A decision record names the proposal commit of the repository it was made in,
+    which is not here: `vouch show` used to fail on it with a git error (E202, exit 2)."""
+    assert run_cli("import-apply", str(exported), "--kb", str(fresh.dir)).code == 0
+    decided = sorted((fresh.dir / "decided").rglob("*.yaml"))
+    assert decided
+    for path in decided[:5]:
+        pid = path.stem
+        res = run_cli("show", pid, "--kb", str(fresh.dir), "--json")
+        assert res.code == 0, res.err
+        shown = res.json()
+        assert (shown["state"], shown["diff"]) == ("approved", "")
+        assert shown["decision"]["proposal_id"] == pid
+
+
 # -- valid files, broken knowledge -----------------------------------------------------------
 def _without(items: Members, *prefixes: str) -> Members:
     return [(n, d) for n, d in items if not n.startswith(prefixes)]
