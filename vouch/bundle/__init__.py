@@ -9,6 +9,8 @@ each under its `.vouch/`-relative path, in path order.
 - `layout`: what a bundle may hold, by path, and which names are never taken;
 - `archive`: writing a bundle (`export`) and reading one back (`check`, `load`);
 - `content`: what each knowledge file must be (checked as approve checks content);
+- `integrity`: what lint would find broken on the branch once an import landed
+  (references to nothing, knowledge without an approved decision);
 - `importing`: what an import would do here (`plan`) and doing it (`import_apply`).
 
 What it holds: sources, evidence, claims, entities, relations, pages, sessions, decision

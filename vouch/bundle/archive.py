@@ -20,7 +20,9 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import re
+import stat
 import tarfile
 import zlib
 from collections.abc import Mapping
@@ -41,6 +43,7 @@ FORMAT = "vouch-bundle"
 VERSION = 1
 MAX_UNPACKED = 2 << 30  # refuse a bundle that unpacks to more (a gzip bomb, or too big)
 MAX_MANIFEST = 64 << 20
+MAX_FILE = MAX_UNPACKED + (MAX_UNPACKED >> 6)  # gzip never grows data by nearly this much
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _SHOWN = 20  # problems named in one refusal
 
@@ -75,7 +78,7 @@ def export(kb: KB, out: Path, progress: Progress | None = None) -> dict[str, Any
     problems += knowledge_problems(files, progress)
     if problems:
         raise ValidationFailed(
-            _shown(problems),
+            first_problems(problems),
             what=f"knowledge in commit {head[:12]} "
             "(nothing was written; `vouch lint` shows each problem)",
         )
@@ -183,12 +186,15 @@ def check(path: Path, progress: Progress | None = None) -> tuple[Bundle | None, 
         "issues": [],
     }
     try:
-        data = path.read_bytes()
+        data = _read(path)
     except FileNotFoundError:
         report["issues"] = [f"{path}: no such file"]
         return None, report
-    except IsADirectoryError:
-        report["issues"] = [f"{path}: a directory, not a bundle"]
+    except _Unreadable as exc:
+        report["issues"] = [f"{path}: {exc}"]
+        return None, report
+    except OSError as exc:  # unreadable: permissions, a name too long, a loop of links
+        report["issues"] = [f"{path}: cannot be read ({exc.strerror or exc})"]
         return None, report
     report["sha256"] = hashlib.sha256(data).hexdigest()
     step(progress, "unpacking")
@@ -226,14 +232,37 @@ def load(path: Path, progress: Progress | None = None) -> Bundle:
     bundle, report = check(path, progress)
     if bundle is None:
         raise ValidationFailed(
-            _shown(report["issues"]), what=f"bundle {path} (refused; nothing was written)"
+            first_problems(report["issues"]), what=f"bundle {path} (refused; nothing was written)"
         )
     return bundle
 
 
-def _shown(problems: list[str]) -> list[str]:
+def first_problems(problems: list[str]) -> list[str]:
     more = len(problems) - _SHOWN
     return problems[:_SHOWN] + ([f"... and {more} more"] if more > 0 else [])
+
+
+def _read(path: Path) -> bytes:
+    """The bundle file's bytes, read only when it is a regular file of a size a bundle
+    can have: a FIFO would block the read forever, a device (`/dev/zero`) or a huge file
+    would fill the memory before the unpacked-size cap is reached."""
+    too_big = _Unreadable(f"larger than {MAX_FILE >> 20} MiB: no bundle vouch reads is")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens without a writer
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise _Unreadable("a directory, not a bundle")
+        if not stat.S_ISREG(info.st_mode):
+            raise _Unreadable("not a regular file (a device, FIFO or socket), not a bundle")
+        if info.st_size > MAX_FILE:
+            raise too_big
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(MAX_FILE + 1)  # it may have grown since
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE:
+        raise too_big
+    return data
 
 
 def _inflate(data: bytes) -> bytes:

@@ -8,16 +8,18 @@ and names a previous event the bundle holds.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 
 from vouch.bundle.layout import is_audit_file
-from vouch.core import ids, parallel
+from vouch.core import fastyaml, ids, parallel, yamlio
 from vouch.core.progress import Progress, step
 from vouch.health.files import DECISION, catalog, parse
-from vouch.kinds import KINDS
+from vouch.kinds import KINDS, Kind
 from vouch.kinds import source as source_kind
 from vouch.store import audit
 
+_BOUNDARY = re.compile(r"-{3,}\s*")  # python-frontmatter's frontmatter boundary line
 _DECISION_FIELDS = ("proposal_id", "decision", "kind", "object_id", "proposer", "decided_by")
 
 
@@ -81,11 +83,30 @@ def _problems_of(names: Sequence[str]) -> list[list[str]]:
     return out
 
 
+def _disguise(kind: Kind | None, data: bytes) -> str | None:
+    """What makes a parsed file read as other data than its text shows (`yamlio.disguise`:
+    a key given twice, an anchor, a tag, a merge key), or None. Only files outside the
+    plain subset `fastyaml` reads can hold one, so most files cost nothing here."""
+    text = data.decode("utf-8")  # parsed already: it is UTF-8
+    if kind is not None and kind.body_field is not None:
+        if fastyaml.split_page(text) is not None:
+            return None
+        lines = text.split("\n")
+        end = next((n for n, ln in enumerate(lines[1:], 1) if _BOUNDARY.fullmatch(ln)), 0)
+        text = "\n".join(lines[1:end]) + "\n"
+    elif fastyaml.parse(text) is not None:
+        return None
+    return yamlio.disguise(text)
+
+
 def _object_problems(rel: str, kind_name: str, object_id: str, data: bytes) -> list[str]:
     kind = KINDS[kind_name]
     parsed = parse(kind, data, rel)
     if parsed.data is None:
         return [f"{rel}: {parsed.problem}"]
+    disguised = _disguise(kind, data)
+    if disguised:
+        return [f"{rel}: holds {disguised}, which vouch never writes: it reads as other data"]
     errors = kind.validate(parsed.data)
     if errors:
         return [f"{rel}: not a valid {kind_name}: " + "; ".join(errors)]
@@ -117,6 +138,9 @@ def _source_problems(
     parsed = parse(kind, data, rel)
     if parsed.data is None:
         return [f"{rel}: {parsed.problem}"]
+    disguised = _disguise(kind, data)
+    if disguised:
+        return [f"{rel}: holds {disguised}, which vouch never writes: it reads as other data"]
     errors = kind.validate(parsed.data)
     if errors:
         return [f"{rel}: not a valid source: " + "; ".join(errors)]
@@ -135,6 +159,9 @@ def _decision_problems(rel: str, pid: str, data: bytes) -> list[str]:
     parsed = parse(None, data, rel)
     if parsed.data is None:
         return [f"{rel}: {parsed.problem}"]
+    disguised = _disguise(None, data)
+    if disguised:
+        return [f"{rel}: holds {disguised}, which vouch never writes: it reads as other data"]
     record = parsed.data
     missing = [f for f in _DECISION_FIELDS if not isinstance(record.get(f), str)]
     if missing:

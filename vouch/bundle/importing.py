@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vouch.bundle.archive import Bundle, load
+from vouch.bundle import integrity
+from vouch.bundle.archive import Bundle, first_problems, load
 from vouch.bundle.layout import committed_files
 from vouch.core.progress import Progress
-from vouch.errors import Conflict, UsageError
+from vouch.errors import Conflict, UsageError, ValidationFailed
 from vouch.health.files import catalog
 from vouch.store.kb import KB
 
@@ -33,6 +34,13 @@ class Plan:
     new: dict[str, dict[str, bytes]] = field(default_factory=dict)
     conflict: dict[str, dict[str, bytes]] = field(default_factory=dict)
     identical: list[str] = field(default_factory=list)
+    here: dict[str, str] = field(default_factory=dict)  # the commit's files: path -> blob
+
+    def landing(self, overwrite: bool) -> dict[str, bytes]:
+        """The files the import writes: the new objects' (and the conflicting ones' when
+        it overwrites)."""
+        taken = {**self.new, **(self.conflict if overwrite else {})}
+        return {rel: data for _, group in sorted(taken.items()) for rel, data in group.items()}
 
 
 def objects_of(files: Mapping[str, bytes]) -> dict[str, tuple[str, dict[str, bytes]]]:
@@ -52,7 +60,7 @@ def plan(kb: KB, bundle: Bundle, commit: str | None) -> Plan:
     (every file the same), or a conflict (the same id with other content)."""
     here, _ = committed_files(kb, commit) if commit else ({}, [])
     blob_id = kb.repo.blob_id
-    out = Plan()
+    out = Plan(here=here)
     for oid, (_, files) in sorted(objects_of(bundle.files).items()):
         present = [rel for rel in files if rel in here]
         if not present:
@@ -64,9 +72,30 @@ def plan(kb: KB, bundle: Bundle, commit: str | None) -> Plan:
     return out
 
 
+def _refuse_broken(
+    kb: KB, bundle: Bundle, found: Plan, commit: str | None, overwrite: bool
+) -> None:
+    """ValidationFailed when landing the bundle would leave knowledge lint refuses — a
+    reference to nothing, a one-sided link, knowledge no approved decision names — or
+    evidence that misquotes its source, or a record deciding a proposal of this
+    repository (`integrity`). Nothing is written."""
+    from vouch.health.review import committed_settings
+
+    settings = committed_settings(kb, commit) if commit else kb.config
+    broken = integrity.problems(kb, found.here, found.landing(overwrite), settings)
+    if broken:
+        raise ValidationFailed(
+            first_problems(broken),
+            what=f"bundle {bundle.path}: importing it here would leave broken knowledge "
+            "(refused; nothing was written)",
+        )
+
+
 def import_check(kb: KB, path: Path, progress: Progress | None = None) -> dict[str, Any]:
     bundle = load(path, progress)
-    found = plan(kb, bundle, kb.repo.resolve("HEAD"))
+    head = kb.repo.resolve("HEAD")
+    found = plan(kb, bundle, head)
+    _refuse_broken(kb, bundle, found, head, overwrite=False)
     return {
         "ok": True,
         "path": str(path),
@@ -106,6 +135,7 @@ def import_apply(
                 "--on-conflict skip or overwrite decides what happens to them",
             )
         overwrite = on_conflict == "overwrite"
+        _refuse_broken(kb, bundle, found, head, overwrite)
         taken = {**found.new, **(found.conflict if overwrite else {})}
         result = {
             "imported": len(found.new),
@@ -118,7 +148,7 @@ def import_apply(
         }
         if not taken:
             return result  # nothing new: no commit, no event (re-importing changes nothing)
-        files = {rel: data for _, group in sorted(taken.items()) for rel, data in group.items()}
+        files = found.landing(overwrite)
         data = {
             "bundle_sha256": bundle.sha256,
             "importer": actor,

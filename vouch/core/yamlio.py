@@ -178,6 +178,46 @@ def load_yaml(text: str, *, where: str = "YAML") -> dict[str, Any]:
     return plain
 
 
+def disguise(text: str) -> str | None:
+    """Why `text` reads as other data than it shows a person, or None: a key given twice
+    (the last one wins), an anchor or alias (a value shown elsewhere), an explicit tag
+    (`!!binary`), a merge key (`<<`) or a key that is not a plain scalar. vouch never
+    writes any of them; a file from elsewhere holding one is not what vouch wrote."""
+    yaml = _pyyaml()
+    # per open collection: its keys when it is a mapping (None: a sequence), nodes read
+    open_: list[tuple[set[str] | None, list[int]]] = []
+    try:
+        for event in yaml.parse(text, Loader=_fast_loader()):
+            kind = type(event).__name__
+            if kind == "AliasEvent":
+                return f"an alias (*{event.anchor})"
+            if getattr(event, "anchor", None) is not None:
+                return f"an anchor (&{event.anchor})"
+            tag, implicit = getattr(event, "tag", None), getattr(event, "implicit", True)
+            if tag is not None and not (any(implicit) if isinstance(implicit, tuple) else implicit):
+                return f"an explicit tag ({tag})"
+            keys = open_[-1][0] if open_ else None
+            is_key = keys is not None and open_[-1][1][0] % 2 == 0
+            if kind in ("MappingStartEvent", "SequenceStartEvent"):
+                if is_key:
+                    return "a key that is not plain text"
+                open_.append((set() if kind == "MappingStartEvent" else None, [0]))
+                continue
+            if kind == "ScalarEvent" and is_key and keys is not None:
+                if event.value == "<<" and not event.style:
+                    return "a merge key (<<)"
+                if event.value in keys:
+                    return f"the key {event.value!r} twice"
+                keys.add(event.value)
+            if kind in ("MappingEndEvent", "SequenceEndEvent"):
+                open_.pop()
+            if kind in ("ScalarEvent", "MappingEndEvent", "SequenceEndEvent") and open_:
+                open_[-1][1][0] += 1
+    except yaml.YAMLError as exc:
+        return f"not YAML ({str(exc)[:120]})"
+    return None
+
+
 def edit_yaml(text: str, changes: Mapping[str, Any], *, where: str = "YAML") -> str:
     """Apply `changes` (key -> value, None deletes) keeping comments and key order."""
     from ruamel.yaml.comments import CommentedMap

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -11,6 +12,8 @@ from vouch.errors import CorruptFile, GateRefused, GitFailure, NotFound
 from vouch.gate import records
 from vouch.kinds import KINDS
 from vouch.store.kb import KB, PROPOSAL_PREFIX, matches
+
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def open_proposals(kb: KB) -> list[records.Proposal]:
@@ -112,11 +115,13 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
                 "diff": _diff(kb, merged.commit),
             }
         commit = str(decision.get("proposal_commit") or "")
+        # a decision imported by a bundle names a commit of the repository it was made in
+        here = bool(_COMMIT_ID.fullmatch(commit)) and repo.peek(commit) == commit
         return {
             "proposal_id": proposal_id,
             "state": decision.get("decision"),
             "decision": decision,
-            "diff": _diff(kb, commit) if commit else "",
+            "diff": _diff(kb, commit) if here else "",
         }
     proposal = found[0]
     state = (
