@@ -56,8 +56,9 @@ from vouch.kinds import Kind, claim, entity, evidence, page, relation, source  #
 from vouch.store import audit  # noqa: E402
 from vouch.store.audit import LOG_NAME  # noqa: E402
 from vouch.store.initkb import skeleton  # noqa: E402
+from vouch.store.kb import decided_path  # noqa: E402
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2  # 2: a decision record for every reviewed object
 OUT_DIR = _HERE / "out"
 MARKER = "vouch-bench.json"  # kept inside .git/, so the work tree stays clean
 BASE_TIME = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
@@ -747,12 +748,31 @@ def _write_objects(b: _Builder, writer: _Writer, em: _Emitter) -> dict[str, int]
     ):
         for n, obj in enumerate(objs):
             writer.write(kind.path_for(obj["id"]), em.dump(kind, obj, n))
+            if kind is not evidence.KIND:
+                pid, record = _decision(kind.name, obj)
+                writer.write(decided_path(pid), yamlio.dump_yaml(record))
         made[plural] = len(objs)
     for n, (meta, content) in enumerate(zip(b.src_objs, b.src_content, strict=True)):
         writer.write(source.path_for(meta["id"]), em.dump(source.KIND, meta, n))
         writer.write(source.content_path_for(meta["id"]), content)
     made["sources"] = len(b.src_objs)
     return made
+
+
+def _decision(kind: str, obj: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
+    """The approved decision record an object reviewed through vouch has (as
+    `vouch approve` writes it), with a proposal id made of the object's time and id."""
+    when = datetime.strptime(str(obj["created_at"]), "%Y-%m-%dT%H:%M:%SZ")
+    pid = f"{when:%Y%m%d-%H%M%S}-{ids.sha256_hex(str(obj['id']).encode())[:8]}"
+    return pid, {
+        "proposal_id": pid,
+        "decision": "approved",
+        "kind": kind,
+        "object_id": str(obj["id"]),
+        "proposer": str(obj["proposed_by"]),
+        "decided_by": str(obj["approved_by"]),
+        "decided_at": str(obj.get("updated_at") or obj["created_at"]),
+    }
 
 
 def generate(out: Path, claims: int, seed: int = 0, *, progress: bool = False) -> Path:
