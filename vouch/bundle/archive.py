@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from vouch import __version__
-from vouch.bundle.content import knowledge_problems
+from vouch.bundle.content import checked, knowledge_problems
 from vouch.bundle.layout import MANIFEST, committed_files, ignored, name_problem
 from vouch.core import fsio, ids
 from vouch.core.progress import Progress, step
@@ -57,6 +57,7 @@ class Bundle:
     sha256: str
     manifest: dict[str, Any]
     files: dict[str, bytes]
+    parsed: dict[str, dict[str, Any]]  # path -> the object a sound object file holds
 
 
 # -- export --------------------------------------------------------------------------------
@@ -215,14 +216,15 @@ def check(path: Path, progress: Progress | None = None) -> tuple[Bundle | None, 
                 "content_sha256",
             )
         }
+    parsed: dict[str, dict[str, Any]] = {}
     if not issues:  # what the files hold, once the archive itself is sound
-        issues = knowledge_problems(files, progress)
+        issues, parsed = checked(files, progress)
     report.update(
         ok=not issues, files=len(files), unpacked_bytes=sum(map(len, files.values())), issues=issues
     )
     if issues or manifest is None:
         return None, report
-    return Bundle(str(path), report["sha256"], manifest, files), report
+    return Bundle(str(path), report["sha256"], manifest, files, parsed), report
 
 
 def load(path: Path, progress: Progress | None = None) -> Bundle:

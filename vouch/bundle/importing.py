@@ -82,7 +82,8 @@ def _refuse_broken(
     from vouch.health.review import committed_settings
 
     settings = committed_settings(kb, commit) if commit else kb.config
-    broken = integrity.problems(kb, found.here, found.landing(overwrite), settings)
+    landing = found.landing(overwrite)
+    broken = integrity.problems(kb, found.here, landing, settings, bundle.parsed)
     if broken:
         raise ValidationFailed(
             first_problems(broken),

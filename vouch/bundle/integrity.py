@@ -44,11 +44,17 @@ class _Landed(files.View):
 
 
 def problems(
-    kb: KB, here: Mapping[str, str], landing: Mapping[str, bytes], settings: Config
+    kb: KB,
+    here: Mapping[str, str],
+    landing: Mapping[str, bytes],
+    settings: Config,
+    parsed: Mapping[str, rules.Obj] | None = None,
 ) -> list[str]:
     """Each rule lint would find broken by landing `landing` (`.vouch/`-relative path ->
     bytes) on the commit whose knowledge files are `here` (path -> blob id): one line
-    per problem, naming the file."""
+    per problem, naming the file. `parsed`: the objects the bundle check already parsed
+    from those bytes (by path), not parsed again."""
+    parsed = parsed or {}
     k = rules.Knowledge(_Landed(kb, here, landing))
     require = settings.get("review.require_citations", True) is not False
     issues: list[Issue] = []
@@ -59,7 +65,7 @@ def problems(
         entry = files.catalog(rel)
         if entry is None or entry.kind is None or entry.part == "content":
             continue
-        obj = _known(k, entry, landing[rel])
+        obj = _known(k, entry, landing[rel], parsed.get(rel))
         if obj is None:
             continue
         if entry.kind == files.DECISION:
@@ -81,12 +87,15 @@ def problems(
     ]
 
 
-def _known(k: rules.Knowledge, entry: files.Entry, data: bytes) -> rules.Obj | None:
-    """A landing file's object, parsed once and handed to `k` as loaded: the bundle's
-    check (`content`) validated it and its id already, which `k.load` would repeat."""
+def _known(
+    k: rules.Knowledge, entry: files.Entry, data: bytes, parsed: rules.Obj | None
+) -> rules.Obj | None:
+    """A landing file's object — as the bundle's check parsed it, else parsed now — handed
+    to `k` as loaded: that check (`content`) validated it and its id already, which
+    `k.load` would repeat."""
     assert entry.kind is not None and entry.id is not None
     kind = KINDS.get(entry.kind)  # None for a decision record
-    obj = files.parse(kind, data, entry.rel).data
+    obj = parsed if parsed is not None else files.parse(kind, data, entry.rel).data
     key = (entry.kind, entry.id)
     k.rels[key] = entry.rel
     k.objects[key] = obj
