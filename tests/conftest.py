@@ -112,6 +112,18 @@ def kb(repo: Path) -> Iterator[KB]:
 
 
 @pytest.fixture
+def fresh(tmp_path: Path) -> KB:
+    """A second, empty knowledge base (where a bundle is imported)."""
+    from vouch.store.initkb import init_kb
+
+    root = tmp_path / "elsewhere"
+    root.mkdir()
+    git(root, "init", "-q")
+    init_kb(root)
+    return KB.open(root)
+
+
+@pytest.fixture
 def kb_with_sources(kb: KB) -> KB:
     """A knowledge base with the three example documents registered as sources."""
     from vouch.methods.demo import example_files

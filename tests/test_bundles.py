@@ -85,15 +85,6 @@ def origin(kb_with_sources: KB) -> KB:
 
 
 @pytest.fixture
-def fresh(tmp_path: Path) -> KB:
-    root = tmp_path / "elsewhere"
-    root.mkdir()
-    git(root, "init", "-q")
-    init_kb(root)
-    return KB.open(root)
-
-
-@pytest.fixture
 def exported(origin: KB, tmp_path: Path, run_cli) -> Path:
     out = tmp_path / "kb.tar.gz"
     res = run_cli("export", "--out", str(out), "--kb", str(origin.dir))

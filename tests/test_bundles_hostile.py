@@ -155,15 +155,6 @@ def exported(hostile: tuple[Path, Path], tmp_path: Path) -> Path:
     return Path(shutil.copy(hostile[1], tmp_path / "hostile.tar.gz"))
 
 
-@pytest.fixture
-def fresh(tmp_path: Path) -> KB:
-    root = tmp_path / "elsewhere"
-    root.mkdir()
-    git(root, "init", "-q")
-    init_kb(root)
-    return KB.open(root)
-
-
 def members(path: Path) -> Members:
     with tarfile.open(path, "r:gz") as tar:
         return [(i.name, tar.extractfile(i).read()) for i in tar.getmembers()]  # type: ignore[union-attr]
