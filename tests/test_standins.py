@@ -85,6 +85,8 @@ SPECIAL = [
     "2025-01-01",
     "2025-1-1 10:00:00",
     "2025-01-01T10:00:00Z",
+    "20250101-100000-1e345678",
+    "20250101-100000-12345678",
     "<<",
     "=",
     "-",
@@ -460,6 +462,11 @@ def test_fastdump_on_every_kind_of_scalar_answers_often_and_always_right() -> No
         f"{rng.randint(1, 9999):04d}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
         f"T10:00:0{rng.randint(0, 9)}Z"
         for _ in range(50)
+    ]
+    values += [  # proposal ids (decision records): digits, dashes and hex
+        f"{rng.randint(0, 99999999):08d}-{rng.randint(0, 999999):06d}-"
+        + "".join(rng.choice("0123456789abcdef" if n % 2 else "0123456789e") for _ in range(8))
+        for n in range(50)
     ]
     values += [rng.random() * 10 ** rng.randint(-20, 20) for _ in range(150)]
     values += [rng.randint(-(10**20), 10**20) for _ in range(100)] + [True, False, 0.1 + 0.2]

@@ -30,6 +30,7 @@ _NUMBER_LIKE = frozenset("0123456789_+-.:eEoOxXbBaAcCdDfFiInNtTzZ ")
 _HEX = frozenset("0123456789abcdef")
 _RESOLVES_AS_HEX = Lazy(r"[0-9]+|0b[01]*|[0-9]+e[0-9]+")  # int, binary int, 1.2 float
 _TIMESTAMP_Z = Lazy(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+_PROPOSAL_ID = Lazy(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{8}")  # plain: no number or date reads it
 _FLOAT = Lazy(r"-?[0-9]+\.[0-9]+")
 _LINE = 4000  # ruamel folds plain text at spaces past column 4096
 
@@ -95,6 +96,8 @@ def _string(s: str) -> str | None:
     if s[0] in "-+.0123456789" and _NUMBER_LIKE.issuperset(s):
         if _TIMESTAMP_Z.fullmatch(s):
             return f"'{s}'"
+        if _PROPOSAL_ID.fullmatch(s):
+            return s
         if not _HEX.issuperset(s) or _RESOLVES_AS_HEX.fullmatch(s):
             return None
     elif resolve(s) is not s:  # YAML 1.1 reads it as a boolean, null or a merge key
