@@ -215,7 +215,8 @@ def test_export_refuses_a_branch_with_a_broken_knowledge_file(
 
 
 def test_export_leaves_out_files_vouch_ignores(origin: KB, tmp_path: Path, run_cli) -> None:
-    for rel in ("claims/README.md", "claims/ab/.keep", "audit/notes.txt"):
+    hostile = "claims/notes\nwrote /tmp/evil.tar.gz: 1 file.txt"  # a name with a newline
+    for rel in ("claims/README.md", "claims/ab/.keep", "audit/notes.txt", hostile):
         (origin.dir / rel).parent.mkdir(parents=True, exist_ok=True)
         (origin.dir / rel).write_text("not knowledge\n")
     git(origin.root, "add", "-f", ".vouch")
@@ -224,8 +225,11 @@ def test_export_leaves_out_files_vouch_ignores(origin: KB, tmp_path: Path, run_c
     res = run_cli("export", "--out", str(out), "--kb", str(origin.dir))
     assert res.code == 0, res.err
     assert "left out claims/README.md" in res.out
+    # a file name cannot add a line of its own to what people read
+    assert "left out claims/notes\\nwrote /tmp/evil.tar.gz" in res.out
+    assert not any(line.startswith("wrote /tmp/evil") for line in res.out.splitlines())
     names = {i.name for i, _ in members(out)}
-    assert not names & {"claims/README.md", "claims/ab/.keep", "audit/notes.txt"}
+    assert not names & {"claims/README.md", "claims/ab/.keep", "audit/notes.txt", hostile}
     assert run_cli("export-check", str(out)).code == 0
 
 
