@@ -234,3 +234,20 @@ def test_a_query_repeating_a_word_over_text_repeating_it_answers_quickly(
     hits = call(kb, "kb.search", {"query": " ".join("word" + "," * n for n in range(50))})
     assert time.monotonic() - started < 10
     assert "[MATCH]word[/MATCH]" in json.dumps(hits)
+
+
+def test_a_file_name_cannot_add_lines_to_what_people_read(kb: KB, run_cli) -> None:
+    """A stray file whose name holds a newline and an escape sequence: lint and doctor
+    show the name escaped on its one line; the JSON holds it exactly."""
+    name = "bad\nINJECTED: all is well\x1b[2J.yaml"
+    stray = kb.dir / "claims" / "ab" / name
+    stray.parent.mkdir(parents=True)
+    stray.write_text("x: 1\n")
+    git(kb.root, "add", "-A")
+    git(kb.root, "commit", "-qm", "a stray file")
+    shown = run_cli("lint", cwd=kb.root).out
+    assert "ab/bad\\nINJECTED" in shown and "\\x1b[2J" in shown
+    assert not any(line.startswith("INJECTED") for line in shown.splitlines())
+    assert "\x1b" not in run_cli("doctor", cwd=kb.root).out
+    issues = run_cli("lint", "--json", cwd=kb.root).json()["issues"]
+    assert any(i["path"].endswith("claims/ab/" + name) for i in issues)

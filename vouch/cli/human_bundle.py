@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from vouch.cli.oneline import escaped
+
 _LISTED = 20  # conflicting ids printed before "... and N more"
-
-
-def _shown(text: str) -> str:
-    """`text` on one line as it is: a character that is not printable (a newline in a
-    file name, a bundle member's name) written as its escape, so no name can add lines
-    of its own to the output."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def _plural(n: int, word: str) -> str:
@@ -20,7 +15,7 @@ def _plural(n: int, word: str) -> str:
 
 def exported(result: dict[str, Any]) -> str:
     lines = [
-        f"left out {_shown(rel)}: not a knowledge file (vouch ignores it)"
+        f"left out {escaped(rel)}: not a knowledge file (vouch ignores it)"
         for rel in result.get("ignored") or ()
     ]
     lines.append(
@@ -40,7 +35,7 @@ def checked(report: dict[str, Any]) -> str:
             f"every knowledge file valid (commit {str(manifest.get('source_commit'))[:12]}"
             f", vouch {manifest.get('vouch_version')}, sha256 {report['sha256'][:16]}…)"
         )
-    lines = [f"{where}: {_shown(issue)}" for issue in report["issues"]]
+    lines = [f"{where}: {escaped(issue)}" for issue in report["issues"]]
     lines.append(f"{where}: REFUSED — {_plural(len(report['issues']), 'problem')}")
     return "\n".join(lines)
 

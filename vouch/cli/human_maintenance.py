@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from vouch.cli.oneline import escaped
+
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
@@ -16,7 +18,7 @@ def _plural(n: int, word: str) -> str:
 def issue_line(item: dict[str, Any]) -> str:
     where = item.get("path") or item.get("id") or "-"
     check = f" ({item['check']})" if item.get("check") else ""
-    return f"{where}: {item['severity']}[{item['kind']}]{check} {item['message']}"
+    return escaped(f"{where}: {item['severity']}[{item['kind']}]{check} {item['message']}")
 
 
 def _tally(report: dict[str, Any]) -> str:
@@ -46,7 +48,8 @@ def lint(report: dict[str, Any]) -> str:
 
 def source_verify(report: dict[str, Any]) -> str:
     lines = [
-        f"{i.get('path') or i['id']}: error[{i['kind']}] {i['detail']}" for i in report["issues"]
+        escaped(f"{i.get('path') or i['id']}: error[{i['kind']}] {i['detail']}")
+        for i in report["issues"]
     ]
     state = "ok" if report["ok"] else f"{_plural(len(report['issues']), 'problem')}"
     lines.append(f"{_plural(report['checked'], 'source')} verified — {state}")
