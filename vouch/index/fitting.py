@@ -2,12 +2,12 @@
 
 A full build counts every token's document frequency over the texts it embeds and
 stores it in `token_df`, with `fit_texts` (how many texts) and `fit_chunks` (how many
-chunks the index then held) in `index_meta`; `fit_texts` 0 means not fitted (too few
-texts, or a model without a plain table: model2vec's own vectors). A refresh embeds
-what changed under the stored fit, so every vector of one index shares its weights; once
-the corpus has doubled (or halved) since the fit, or grown from unfitted to
-`fitted.MIN_TEXTS` chunks, the next refresh is a full build instead, which fits anew.
-A query reads the counts of just its own tokens.
+chunks the index then held) in `index_meta`; `fit_texts` 0 means not fitted for want of
+texts, `UNFITTABLE` (-1) a model vouch cannot weigh (or none): model2vec's own vectors.
+A refresh embeds what changed under the stored fit, so every vector of one index shares
+its weights; the refresh that would take the corpus to twice (or half) the chunks of
+the last full build — or an unfitted one to `fitted.MIN_TEXTS` — is a full build
+instead, which fits anew. A query reads the counts of just its own tokens.
 """
 
 from __future__ import annotations
