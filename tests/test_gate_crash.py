@@ -155,6 +155,29 @@ def test_source_add_killed_at_random_points_loses_nothing(kb: KB, run_cli) -> No
     registered = [e for e in audit.query(kb.dir, event="source.register")]
     assert len({tuple(e["object_ids"]) for e in registered}) == 26
     assert provenance.verify(kb)["ok"], provenance.verify(kb)["issues"]
+    # a source a killed `source add` staged and the person then committed is registered
+    # (its audit event came in the same commit); one added by hand is not
+    lint = run_cli("lint", "--json", cwd=kb.root).json()
+    assert [i for i in lint["issues"] if i["kind"] == "not-registered"] == [], lint["issues"]
+
+
+def test_a_killed_source_add_then_git_commit_is_registered(kb: KB, run_cli) -> None:
+    """The source's files and its audit event arrive in the person's own commit: lint
+    takes it as registered (one added by hand, with no event, is not: test_lint)."""
+    import subprocess
+
+    (kb.root / "doc.md").write_text("a document\n")
+    killed = subprocess.run(
+        [sys.executable, "-m", "vouch", "source", "add", "doc.md"],
+        cwd=kb.root,
+        env={**os.environ, "VOUCH_FAULT": "staged"},
+        capture_output=True,
+    )
+    assert killed.returncode == 86  # died after staging its files, before its commit
+    _user_commits(kb.root)
+    assert "my own work" in git(kb.root, "log", "-1", "--format=%s")
+    report = run_cli("lint", "--json", cwd=kb.root).json()
+    assert report["issues"] == [] and report["checked"]["objects"] == 1, report
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")

@@ -149,13 +149,37 @@ def _registered(k: Knowledge, approved_proposals: set[str]) -> list[Issue]:
             for path in paths:
                 adders.setdefault(path, fields)  # newest first: the last time it was added
     out: list[Issue] = []
+    cut_short: dict[str, set[str]] = {}  # commit -> the objects its audit events name
     for kind, oid in wanted:
         where = object_path(k, kind, oid)
         assert where is not None
-        problem = _adder_problem(kind, adders.get(where), approved_proposals)
+        adder = adders.get(where)
+        problem = _adder_problem(kind, adder, approved_proposals)
+        if problem and adder and not any(f.strip() for f in adder[1:4]):
+            commit = adder[0].strip()
+            if commit not in cut_short:
+                cut_short[commit] = _named_by_added_events(k, commit)
+            if oid in cut_short[commit]:
+                problem = None  # a vouch write cut short, whose files a person committed
         if problem:
             out.append(error("not-registered", problem, id=oid, path=where))
     return out
+
+
+def _named_by_added_events(k: Knowledge, commit: str) -> set[str]:
+    """The objects named by the audit events `commit` added to the log: a commit made by
+    a person (no vouch trailer) that holds a vouch write killed before its own commit —
+    files and audit events together, as `staged` accepts them before such a commit."""
+    from vouch.git import history
+
+    repo = k.view.kb.repo
+    parent = repo.resolve(f"{commit}^")
+    if parent is None:
+        return set()
+    kb = k.view.kb
+    paths = [kb.rel(audit.LOG_NAME), kb.rel(audit.SEGMENT_DIR)]
+    events = new_audit_events(k, history.tree_diff(repo, parent, commit, paths))
+    return {str(i) for e in events for i in e.get("object_ids") or ()}
 
 
 def _adder_problem(kind: str, fields: list[str] | None, approved: set[str]) -> str | None:
