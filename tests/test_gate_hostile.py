@@ -310,3 +310,32 @@ def test_the_decision_writes_the_audit_events(kb_with_sources: KB) -> None:
     message = git_in(kb.root, "log", "-1", "--format=%B")
     assert f"Vouch-Audit-Head: {events[-1]['hash']}" in message
     assert branches(kb.root) == []
+
+
+@pytest.mark.parametrize("committed", [False, True])
+def test_a_link_inside_vouch_is_never_written_through(
+    kb: KB, run_cli, tmp_path: Path, committed: bool
+) -> None:
+    """A symbolic link where vouch keeps a folder (`.vouch/sources/<hh>` pointing out of
+    the repository), left in the work tree or committed: `source add` and a bundle
+    import are refused with nothing written, inside or outside."""
+    import hashlib
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    content = b"a document behind a link\n"
+    (kb.root / "doc.md").write_bytes(content)
+    git(kb.root, "add", "doc.md")
+    git(kb.root, "commit", "-qm", "a document")
+    shard = kb.dir / "sources" / hashlib.sha256(content).hexdigest()[:2]
+    shard.parent.mkdir(parents=True, exist_ok=True)
+    shard.symlink_to(outside)
+    if committed:
+        git(kb.root, "add", "-A")
+        git(kb.root, "commit", "-qm", "a link")
+    before = (head(kb.root), git(kb.root, "status", "--porcelain"), audit.query(kb.dir))
+    res = run_cli("source", "add", "doc.md", cwd=kb.root)
+    assert res.code == 1 and "E105" in res.err and "Traceback" not in res.err, res.err
+    assert "sources/" + shard.name in res.err
+    assert list(outside.iterdir()) == []
+    assert (head(kb.root), git(kb.root, "status", "--porcelain"), audit.query(kb.dir)) == before

@@ -9,7 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vouch.errors import GitFailure, UsageError
+from vouch.errors import Conflict, GitFailure, UsageError
 from vouch.git.command import (
     Started,
     config_value,
@@ -206,12 +206,23 @@ class Repo(WorkTree):
         return out
 
     def blob_at(self, tree: str, path: str) -> str | None:
-        """The blob sha at `path` inside `tree` (a tree or commit sha), walking in-process."""
+        """The blob sha at `path` inside `tree` (a tree or commit sha), walking in-process.
+        Conflict when a folder on the way is a file or a link in `tree`: nothing can be
+        written below it."""
         sha = self.store.peel_tree(tree)
-        for part in path.split("/"):
+        parts = path.split("/")
+        for n, part in enumerate(parts):
             if sha is None:
                 return None
             entry = next((e for e in self.ls_tree(sha) if e[3] == part), None)
+            if entry is not None and n < len(parts) - 1 and entry[1] != "tree":
+                folder = "/".join(parts[: n + 1])
+                raise Conflict(
+                    f"{folder} is a {'link' if entry[0] == '120000' else 'file'} in this "
+                    "branch where vouch keeps a folder",
+                    hint=f"remove it (`git rm {folder}`), commit, and run the command again; "
+                    "nothing was changed",
+                )
             sha = entry[2] if entry else None
         return sha
 

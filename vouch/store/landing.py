@@ -241,6 +241,34 @@ def refuse_clobber(
             "uncommitted changes to " + ", ".join(sorted(clobbered)) + " would be overwritten",
             hint="commit or stash them, then run the command again; nothing was changed",
         )
+    linked = not_folders(kb.root, changes)
+    if linked:
+        raise Conflict(
+            ", ".join(linked) + " is a link or a file where vouch keeps a folder: writing "
+            "through it would put knowledge files outside the repository",
+            hint="remove it (`git rm` it if it is committed), then run the command again; "
+            "nothing was changed",
+        )
+
+
+def not_folders(root: Path, paths: Iterable[str]) -> list[str]:
+    """The folders on the way to `paths` (inside `root`) that are symbolic links or
+    files: the work tree must hold real directories there, or a write would follow the
+    link out of the repository."""
+    seen: set[str] = set()
+    found: list[str] = []
+    for path in paths:
+        parts = path.split("/")[:-1]
+        for n in range(1, len(parts) + 1):
+            folder = "/".join(parts[:n])
+            if folder in seen:
+                continue
+            seen.add(folder)
+            where = root / folder
+            if where.is_symlink() or (where.exists() and not where.is_dir()):
+                found.append(folder)
+                break
+    return sorted(found)
 
 
 _READ_AT_ONCE = 256  # blobs read from git per pipelined round trip
