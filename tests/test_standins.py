@@ -34,6 +34,7 @@ from test_index_fastyaml import TRICKY, agrees, same
 
 from vouch.core import fastdump, fastyaml, yamlio
 from vouch.embed import model as embed
+from vouch.embed import table as vtable
 from vouch.embed import wordpiece
 from vouch.errors import CorruptFile
 from vouch.index import vectors
@@ -607,12 +608,12 @@ def test_the_table_gives_the_same_rows_read_one_by_one_or_whole(tmp_path: Path) 
     whole = load_file(str(shipped))["embeddings"]
     rng = random.Random(2)
     few = [rng.randrange(len(whole)) for _ in range(40)] + [7, 7, 0]
-    many = [rng.randrange(len(whole)) for _ in range(embed._FEW_ROWS + 50)]
-    table = embed._Table(shipped)
+    many = [rng.randrange(len(whole)) for _ in range(vtable.FEW_ROWS + 50)]
+    table = vtable.Table(shipped)
     assert np.array_equal(table.rows(few), whole[few]) and table._whole is None
     assert np.array_equal(table.rows(many), whole[many]) and table._whole is not None
     assert np.array_equal(table.rows(few), whole[few])
     extra = tmp_path / "model.safetensors"
     save_file({"embeddings": whole[:4], "weights": np.ones(4, np.float32)}, str(extra))
-    with pytest.raises(embed._NotTableModel):
-        embed._Table(extra)  # model2vec's own machinery reads this model
+    with pytest.raises(vtable.NotTableModel):
+        vtable.Table(extra)  # model2vec's own machinery reads this model

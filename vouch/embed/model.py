@@ -9,13 +9,12 @@ Three ways to embed, giving the same vectors:
 - `Embedder.encode_joined` makes the vectors of transcript turns with their neighbours
   from each turn's tokens, tokenized once (`vouch.embed.joined`);
 - `Embedder.encode_query` reproduces model2vec's arithmetic for one short text with just
-  the tokenizer and the vector table, because `import model2vec` plus
-  `StaticModel.from_pretrained` cost ~0.3 s before a cold `vouch search` could answer.
-  The `safetensors` library reads just the few rows of the table a query needs, and
-  plain ASCII queries are tokenized by `vouch.wordpiece` from a table the index keeps
-  (~2 ms to load) instead of `tokenizers` (~25 ms). Models whose files need model2vec's
-  extra machinery (vocabulary quantisation: weights, token mappings) fall back to
-  model2vec.
+  the tokenizer and the vector table (`vouch.embed.table`), because `import model2vec`
+  plus `StaticModel.from_pretrained` cost ~0.3 s before a cold `vouch search` could
+  answer; plain ASCII queries are tokenized by `vouch.wordpiece` from a table the index
+  keeps (~2 ms to load) instead of `tokenizers` (~25 ms). Models whose files need
+  model2vec's extra machinery (vocabulary quantisation: weights, token mappings) fall
+  back to model2vec.
 
 An index fitted to its knowledge base's text (`vouch.embed.fitted`) weighs each token:
 `encode_fitting` counts the weights while embedding a whole corpus, `encode_weighted`
@@ -33,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vouch.embed import fitted, joined, wordpiece
+from vouch.embed import fitted, wordpiece
+from vouch.embed.table import NotTableModel, TableEncoder
 from vouch.errors import ModelFailure, UsageError
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ class Embedder:
     def __init__(self, ref: ModelRef):
         self.ref = ref
         self._static: Any = None
-        self._fast: _TableEncoder | None = None
+        self._fast: TableEncoder | None = None
         self._fast_failed = False
         self._words: wordpiece.WordPiece | None = None
         self._words_tried: set[Path] = set()
@@ -163,7 +163,7 @@ class Embedder:
         fast = self._table() if len(several) > _FEW else None
         try:
             made = fast.encode_joined([items[i] for i in several]) if fast else None
-        except _NotTableModel:
+        except NotTableModel:
             made = None
         if made is None:
             return self.encode(["\n".join(parts) for parts in items])
@@ -202,7 +202,7 @@ class Embedder:
         fast = self._table()
         try:
             return fast is not None and fast._tokenizers() is not None
-        except _NotTableModel:
+        except NotTableModel:
             return False
 
     def encode_fitting(
@@ -261,19 +261,19 @@ class Embedder:
             return None
         try:
             tokenizer = fast._tokenizers()
-        except _NotTableModel:
+        except NotTableModel:
             return None
         return [tokenizer.token_to_id(w.lower()) is not None for w in words]
 
     def _fast_encode(self, text: str) -> np.ndarray | None:
-        """model2vec's vector through `_TableEncoder`; None when this model needs
+        """model2vec's vector through `TableEncoder`; None when this model needs
         model2vec itself."""
         fast = self._table()
         if fast is None:
             return None
         try:
             return fast.encode(text)
-        except _NotTableModel:
+        except NotTableModel:
             self._fast, self._fast_failed = None, True
             return None
 
@@ -288,173 +288,14 @@ class Embedder:
             self._words = wordpiece.WordPiece.load(path, self.model_id)
         return self._words
 
-    def _table(self) -> _TableEncoder | None:
+    def _table(self) -> TableEncoder | None:
         if self._fast is None and not self._fast_failed:
             with self._lock:
                 try:
-                    self._fast = _TableEncoder(self.ref.path)
-                except _NotTableModel:
+                    self._fast = TableEncoder(self.ref.path)
+                except NotTableModel:
                     self._fast_failed = True
         return self._fast
-
-
-class _NotTableModel(Exception):
-    """The model needs model2vec itself (quantised vocabulary, unusual tokenizer)."""
-
-
-class _TableEncoder:
-    """model2vec's encode for one text: tokenize, drop unknowns, mean of rows, normalise.
-
-    Mirrors `StaticModel._encode_batch` (mean over the int8/float rows computed as numpy
-    does it, then cast to float32 and divided by the norm), so the vectors are identical.
-    The `tokenizers` tokenizer is loaded only for text `vouch.wordpiece` declines.
-    """
-
-    def __init__(self, path: Path):
-        try:
-            config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise _NotTableModel(str(exc)) from exc
-        if not isinstance(config, dict) or config.get("normalize") is not True:
-            raise _NotTableModel("model does not normalise its vectors")
-        self.path = path
-        self.table = _Table(path / "model.safetensors")
-        self.dims = self.table.dims
-        self.max_length = config.get("max_length", 512)
-        self._tokenizer: Any = None  # `tokenizers`, loaded by `_tokenizers()`
-        self.unk_id: int | None = None  # set with it
-        self._median: int | None = None
-
-    def _tokenizers(self) -> Any:
-        if self._tokenizer is None:
-            try:
-                from tokenizers import Tokenizer
-
-                tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
-            except Exception as exc:  # unreadable: let model2vec handle (or report) it
-                raise _NotTableModel(str(exc)) from exc
-            model = tokenizer.model
-            if not hasattr(model, "unk_token"):
-                raise _NotTableModel("unigram tokenizer")
-            unk = model.unk_token
-            self.unk_id = tokenizer.token_to_id(unk) if unk is not None else None
-            tokenizer.no_padding()
-            if self.max_length is not None:
-                tokenizer.enable_truncation(int(self.max_length))
-            self._tokenizer = tokenizer
-        return self._tokenizer
-
-    def _median_token_length(self) -> int:
-        if self._median is None:
-            import numpy as np
-
-            self._median = int(np.median([len(t) for t in self._tokenizers().get_vocab()]))
-        return self._median
-
-    def cut(self, text: str, median_token_length: int | None = None) -> str:
-        """model2vec keeps max_length × the median token length characters of a text; a
-        text no longer than max_length is never cut, so the vocabulary is only scanned
-        for long ones."""
-        if self.max_length is None or len(text) <= int(self.max_length):
-            return text
-        median = median_token_length or self._median_token_length()
-        return text[: int(self.max_length) * median]
-
-    def encode(self, text: str) -> np.ndarray:
-        return self.mean(self.known_ids([text])[0])
-
-    def known_ids(self, texts: list[str]) -> list[list[int]]:
-        """Each text's token ids as model2vec takes them: cut, truncated, no unknowns."""
-        tokenizer = self._tokenizers()
-        found = tokenizer.encode_batch_fast([self.cut(t) for t in texts], add_special_tokens=False)
-        if self.unk_id is None:
-            return [e.ids for e in found]
-        return [[i for i in e.ids if i != self.unk_id] for e in found]
-
-    def encode_joined(
-        self, items: Sequence[tuple[str, ...]]
-    ) -> tuple[np.ndarray, list[int]] | None:
-        """`joined.encode` with this model's tokenizer and table; None when they do not
-        allow it."""
-        tokenizer = self._tokenizers()
-        whole = self.table.whole()
-        if self.max_length is None or not joined.splits_cleanly(tokenizer, whole):
-            return None
-        limit = int(self.max_length)
-        return joined.encode(
-            items, tokenizer, whole, self.unk_id, limit, limit * self._median_token_length()
-        )
-
-    def known(self, token_ids: list[int], unk_id: int) -> list[int]:
-        """`vouch.wordpiece` token ids (unknowns included, as tokenized) as model2vec
-        takes them: truncated, no unknowns."""
-        if self.max_length is not None:
-            token_ids = token_ids[: int(self.max_length)]  # the tokenizer's truncation
-        return [i for i in token_ids if i != unk_id]
-
-    def mean(self, ids: list[int]) -> np.ndarray:
-        import numpy as np
-
-        if not ids:
-            return np.zeros(self.dims, dtype=np.float32)
-        mean = self.table.rows(ids)[None].mean(axis=1).astype(np.float32)
-        norm = np.linalg.norm(mean, axis=1, keepdims=True) + 1e-32
-        out: np.ndarray = (mean / norm)[0]
-        return out
-
-    def weighted(self, ids: list[int], w: np.ndarray) -> np.ndarray:
-        """`fitted`'s vector of one text's known ids, `w` their weights: the same
-        arithmetic as a build's, over just these rows."""
-        import numpy as np
-
-        if not ids:
-            return np.zeros(self.dims, dtype=np.float32)
-        rows = self.table.rows(ids)
-        local = np.arange(len(ids), dtype=np.int64)
-        tokens = fitted.Tokenized(local, np.array([0, len(ids)], dtype=np.int64))
-        summed = fitted.sums(tokens, rows, np.asarray(w, dtype=np.float64))
-        return fitted.normalised(summed[:1], np.array([len(ids)]))[0]
-
-
-_FEW_ROWS = 256  # up to this many rows are read one by one; more: the whole table
-
-
-class _Table:
-    """The `embeddings` tensor of model.safetensors, read through the `safetensors`
-    library: a query reads its few rows (~10 µs each) rather than the whole 7.5 MB table
-    (~7 ms); a batch that needs many rows loads the table once."""
-
-    def __init__(self, path: Path):
-        from safetensors import SafetensorError, safe_open
-
-        try:
-            self._file = safe_open(str(path), framework="numpy")
-            if set(self._file.keys()) != {"embeddings"}:
-                raise _NotTableModel("model uses weights or token mappings")
-            self._slice = self._file.get_slice("embeddings")
-            shape = [int(n) for n in self._slice.get_shape()]
-        except (SafetensorError, OSError, ValueError, TypeError) as exc:
-            raise _NotTableModel(f"unreadable safetensors file: {exc}") from exc
-        if len(shape) != 2:
-            raise _NotTableModel("the embeddings tensor is not a table")
-        self.vocab, self.dims = shape
-        self._whole: np.ndarray | None = None
-
-    def rows(self, ids: list[int]) -> np.ndarray:
-        """`table[ids]`: the rows in order, repeats included, shape (len(ids), dims)."""
-        import numpy as np
-
-        if self._whole is not None or len(set(ids)) > _FEW_ROWS:
-            out: np.ndarray = self.whole()[np.array(ids, dtype=np.int64)]
-            return out
-        read = {i: self._slice[i : i + 1] for i in set(ids)}
-        return np.concatenate([read[i] for i in ids])
-
-    def whole(self) -> np.ndarray:
-        """The whole table, read once."""
-        if self._whole is None:
-            self._whole = self._file.get_tensor("embeddings")
-        return self._whole
 
 
 _LOADED: dict[str, Embedder] = {}
