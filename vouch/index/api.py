@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from vouch.embed import model as embed
+from vouch.embed.fitted import Fit
 from vouch.errors import (
     EmbeddingDisabled,
     IndexUnusable,
@@ -95,6 +96,7 @@ class Index(IndexHandle):
     per process."""
 
     _labels: tuple[str, Labels] | None = None  # (corpus revision, labels): see `labels`
+    _fit: tuple[str, Fit | None] | None = None  # (corpus revision, fit): see `embed_texts`
 
     # -- lexical ---------------------------------------------------------------------------
     @_guarded
@@ -145,7 +147,10 @@ class Index(IndexHandle):
         """Vectors of texts outside the index (pending proposals' chunks), weighted as
         the index's own."""
         embedder = self._require_vectors()
-        fit = fitting.load(self.conn, self.meta)
+        revision = self.corpus_revision
+        if self._fit is None or self._fit[0] != revision:  # a warm server: read once
+            self._fit = (revision, fitting.load(self.conn, self.meta))
+        fit = self._fit[1]
         if fit is None:
             return embedder.encode(texts)
         return embedder.encode_weighted([(t,) for t in texts], fit)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -264,8 +265,11 @@ def not_folders(root: Path, paths: Iterable[str]) -> list[str]:
             if folder in seen:
                 continue
             seen.add(folder)
-            where = root / folder
-            if where.is_symlink() or (where.exists() and not where.is_dir()):
+            try:
+                mode = os.lstat(root / folder).st_mode
+            except FileNotFoundError:
+                break  # made as a real directory when written
+            if not stat.S_ISDIR(mode):  # a link (to anything) or a file
                 found.append(folder)
                 break
     return sorted(found)
