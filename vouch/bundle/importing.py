@@ -73,7 +73,7 @@ def plan(kb: KB, bundle: Bundle, commit: str | None) -> Plan:
 
 
 def _refuse_broken(
-    kb: KB, bundle: Bundle, found: Plan, commit: str | None, overwrite: bool
+    kb: KB, bundle: Bundle, found: Plan, commit: str | None, landing: dict[str, bytes]
 ) -> None:
     """ValidationFailed when landing the bundle would leave knowledge lint refuses — a
     reference to nothing, a one-sided link, knowledge no approved decision names — or
@@ -82,7 +82,6 @@ def _refuse_broken(
     from vouch.health.review import committed_settings
 
     settings = committed_settings(kb, commit) if commit else kb.config
-    landing = found.landing(overwrite)
     broken = integrity.problems(kb, found.here, landing, settings, bundle.parsed)
     if broken:
         raise ValidationFailed(
@@ -96,7 +95,7 @@ def import_check(kb: KB, path: Path, progress: Progress | None = None) -> dict[s
     bundle = load(path, progress)
     head = kb.repo.resolve("HEAD")
     found = plan(kb, bundle, head)
-    _refuse_broken(kb, bundle, found, head, overwrite=False)
+    _refuse_broken(kb, bundle, found, head, found.landing(overwrite=False))
     return {
         "ok": True,
         "path": str(path),
@@ -136,7 +135,8 @@ def import_apply(
                 "--on-conflict skip or overwrite decides what happens to them",
             )
         overwrite = on_conflict == "overwrite"
-        _refuse_broken(kb, bundle, found, head, overwrite)
+        files = found.landing(overwrite)
+        _refuse_broken(kb, bundle, found, head, files)
         taken = {**found.new, **(found.conflict if overwrite else {})}
         result = {
             "imported": len(found.new),
@@ -149,7 +149,6 @@ def import_apply(
         }
         if not taken:
             return result  # nothing new: no commit, no event (re-importing changes nothing)
-        files = found.landing(overwrite)
         data = {
             "bundle_sha256": bundle.sha256,
             "importer": actor,
