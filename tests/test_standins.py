@@ -3,7 +3,9 @@ everything it accepts, and declines the rest (which then goes to the dependency)
 
 - `vouch.fastyaml` (knowledge files, config.yaml) against PyYAML / python-frontmatter;
 - `vouch.fastdump` (every knowledge file vouch writes) against ruamel's round-trip dumper;
-- `vouch.wordpiece` (cold query tokens) against `tokenizers`.
+- `vouch.wordpiece` (cold query tokens) against `tokenizers`;
+- `vouch.index.lexical.postings` (a warm process's lexical ranking) against FTS5's
+  `bm25()`: tests/test_postings.py.
 
 (The safetensors header reader that mapped the vector table went: the `safetensors`
 library reading a query's few rows costs ~0.6 ms more, too little to keep a parser of

@@ -36,6 +36,8 @@ from vouch.index.lexical import LexicalHit, backend
 if TYPE_CHECKING:
     import numpy as np
 
+    from vouch.index.lexical.postings import Postings
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -97,6 +99,7 @@ class Index(IndexHandle):
 
     _labels: tuple[str, Labels] | None = None  # (corpus revision, labels): see `labels`
     _fit: tuple[str, Fit | None] | None = None  # (corpus revision, fit): see `embed_texts`
+    _postings: tuple[str, Postings] | None = None  # (corpus revision, ...): `warm_lexical`
 
     # -- lexical ---------------------------------------------------------------------------
     @_guarded
@@ -110,6 +113,22 @@ class Index(IndexHandle):
         return backend(self.meta["lexical"]).query(
             self.conn, self.directory, query, k, filters or Filters(), match_any
         )
+
+    @_guarded
+    def warm_lexical(self, query: str, k: int, filters: Filters) -> list[LexicalHit] | None:
+        """For a process that searches again: the all-words hits, then (when fewer than
+        k) the any-word ones, FTS5's ranking computed from postings held in memory
+        (`lexical.postings`), for filters by kind and status. None when the backend is
+        not FTS5, the filters need SQL, or the query needs FTS5 itself."""
+        if self.meta["lexical"] != "fts5" or not Labels.answers(filters):
+            return None
+        revision = self.corpus_revision
+        if self._postings is None or self._postings[0] != revision:
+            from vouch.index.lexical.fts5 import WEIGHTS
+            from vouch.index.lexical.postings import Postings
+
+            self._postings = (revision, Postings(self.conn, WEIGHTS))
+        return self._postings[1].ranked(query, k, self.labels().mask(filters))
 
     @_guarded
     def snippets(self, query: str, chunk_ids: Iterable[int]) -> dict[int, str]:

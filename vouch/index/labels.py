@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from vouch.index.filters import Filters
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 class Labels:
@@ -30,6 +35,8 @@ class Labels:
         self.pairs = list(pairs)  # code -> (kind, status)
         table = np.full(max(ids, default=0) + 1, -1, dtype=np.int32)
         table[ids] = codes
+        self._table = table
+        self._masks: dict[Filters, NDArray[np.bool_]] = {}
         # a list, not the array: a search looks up a few hundred ids one at a time, and
         # indexing a list is ~10x cheaper than reading a numpy scalar
         self.codes: list[int] = table.tolist()
@@ -57,10 +64,24 @@ class Labels:
     def passing(self, chunk_ids: Iterable[int], f: Filters) -> set[int]:
         """Which of `chunk_ids` pass `f` (`answers(f)` must hold), as `Filters.sql`
         decides."""
-        ok = [
+        ok = self._ok(f)
+        return {cid for cid in chunk_ids if (code := self._code(cid)) >= 0 and ok[code]}
+
+    def mask(self, f: Filters) -> NDArray[np.bool_]:
+        """`passing` for every chunk at once: an array by chunk id (`answers(f)` must
+        hold), kept per filter."""
+        import numpy as np
+
+        found = self._masks.get(f)
+        if found is None:
+            ok = np.array([*self._ok(f), False], dtype=np.bool_)  # code -1: no chunk
+            found = self._masks[f] = ok[self._table]
+        return found
+
+    def _ok(self, f: Filters) -> list[bool]:
+        return [
             (not f.kinds or kind in f.kinds)
             and (not f.statuses or status in f.statuses)
             and status not in f.exclude_statuses
             for kind, status in self.pairs
         ]
-        return {cid for cid in chunk_ids if (code := self._code(cid)) >= 0 and ok[code]}

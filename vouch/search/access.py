@@ -105,6 +105,10 @@ class SearchIndex:
         5-10x cheaper on common words at 150k chunks. Ranked this way the golden set
         scores higher too (fts MRR@10 0.7154 vs 0.7068 for any-word BM25 alone)."""
         text = lexical_query(query)
+        if self.searches > 1:  # a warm process: the same ranking, from memory
+            warm = self.index.warm_lexical(text, k, f)
+            if warm is not None:
+                return warm
         hits = self.index.lexical(text, k, f, match_any=False)
         if len(hits) >= k or len(text.split()) < 2:
             return hits

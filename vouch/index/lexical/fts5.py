@@ -13,7 +13,7 @@ from vouch.index.lexical.base import ChunkRow, LexicalHit, fts5_query
 # The fourth column is a transcript turn's neighbouring turns (issue 19; empty for every
 # other chunk): a hit there says the turn is part of the exchange, less than its own words.
 CONTEXT_WEIGHT = 0.6  # LoCoMo conv 1-5, fts R@10: 0.15 69.3, 0.3 72.6, 0.6 72.5, 1.0 71.4
-_WEIGHTS = (2.0, 1.5, 1.0, CONTEXT_WEIGHT)
+WEIGHTS = (2.0, 1.5, 1.0, CONTEXT_WEIGHT)
 SNIPPET_TOKENS = 32
 
 
@@ -47,7 +47,7 @@ class Fts5Backend:
         """Ranked hits without snippets (`snippets` makes them for the rows shown): a
         search takes ~100 candidates per channel and shows ten."""
         where, params = filters.sql("c")
-        w = ", ".join(str(x) for x in _WEIGHTS)
+        w = ", ".join(str(x) for x in WEIGHTS)
         # (issue 5) Ordering by FTS5's own `rank` column, set to the weighted bm25 for
         # this query, lets FTS5 hand rows over in rank order.
         sql = (

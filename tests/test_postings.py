@@ -1,0 +1,129 @@
+"""A warm process ranks lexical hits from postings in memory (`lexical.postings`): the
+same hits, in the same order, with the same scores to the last bit as FTS5's own bm25
+over the same real index — titles, sections, transcript turns with their neighbours'
+column, stems, hyphenated phrases, repeated words, filters by kind and status."""
+
+from __future__ import annotations
+
+import random
+
+from index_support import claim, commit, write
+
+from vouch.index.filters import Filters
+from vouch.search import access
+from vouch.search.engine import HIDDEN_STATUSES, SEARCH_KINDS
+from vouch.store import sources
+from vouch.store.kb import KB
+
+_LINES = (
+    "deploy deploying deployed rollback canary us-east-1 pool_size billing invoice",
+    "invoices café Ärger postgres migration schema owner owns alert alerting pager",
+    "incident review reviewed token tokens rotate monthly cache eviction latency",
+    "v4/backup/accounts INC-5165 the a of",
+)
+WORDS = [word for line in _LINES for word in line.split()]
+
+
+def _corpus(kb: KB) -> None:
+    rng = random.Random(7)
+    for n in range(90):
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 14)))
+        status = rng.choice(["working", "stable", "contested", "superseded"])
+        claim(kb, f"{text} {n}", status=status)
+    for n in range(12):
+        sections = "\n\n".join(
+            f"## {rng.choice(WORDS)} {rng.choice(WORDS)}\n\n"
+            + " ".join(rng.choice(WORDS) for _ in range(rng.randint(10, 40)))
+            for _ in range(3)
+        )
+        write(kb, "page", title=f"{rng.choice(WORDS)} guide {n}", body=f"# Guide\n\n{sections}\n")
+    commit(kb)
+    turns = []
+    for session in range(3):
+        turns.append(f"# Session {session + 1} — 8 May, 2023")
+        for _ in range(25):
+            said = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 9)))
+            turns.append(f"{rng.choice(['Ann', 'Bob', 'Cy'])}: {said}")
+    sources.register_source(kb, "t", "\n".join(turns) + "\n", "chat.txt", type="transcript")
+
+
+def _queries() -> list[str]:
+    rng = random.Random(11)
+    picked = [" ".join(rng.sample(WORDS, rng.randint(1, 4))) for _ in range(150)]
+    return [
+        *picked,
+        "deploy deploy deploy",  # a word repeated: FTS5 scores each phrase
+        "Deploying ROLLBACK",  # case and stems
+        "us-east-1 pool_size",  # phrases of several tokens
+        "east-1 us",
+        "cafe arger",  # diacritics folded by unicode61
+        "nowhere zzzqqq",  # words no row holds
+        "deploy nowhere",
+        "Ann rollback",
+    ]
+
+
+def test_warm_ranking_is_fts5s_own(kb: KB) -> None:
+    _corpus(kb)
+    searcher = access.open_index(kb, {})
+    everything = Filters.of(kinds=SEARCH_KINDS, exclude_statuses=HIDDEN_STATUSES)
+    narrowed = Filters.of(kinds=("claim",), statuses=("stable", "contested"))
+    answered = 0
+    for query in _queries():
+        for f in (everything, narrowed):
+            for k in (3, 10, 200):
+                searcher.searches = 1  # a cold process: FTS5 ranks
+                fts5 = searcher.lexical(query, k, f)
+                searcher.searches = 2  # a warm one: postings in memory
+                warm = searcher.lexical(query, k, f)
+                assert warm == fts5, (query, f, k)
+                text = access.lexical_query(query)
+                answered += searcher.index.warm_lexical(text, k, f) is not None
+    assert answered == len(_queries()) * 6  # every one of them answered from memory
+    assert any(len(searcher.lexical(q, 200, everything)) > 50 for q in _queries())
+
+
+def test_a_term_without_tokens_is_left_to_fts5(kb: KB) -> None:
+    _corpus(kb)
+    searcher = access.open_index(kb, {})
+    f = Filters.of(kinds=SEARCH_KINDS)
+    assert searcher.index.warm_lexical("deploy ---", 10, f) is None
+    assert searcher.index.warm_lexical("deploy", 10, Filters.of(speakers=("ann",))) is None
+    searcher.searches = 1
+    fts5 = searcher.lexical("deploy ---", 10, f)  # FTS5 skips the empty phrase
+    searcher.searches = 2
+    assert fts5 and searcher.lexical("deploy ---", 10, f) == fts5
+
+
+def test_a_new_revision_is_read_again(kb: KB) -> None:
+    _corpus(kb)
+    warm: dict[str, object] = {}
+    searcher = access.open_index(kb, warm)
+    searcher = access.open_index(kb, warm)  # the second search of this process
+    f = Filters.of(kinds=SEARCH_KINDS)
+    assert searcher.lexical("quokka", 10, f) == []
+    claim(kb, "A quokka guards the deploy pipeline")
+    commit(kb)
+    searcher = access.open_index(kb, warm)
+    found = searcher.lexical("quokka deploy", 10, f)
+    assert found and searcher.index.chunks([found[0].chunk_id])[found[0].chunk_id].text.startswith(
+        "A quokka"
+    )
+    searcher.searches = 1
+    assert searcher.lexical("quokka deploy", 10, f) == found
+
+
+def test_a_small_cache_drops_words_and_still_ranks_alike(kb: KB) -> None:
+    _corpus(kb)
+    searcher = access.open_index(kb, {})
+    f = Filters.of(kinds=SEARCH_KINDS)
+    searcher.searches = 2
+    searcher.lexical("deploy", 10, f)
+    held = searcher.index._postings[1]  # type: ignore[index]
+    held._instances.limit = held._phrases.limit = 50  # a few words at a time
+    for query in _queries()[:40]:
+        searcher.searches = 1
+        fts5 = searcher.lexical(query, 20, f)
+        searcher.searches = 2
+        assert searcher.lexical(query, 20, f) == fts5, query
+        assert held._instances.held <= 50 or len(held._instances._items) == 1

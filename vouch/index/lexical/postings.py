@@ -1,0 +1,244 @@
+"""FTS5's own BM25 ranking, computed from FTS5's own postings, for a warm process.
+
+FTS5 scores every row a query matches, one row at a time (~2 µs each: the row's
+positions, its size record). An any-word query over 100k transcript turns matches ~20k
+of them, and ranking them costs 25-50 ms. A process that searches again (a server)
+reads each query word's postings once from FTS5 itself (`fts5vocab`, the tokenizer's
+own terms, positions included), keeps them, and scores all matching rows at once with
+numpy: the same formula, the same operations in the same order, so the hits and their
+scores are FTS5's to the last bit (tests/test_postings.py compares both on a real
+index). Both passes of the lexical channel (`SearchIndex.lexical`: all words first,
+then any word) come from one scoring.
+
+What FTS5 computes (fts5_aux.c, `fts5Bm25Function`), per phrase p of the query:
+    idf(p) = log((N - n(p) + 0.5) / (n(p) + 0.5)), 1e-6 when that is <= 0
+    f(p, d) = the column weights of p's instances in row d, added in row order
+    score(d) = Σ_p idf(p) · f·(k1 + 1) / (f + k1·(1 - b + b·|d| / avgdl))
+with N and the token totals from FTS5's averages record, |d| from its size record.
+
+Anything this cannot reproduce exactly — a quoted term the tokenizer turns into no
+token at all — answers None, and the caller asks FTS5.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+import numpy as np
+
+from vouch.index.lexical.base import LexicalHit, query_terms
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+K1 = 1.2  # FTS5's bm25 constants
+B = 0.75
+TABLE = "chunks_fts"
+_VOCAB = "vouch_fts_instances"  # a temp fts5vocab table on the index connection
+_DOC, _COL = 32, 28  # an instance as one int64: doc << 32 | column << 28 | offset
+CACHE_INSTANCES = 8_000_000  # postings kept (8 bytes each: 64 MB), least recent dropped
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Postings:
+    """One index revision's row sizes and column weights, and a cache of the postings
+    of the words searched so far."""
+
+    def __init__(self, conn: sqlite3.Connection, weights: Sequence[float]):
+        self.conn = conn
+        columns = [str(r[1]) for r in conn.execute(f"PRAGMA table_info({TABLE})")]
+        self.column = {name: n for n, name in enumerate(columns)}
+        self.weights = np.array([float(w) for w in weights][: len(columns)], dtype=np.float64)
+        if len(self.weights) < len(columns):  # bm25: a column without a weight weighs 1
+            self.weights = np.concatenate([self.weights, np.ones(len(columns) - len(self.weights))])
+        totals = _varints(
+            conn.execute(f"SELECT block FROM {TABLE}_data WHERE id = 1").fetchone()[0]
+        )
+        self.rows = totals[0]
+        avgdl = sum(totals[1:]) / self.rows if self.rows else 1.0
+        ids, lengths = _row_lengths(conn, len(columns))
+        self.size = int(ids.max(initial=0)) + 1
+        length = np.zeros(self.size, dtype=np.float64)
+        length[ids] = lengths
+        # the denominator's part that depends on the row, as FTS5 evaluates it
+        self.norm = K1 * ((1 - B) + (B * length) / avgdl)
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB} "
+            f"USING fts5vocab('main', '{TABLE}', 'instance')"
+        )
+        self._tokenizer = _Tokenizer(_tokenize_option(conn))
+        self._instances: _Lru[str, NDArray[np.int64]] = _Lru(CACHE_INSTANCES)
+        self._phrases: _Lru[tuple[str, ...], tuple[NDArray[np.int64], NDArray[np.float64]]]
+        self._phrases = _Lru(CACHE_INSTANCES // 2)
+
+    def ranked(self, query: str, k: int, passing: NDArray[np.bool_]) -> list[LexicalHit] | None:
+        """The lexical channel's hits for `query`: rows holding every word first, then
+        — when those are fewer than k and the query has two words or more — rows holding
+        any, each part in BM25 order (ties by row id), rows not `passing` left out. None
+        when the query needs FTS5 itself."""
+        phrases = [self._tokenizer.tokens(term) for term in query_terms(query)]
+        if any(not tokens for tokens in phrases):
+            return None
+        score = np.zeros(self.size, dtype=np.float64)
+        matched = np.zeros(self.size, dtype=np.int32)
+        for tokens in phrases:  # phrase by phrase, as FTS5 adds them up
+            docs, freq = self._phrase(tuple(tokens))
+            hits = len(docs)
+            idf = math.log((self.rows - hits + 0.5) / (hits + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            score[docs] += idf * ((freq * (K1 + 1.0)) / (freq + self.norm[docs]))
+            matched[docs] += 1
+        found = np.flatnonzero(matched[: len(passing)] > 0)
+        found = found[passing[found]]
+        every = matched[found] == len(phrases)
+        if len(phrases) < 2 or int(every.sum()) >= k:
+            found, every = found[every], every[every]
+        order = np.lexsort((found, -score[found], ~every))[:k]
+        best = found[order]
+        return [LexicalHit(int(c), float(s), "") for c, s in zip(best, score[best], strict=True)]
+
+    def _phrase(self, tokens: tuple[str, ...]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """The rows holding the phrase, and its weighted frequency in each."""
+        found = self._phrases.get(tokens)
+        if found is None:
+            found = self._frequencies(tokens)
+            self._phrases.put(tokens, found, 2 * len(found[0]))  # two arrays of 8 bytes
+        return found
+
+    def _frequencies(
+        self, tokens: tuple[str, ...]
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        first = self._postings(tokens[0])
+        keep = None
+        for shift, token in enumerate(tokens[1:], 1):  # the next token right after
+            follows = np.isin(first, self._postings(token) - shift, assume_unique=True)
+            keep = follows if keep is None else keep & follows
+        at = first if keep is None else first[keep]
+        docs = at >> _DOC
+        rows, counts = np.unique(docs, return_counts=True)
+        freq = np.zeros(len(rows), dtype=np.float64)
+        if not len(at):
+            return rows, freq
+        # FTS5 adds one column weight per instance, in the row's order; so does
+        # numpy's unbuffered add, in the array's order (bit-exact sums)
+        np.add.at(freq, np.repeat(np.arange(len(rows)), counts), self.weights[(at >> _COL) & 0xF])
+        return rows, freq
+
+    def _postings(self, token: str) -> NDArray[np.int64]:
+        """Every instance of `token` in the table, sorted (row, column, offset)."""
+        held = self._instances.get(token)
+        if held is not None:
+            return held
+        column = " ".join(f"WHEN '{c}' THEN {n}" for c, n in self.column.items())
+        (joined,) = self.conn.execute(
+            f"SELECT group_concat((doc << {_DOC}) | ((CASE col {column} END) << {_COL}) "
+            f"| offset) FROM temp.{_VOCAB} WHERE term = ?",
+            (token,),
+        ).fetchone()
+        # one string parsed by numpy: ~3x cheaper than a row per instance
+        held = np.sort(np.fromstring(joined or "", dtype=np.int64, sep=","))
+        self._instances.put(token, held, len(held))
+        return held
+
+
+class _Lru(Generic[K, V]):
+    """Values by key, the least recently used dropped while their sizes add up to more
+    than `limit` (the last one put always stays)."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.held = 0
+        self._items: OrderedDict[K, tuple[V, int]] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        found = self._items.get(key)
+        if found is None:
+            return None
+        self._items.move_to_end(key)
+        return found[0]
+
+    def put(self, key: K, value: V, size: int) -> None:
+        self._items[key] = (value, size)
+        self.held += size
+        while self.held > self.limit and len(self._items) > 1:
+            _, (_, dropped) = self._items.popitem(last=False)
+            self.held -= dropped
+
+
+class _Tokenizer:
+    """The index's tokenizer on a scratch FTS5 table: a quoted query term's tokens, as
+    FTS5 reads the phrase."""
+
+    def __init__(self, option: str):
+        self.conn = sqlite3.connect(":memory:", check_same_thread=False)
+        self.conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize={option})")
+        self.conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+        self.known: dict[str, list[str]] = {}
+
+    def tokens(self, term: str) -> list[str]:
+        found = self.known.get(term)
+        if found is None:
+            self.conn.execute("INSERT INTO t(rowid, x) VALUES (1, ?)", (term,))
+            found = [str(t) for (t,) in self.conn.execute("SELECT term FROM v ORDER BY offset")]
+            self.conn.execute("DELETE FROM t")
+            if len(self.known) > 4096:
+                self.known.clear()
+            self.known[term] = found
+        return found
+
+
+_OPTION = re.compile(r"tokenize\s*=\s*('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")", re.IGNORECASE)
+
+
+def _tokenize_option(conn: sqlite3.Connection) -> str:
+    """The table's `tokenize=` argument as written (FTS5's default when none is)."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (TABLE,)).fetchone()
+    found = _OPTION.search(str(row[0]) if row else "")
+    return found.group(1) if found else "'unicode61'"
+
+
+def _row_lengths(
+    conn: sqlite3.Connection, columns: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Each row's id and size in tokens, all columns together (FTS5's size records:
+    a varint per column), decoded with numpy: ~0.3 s in Python at 100k rows."""
+    rows = conn.execute(f"SELECT id, sz FROM {TABLE}_docsize").fetchall()
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    data = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8)
+    ends = np.flatnonzero(data < 0x80)  # a varint's last byte has the high bit clear
+    if len(ends) != len(rows) * columns or (len(data) and data[-1] >= 0x80):
+        return ids, np.array([sum(_varints(r[1])) for r in rows], dtype=np.int64)
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    width = ends - starts + 1
+    values = np.zeros(len(ends), dtype=np.int64)
+    for n in range(int(width.max(initial=0))):  # varints of up to 8 bytes
+        longer = width > n
+        values[longer] = (values[longer] << 7) | (data[starts[longer] + n] & 0x7F)
+    return ids, values.reshape(len(rows), columns).sum(axis=1)
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints (FTS5's averages and size records): 7 bits a byte, big-endian,
+    the ninth byte whole."""
+    out: list[int] = []
+    i = 0
+    while i < len(blob):
+        value = 0
+        for n in range(9):
+            byte = blob[i]
+            i += 1
+            if n == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
