@@ -10,6 +10,7 @@ import random
 from index_support import claim, commit, write
 
 from vouch.index.filters import Filters
+from vouch.index.lexical import fts5_query
 from vouch.search import access
 from vouch.search.engine import HIDDEN_STATUSES, SEARCH_KINDS
 from vouch.store import sources
@@ -127,3 +128,26 @@ def test_a_small_cache_drops_words_and_still_ranks_alike(kb: KB) -> None:
         searcher.searches = 2
         assert searcher.lexical(query, 20, f) == fts5, query
         assert held._instances.held <= 50 or len(held._instances._items) == 1
+
+
+def test_snippets_from_a_scratch_copy_are_the_indexs_own(kb: KB) -> None:
+    """`Fts5Backend.snippets` makes FTS5's snippet on a copy of the rows shown: the
+    same text, marks and ellipses as snippet() over the whole index."""
+    _corpus(kb)
+    searcher = access.open_index(kb, {})
+    index = searcher.index
+    f = Filters.of(kinds=SEARCH_KINDS)
+    compared = 0
+    for query in _queries():
+        shown = [h.chunk_id for h in searcher.lexical(query, 12, f)]
+        if not shown:
+            continue
+        text = access.lexical_query(query)
+        own = index.conn.execute(
+            "SELECT rowid, snippet(chunks_fts, 2, '[MATCH]', '[/MATCH]', '...', 32) "
+            f"FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({','.join('?' * len(shown))})",
+            [fts5_query(text, True, unique=True), *shown],
+        ).fetchall()
+        assert index.snippets(text, shown) == {int(c): str(s) for c, s in own}, query
+        compared += len(own)
+    assert compared > 300

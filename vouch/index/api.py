@@ -32,6 +32,7 @@ from vouch.index.filters import Filters
 from vouch.index.handle import IndexHandle, rebuild_index
 from vouch.index.labels import Labels
 from vouch.index.lexical import LexicalHit, backend
+from vouch.index.turnmap import TurnMap
 
 if TYPE_CHECKING:
     import numpy as np
@@ -99,6 +100,7 @@ class Index(IndexHandle):
 
     _labels: tuple[str, Labels] | None = None  # (corpus revision, labels): see `labels`
     _fit: tuple[str, Fit | None] | None = None  # (corpus revision, fit): see `embed_texts`
+    _turns: tuple[str, TurnMap] | None = None  # (corpus revision, ...): `turn_map`
     _postings: tuple[str, Postings] | None = None  # (corpus revision, ...): `warm_lexical`
 
     # -- lexical ---------------------------------------------------------------------------
@@ -371,7 +373,8 @@ class Index(IndexHandle):
                 "SELECT h.id, h.speaker, n.id, n.speaker FROM chunks h LEFT JOIN chunks n "
                 "ON n.doc_key = h.doc_key AND n.session = h.session "
                 "AND n.turn BETWEEN h.turn - 1 AND h.turn + 1 AND n.id != h.id "
-                f"AND {where} WHERE h.id IN ({marks}) AND h.turn IS NOT NULL",
+                f"AND {where} WHERE h.id IN ({marks}) AND h.turn IS NOT NULL "
+                "ORDER BY h.id, n.turn, n.id",
                 [*params, *part],
             ):
                 links = near.setdefault(int(hit), [])
@@ -380,6 +383,15 @@ class Index(IndexHandle):
                     links.append(int(other))
                     speakers[int(other)] = str(other_said or "")
         return near, speakers
+
+    @_guarded
+    def turn_map(self) -> TurnMap:
+        """Every turn's neighbours and speaker in memory for a warm process (`TurnMap`),
+        read again once the index changed."""
+        revision = self.corpus_revision
+        if self._turns is None or self._turns[0] != revision:
+            self._turns = (revision, TurnMap(self.conn))
+        return self._turns[1]
 
     @_guarded
     def headings(self, object_id: str) -> list[dict[str, Any]]:

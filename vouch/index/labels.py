@@ -37,6 +37,7 @@ class Labels:
         table[ids] = codes
         self._table = table
         self._masks: dict[Filters, NDArray[np.bool_]] = {}
+        self._all: dict[Filters, bool] = {}
         # a list, not the array: a search looks up a few hundred ids one at a time, and
         # indexing a list is ~10x cheaper than reading a numpy scalar
         self.codes: list[int] = table.tolist()
@@ -76,6 +77,14 @@ class Labels:
         if found is None:
             ok = np.array([*self._ok(f), False], dtype=np.bool_)  # code -1: no chunk
             found = self._masks[f] = ok[self._table]
+        return found
+
+    def everything(self, f: Filters) -> bool:
+        """Whether every chunk passes `f` (`answers(f)` must hold): then `f` narrows
+        nothing, and a search may go as an unfiltered one."""
+        found = self._all.get(f)
+        if found is None:
+            found = self._all[f] = bool(self.mask(f)[self._table >= 0].all())
         return found
 
     def _ok(self, f: Filters) -> list[bool]:

@@ -142,7 +142,7 @@ class SearchIndex:
         qvec = self.query_vector(query)
         if self.searches > 1:
             self.index.load_graph()  # unfiltered queries (and the over-fetch) use it
-        if not f:
+        if not f or self._narrows_nothing(f):
             return [(h.chunk_id, h.score) for h in self.index.vector(qvec, k)]
         wide = self.index.vector(qvec, k * OVERFETCH)
         ok = self._passing([h.chunk_id for h in wide], f)
@@ -163,6 +163,8 @@ class SearchIndex:
         """`Index.turn_links`, asked only when the index holds a transcript."""
         if not self.index.counts()["by_format"].get("transcript"):
             return {}, {}
+        if self.searches > 1 and Labels.answers(f):  # a warm process: from memory
+            return self.index.turn_map().links(ids, self.index.labels().mask(f))
         return self.index.turn_links(ids, f)
 
     def kinds(self, ids: Iterable[int]) -> dict[int, tuple[str, str]]:
@@ -174,6 +176,13 @@ class SearchIndex:
         found = self.index.labels().of(wanted)
         unknown = [c for c in wanted if c not in found]
         return {**found, **self.index.kinds(unknown)} if unknown else found
+
+    def _narrows_nothing(self, f: Filters) -> bool:
+        """A warm process's check that every chunk passes `f` — the default search's
+        filter, in a knowledge base with nothing superseded, archived or redacted — so
+        the vector channel asks the graph for k, not 4k to filter (~1 ms instead of ~3
+        at 100k chunks)."""
+        return self.searches > 1 and Labels.answers(f) and self.index.labels().everything(f)
 
     def _passing(self, ids: list[int], f: Filters) -> set[int]:
         if self.searches < 2 or not Labels.answers(f):

@@ -20,8 +20,10 @@ DEFAULT_K = 60
 K = TypeVar("K", bound=Hashable)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: ~1.8 µs to make one instead of ~0.5, ×2,000 a search
 class Fused:
+    """One fused candidate; a value (the ranking's steps make new ones, never change one)."""
+
     key: Hashable
     score: float
     breakdown: dict[str, float | None] = field(default_factory=dict)

@@ -71,10 +71,16 @@ def apply(
     """`fused` rescored by the prior and re-sorted (stable: equal scores keep their
     order). `describe(key)` gives a chunk's (kind, status), None for one not to boost
     (a pending proposal, a chunk gone from the index)."""
+    by_label: dict[tuple[str, str], float] = {}
     out = []
     for f in fused:
-        found = describe(int(str(f.key)))
-        extra = f.score * boost(table, *found) if found else 0.0
+        found = describe(f.key if type(f.key) is int else int(str(f.key)))
+        extra = 0.0
+        if found:
+            rate = by_label.get(found)
+            if rate is None:
+                rate = by_label[found] = boost(table, *found)
+            extra = f.score * rate
         out.append(Fused(f.key, f.score + extra, {**f.breakdown, "prior": extra}, f.ranks))
     out.sort(key=lambda f: -f.score)
     return out

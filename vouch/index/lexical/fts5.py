@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -62,14 +64,58 @@ class Fts5Backend:
     def snippets(
         self, conn: sqlite3.Connection, directory: Path, query: str, chunk_ids: Sequence[int]
     ) -> dict[int, str]:
-        """FTS5's snippet of each chunk for any of the query's words (those it holds)."""
+        """FTS5's snippet of each chunk for any of the query's words (those it holds).
+
+        Made on a scratch copy of just these rows (same columns, same tokenizer): a
+        snippet depends on nothing but the row and the query, and FTS5 cannot look rows
+        up by id inside a MATCH — on the index itself it walks every row holding any of
+        the words (~2 ms for 10 snippets at 100k turns, against ~0.7)."""
         ids = sorted({int(c) for c in chunk_ids})
         if not ids:
             return {}
-        sql = (
-            f"SELECT rowid, snippet(chunks_fts, 2, '[MATCH]', '[/MATCH]', '...', "
-            f"{SNIPPET_TOKENS}) FROM chunks_fts WHERE chunks_fts MATCH ? "
-            f"AND rowid IN ({','.join('?' * len(ids))})"
+        columns = ", ".join(COLUMNS)
+        rows = conn.execute(
+            f"SELECT id, {columns} FROM chunks WHERE id IN ({','.join('?' * len(ids))})", ids
+        ).fetchall()
+        table = scratch(tokenize_option(conn))
+        table.executemany(
+            f"INSERT INTO shown(rowid, {columns}) VALUES (?{', ?' * len(COLUMNS)})", rows
         )
-        rows = conn.execute(sql, [fts5_query(query, True, unique=True), *ids]).fetchall()
-        return {int(cid): str(snip or "") for cid, snip in rows}
+        try:
+            found = table.execute(
+                f"SELECT rowid, snippet(shown, {COLUMNS.index('text')}, '[MATCH]', '[/MATCH]', "
+                f"'...', {SNIPPET_TOKENS}) FROM shown WHERE shown MATCH ?",
+                [fts5_query(query, True, unique=True)],
+            ).fetchall()
+        finally:
+            table.execute("DELETE FROM shown")
+        return {int(cid): str(snip or "") for cid, snip in found}
+
+
+COLUMNS = ("title", "section", "text", "context")  # of chunks_fts (index/store.py)
+_OPTION = re.compile(r"tokenize\s*=\s*('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")", re.IGNORECASE)
+_SCRATCH = threading.local()
+
+
+def tokenize_option(conn: sqlite3.Connection) -> str:
+    """chunks_fts's `tokenize=` argument as written (FTS5's default when none is)."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()
+    found = _OPTION.search(str(row[0]) if row else "")
+    return found.group(1) if found else "'unicode61'"
+
+
+def scratch(option: str) -> sqlite3.Connection:
+    """This thread's in-memory FTS5 tables with the index's tokenizer: `shown`, with the
+    index's columns, and `words` (one column) with its `fts5vocab` `tokens`: what the
+    tokenizer makes of a text, as FTS5 reads it."""
+    held: dict[str, sqlite3.Connection] = _SCRATCH.__dict__.setdefault("by_option", {})
+    conn = held.get(option)
+    if conn is None:
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn.execute(
+            f"CREATE VIRTUAL TABLE shown USING fts5({', '.join(COLUMNS)}, tokenize={option})"
+        )
+        conn.execute(f"CREATE VIRTUAL TABLE words USING fts5(x, tokenize={option})")
+        conn.execute("CREATE VIRTUAL TABLE tokens USING fts5vocab(words, instance)")
+        held[option] = conn
+    return conn

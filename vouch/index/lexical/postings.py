@@ -23,7 +23,6 @@ token at all — answers None, and the caller asks FTS5.
 from __future__ import annotations
 
 import math
-import re
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 import numpy as np
 
 from vouch.index.lexical.base import LexicalHit, query_terms
+from vouch.index.lexical.fts5 import scratch, tokenize_option
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -72,7 +72,7 @@ class Postings:
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB} "
             f"USING fts5vocab('main', '{TABLE}', 'instance')"
         )
-        self._tokenizer = _Tokenizer(_tokenize_option(conn))
+        self._tokenizer = _Tokenizer(tokenize_option(conn))
         self._instances: _Lru[str, NDArray[np.int64]] = _Lru(CACHE_INSTANCES)
         self._phrases: _Lru[tuple[str, ...], tuple[NDArray[np.int64], NDArray[np.float64]]]
         self._phrases = _Lru(CACHE_INSTANCES // 2)
@@ -173,35 +173,26 @@ class _Lru(Generic[K, V]):
 
 
 class _Tokenizer:
-    """The index's tokenizer on a scratch FTS5 table: a quoted query term's tokens, as
-    FTS5 reads the phrase."""
+    """A quoted query term's tokens, as FTS5 reads the phrase: the index's tokenizer on
+    a scratch table (`fts5.scratch`)."""
 
     def __init__(self, option: str):
-        self.conn = sqlite3.connect(":memory:", check_same_thread=False)
-        self.conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize={option})")
-        self.conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+        self.option = option
         self.known: dict[str, list[str]] = {}
 
     def tokens(self, term: str) -> list[str]:
         found = self.known.get(term)
         if found is None:
-            self.conn.execute("INSERT INTO t(rowid, x) VALUES (1, ?)", (term,))
-            found = [str(t) for (t,) in self.conn.execute("SELECT term FROM v ORDER BY offset")]
-            self.conn.execute("DELETE FROM t")
+            conn = scratch(self.option)
+            conn.execute("INSERT INTO words(rowid, x) VALUES (1, ?)", (term,))
+            try:
+                found = [str(t) for (t,) in conn.execute("SELECT term FROM tokens ORDER BY offset")]
+            finally:
+                conn.execute("DELETE FROM words")
             if len(self.known) > 4096:
                 self.known.clear()
             self.known[term] = found
         return found
-
-
-_OPTION = re.compile(r"tokenize\s*=\s*('(?:[^']|'')*'|\"(?:[^\"]|\"\")*\")", re.IGNORECASE)
-
-
-def _tokenize_option(conn: sqlite3.Connection) -> str:
-    """The table's `tokenize=` argument as written (FTS5's default when none is)."""
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (TABLE,)).fetchone()
-    found = _OPTION.search(str(row[0]) if row else "")
-    return found.group(1) if found else "'unicode61'"
 
 
 def _row_lengths(
