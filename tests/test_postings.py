@@ -1,7 +1,8 @@
-"""A warm process ranks lexical hits from postings in memory (`lexical.postings`): the
-same hits, in the same order, with the same scores to the last bit as FTS5's own bm25
-over the same real index — titles, sections, transcript turns with their neighbours'
-column, stems, hyphenated phrases, repeated words, filters by kind and status."""
+"""A warm process answers from memory what a cold one asks SQLite, and must answer
+alike: the lexical ranking from postings (`lexical.postings`: FTS5's bm25 to the last bit
+— titles, sections, transcript turns with their neighbours' column, stems, hyphenated
+phrases, repeated words, filters by kind and status), the snippets of the rows shown
+(made on a scratch copy), and each turn's neighbours (`index.turnmap`)."""
 
 from __future__ import annotations
 
@@ -151,3 +152,29 @@ def test_snippets_from_a_scratch_copy_are_the_indexs_own(kb: KB) -> None:
         assert index.snippets(text, shown) == {int(c): str(s) for c, s in own}, query
         compared += len(own)
     assert compared > 300
+
+
+def test_turn_links_from_memory_are_sqls(kb: KB) -> None:
+    """`TurnMap.links` (a warm process) against `Index.turn_links` (one SQL join): the
+    same neighbours in the same order, the same speakers, any mix of ids and filters."""
+    _corpus(kb)
+    chat = "\n".join(
+        ["# Session 1 — 9 May, 2023", "Dee: rollback", "Eve: canary", "# Session 2", "Dee: deploy"]
+    )
+    sources.register_source(kb, "t", chat + "\n", "short.txt", type="transcript")
+    index = access.open_index(kb, {}).index
+    every = [int(c) for (c,) in index.conn.execute("SELECT id FROM chunks")]
+    assert sum(1 for _ in index.conn.execute("SELECT 1 FROM chunks WHERE turn IS NOT NULL")) > 70
+    rng = random.Random(3)
+    for f in (
+        Filters.of(kinds=SEARCH_KINDS),
+        Filters.of(kinds=("claim",)),
+        Filters.of(kinds=SEARCH_KINDS, exclude_statuses=HIDDEN_STATUSES),
+        Filters(),
+    ):
+        for size in (1, 5, 40, len(every)):
+            ids = [*rng.sample(every, size), -3, 10**6]  # a pending id, an unknown one
+            sql = index.turn_links(ids, f)
+            warm = index.turn_map().links(ids, index.labels().mask(f))
+            assert warm == sql and [list(d) for d in warm] == [list(d) for d in sql]
+            assert all(list(v) == list(sql[0][k]) for k, v in warm[0].items())

@@ -4,7 +4,7 @@ The default ranking scores a turn with its exchange (`search.ranking.in_context`
 each search asks, for its ~750 fused candidates, which turns sit beside each in the same
 session and who spoke them. `Index.turn_links` answers with one SQL join (~6 ms at 100k
 turns); a process that searches again reads every turn once per index revision (~0.2 s
-at 100k) and answers from memory, in the same order (`tests/test_transcripts.py`).
+at 100k) and answers from memory, in the same order (`tests/test_postings.py`).
 """
 
 from __future__ import annotations
