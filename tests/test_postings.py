@@ -178,3 +178,19 @@ def test_turn_links_from_memory_are_sqls(kb: KB) -> None:
             warm = index.turn_map().links(ids, index.labels().mask(f))
             assert warm == sql and [list(d) for d in warm] == [list(d) for d in sql]
             assert all(list(v) == list(sql[0][k]) for k, v in warm[0].items())
+
+
+def test_a_filter_that_narrows_nothing_keeps_the_overfetchs_hits(kb: KB) -> None:
+    """A warm vector search under a filter every chunk passes asks the graph for k as
+    wide as the over-fetch would (`graph.top` breadth): the same hits, the same order."""
+    _corpus(kb)
+    warm: dict[str, object] = {}
+    access.open_index(kb, warm)
+    searcher = access.open_index(kb, warm)
+    assert searcher.index.load_graph()
+    nothing = Filters.of(kinds=SEARCH_KINDS)
+    some = Filters.of(kinds=SEARCH_KINDS, exclude_statuses=HIDDEN_STATUSES)
+    assert searcher._narrows_nothing(nothing) and not searcher._narrows_nothing(some)
+    for query in _queries()[:30]:
+        wide = searcher.index.vector(searcher.query_vector(query), 10 * access.OVERFETCH)
+        assert searcher.vector(query, 10, nothing) == [(h.chunk_id, h.score) for h in wide][:10]

@@ -237,10 +237,15 @@ class Index(IndexHandle):
 
     @_guarded
     def vector(
-        self, query_vector: np.ndarray, k: int = 10, filters: Filters | None = None
+        self,
+        query_vector: np.ndarray,
+        k: int = 10,
+        filters: Filters | None = None,
+        breadth: int = 0,
     ) -> list[VectorHit]:
         """Top-k chunks by cosine similarity. Exact over the memory-mapped matrix, or
-        through the graph once `load_graph()` loaded one and no filter narrows the set."""
+        through the graph once `load_graph()` loaded one and no filter narrows the set
+        (searching `breadth` wide when that is more than k: `graph.top`)."""
         import numpy as np
 
         self._require_vectors()
@@ -260,7 +265,9 @@ class Index(IndexHandle):
             )
             found = vectors.exact_top(matrix, ids, q, k, rows)
         elif self._graph is not None:
-            found = graph.top(self._graph, ids, q, k) or vectors.exact_top(matrix, ids, q, k)
+            found = graph.top(self._graph, ids, q, k, breadth) or vectors.exact_top(
+                matrix, ids, q, k
+            )
         else:
             found = vectors.exact_top(matrix, ids, q, k)
         return [VectorHit(cid, score) for cid, score in found]

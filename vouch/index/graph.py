@@ -136,18 +136,24 @@ def load(
     return graph
 
 
-def top(graph: Any, ids: np.ndarray, query: np.ndarray, k: int) -> list[tuple[int, float]] | None:
+def top(
+    graph: Any, ids: np.ndarray, query: np.ndarray, k: int, breadth: int = 0
+) -> list[tuple[int, float]] | None:
     """(chunk id, cosine) through the graph; None when it cannot answer (fewer live
-    elements than k): the caller falls back to the exact search."""
+    elements than asked for): the caller falls back to the exact search. `breadth`: when
+    more than k, the first k of a top-`breadth` search (what over-fetching to filter
+    keeps when the filter drops nothing)."""
     if k <= 0:
         return []
-    graph.set_ef(max(EF_SEARCH, k))
+    wide = max(k, breadth)
+    graph.set_ef(max(EF_SEARCH, wide))
     try:
-        labels, distances = graph.knn_query(query, k=k)
+        labels, distances = graph.knn_query(query, k=wide)
     except RuntimeError:
         return None
     rows = labels[0].astype("int64")
     inside = rows < ids.shape[0]
-    cids = ids[rows[inside]].tolist()
-    sims = (1.0 - distances[0][inside]).tolist()
-    return [(cid, sim) for cid, sim in zip(cids, sims, strict=True) if cid >= 0]
+    cids = ids[rows[inside]]
+    sims = 1.0 - distances[0][inside]
+    live = cids >= 0
+    return list(zip(cids[live][:k].tolist(), sims[live][:k].tolist(), strict=True))
