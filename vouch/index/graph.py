@@ -126,8 +126,8 @@ def load(
         graph.resize_index(matrix.shape[0])
     live = [r for r in dirty_rows if r < matrix.shape[0] and ids[r] >= 0]
     dead = [r for r in dirty_rows if r >= matrix.shape[0] or ids[r] < 0]
-    if live:
-        graph.add_items(np.asarray(matrix[live]), np.asarray(live))
+    if live:  # one thread: the same graph in every process (threads insert in any order)
+        graph.add_items(np.asarray(matrix[live]), np.asarray(live), num_threads=1)
     present = set(graph.get_ids_list()) if dead else set()
     for row in dead:
         if row in present:

@@ -68,12 +68,12 @@ def apply(
     describe: Callable[[int], tuple[str, str] | None],
     table: Mapping[str, float],
 ) -> list[Fused]:
-    """`fused` rescored by the prior and re-sorted (stable: equal scores keep their
-    order). `describe(key)` gives a chunk's (kind, status), None for one not to boost
-    (a pending proposal, a chunk gone from the index)."""
+    """`fused` rescored by the prior (in place: a search's own candidates) and re-sorted
+    (stable: equal scores keep their order). `describe(key)` gives a chunk's (kind,
+    status), None for one not to boost (a pending proposal, a chunk gone from the
+    index)."""
     by_label: dict[tuple[str, str], float] = {}
-    out = []
-    for f in fused:
+    for f in fused:  # rescored in place: each search's candidates are its own
         found = describe(f.key if type(f.key) is int else int(str(f.key)))
         extra = 0.0
         if found:
@@ -81,6 +81,8 @@ def apply(
             if rate is None:
                 rate = by_label[found] = boost(table, *found)
             extra = f.score * rate
-        out.append(Fused(f.key, f.score + extra, {**f.breakdown, "prior": extra}, f.ranks))
+        f.breakdown["prior"] = extra
+        f.score = f.score + extra
+    out = list(fused)
     out.sort(key=lambda f: -f.score)
     return out

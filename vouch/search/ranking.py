@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from vouch.errors import UsageError
 from vouch.search.fusion import Fused, convex, ordered
@@ -134,15 +134,18 @@ def in_context(
     found, next to turns that were, joins the list with that part alone. Then, when the
     query names exactly one of the speakers (every word of the name), that speaker's
     turns gain `bonus`. Both parts show in `score_breakdown` (`context`, `speaker`);
-    `links` and `speakers` come from `Index.turn_links` and are empty without turns."""
+    `links` and `speakers` come from `Index.turn_links` and are empty without turns.
+    The entries of `fused` are rescored in place (a search's own, made by its fusion)."""
     if not links or (share <= 0 and bonus <= 0):
         return fused
-    base = {int(str(f.key)): f for f in fused}
+    base: dict[Any, Fused] = {f.key: f for f in fused}
     added: dict[int, float] = {}
     for cid, near in links.items():
-        if cid in base:
+        found = base.get(cid)
+        if found is not None:
+            part = share * found.score
             for other in near:
-                added[other] = added.get(other, 0.0) + share * base[cid].score
+                added[other] = added.get(other, 0.0) + part
     words = set(_WORD.findall(query.casefold()))
     named = {
         name
@@ -151,19 +154,20 @@ def in_context(
     }
     favoured = next(iter(named)) if len(named) == 1 else None
     missed = {name: None if v is None else 0.0 for name, v in fused[0].breakdown.items()}
-    out = []
-    for cid in [*base, *(c for c in added if c not in base)]:
-        context = added.get(cid, 0.0)
-        said = bonus if favoured is not None and speakers.get(cid) == favoured else 0.0
-        f = base.get(cid)
-        if f is None:
+    out = list(fused)
+    for f in fused:  # rescored in place: each search's candidates are its own
+        key = cast(int, f.key)
+        context = added.get(key, 0.0)
+        said = bonus if favoured is not None and speakers.get(key) == favoured else 0.0
+        if context or said:
+            f.breakdown["context"] = context
+            f.breakdown["speaker"] = said
+            f.score = f.score + context + said
+    for cid, context in added.items():
+        if cid not in base:
+            said = bonus if favoured is not None and speakers.get(cid) == favoured else 0.0
             breakdown = {**missed, "context": context, "speaker": said}
             out.append(Fused(cid, context + said, breakdown, {}))
-        elif context or said:
-            breakdown = {**f.breakdown, "context": context, "speaker": said}
-            out.append(Fused(f.key, f.score + context + said, breakdown, f.ranks))
-        else:
-            out.append(f)
     out.sort(key=lambda f: -f.score)  # stable: equal scores keep the fused order
     return out
 
