@@ -5,6 +5,7 @@ the ranking prior, and whether it passes the search's filters (the vector channe
 over-fetches, then filters). One SQL look-up per search answers both in a cold process;
 a server answering search after search reads the whole column once per index revision
 (~15 ms at 10k chunks) and answers from an array: a few microseconds instead of ~5 ms.
+The same array gives the warm lexical ranking and turn links their filter (`mask`).
 """
 
 from __future__ import annotations
@@ -45,17 +46,13 @@ class Labels:
     def _code(self, cid: int) -> int:
         return self.codes[cid] if 0 <= cid < len(self.codes) else -1
 
+    def pair(self, cid: int) -> tuple[str, str] | None:
+        """(kind, status) of one chunk; None for an id not in the index."""
+        code = self.codes[cid] if 0 <= cid < len(self.codes) else -1
+        return self.pairs[code] if code >= 0 else None
+
     def knows(self, cid: int) -> bool:
         return self._code(cid) >= 0
-
-    def of(self, chunk_ids: Iterable[int]) -> dict[int, tuple[str, str]]:
-        """(kind, status) by chunk id; ids not in the index are left out."""
-        out: dict[int, tuple[str, str]] = {}
-        for cid in chunk_ids:
-            code = self._code(cid)
-            if code >= 0:
-                out[cid] = self.pairs[code]
-        return out
 
     @staticmethod
     def answers(f: Filters) -> bool:

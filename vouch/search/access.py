@@ -170,15 +170,21 @@ class SearchIndex:
             return self.index.turn_map().links(ids, self.index.labels().mask(f))
         return self.index.turn_links(ids, f)
 
-    def kinds(self, ids: Iterable[int]) -> dict[int, tuple[str, str]]:
-        """(kind, status) by chunk id: one SQL look-up, or from memory in a process that
-        searches again (`Index.labels`); an id the labels do not know asks SQL."""
-        wanted = list(ids)
+    def describer(self, ids: Iterable[int]) -> Callable[[int], tuple[str, str] | None]:
+        """(kind, status) by chunk id, for the ranking prior: `kinds` looked up once in a
+        cold process, the labels in memory in a warm one (SQL for an id they miss); None
+        for a pending proposal's chunk (negative id) or one gone from the index."""
         if self.searches < 2:
-            return self.index.kinds(wanted)
-        found = self.index.labels().of(wanted)
-        unknown = [c for c in wanted if c not in found]
-        return {**found, **self.index.kinds(unknown)} if unknown else found
+            return self.index.kinds(c for c in ids if c > 0).get
+        labels = self.index.labels()
+
+        def describe(cid: int) -> tuple[str, str] | None:
+            found = labels.pair(cid)
+            if found is None and cid > 0:
+                found = self.index.kinds([cid]).get(cid)
+            return found
+
+        return describe
 
     def _narrows_nothing(self, f: Filters) -> bool:
         """A warm process's check that every chunk passes `f` — the default search's

@@ -15,7 +15,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from vouch.core.progress import Progress
 from vouch.errors import UsageError, VouchError
@@ -289,8 +289,8 @@ def _search(
     if vector:
         fused = floored(fused, vector, lexical, index, similarity_floor(kb.config), req.query)
     if req.weights is None and req.mode == "hybrid":  # the tuned default: reviewed first
-        known = index.kinds(int(str(f.key)) for f in fused if int(str(f.key)) > 0)
-        fused = prior.apply(fused, known.get, prior.boosts(kb.config))
+        describe = index.describer(cast(int, f.key) for f in fused)
+        fused = prior.apply(fused, describe, prior.boosts(kb.config))
     if req.threshold is not None:
         fused = [f for f in fused if f.score >= req.threshold]
     timer.add("fusion", t0)
