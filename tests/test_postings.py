@@ -178,6 +178,10 @@ def test_turn_links_from_memory_are_sqls(kb: KB) -> None:
             warm = index.turn_map().links(ids, index.labels().mask(f))
             assert warm == sql and [list(d) for d in warm] == [list(d) for d in sql]
             assert all(list(v) == list(sql[0][k]) for k, v in warm[0].items())
+            index._turns = None  # no map held: SQL
+            shown = index.neighbours(ids)
+            index.turn_map()
+            assert index.neighbours(ids) == shown
 
 
 def test_a_filter_that_narrows_nothing_keeps_the_overfetchs_hits(kb: KB) -> None:

@@ -32,7 +32,7 @@ from vouch.index.filters import Filters
 from vouch.index.handle import IndexHandle, rebuild_index
 from vouch.index.labels import Labels
 from vouch.index.lexical import LexicalHit, backend
-from vouch.index.turnmap import TurnMap
+from vouch.index.turnmap import AROUND, TurnMap
 
 if TYPE_CHECKING:
     import numpy as np
@@ -349,12 +349,16 @@ class Index(IndexHandle):
         within `around` of it, in order, itself left out (one query for all)."""
         wanted = list(dict.fromkeys(int(c) for c in chunk_ids))
         pairs: list[tuple[int, int]] = []
+        warm = self._turns is not None and self._turns[0] == self.corpus_revision
+        if warm and around == AROUND:  # a warm process holds them (`turn_map`)
+            pairs = self.turn_map().around(wanted)
+            wanted = []
         for part, marks in store.in_batches(wanted):
             pairs += self.conn.execute(
                 "SELECT h.id, n.id FROM chunks h JOIN chunks n ON n.doc_key = h.doc_key "
                 "AND n.session = h.session AND n.turn BETWEEN h.turn - ? AND h.turn + ? "
                 f"AND n.id != h.id WHERE h.id IN ({marks}) AND h.turn IS NOT NULL "
-                "ORDER BY h.id, n.turn",
+                "ORDER BY h.id, n.turn, n.id",
                 [around, around, *part],
             ).fetchall()
         found = self.chunks(n for _, n in pairs)

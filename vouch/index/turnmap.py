@@ -70,3 +70,9 @@ class TurnMap:
             for other in kept:
                 speakers[other] = self.speaker[other]
         return near, speakers
+
+    def around(self, chunk_ids: Iterable[int]) -> list[tuple[int, int]]:
+        """`Index.neighbours`' pairs from memory: (turn chunk, chunk beside it), by the
+        turn chunk's id, then the neighbours' turn order; no filter."""
+        hits = sorted({int(c) for c in chunk_ids} & self.near.keys())
+        return [(hit, other) for hit in hits for other in self.near[hit]]
