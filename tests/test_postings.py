@@ -175,7 +175,7 @@ def test_turn_links_from_memory_are_sqls(kb: KB) -> None:
         for size in (1, 5, 40, len(every)):
             ids = [*rng.sample(every, size), -3, 10**6]  # a pending id, an unknown one
             sql = index.turn_links(ids, f)
-            warm = index.turn_map().links(ids, index.labels().mask(f))
+            warm = index.turn_map().links(ids, index.labels().flags(f))
             assert warm == sql and [list(d) for d in warm] == [list(d) for d in sql]
             assert all(list(v) == list(sql[0][k]) for k, v in warm[0].items())
             index._turns = None  # no map held: SQL

@@ -39,6 +39,7 @@ class Labels:
         self._table = table
         self._masks: dict[Filters, NDArray[np.bool_]] = {}
         self._all: dict[Filters, bool] = {}
+        self._flags: dict[Filters, bytes] = {}
         # a list, not the array: a search looks up a few hundred ids one at a time, and
         # indexing a list is ~10x cheaper than reading a numpy scalar
         self.codes: list[int] = table.tolist()
@@ -74,6 +75,16 @@ class Labels:
         if found is None:
             ok = np.array([*self._ok(f), False], dtype=np.bool_)  # code -1: no chunk
             found = self._masks[f] = ok[self._table]
+        return found
+
+    def flags(self, f: Filters) -> bytes | None:
+        """`mask` as bytes (indexing bytes is ~3x cheaper than a numpy array, one id at a
+        time), None when every chunk passes."""
+        if self.everything(f):
+            return None
+        found = self._flags.get(f)
+        if found is None:
+            found = self._flags[f] = self.mask(f).tobytes()
         return found
 
     def everything(self, f: Filters) -> bool:

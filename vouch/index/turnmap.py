@@ -12,11 +12,6 @@ from __future__ import annotations
 import itertools
 import sqlite3
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
 
 AROUND = 1  # turns on each side
 
@@ -48,27 +43,22 @@ class TurnMap:
                 self.near[int(cid)] = tuple(int(turns[m][0]) for m in range(lo, hi + 1) if m != n)
 
     def links(
-        self, chunk_ids: Iterable[int], passing: NDArray[np.bool_]
+        self, chunk_ids: Iterable[int], passing: bytes | None
     ) -> tuple[dict[int, list[int]], dict[int, str]]:
         """`Index.turn_links` from memory: for the turn chunks among `chunk_ids`, by id,
-        the neighbours that pass (`passing[id]`), and the speakers of all of them."""
-        import numpy as np
-
-        hits = [c for c in sorted({int(c) for c in chunk_ids}) if c in self.near]
-        flat = [n for c in hits for n in self.near[c]]
-        ok = iter(
-            np.asarray(passing)[np.minimum(flat, len(passing) - 1)].tolist()
-            if flat and len(passing)
-            else [False] * len(flat)
-        )
+        the neighbours that pass (`passing[id]` true; None: every chunk passes), and the
+        speakers of all of them."""
+        near_of, speaker_of = self.near, self.speaker
         near: dict[int, list[int]] = {}
         speakers: dict[int, str] = {}
-        for cid in hits:
-            kept = [n for n in self.near[cid] if next(ok) and n < len(passing)]
+        size = len(passing) if passing is not None else 0
+        for cid in sorted({int(c) for c in chunk_ids} & near_of.keys()):
+            found = near_of[cid]
+            kept = list(found) if passing is None else [n for n in found if n < size and passing[n]]
             near[cid] = kept
-            speakers[cid] = self.speaker[cid]
+            speakers[cid] = speaker_of[cid]
             for other in kept:
-                speakers[other] = self.speaker[other]
+                speakers[other] = speaker_of[other]
         return near, speakers
 
     def around(self, chunk_ids: Iterable[int]) -> list[tuple[int, int]]:

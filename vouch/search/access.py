@@ -167,7 +167,7 @@ class SearchIndex:
         if not self.index.counts()["by_format"].get("transcript"):
             return {}, {}
         if self.searches > 1 and Labels.answers(f):  # a warm process: from memory
-            return self.index.turn_map().links(ids, self.index.labels().mask(f))
+            return self.index.turn_map().links(ids, self.index.labels().flags(f))
         return self.index.turn_links(ids, f)
 
     def describer(self, ids: Iterable[int]) -> Callable[[int], tuple[str, str] | None]:
