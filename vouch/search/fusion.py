@@ -141,8 +141,7 @@ def convex(
                 ranks[key] = {name: rank}
             elif name not in seen:
                 seen[name] = rank
-    out = []
-    order: dict[Hashable, tuple[float, int, int]] = {}
+    rows: list[tuple[float, int, int, Fused]] = []
     for position, (key, found) in enumerate(ranks.items()):
         breakdown: dict[str, float | None] = {}
         score = 0.0
@@ -153,7 +152,6 @@ def convex(
                 value = weight * normed.get(key, 0.0)
                 breakdown[name] = value
                 score += value
-        out.append(Fused(key, score, breakdown, found))
-        order[key] = (-score, min(found.values()), position)
-    out.sort(key=lambda f: order[f.key])
-    return out
+        rows.append((-score, min(found.values()), position, Fused(key, score, breakdown, found)))
+    rows.sort()  # positions differ: the candidates themselves are never compared
+    return [row[3] for row in rows]

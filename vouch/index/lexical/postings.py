@@ -195,11 +195,12 @@ class _Tokenizer:
         found = self.known.get(term)
         if found is None:
             conn = scratch(self.option)
-            conn.execute("INSERT INTO words(rowid, x) VALUES (1, ?)", (term,))
+            conn.execute("BEGIN")
             try:
+                conn.execute("INSERT INTO words(rowid, x) VALUES (1, ?)", (term,))
                 found = [str(t) for (t,) in conn.execute("SELECT term FROM tokens ORDER BY offset")]
             finally:
-                conn.execute("DELETE FROM words")
+                conn.execute("ROLLBACK")
             if len(self.known) > 4096:
                 self.known.clear()
             self.known[term] = found
