@@ -74,9 +74,9 @@ def test_warm_ranking_is_fts5s_own(kb: KB) -> None:
     for query in _queries():
         for f in (everything, narrowed):
             for k in (3, 10, 200):
-                searcher.searches = 1  # a cold process: FTS5 ranks
+                searcher.steady = (searcher.revision, 1)  # a cold process: FTS5 ranks
                 fts5 = searcher.lexical(query, k, f)
-                searcher.searches = 2  # a warm one: postings in memory
+                searcher.steady = (searcher.revision, 2)  # a warm one: postings in memory
                 warm = searcher.lexical(query, k, f)
                 assert warm == fts5, (query, f, k)
                 text = access.lexical_query(query)
@@ -91,42 +91,51 @@ def test_a_term_without_tokens_is_left_to_fts5(kb: KB) -> None:
     f = Filters.of(kinds=SEARCH_KINDS)
     assert searcher.index.warm_lexical("deploy ---", 10, f) is None
     assert searcher.index.warm_lexical("deploy", 10, Filters.of(speakers=("ann",))) is None
-    searcher.searches = 1
+    searcher.steady = (searcher.revision, 1)
     fts5 = searcher.lexical("deploy ---", 10, f)  # FTS5 skips the empty phrase
-    searcher.searches = 2
+    searcher.steady = (searcher.revision, 2)
     assert fts5 and searcher.lexical("deploy ---", 10, f) == fts5
 
 
 def test_a_new_revision_is_read_again(kb: KB) -> None:
+    """What a warm process holds is read once per index revision, and only from the
+    revision's second search on: an index that changes under every search is asked
+    with SQL, never read whole each time."""
     _corpus(kb)
     warm: dict[str, object] = {}
+    assert not access.open_index(kb, warm).warm  # a cold process
     searcher = access.open_index(kb, warm)
-    searcher = access.open_index(kb, warm)  # the second search of this process
+    assert searcher.warm
     f = Filters.of(kinds=SEARCH_KINDS)
     assert searcher.lexical("quokka", 10, f) == []
+    held = searcher.index._postings
     claim(kb, "A quokka guards the deploy pipeline")
     commit(kb)
     searcher = access.open_index(kb, warm)
+    assert not searcher.warm  # the first search of a new revision: SQL
+    cold = searcher.lexical("quokka deploy", 10, f)
+    assert searcher.index._postings is held  # nothing read for it
+    searcher = access.open_index(kb, warm)
+    assert searcher.warm
     found = searcher.lexical("quokka deploy", 10, f)
-    assert found and searcher.index.chunks([found[0].chunk_id])[found[0].chunk_id].text.startswith(
-        "A quokka"
-    )
-    searcher.searches = 1
-    assert searcher.lexical("quokka deploy", 10, f) == found
+    assert searcher.index._postings is not held
+    assert found == cold
+    first = searcher.index.chunks([found[0].chunk_id])[found[0].chunk_id]
+    assert first.text.startswith("A quokka")
 
 
 def test_a_small_cache_drops_words_and_still_ranks_alike(kb: KB) -> None:
     _corpus(kb)
     searcher = access.open_index(kb, {})
     f = Filters.of(kinds=SEARCH_KINDS)
-    searcher.searches = 2
+    searcher.steady = (searcher.revision, 2)
     searcher.lexical("deploy", 10, f)
     held = searcher.index._postings[1]  # type: ignore[index]
     held._instances.limit = held._phrases.limit = 50  # a few words at a time
     for query in _queries()[:40]:
-        searcher.searches = 1
+        searcher.steady = (searcher.revision, 1)
         fts5 = searcher.lexical(query, 20, f)
-        searcher.searches = 2
+        searcher.steady = (searcher.revision, 2)
         assert searcher.lexical(query, 20, f) == fts5, query
         assert held._instances.held <= 50 or len(held._instances._items) == 1
 
