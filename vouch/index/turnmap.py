@@ -52,7 +52,7 @@ class TurnMap:
         near: dict[int, list[int]] = {}
         speakers: dict[int, str] = {}
         size = len(passing) if passing is not None else 0
-        for cid in sorted({int(c) for c in chunk_ids} & near_of.keys()):
+        for cid in sorted(near_of.keys() & set(chunk_ids)):
             found = near_of[cid]
             kept = list(found) if passing is None else [n for n in found if n < size and passing[n]]
             near[cid] = kept

@@ -282,7 +282,7 @@ def _search(
             weights,
         )
         if fused:
-            links, speakers = index.turn_links((int(str(f.key)) for f in fused), filters)
+            links, speakers = index.turn_links((cast(int, f.key) for f in fused), filters)
             fused = in_context(
                 fused, links, speakers, req.query, tuning.turn_context, tuning.speaker_bonus
             )

@@ -13,6 +13,7 @@ value. Chosen on the tuning half of the knowledge-base-shaped evaluation set
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from vouch.errors import UsageError
@@ -84,5 +85,5 @@ def apply(
         f.breakdown["prior"] = extra
         f.score = f.score + extra
     out = list(fused)
-    out.sort(key=lambda f: -f.score)
+    out.sort(key=attrgetter("score"), reverse=True)  # stable either way
     return out

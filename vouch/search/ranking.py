@@ -11,7 +11,8 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any
 
 from vouch.errors import UsageError
 from vouch.search.fusion import Fused, convex, ordered
@@ -155,10 +156,11 @@ def in_context(
     favoured = next(iter(named)) if len(named) == 1 else None
     missed = {name: None if v is None else 0.0 for name, v in fused[0].breakdown.items()}
     out = list(fused)
+    context_of: Mapping[Any, float] = added  # a fused key is a chunk id
+    speaker_of: Mapping[Any, str] = speakers
     for f in fused:  # rescored in place: each search's candidates are its own
-        key = cast(int, f.key)
-        context = added.get(key, 0.0)
-        said = bonus if favoured is not None and speakers.get(key) == favoured else 0.0
+        context = context_of.get(f.key, 0.0)
+        said = bonus if favoured is not None and speaker_of.get(f.key) == favoured else 0.0
         if context or said:
             f.breakdown["context"] = context
             f.breakdown["speaker"] = said
@@ -168,7 +170,7 @@ def in_context(
             said = bonus if favoured is not None and speakers.get(cid) == favoured else 0.0
             breakdown = {**missed, "context": context, "speaker": said}
             out.append(Fused(cid, context + said, breakdown, {}))
-    out.sort(key=lambda f: -f.score)  # stable: equal scores keep the fused order
+    out.sort(key=attrgetter("score"), reverse=True)  # stable: ties keep the fused order
     return out
 
 
