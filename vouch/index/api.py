@@ -103,6 +103,12 @@ class Index(IndexHandle):
     _turns: tuple[str, TurnMap] | None = None  # (corpus revision, ...): `turn_map`
     _postings: tuple[str, Postings] | None = None  # (corpus revision, ...): `warm_lexical`
 
+    def _reload(self) -> None:
+        super()._reload()
+        # what a warm process read of the old connection's file goes with it: a rebuilt
+        # index numbers its chunks anew, even when its corpus revision is the same
+        self._labels = self._fit = self._postings = self._turns = None
+
     # -- lexical ---------------------------------------------------------------------------
     @_guarded
     def lexical(
