@@ -126,9 +126,9 @@ class Index(IndexHandle):
     def warm_lexical(self, query: str, k: int, filters: Filters) -> list[LexicalHit] | None:
         """For a process that searches again: the all-words hits, then (when fewer than
         k) the any-word ones, FTS5's ranking computed from postings held in memory
-        (`lexical.postings`), for filters by kind and status. None when the backend is
-        not FTS5, the filters need SQL, or the query needs FTS5 itself."""
-        if self.meta["lexical"] != "fts5" or not Labels.answers(filters):
+        (`lexical.postings`), filtered by the labels' mask. None when the backend is not
+        FTS5 or the query needs FTS5 itself."""
+        if self.meta["lexical"] != "fts5":
             return None
         revision = self.corpus_revision
         if self._postings is None or self._postings[0] != revision:

@@ -5,7 +5,8 @@ the ranking prior, and whether it passes the search's filters (the vector channe
 over-fetches, then filters). One SQL look-up per search answers both in a cold process;
 a server answering search after search reads the whole column once per index revision
 (~15 ms at 10k chunks) and answers from an array: a few microseconds instead of ~5 ms.
-The same array gives the warm lexical ranking and turn links their filter (`mask`).
+The same arrays give the warm lexical ranking, turn links and vector channel their filter
+(`mask`): any filter, the ones by speaker, time, tag or type read once per revision.
 """
 
 from __future__ import annotations
@@ -22,11 +23,16 @@ if TYPE_CHECKING:
 
 
 class Labels:
-    """(kind, status) by chunk id, as the index held them when read."""
+    """(kind, status) by chunk id, as the index held them when read; and which chunks
+    pass a filter, as `Filters.sql` decides: by kind and status from the labels, any
+    other filter (speaker, time, tags, type) by one SQL scan, kept per filter."""
+
+    KEPT = 64  # filters whose masks are kept (100k chunks: 100 kB each)
 
     def __init__(self, conn: sqlite3.Connection):
         import numpy as np
 
+        self._conn = conn
         pairs: dict[tuple[str, str], int] = {}
         ids: list[int] = []
         codes: list[int] = []
@@ -44,37 +50,46 @@ class Labels:
         # indexing a list is ~10x cheaper than reading a numpy scalar
         self.codes: list[int] = table.tolist()
 
-    def _code(self, cid: int) -> int:
-        return self.codes[cid] if 0 <= cid < len(self.codes) else -1
-
     def pair(self, cid: int) -> tuple[str, str] | None:
         """(kind, status) of one chunk; None for an id not in the index."""
         code = self.codes[cid] if 0 <= cid < len(self.codes) else -1
         return self.pairs[code] if code >= 0 else None
 
     def knows(self, cid: int) -> bool:
-        return self._code(cid) >= 0
+        return 0 <= cid < len(self.codes) and self.codes[cid] >= 0
 
     @staticmethod
     def answers(f: Filters) -> bool:
-        """Whether `passing` can decide `f`: it narrows by kind and status only."""
+        """Whether the labels alone decide `f` (by kind and status): no SQL."""
         return not (f.types or f.formats or f.tags or f.speakers or f.since or f.until)
 
     def passing(self, chunk_ids: Iterable[int], f: Filters) -> set[int]:
-        """Which of `chunk_ids` pass `f` (`answers(f)` must hold), as `Filters.sql`
-        decides."""
-        ok = self._ok(f)
-        return {cid for cid in chunk_ids if (code := self._code(cid)) >= 0 and ok[code]}
+        """Which of `chunk_ids` pass `f`; an id not in the index does not."""
+        flags = self.flags(f)
+        codes, size = self.codes, len(self.codes)
+        if flags is None:
+            return {cid for cid in chunk_ids if 0 <= cid < size and codes[cid] >= 0}
+        return {cid for cid in chunk_ids if 0 <= cid < size and flags[cid]}
 
     def mask(self, f: Filters) -> NDArray[np.bool_]:
-        """`passing` for every chunk at once: an array by chunk id (`answers(f)` must
-        hold), kept per filter."""
+        """Whether each chunk passes `f`: an array by chunk id, kept per filter."""
         import numpy as np
 
         found = self._masks.get(f)
         if found is None:
-            ok = np.array([*self._ok(f), False], dtype=np.bool_)  # code -1: no chunk
-            found = self._masks[f] = ok[self._table]
+            if self.answers(f):
+                ok = np.array([*self._ok(f), False], dtype=np.bool_)  # code -1: no chunk
+                found = ok[self._table]
+            else:
+                where, params = f.sql("c")
+                rows = self._conn.execute(f"SELECT c.id FROM chunks c WHERE {where}", params)
+                ids = np.fromiter((r[0] for r in rows), dtype=np.int64)
+                found = np.zeros(len(self._table), dtype=np.bool_)
+                found[ids[ids < len(found)]] = True
+            if len(self._masks) >= self.KEPT:
+                self._masks.clear()
+                self._flags.clear()
+            self._masks[f] = found
         return found
 
     def flags(self, f: Filters) -> bytes | None:
@@ -88,8 +103,8 @@ class Labels:
         return found
 
     def everything(self, f: Filters) -> bool:
-        """Whether every chunk passes `f` (`answers(f)` must hold): then `f` narrows
-        nothing, and a search may go as an unfiltered one."""
+        """Whether every chunk passes `f`: then `f` narrows nothing, and a search may go
+        as an unfiltered one."""
         found = self._all.get(f)
         if found is None:
             found = self._all[f] = bool(self.mask(f)[self._table >= 0].all())

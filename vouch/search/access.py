@@ -20,7 +20,6 @@ from vouch.core.progress import Progress
 from vouch.index.api import ChunkInfo, Index
 from vouch.index.catalog import passing
 from vouch.index.filters import Filters, ascii_fold
-from vouch.index.labels import Labels
 from vouch.index.lexical import LexicalHit
 from vouch.search.weighting import QUERY_STOPWORDS, STOPWORDS
 
@@ -174,7 +173,7 @@ class SearchIndex:
         """`Index.turn_links`, asked only when the index holds a transcript."""
         if not self.index.counts()["by_format"].get("transcript"):
             return {}, {}
-        if self.warm and Labels.answers(f):  # from memory
+        if self.warm:  # from memory
             return self.index.turn_map().links(ids, self.index.labels().flags(f))
         return self.index.turn_links(ids, f)
 
@@ -199,10 +198,10 @@ class SearchIndex:
         filter, in a knowledge base with nothing superseded, archived or redacted — so
         the vector channel need not over-fetch and filter: the graph searched as wide
         returns the same k (~2.7 ms instead of ~4 at 100k chunks)."""
-        return self.warm and Labels.answers(f) and self.index.labels().everything(f)
+        return self.warm and self.index.labels().everything(f)
 
     def _passing(self, ids: list[int], f: Filters) -> set[int]:
-        if not self.warm or not Labels.answers(f):
+        if not self.warm:
             return passing(self.index, ids, f)
         labels = self.index.labels()
         ok = labels.passing(ids, f)
