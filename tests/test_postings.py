@@ -62,6 +62,13 @@ def _queries() -> list[str]:
         "nowhere zzzqqq",  # words no row holds
         "deploy nowhere",
         "Ann rollback",
+        '"deploy" canary',  # FTS5 syntax is literal text in both
+        "C++ rollback",
+        "50% latency",
+        "NEAR( deploy",
+        "deploy* -canary",
+        "col:umn owner",
+        "AND OR NOT deploy",
     ]
 
 
