@@ -339,3 +339,62 @@ def test_a_link_inside_vouch_is_never_written_through(
     assert "sources/" + shard.name in res.err
     assert list(outside.iterdir()) == []
     assert (head(kb.root), git(kb.root, "status", "--porcelain"), audit.query(kb.dir)) == before
+
+
+def _commit_link(kb: KB, where: Path, target: Path) -> None:
+    """`where` (inside `.vouch`) made a symbolic link to `target` and committed, as a
+    hostile repository would ship it (`git add -f`: vouch's .gitignore lists it)."""
+    import shutil
+
+    if where.is_dir() and not where.is_symlink():
+        shutil.rmtree(where)
+    elif where.exists():
+        where.unlink()
+    where.symlink_to(target)
+    git(kb.root, "add", "-f", str(where.relative_to(kb.root)))
+    git(kb.root, "commit", "-qm", "a link")
+
+
+def test_a_committed_index_link_is_never_followed(kb: KB, run_cli, tmp_path: Path) -> None:
+    """`.vouch/index` committed as a link out of the repository: search works, its index
+    goes to the per-user cache, and nothing is written, replaced or removed where the
+    link points (a rebuild there would swap in search.db and remove `.build-*`)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / ".build-keep").mkdir()
+    (outside / "search.db").write_bytes(b"not an index")
+    _commit_link(kb, kb.dir / "index", outside)
+    (kb.root / "doc.md").write_text("Deploys roll back with the release script.\n")
+    assert run_cli("source", "add", "doc.md", cwd=kb.root).code == 0
+    res = run_cli("search", "roll back deploys", "--json", cwd=kb.root)
+    assert res.code == 0 and res.json()["results"], res.err
+    assert sorted(p.name for p in outside.iterdir()) == [".build-keep", "search.db"]
+    assert (outside / "search.db").read_bytes() == b"not an index"
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "vouch"
+    assert list(cache.glob("*/index/search.db"))
+    assert run_cli("index", "rebuild", cwd=kb.root).code == 0
+    assert sorted(p.name for p in outside.iterdir()) == [".build-keep", "search.db"]
+
+
+@pytest.mark.parametrize("link", ["locks", "locks/write.lock"])
+def test_a_committed_lock_link_refuses_every_write(
+    kb: KB, run_cli, tmp_path: Path, link: str
+) -> None:
+    """`.vouch/locks` (or its lock file) committed as a link out of the repository: a
+    write would create the lock there, and recovery removes `.*.tmp` files where it
+    points. Every write is refused (E105, exit 1) with nothing written anywhere."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / ".victim.tmp").write_text("mine")
+    (outside / "write.lock").write_text("not a lock")
+    (kb.dir / "locks").mkdir(exist_ok=True)
+    target = outside if link == "locks" else outside / "write.lock"
+    _commit_link(kb, kb.dir / link, target)
+    (kb.root / "doc.md").write_text("A document.\n")
+    before = (head(kb.root), git(kb.root, "status", "--porcelain"), audit.query(kb.dir))
+    res = run_cli("source", "add", "doc.md", cwd=kb.root)
+    assert res.code == 1 and "E105" in res.err and "Traceback" not in res.err, res.err
+    assert "locks" in res.err
+    assert sorted(p.name for p in outside.iterdir()) == [".victim.tmp", "write.lock"]
+    assert (outside / "write.lock").read_text() == "not a lock"
+    assert (head(kb.root), git(kb.root, "status", "--porcelain"), audit.query(kb.dir)) == before

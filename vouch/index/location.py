@@ -9,6 +9,11 @@
 - `VOUCH_INDEX_DIR`, when set, is the index directory itself (a scratch disk, a
   container volume).
 
+`.vouch/index` (or `.vouch`) that is a symbolic link is never followed — a repository can
+commit one pointing anywhere, and a rebuild replaces and removes files where it points —
+so the index goes to the per-user cache instead; `VOUCH_INDEX_DIR` is the way to put it
+elsewhere on purpose.
+
 Deciding costs one `access(2)` call, which is honest about permission bits, ACLs and
 read-only mounts. Where it is not (root on a squashed network share, a security
 module), the first write fails: `state.index_lock` turns EACCES, EPERM and EROFS into
@@ -43,6 +48,10 @@ def locate(vouch_dir: Path, resolved: str) -> Location:
     if forced:
         return Location(Path(forced).expanduser().absolute(), ENVIRONMENT)
     local = vouch_dir / INDEX_DIR
+    if os.path.islink(vouch_dir) or os.path.islink(local):
+        # a link (committed by anyone) would lead every index write out of the
+        # repository, where a rebuild also replaces and removes files: not followed
+        return in_cache(resolved)
     # an existing index directory must be writable (SQLite creates its -wal and -shm
     # files beside the database even to read); a missing one must be creatable
     if _writable(local if local.is_dir() else vouch_dir):
