@@ -251,3 +251,36 @@ def test_a_file_name_cannot_add_lines_to_what_people_read(kb: KB, run_cli) -> No
     assert "\x1b" not in run_cli("doctor", cwd=kb.root).out
     issues = run_cli("lint", "--json", cwd=kb.root).json()["issues"]
     assert any(i["path"].endswith("claims/ab/" + name) for i in issues)
+
+
+ESCAPES = "\x1b]52;c;ZXZpbA==\x07\x1b[2J\x1b[1A\x1b[2K\x9b31m\x7f"  # clipboard, erase, C1
+
+
+def test_escape_sequences_in_knowledge_never_reach_the_terminal(
+    kb_with_sources: KB, run_cli
+) -> None:
+    """A source and a proposed claim holding terminal escape sequences (set the
+    clipboard, clear the screen, erase the line above): every human view — search,
+    list, show, the review screen, an error quoting it — shows them as escapes; the
+    JSON and the stored knowledge keep them exactly."""
+    kb = kb_with_sources
+    (kb.root / "evil.md").write_text(f"# Quokka {ESCAPES}guide\n\nQuokka rollback {ESCAPES}\n")
+    assert run_cli("source", "add", "evil.md", cwd=kb.root).code == 0
+    pid = propose_claim(kb, text=f"Quokka rollback {ESCAPES} with the script")
+    views = [
+        run_cli("search", "quokka", "--format", "human", cwd=kb.root),
+        run_cli("search", "quokka", "--include-pending", "--format", "human", cwd=kb.root),
+        run_cli("list", "sources", "--format", "human", cwd=kb.root),
+        run_cli("show", pid, cwd=kb.root),
+        run_cli("show", pid, "--format", "markdown", cwd=kb.root),
+        run_cli("pending", "--format", "human", cwd=kb.root),
+    ]
+    for res in views:
+        assert res.code == 0, res.err
+        assert not any(c in res.out + res.err for c in "\x1b\x07\x9b\x7f"), res.out
+    assert "\\x1b[2J" in views[0].out + views[1].out
+    assert "\\x1b[2J" in views[3].out
+    hits = run_cli("search", "quokka", "--include-pending", "--json", cwd=kb.root).json()
+    assert any(ESCAPES in h["text"] for h in hits["results"])  # JSON: exact
+    missing = run_cli("show", f"nothing{ESCAPES}", cwd=kb.root)
+    assert missing.code == 1 and "\x1b" not in missing.err and "\\x1b" in missing.err

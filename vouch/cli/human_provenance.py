@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from vouch.cli.oneline import screen
+
 
 def _short(sha: object) -> str:
     return str(sha or "")[:12]
@@ -196,6 +198,6 @@ def diff(out: Any, d: dict[str, Any]) -> None:
     if out.json:
         out.emit(d)
     elif out.format == "markdown":
-        click.echo(diff_markdown(d), nl=False)
+        click.echo(screen(diff_markdown(d)), nl=False)
     else:
-        click.echo(diff_human(d))
+        click.echo(screen(diff_human(d)))

@@ -239,9 +239,11 @@ def emit(out: Any, data: dict[str, Any]) -> None:
     """JSON, the review screen, or (`--format markdown`) a pull-request description."""
     import click
 
+    from vouch.cli.oneline import screen
+
     if out.json:
         out.emit(data)
     elif out.format == "markdown":
-        click.echo(markdown(data), nl=False)
+        click.echo(screen(markdown(data)), nl=False)
     else:
-        click.echo(proposal(data))
+        click.echo(screen(proposal(data)))

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from vouch.cli import progress
+from vouch.cli.oneline import screen
 from vouch.errors import UsageError
 from vouch.methods.context import CallContext
 
@@ -80,12 +81,12 @@ class Output:
         else:
             text = human(data)
             if text:
-                click.echo(text)
+                click.echo(screen(text))
 
     def info(self, message: str) -> None:
         """Narration for people: stderr, so stdout stays scriptable."""
         progress.end()
-        click.echo(message, err=True)
+        click.echo(screen(message), err=True)
 
 
 def shared_params(

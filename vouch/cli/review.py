@@ -15,6 +15,7 @@ import click
 
 from vouch.cli import cli
 from vouch.cli.human_review import proposal as screen_text
+from vouch.cli.oneline import screen as shown
 from vouch.cli.options import Output, kb_command
 from vouch.errors import UsageError, VouchError
 from vouch.methods import registry as ops
@@ -61,7 +62,7 @@ def _terminal() -> bool:
 
 def _one(ctx: CallContext, proposal_id: str, position: str) -> str:
     screen: dict[str, Any] = ops.invoke(ctx, "kb.read_proposal", {"id": proposal_id})
-    click.echo(screen_text(screen))
+    click.echo(shown(screen_text(screen)))
     click.echo("")
     if screen.get("state") != "pending" or screen.get("problems"):
         click.echo(f"{position} {proposal_id} cannot be approved as it stands; skipped")
@@ -87,7 +88,7 @@ def _one(ctx: CallContext, proposal_id: str, position: str) -> str:
                 click.echo(f"rejected {proposal_id}")
                 return "rejected"
         except VouchError as exc:  # refused (e.g. your own proposal): say why, ask again
-            click.echo(f"error[{exc.code}]: {exc}")
+            click.echo(shown(f"error[{exc.code}]: {exc}"))
             continue
         if choice == "s":
             return "skipped"
