@@ -3,13 +3,12 @@
 The default ranking scores a turn with its exchange (`search.ranking.in_context`), so
 each search asks, for its ~750 fused candidates, which turns sit beside each in the same
 session and who spoke them. `Index.turn_links` answers with one SQL join (~6 ms at 100k
-turns); a process that searches again reads every turn once per index revision (~0.2 s
+turns); a process that searches again reads every turn once per index revision (~0.5 s
 at 100k) and answers from memory, in the same order (`tests/test_postings.py`).
 """
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 from collections.abc import Iterable
 
@@ -21,26 +20,30 @@ class TurnMap:
     and session, by turn then id), and every turn chunk's speaker."""
 
     def __init__(self, conn: sqlite3.Connection):
-        self.near: dict[int, tuple[int, ...]] = {}
-        self.speaker: dict[int, str] = {}
+        import numpy as np
+
         rows = conn.execute(
             "SELECT id, doc_key, session, turn, speaker FROM chunks WHERE turn IS NOT NULL "
             "ORDER BY doc_key, session, turn, id"
         ).fetchall()
-        for (key, session), group in itertools.groupby(rows, key=lambda r: (r[1], r[2])):
-            turns = list(group)
-            for n, (cid, _, _, turn, said) in enumerate(turns):
-                self.speaker[int(cid)] = str(said or "")
-                if key is None or session is None:  # SQL's `=` never holds for NULL
-                    self.near[int(cid)] = ()
-                    continue
-                lo = n
-                while lo > 0 and turns[lo - 1][3] >= turn - AROUND:
-                    lo -= 1
-                hi = n
-                while hi + 1 < len(turns) and turns[hi + 1][3] <= turn + AROUND:
-                    hi += 1
-                self.near[int(cid)] = tuple(int(turns[m][0]) for m in range(lo, hi + 1) if m != n)
+        ids = [int(r[0]) for r in rows]
+        self.speaker: dict[int, str] = {i: str(r[4] or "") for i, r in zip(ids, rows, strict=True)}
+        # one number per (transcript, session), rising down the rows; a turn without
+        # either gets one of its own (SQL's `=` never holds for NULL): no neighbours
+        groups = np.empty(len(rows), dtype=np.int64)
+        code, last = -1, None
+        for n, (_, key, session, _, _) in enumerate(rows):
+            here = (key, session) if key is not None and session is not None else None
+            if here is None or here != last:
+                code += 1
+            groups[n], last = code, here
+        turns = np.fromiter((int(r[3]) for r in rows), dtype=np.int64, count=len(rows))
+        place = (groups << 32) + turns  # sorted: rows come by group, then turn
+        lo = np.searchsorted(place, place - AROUND, side="left").tolist()
+        hi = np.searchsorted(place, place + AROUND, side="right").tolist()
+        self.near: dict[int, tuple[int, ...]] = {
+            cid: tuple(ids[lo[n] : n] + ids[n + 1 : hi[n]]) for n, cid in enumerate(ids)
+        }
 
     def links(
         self, chunk_ids: Iterable[int], passing: bytes | None
