@@ -236,3 +236,22 @@ def test_a_reloaded_index_forgets_what_it_held(kb: KB) -> None:
     assert (index._postings, index._turns, index._labels) == (None, None, None)
     assert searcher.lexical("deploy rollback", 10, f) == before
     assert index._postings is not None
+
+
+def test_vector_rows_under_a_filter_from_memory_are_sqls(kb: KB) -> None:
+    """The filtered exact vector search's rows: from the labels' mask in a warm process,
+    from SQL in a cold one — the same rows in the same order, for any filter."""
+    _corpus(kb)
+    index = access.open_index(kb, {}).index
+    _, ids = index._vectors()
+    for f in (
+        Filters.of(kinds=("claim",)),
+        Filters.of(kinds=SEARCH_KINDS, exclude_statuses=HIDDEN_STATUSES),
+        Filters.of(speakers=("ann",), since="2023-05"),
+        Filters.of(types=("transcript",)),
+    ):
+        index._labels = None
+        sql = index._rows_passing(f, ids)
+        index.labels()
+        warm = index._rows_passing(f, ids)
+        assert warm.tolist() == sql.tolist() and len(sql) > 0, f

@@ -258,18 +258,7 @@ class Index(IndexHandle):
         matrix, ids = self._vectors()
         q = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         if filters:
-            where, params = filters.sql("c")
-            rows = np.fromiter(
-                (
-                    r
-                    for (r,) in self.conn.execute(
-                        f"SELECT c.vec_row FROM chunks c WHERE c.vec_row IS NOT NULL AND {where}",
-                        params,
-                    )
-                ),
-                dtype=np.int64,
-            )
-            found = vectors.exact_top(matrix, ids, q, k, rows)
+            found = vectors.exact_top(matrix, ids, q, k, self._rows_passing(filters, ids))
         elif self._graph is not None:
             found = graph.top(self._graph, ids, q, k, breadth) or vectors.exact_top(
                 matrix, ids, q, k
@@ -277,6 +266,24 @@ class Index(IndexHandle):
         else:
             found = vectors.exact_top(matrix, ids, q, k)
         return [VectorHit(cid, score) for cid, score in found]
+
+    def _rows_passing(self, filters: Filters, ids: np.ndarray) -> np.ndarray:
+        """The vector rows whose chunks pass `filters`, by row: from the labels' mask
+        when this process holds them (a warm server: a scan of the chunks' big rows
+        takes ~0.1 s at 100k), else one SQL query."""
+        import numpy as np
+
+        if self._labels is not None and self._labels[0] == self.corpus_revision:
+            mask = self._labels[1].mask(filters)
+            inside = (ids >= 0) & (ids < len(mask))
+            return np.flatnonzero(inside & mask[np.where(inside, ids, 0)])
+        where, params = filters.sql("c")
+        found = self.conn.execute(
+            f"SELECT c.vec_row FROM chunks c WHERE c.vec_row IS NOT NULL AND {where} "
+            "ORDER BY c.vec_row",
+            params,
+        )
+        return np.fromiter((r for (r,) in found), dtype=np.int64)
 
     # -- metadata --------------------------------------------------------------------------
     @_guarded
