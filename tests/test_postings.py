@@ -255,3 +255,21 @@ def test_vector_rows_under_a_filter_from_memory_are_sqls(kb: KB) -> None:
         index.labels()
         warm = index._rows_passing(f, ids)
         assert warm.tolist() == sql.tolist() and len(sql) > 0, f
+
+
+def test_an_empty_table_ranks_nothing() -> None:
+    """A fresh FTS5 table holds an empty averages record: nothing to rank, no error."""
+    import sqlite3
+
+    import numpy as np
+
+    from vouch.index.lexical.fts5 import WEIGHTS
+    from vouch.index.lexical.postings import Postings
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE chunks(id INTEGER PRIMARY KEY, title, section, text, context)")
+    conn.execute(
+        "CREATE VIRTUAL TABLE chunks_fts USING fts5(title, section, text, context, "
+        "content='chunks', content_rowid='id', tokenize='porter unicode61')"
+    )
+    assert Postings(conn, WEIGHTS).ranked("hello world", 10, np.zeros(1, dtype=np.bool_)) == []

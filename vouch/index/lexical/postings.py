@@ -57,10 +57,9 @@ class Postings:
         self.weights = np.array([float(w) for w in weights][: len(columns)], dtype=np.float64)
         if len(self.weights) < len(columns):  # bm25: a column without a weight weighs 1
             self.weights = np.concatenate([self.weights, np.ones(len(columns) - len(self.weights))])
-        totals = _varints(
-            conn.execute(f"SELECT block FROM {TABLE}_data WHERE id = 1").fetchone()[0]
-        )
-        self.rows = totals[0]
+        record = conn.execute(f"SELECT block FROM {TABLE}_data WHERE id = 1").fetchone()
+        totals = _varints(record[0] if record and record[0] else b"")  # empty: no rows yet
+        self.rows = totals[0] if totals else 0
         avgdl = sum(totals[1:]) / self.rows if self.rows else 1.0
         ids, lengths = _row_lengths(conn, len(columns))
         self.size = int(ids.max(initial=0)) + 1
