@@ -11,7 +11,7 @@ Evaluation sets (bench/evalsets.py):
 
 Each query's lexical and vector candidates are collected once at depth 200 per channel
 (cached under bench/out/), then fusion is replayed in pure Python with the engine's own
-`fusion.rrf` / `fusion.convex`; a page is the first 10 chunks, scored on distinct
+`fusion.rrf` / `ranked.convex`; a page is the first 10 chunks, scored on distinct
 document ids as `vouch eval` does. `--grid` scores convex-fusion settings on the tuning
 halves only (every size of `eval`, and `kb`) and picks the one with the largest worst
 margin over the bar (nDCG@10 ≥ fts-only, +0.03 on paraphrase groups), leaving out groups
@@ -40,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalsets as es
 
 from vouch.search import eval as ev
-from vouch.search.fusion import convex, ordered, rrf
+from vouch.search.fusion import ordered, rrf
+from vouch.search.ranked import convex
 from vouch.search.ranking import DEFAULTS, Tuning
 
 TOP = 10
@@ -90,15 +91,22 @@ def engine_default(tuning: Tuning, shipped: bool = True) -> Ranker:
 
     def rank(c: es.Collected) -> list[str]:
         weights = fusion_weights(tuning, c.coverage)
-        fused = fuse({"fts": ordered(c.lexical), "vector": c.vector}, weights)
+        ranked = fuse({"fts": ordered(c.lexical), "vector": c.vector}, weights)
         if shipped:
             matched = {cid for cid, _ in c.lexical}
-            weak = {cid for cid, sim in c.vector if sim < SIMILARITY_FLOOR and cid not in matched}
-            fused = [f for f in fused if f.key not in weak]
-            fused = prior.apply(fused, lambda key: _kind_status(c, key), prior.DEFAULT_BOOSTS)
-        return _objects(c, [f.key for f in fused[:TOP]])
+            weak = [cid for cid, sim in c.vector if sim < SIMILARITY_FLOOR and cid not in matched]
+            ranked = ranked.without(weak)
+            ranked = prior.apply(ranked, _labels(c, ranked.keys.tolist()), prior.DEFAULT_BOOSTS)
+        return _objects(c, ranked.keys[:TOP].tolist())
 
     return rank
+
+
+def _labels(c: es.Collected, keys: list[int]) -> tuple[list[int], list[tuple[str, str]]]:
+    """The candidates' (kind, status), as `prior.apply` takes them."""
+    pairs: list[tuple[str, str]] = [("source", ""), ("claim", "working")]
+    found = [_kind_status(c, key) for key in keys]
+    return [-1 if pair is None else pairs.index(pair) for pair in found], pairs
 
 
 def _kind_status(c: es.Collected, key: int) -> tuple[str, str] | None:
@@ -113,7 +121,7 @@ def _kind_status(c: es.Collected, key: int) -> tuple[str, str] | None:
 
 class Fast:
     """Convex fusion replayed quickly: each query's normalised scores computed once per
-    normalisation, then any weights combined (same arithmetic as `fusion.convex`)."""
+    normalisation, then any weights combined (same arithmetic as `ranked.convex`)."""
 
     def __init__(self, rows: Sequence[es.Collected]) -> None:
         self.rows = rows
@@ -128,7 +136,7 @@ class Fast:
             how, _, lexical_order = norm.partition("+")
             for c in self.rows:
                 scored = ordered(c.lexical) if lexical_order else c.lexical
-                fused = convex({"fts": scored, "vector": c.vector}, norm=how)
+                fused = convex({"fts": scored, "vector": c.vector}, norm=how).fused()
                 keys: list[Any] = [f.key for f in fused]
                 lex = {f.key: f.breakdown["fts"] or 0.0 for f in fused}
                 vec = {f.key: f.breakdown["vector"] or 0.0 for f in fused}

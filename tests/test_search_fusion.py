@@ -8,50 +8,67 @@ import hashlib
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from vouch.search.fusion import Fused, convex, ordered
+from vouch.index.turnmap import TurnLinks
+from vouch.search.fusion import ordered
+from vouch.search.ranked import Part, Ranked, convex
 from vouch.search.ranking import DEFAULTS, fusion_weights, in_context
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL = ROOT / "examples" / "eval"
 
 
+A, B, C, D = 11, 12, 13, 14
+
+
 def test_convex_min_max_weights_and_breakdown() -> None:
-    fused = convex(
-        {"fts": [("a", 10.0), ("b", 6.0), ("c", 2.0)], "vector": [("c", 0.9), ("d", 0.5)]},
+    ranked = convex(
+        {"fts": [(A, 10.0), (B, 6.0), (C, 2.0)], "vector": [(C, 0.9), (D, 0.5)]},
         weights={"fts": 0.6, "vector": 0.4},
     )
+    fused = ranked.fused()
     by = {f.key: f for f in fused}
-    assert by["a"].breakdown == {"fts": 0.6, "vector": 0.0}  # best BM25, not found by vectors
-    assert by["c"].breakdown == {"fts": 0.0, "vector": 0.4}  # BM25's floor, best cosine
-    assert by["b"].score == pytest.approx(0.6 * 0.5)
-    assert by["c"].ranks == {"fts": 3, "vector": 1}
-    assert [f.key for f in fused] == ["a", "c", "b", "d"]  # a ties c: a's best rank comes first
+    assert by[A].breakdown == {"fts": 0.6, "vector": 0.0}  # best BM25, not found by vectors
+    assert by[C].breakdown == {"fts": 0.0, "vector": 0.4}  # BM25's floor, best cosine
+    assert by[B].score == pytest.approx(0.6 * 0.5)
+    assert by[C].ranks == {"fts": 3, "vector": 1}
+    assert [f.key for f in fused] == [A, C, B, D]  # A ties C: A's best rank comes first
+    assert len(ranked) == 4 and [f.key for f in ranked.fused(1, 3)] == [C, B]
 
 
 def test_convex_channel_not_run_is_none_and_ties_are_deterministic() -> None:
-    fused = convex({"fts": [("x", 1.0), ("y", 1.0)], "vector": None})
-    assert [f.key for f in fused] == ["x", "y"]
+    fused = convex({"fts": [(8, 1.0), (7, 1.0)], "vector": None}).fused()
+    assert [f.key for f in fused] == [8, 7]
     assert all(f.breakdown["vector"] is None for f in fused)
     assert [f.score for f in fused] == [1.0, 1.0]  # equal scores map to 1.0
+
+
+def test_convex_a_repeated_key_keeps_its_first_place() -> None:
+    fused = convex({"fts": [(1, 3.0), (2, 2.0), (1, 9.0), (3, 1.0)]}).fused()
+    assert [(f.key, f.ranks["fts"], f.score) for f in fused] == [
+        (1, 1, 1.0),
+        (2, 2, 0.5),
+        (3, 4, 0.0),
+    ]
 
 
 def test_convex_zscore_is_shifted_to_the_channel_floor() -> None:
     fused = {
         f.key: f
         for f in convex(
-            {"fts": [("a", 3.0), ("b", 1.0)], "vector": [("b", 0.8)]},
+            {"fts": [(A, 3.0), (B, 1.0)], "vector": [(B, 0.8)]},
             weights={"fts": 1.0, "vector": 1.0},
             norm="zscore",
-        )
+        ).fused()
     }
-    assert fused["a"].breakdown["fts"] == pytest.approx(2.0)  # (3 - 1) / sd 1
-    assert fused["b"].breakdown["fts"] == 0.0  # the lowest candidate is the floor
-    assert fused["a"].breakdown["vector"] == 0.0  # a miss
-    assert fused["b"].breakdown["vector"] == 1.0  # the only candidate: as good as any
+    assert fused[A].breakdown["fts"] == pytest.approx(2.0)  # (3 - 1) / sd 1
+    assert fused[B].breakdown["fts"] == 0.0  # the lowest candidate is the floor
+    assert fused[A].breakdown["vector"] == 0.0  # a miss
+    assert fused[B].breakdown["vector"] == 1.0  # the only candidate: as good as any
     with pytest.raises(ValueError):
-        convex({"fts": [("a", 1.0)]}, norm="nope")
+        convex({"fts": [(A, 1.0)]}, norm="nope")
 
 
 def test_ordered_keeps_the_channel_order() -> None:
@@ -73,10 +90,13 @@ def test_fusion_weights_follow_lexical_coverage() -> None:
     assert paraphrase["vector"] >= covered["vector"]
 
 
-def _fused(*scores: tuple[int, float]) -> list[Fused]:
-    return [
-        Fused(k, s, {"fts": s, "vector": 0.0}, {"fts": r}) for r, (k, s) in enumerate(scores, 1)
-    ]
+def _ranked(*scores: tuple[int, float]) -> Ranked:
+    """Candidates as the lexical channel alone would rank them, with these scores."""
+    ranked = convex({"fts": [(k, 1.0) for k, _ in scores], "vector": []})
+    score = np.array([s for _, s in scores])
+    return Ranked(
+        ranked.keys, score, {"fts": Part(score), "vector": Part(0.0 * score)}, ranked.ranks
+    )
 
 
 def test_turns_rise_with_their_exchange_and_the_named_speaker() -> None:
@@ -84,24 +104,26 @@ def test_turns_rise_with_their_exchange_and_the_named_speaker() -> None:
     a turn no channel found (3) joins with its neighbour's share alone; a turn of
     another session (9) is untouched. The one speaker the query names gains the bonus;
     naming both gains nobody anything. Without turn links nothing changes."""
-    fused = _fused((1, 1.0), (9, 0.5), (2, 0.2))
-    links = {1: [2], 2: [1, 3], 9: []}
-    speakers = {1: "Ann Lee", 2: "Bob", 3: "Ann Lee", 9: "Bob"}
-    out = in_context(fused, links, speakers, "what did ann lee adopt", 0.5, 0.0)
+    ranked = _ranked((1, 1.0), (9, 0.5), (2, 0.2))
+    links = TurnLinks.of(
+        {1: [2], 2: [1, 3], 9: []}, {1: "Ann Lee", 2: "Bob", 3: "Ann Lee", 9: "Bob"}
+    )
+    out = in_context(ranked, links, "what did ann lee adopt", 0.5, 0.0).fused()
     score = {f.key: f.score for f in out}
     assert score == {1: 1.1, 2: 0.7, 9: 0.5, 3: 0.1}
     assert [f.key for f in out] == [1, 2, 9, 3]
     new = next(f for f in out if f.key == 3)
     assert new.breakdown == {"fts": 0.0, "vector": 0.0, "context": 0.1, "speaker": 0.0}
     assert new.ranks == {}
+    assert "context" not in out[2].breakdown  # 9: nothing changed
     named = {
         f.key: f.breakdown.get("speaker")
-        for f in in_context(fused, links, speakers, "did Ann Lee call", 0.5, 0.2)
+        for f in in_context(ranked, links, "did Ann Lee call", 0.5, 0.2).fused()
     }
     assert named[1] == named[3] == 0.2 and named[2] == 0.0 and named[9] is None
-    both = in_context(fused, links, speakers, "did ann lee or bob call", 0.5, 0.2)
+    both = in_context(ranked, links, "did ann lee or bob call", 0.5, 0.2).fused()
     assert all(not f.breakdown.get("speaker") for f in both)
-    assert in_context(fused, {}, {}, "anything", 0.5, 0.2) is fused
+    assert in_context(ranked, TurnLinks.of({}, {}), "anything", 0.5, 0.2) is ranked
 
 
 def test_eval_corpus_paraphrases_share_no_word_and_split_by_document() -> None:

@@ -263,6 +263,7 @@ def test_the_prior_table_from_config() -> None:
     from vouch.core.config import Config
     from vouch.search import prior
     from vouch.search.fusion import Fused
+    from vouch.search.ranked import Ranked
 
     def table(text: str) -> dict[str, float]:
         return prior.boosts(Config.from_text(text, "config.yaml"))
@@ -275,8 +276,11 @@ def test_the_prior_table_from_config() -> None:
     for bad in ("search:\n  prior: 3\n", "search:\n  prior:\n    claim: lots\n"):
         with pytest.raises(UsageError):
             table(bad)
-    fused = [Fused(1, 0.5, {"fts": 0.5}), Fused(2, 0.45, {"fts": 0.45}), Fused(-1, 0.4, {})]
-    kinds = {1: ("source", "active"), 2: ("claim", "stable")}
-    out = prior.apply(fused, kinds.get, prior.DEFAULT_BOOSTS)
+    ranked = Ranked.of(
+        [Fused(1, 0.5, {"fts": 0.5}), Fused(2, 0.45, {"fts": 0.45}), Fused(-1, 0.4, {"fts": 0.0})]
+    )
+    labels = ([0, 1, -1], [("source", "active"), ("claim", "stable")])
+    out = prior.apply(ranked, labels, prior.DEFAULT_BOOSTS).fused()
     assert [f.key for f in out] == [2, 1, -1]
+    assert out[2].breakdown == {"fts": 0.0, "prior": 0.0}
     assert out[0].breakdown["prior"] == pytest.approx(0.45 * 0.3) and out[1].breakdown["prior"] == 0

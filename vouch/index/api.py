@@ -32,7 +32,7 @@ from vouch.index.filters import Filters
 from vouch.index.handle import IndexHandle, rebuild_index
 from vouch.index.labels import Labels
 from vouch.index.lexical import LexicalHit, backend
-from vouch.index.turnmap import AROUND, TurnMap
+from vouch.index.turnmap import AROUND, TurnLinks, TurnMap
 
 if TYPE_CHECKING:
     import numpy as np
@@ -382,9 +382,7 @@ class Index(IndexHandle):
         return out
 
     @_guarded
-    def turn_links(
-        self, chunk_ids: Iterable[int], filters: Filters | None = None
-    ) -> tuple[dict[int, list[int]], dict[int, str]]:
+    def turn_links(self, chunk_ids: Iterable[int], filters: Filters | None = None) -> TurnLinks:
         """For the turn chunks among `chunk_ids`: the ids of the turns next to each in
         the same transcript session (±1) that pass `filters`, and the speaker of every
         turn named (one query; other chunks are left out)."""
@@ -406,7 +404,7 @@ class Index(IndexHandle):
                 if other is not None:
                     links.append(int(other))
                     speakers[int(other)] = str(other_said or "")
-        return near, speakers
+        return TurnLinks.of(near, speakers)
 
     @_guarded
     def turn_map(self) -> TurnMap:

@@ -55,6 +55,15 @@ class Labels:
         code = self.codes[cid] if 0 <= cid < len(self.codes) else -1
         return self.pairs[code] if code >= 0 else None
 
+    def codes_of(self, chunk_ids: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Each chunk's number into `pairs`, -1 for an id not in the index."""
+        import numpy as np
+
+        inside = (chunk_ids >= 0) & (chunk_ids < len(self._table))
+        codes = np.full(len(chunk_ids), -1, dtype=np.int64)
+        codes[inside] = self._table[chunk_ids[inside]]
+        return codes
+
     def knows(self, cid: int) -> bool:
         return 0 <= cid < len(self.codes) and self.codes[cid] >= 0
 

@@ -21,6 +21,7 @@ from vouch.index.api import ChunkInfo, Index
 from vouch.index.catalog import passing
 from vouch.index.filters import Filters, ascii_fold
 from vouch.index.lexical import LexicalHit
+from vouch.index.turnmap import TurnLinks
 from vouch.search.weighting import QUERY_STOPWORDS, STOPWORDS
 
 if TYPE_CHECKING:
@@ -167,31 +168,41 @@ class SearchIndex:
     def chunks(self, ids: Iterable[int]) -> dict[int, ChunkInfo]:
         return self.index.chunks(ids)
 
-    def turn_links(
-        self, ids: Iterable[int], f: Filters
-    ) -> tuple[dict[int, list[int]], dict[int, str]]:
-        """`Index.turn_links`, asked only when the index holds a transcript."""
+    def turn_links(self, ids: Any, f: Filters) -> TurnLinks:
+        """`Index.turn_links` of the chunk ids (an array), asked only when the index holds
+        a transcript."""
         if not self.index.counts()["by_format"].get("transcript"):
-            return {}, {}
+            return TurnLinks.of({}, {})
         if self.warm:  # from memory
-            return self.index.turn_map().links(ids, self.index.labels().flags(f))
-        return self.index.turn_links(ids, f)
+            labels = self.index.labels()
+            passing = None if labels.everything(f) else labels.mask(f)
+            return self.index.turn_map().links(ids, passing)
+        return self.index.turn_links([int(c) for c in ids], f)
 
-    def describer(self, ids: Iterable[int]) -> Callable[[int], tuple[str, str] | None]:
-        """(kind, status) by chunk id, for the ranking prior: `kinds` looked up once in a
-        cold process, the labels in memory in a warm one (SQL for an id they miss); None
-        for a pending proposal's chunk (negative id) or one gone from the index."""
+    def labels_of(self, ids: Any) -> tuple[Any, list[tuple[str, str]]]:
+        """(kind, status) of each chunk id (an array) for the ranking prior: a number into
+        the list returned with it, -1 for a pending proposal's chunk (negative id) or one
+        gone from the index. The labels in memory in a warm process (SQL for an id they
+        miss); one `kinds` look-up in a cold one."""
+        import numpy as np
+
         if not self.warm:
-            return self.index.kinds(c for c in ids if c > 0).get
+            found = self.index.kinds(c for c in ids.tolist() if c > 0)
+            pairs = list(dict.fromkeys(found.values()))
+            number = {pair: n for n, pair in enumerate(pairs)}
+            return np.array([number[found[c]] if c in found else -1 for c in ids.tolist()]), pairs
         labels = self.index.labels()
-
-        def describe(cid: int) -> tuple[str, str] | None:
-            found = labels.pair(cid)
-            if found is None and cid > 0:
-                found = self.index.kinds([cid]).get(cid)
-            return found
-
-        return describe
+        codes = labels.codes_of(ids)
+        pairs = list(labels.pairs)
+        missed = ids[(codes < 0) & (ids > 0)].tolist()
+        if missed:  # chunks the labels were read before
+            found = self.index.kinds(missed)
+            for n in np.flatnonzero((codes < 0) & (ids > 0)).tolist():
+                pair = found.get(int(ids[n]))
+                if pair is not None:
+                    codes[n] = len(pairs)
+                    pairs.append(pair)
+        return codes, pairs
 
     def _narrows_nothing(self, f: Filters) -> bool:
         """A warm process's check that every chunk passes `f` — the default search's

@@ -15,7 +15,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from vouch.core.progress import Progress
 from vouch.errors import UsageError, VouchError
@@ -23,7 +23,7 @@ from vouch.search import cursor as cursors
 from vouch.search import hits, prior
 from vouch.search import query as queries
 from vouch.search.budget import apply_budget
-from vouch.search.fusion import DEFAULT_K, rrf
+from vouch.search.fusion import DEFAULT_K, Fused, rrf
 from vouch.search.ranking import (
     Tuning,
     floored,
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from vouch.index.api import Index
     from vouch.index.lexical import LexicalHit
     from vouch.search.access import SearchIndex
+    from vouch.search.ranked import Ranked
     from vouch.store.kb import KB
 
 SCHEMA_VERSION = "search_response.v1"
@@ -266,36 +267,44 @@ def _search(
 
     t0 = time.perf_counter()
     weights, coverage = _weights(req, tuning, lexical, index)
-    channels: dict[str, Sequence[int] | None] = {
-        "fts": None if lexical is None else [h.chunk_id for h in lexical],
-        "vector": None if vector is None else [cid for cid, _ in vector],
-    }
+    ranked: Ranked | list[Fused]  # columns; objects for one lexical channel (no numpy)
     if req.weights is not None or req.mode != "hybrid":
         # explicit weights or --rrf-k: textbook (weighted) RRF; one channel: its own order
-        fused = rrf(channels, k=req.rrf_k, weights=weights)
+        channels: dict[str, Sequence[int] | None] = {
+            "fts": None if lexical is None else [h.chunk_id for h in lexical],
+            "vector": None if vector is None else [cid for cid, _ in vector],
+        }
+        ranked = rrf(channels, k=req.rrf_k, weights=weights)
+        if vector is not None:
+            from vouch.search.ranked import Ranked
+
+            ranked = Ranked.of(ranked)
     else:
-        fused = fuse(
+        ranked = fuse(
             {
                 "fts": None if lexical is None else scored_lexical(lexical),
                 "vector": vector,
             },
             weights,
         )
-        if fused:
-            links, speakers = index.turn_links((cast(int, f.key) for f in fused), filters)
-            fused = in_context(
-                fused, links, speakers, req.query, tuning.turn_context, tuning.speaker_bonus
-            )
-    if vector:
-        fused = floored(fused, vector, lexical, index, similarity_floor(kb.config), req.query)
-    if req.weights is None and req.mode == "hybrid":  # the tuned default: reviewed first
-        describe = index.describer(cast(int, f.key) for f in fused)
-        fused = prior.apply(fused, describe, prior.boosts(kb.config))
+        if len(ranked):
+            links = index.turn_links(ranked.keys, filters)
+            ranked = in_context(ranked, links, req.query, tuning.turn_context, tuning.speaker_bonus)
+    if vector and not isinstance(ranked, list):
+        ranked = floored(ranked, vector, lexical, index, similarity_floor(kb.config), req.query)
+    if req.weights is None and req.mode == "hybrid" and not isinstance(ranked, list):
+        # the tuned default: reviewed first
+        ranked = prior.apply(ranked, index.labels_of(ranked.keys), prior.boosts(kb.config))
     if req.threshold is not None:
-        fused = [f for f in fused if f.score >= req.threshold]
+        ranked = (
+            [f for f in ranked if f.score >= req.threshold]
+            if isinstance(ranked, list)
+            else ranked.where(ranked.score >= req.threshold)
+        )
     timer.add("fusion", t0)
 
-    page = fused[offset : offset + req.top]
+    end = offset + req.top
+    page = ranked[offset:end] if isinstance(ranked, list) else ranked.fused(offset, end)
     keys = [int(str(f.key)) for f in page]
     snippets = {h.chunk_id: h.snippet for h in lexical or () if h.snippet}
     if lexical:
@@ -323,14 +332,14 @@ def _search(
     budgeted = apply_budget(results, req.max_tokens)
     next_offset = offset + len(budgeted.results)
     next_cursor = None
-    if next_offset < len(fused) and budgeted.results:
+    if next_offset < len(ranked) and budgeted.results:
         next_cursor = cursors.encode(cursors.Cursor(revision, fingerprint, next_offset, depth))
     response: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "query": req.query,
         "mode": req.mode,
         "results": budgeted.results,
-        "total_matches": len(fused),
+        "total_matches": len(ranked),
         "returned": len(budgeted.results),
         "offset": offset,
         "next_cursor": next_cursor,
@@ -340,7 +349,8 @@ def _search(
     if req.trace:
         timer.marks["total"] = (time.perf_counter() - started) * 1000
         timing = {name: timer.ms(name) for name in hits.TIMED}
-        response["trace"] = hits.trace(lexical, vector, fused, timing)
+        every = ranked if isinstance(ranked, list) else ranked.fused()
+        response["trace"] = hits.trace(lexical, vector, every, timing)
         response["trace"]["weights"] = weights
         response["trace"]["lexical_coverage"] = coverage
     return response

@@ -12,15 +12,14 @@ value. Chosen on the tuning half of the knowledge-base-shaped evaluation set
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from operator import attrgetter
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from vouch.errors import UsageError
-from vouch.search.fusion import Fused
 
 if TYPE_CHECKING:
     from vouch.core.config import Config
+    from vouch.search.ranked import Ranked
 
 # kind -> boost, or kind.status -> boost (the more specific wins)
 DEFAULT_BOOSTS: dict[str, float] = {
@@ -65,25 +64,20 @@ def boost(table: Mapping[str, float], kind: str, status: str) -> float:
 
 
 def apply(
-    fused: Sequence[Fused],
-    describe: Callable[[int], tuple[str, str] | None],
+    ranked: Ranked,
+    labels: tuple[Sequence[int], Sequence[tuple[str, str]]],
     table: Mapping[str, float],
-) -> list[Fused]:
-    """`fused` rescored by the prior (in place: a search's own candidates) and re-sorted
-    (stable: equal scores keep their order). `describe(key)` gives a chunk's (kind,
-    status), None for one not to boost (a pending proposal, a chunk gone from the
-    index)."""
-    by_label: dict[tuple[str, str], float] = {}
-    for f in fused:  # rescored in place: each search's candidates are its own
-        found = describe(f.key if type(f.key) is int else int(str(f.key)))
-        extra = 0.0
-        if found:
-            rate = by_label.get(found)
-            if rate is None:
-                rate = by_label[found] = boost(table, *found)
-            extra = f.score * rate
-        f.breakdown["prior"] = extra
-        f.score = f.score + extra
-    out = list(fused)
-    out.sort(key=attrgetter("score"), reverse=True)  # stable either way
-    return out
+) -> Ranked:
+    """`ranked` rescored by the prior and re-sorted (stable: equal scores keep their
+    order). `labels` are each candidate's (kind, status) as a number into a list of
+    them, -1 for one not to boost (a pending proposal, a chunk gone from the index)."""
+    import numpy as np
+
+    from vouch.search.ranked import Part, Ranked
+
+    codes, pairs = labels
+    rates = np.array([boost(table, *pair) for pair in pairs] + [0.0])
+    code = np.asarray(codes, dtype=np.int64)
+    extra = np.where(code >= 0, ranked.score * rates[code], 0.0)
+    parts = {**ranked.parts, "prior": Part(extra)}
+    return Ranked(ranked.keys, ranked.score + extra, parts, ranked.ranks).sorted()

@@ -8,25 +8,24 @@ and the similarity floor for hits only the vector channel found.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from vouch.errors import UsageError
-from vouch.search.fusion import Fused, convex, ordered
+from vouch.search.fusion import ordered
 
 if TYPE_CHECKING:
     from vouch.core.config import Config
     from vouch.index.lexical import LexicalHit
+    from vouch.index.turnmap import TurnLinks
     from vouch.search.access import SearchIndex
+    from vouch.search.ranked import Ranked
 
 # A hit only the vector channel found is kept from this cosine up (bundled model; measured
 # by bench/calibrate_floor.py): a query that means nothing here returns nothing.
 SIMILARITY_FLOOR = 0.40
 FUSION_NORM = "minmax"  # how fusion.convex puts BM25 and cosine on one scale
-_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -88,8 +87,10 @@ def fusion_weights(tuning: Tuning, covered: float) -> dict[str, float]:
 
 def fuse(
     channels: Mapping[str, Sequence[tuple[int, float]] | None], weights: Mapping[str, float]
-) -> list[Fused]:
+) -> Ranked:
     """The default fusion: min-max scaled channel scores, combined convexly."""
+    from vouch.search.ranked import convex
+
     return convex(channels, weights=weights, norm=FUSION_NORM)
 
 
@@ -101,15 +102,15 @@ def scored_lexical(lexical: Sequence[LexicalHit]) -> list[tuple[int, float]]:
 
 
 def floored(
-    fused: list[Fused],
+    ranked: Ranked,
     vector: Sequence[tuple[int, float]],
     lexical: Sequence[LexicalHit] | None,
     index: SearchIndex,
     floor: float,
     query: str,
-) -> list[Fused]:
-    """`fused` without the hits only the vector channel found below the floor, or all of
-    them when the query means nothing to the model or the knowledge base; a lexical
+) -> Ranked:
+    """`ranked` without the hits only the vector channel found below the floor, or all
+    of them when the query means nothing to the model or the knowledge base; a lexical
     match is never dropped. Applied after fusion, so the scores of what stays are those
     the fusion was tuned with."""
     matched = {h.chunk_id for h in lexical or ()}
@@ -117,61 +118,73 @@ def floored(
     # query nothing matched needs the check (a vocabulary look-up, maybe an FTS5 query)
     if not matched and not index.means_something(query):
         floor = math.inf
-    weak = {cid for cid, sim in vector if sim < floor and cid not in matched}
-    return [f for f in fused if int(str(f.key)) not in weak] if weak else fused
+    weak = [cid for cid, sim in vector if sim < floor and cid not in matched]
+    return ranked.without(weak) if weak else ranked
 
 
-def in_context(
-    fused: list[Fused],
-    links: Mapping[int, Sequence[int]],
-    speakers: Mapping[int, str],
-    query: str,
-    share: float,
-    bonus: float,
-) -> list[Fused]:
+def in_context(ranked: Ranked, links: TurnLinks, query: str, share: float, bonus: float) -> Ranked:
     """Transcript turns scored with their exchange (issue 19): each turn's fused score
     plus `share` times the fused scores of the turns beside it in its session, so the
     reply that answers a question rises with the question it answers. A turn no channel
-    found, next to turns that were, joins the list with that part alone. Then, when the
-    query names exactly one of the speakers (every word of the name), that speaker's
-    turns gain `bonus`. Both parts show in `score_breakdown` (`context`, `speaker`);
-    `links` and `speakers` come from `Index.turn_links` and are empty without turns.
-    The entries of `fused` are rescored in place (a search's own, made by its fusion)."""
+    found, next to turns that were, joins the list with that part alone (in the order
+    first reached). Then, when the query names exactly one of the speakers (every word
+    of the name), that speaker's turns gain `bonus`. Both parts show in
+    `score_breakdown` (`context`, `speaker`) of a turn they changed; `links` come from
+    `Index.turn_links` and are empty without turns."""
+    import numpy as np
+
+    from vouch.search.ranked import Part, Ranked
+
     if not links or (share <= 0 and bonus <= 0):
-        return fused
-    base: dict[Any, Fused] = {f.key: f for f in fused}
-    added: dict[int, float] = {}
-    for cid, near in links.items():
-        found = base.get(cid)
-        if found is not None:
-            part = share * found.score
-            for other in near:
-                added[other] = added.get(other, 0.0) + part
-    words = set(_WORD.findall(query.casefold()))
-    named = {
-        name
-        for name in set(speakers.values())
-        if name and set(_WORD.findall(name.casefold())) <= words
-    }
-    favoured = next(iter(named)) if len(named) == 1 else None
-    missed = {name: None if v is None else 0.0 for name, v in fused[0].breakdown.items()}
-    out = list(fused)
-    context_of: Mapping[Any, float] = added  # a fused key is a chunk id
-    speaker_of: Mapping[Any, str] = speakers
-    for f in fused:  # rescored in place: each search's candidates are its own
-        context = context_of.get(f.key, 0.0)
-        said = bonus if favoured is not None and speaker_of.get(f.key) == favoured else 0.0
-        if context or said:
-            f.breakdown["context"] = context
-            f.breakdown["speaker"] = said
-            f.score = f.score + context + said
-    for cid, context in added.items():
-        if cid not in base:
-            said = bonus if favoured is not None and speakers.get(cid) == favoured else 0.0
-            breakdown = {**missed, "context": context, "speaker": said}
-            out.append(Fused(cid, context + said, breakdown, {}))
-    out.sort(key=attrgetter("score"), reverse=True)  # stable: ties keep the fused order
-    return out
+        return ranked
+    rows, known = ranked.rows_of(links.source)
+    parts = share * ranked.score[rows[known]]  # a source not ranked adds nothing
+    # each neighbour's context: its parts summed in link order (bincount adds one by one)
+    near, first, which = np.unique(links.target[known], return_index=True, return_inverse=True)
+    added = np.bincount(which, weights=parts, minlength=len(near))
+    favoured = _named(links, query)
+
+    def said(keys: Any) -> Any:
+        if favoured is None:
+            return np.zeros(len(keys))
+        return np.where(links.speaker_of(keys) == favoured, bonus, 0.0)
+
+    at, found = ranked.rows_of(near)
+    context = np.zeros(len(ranked))
+    context[at[found]] = added[found]
+    speaker = said(ranked.keys)
+    changed = (context != 0) | (speaker != 0)
+    score = np.where(changed, ranked.score + context + speaker, ranked.score)
+    new = np.flatnonzero(~found)
+    new = new[np.argsort(first[new], kind="stable")]  # first reached first
+    keys, extra = near[new], added[new]
+    bonus_new = said(keys)
+    n = len(keys)
+    shown = np.concatenate([changed, np.ones(n, np.bool_)])
+    joined = Ranked(
+        np.concatenate([ranked.keys, keys]),
+        np.concatenate([score, extra + bonus_new]),
+        {
+            **{
+                name: Part(
+                    None if p.values is None else np.concatenate([p.values, np.zeros(n)]),
+                    None if p.shown is None else np.concatenate([p.shown, np.ones(n, np.bool_)]),
+                )
+                for name, p in ranked.parts.items()
+            },
+            "context": Part(np.concatenate([context, extra]), shown),
+            "speaker": Part(np.concatenate([speaker, bonus_new]), shown),
+        },
+        {name: np.concatenate([r, np.zeros(n, np.int64)]) for name, r in ranked.ranks.items()},
+    )
+    return joined.sorted()
+
+
+def _named(links: TurnLinks, query: str) -> int | None:
+    """The one speaker of these turns the query names (every word of the name; a number
+    into `links.speakers`), None for none or more than one."""
+    named = [code for code in links.speakers.named(query) if links.speaking(code)]
+    return named[0] if len(named) == 1 else None
 
 
 def similarity_floor(config: Config) -> float:
