@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from vouch.errors import EmptyQuery
 from vouch.index.filters import Filters
@@ -17,8 +17,7 @@ BACKENDS = ("fts5", "whoosh")
 _ASCII_WHITESPACE = " \t\n\r"
 
 
-@dataclass(frozen=True)
-class LexicalHit:
+class LexicalHit(NamedTuple):  # a tuple: ~0.3 µs to make instead of ~1, ×200 a search
     chunk_id: int
     score: float  # higher is better (FTS5's bm25, negated)
     snippet: str

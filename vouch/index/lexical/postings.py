@@ -100,7 +100,8 @@ class Postings:
         best = _best(found[every], score, k)
         if len(best) < k:
             best = np.concatenate([best, _best(found[~every], score, k - len(best))])
-        return [LexicalHit(int(c), float(s), "") for c, s in zip(best, score[best], strict=True)]
+        pairs = zip(best.tolist(), score[best].tolist(), strict=True)
+        return [LexicalHit(c, s, "") for c, s in pairs]
 
     def _phrase(self, tokens: tuple[str, ...]) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         """The rows holding the phrase, and its weighted frequency in each."""
@@ -121,20 +122,22 @@ class Postings:
         at = first if keep is None else first[keep]
         docs = at >> _DOC
         rows, counts = np.unique(docs, return_counts=True)
-        freq = np.zeros(len(rows), dtype=np.float64)
         if not len(at):
-            return rows, freq
-        # FTS5 adds one column weight per instance, in the row's order; so does
-        # numpy's unbuffered add, in the array's order (bit-exact sums)
-        np.add.at(freq, np.repeat(np.arange(len(rows)), counts), self.weights[(at >> _COL) & 0xF])
-        return rows, freq
+            return rows, np.zeros(len(rows), dtype=np.float64)
+        # FTS5 adds one column weight per instance, in the row's order; so does bincount,
+        # one by one in the array's order (bit-exact sums)
+        which = np.repeat(np.arange(len(rows)), counts)
+        freq = np.bincount(which, weights=self.weights[(at >> _COL) & 0xF])
+        return rows, freq.astype(np.float64, copy=False)  # float64 already (the stubs say int)
 
     def _postings(self, token: str) -> NDArray[np.int64]:
         """Every instance of `token` in the table, sorted (row, column, offset)."""
         held = self._instances.get(token)
         if held is not None:
             return held
-        column = " ".join(f"WHEN '{c}' THEN {n}" for c, n in self.column.items())
+        # the columns most instances are in first: SQLite tries the cases in order
+        common = sorted(self.column.items(), key=lambda c: c[0] not in ("text", "context"))
+        column = " ".join(f"WHEN '{c}' THEN {n}" for c, n in common)
         (joined,) = self.conn.execute(
             f"SELECT group_concat((doc << {_DOC}) | ((CASE col {column} END) << {_COL}) "
             f"| offset) FROM temp.{_VOCAB} WHERE term = ?",
