@@ -356,6 +356,19 @@ class Index(IndexHandle):
         return out
 
     @_guarded
+    def texts(self, chunk_ids: Iterable[int]) -> dict[int, str]:
+        """Chunk text by id (what `chunks` gives, just the text); ids no longer in the
+        index are left out."""
+        wanted = list(dict.fromkeys(int(c) for c in chunk_ids))
+        out: dict[int, str] = {}
+        for part, marks in store.in_batches(wanted):
+            for cid, text in self.conn.execute(
+                f"SELECT id, text FROM chunks WHERE id IN ({marks})", part
+            ):
+                out[int(cid)] = str(text)
+        return out
+
+    @_guarded
     def neighbours(self, chunk_ids: Iterable[int], around: int = 1) -> dict[int, list[ChunkInfo]]:
         """For each turn chunk among `chunk_ids`: the turns of the same transcript session
         within `around` of it, in order, itself left out (one query for all)."""

@@ -384,6 +384,6 @@ def _weights(
     from vouch.search.weighting import COVERAGE_HITS, coverage
 
     top = [h.chunk_id for h in (lexical or ())[:COVERAGE_HITS]]
-    texts = [info.text for info in index.chunks(top).values()] if top else []
+    texts = list(index.texts(top).values()) if top else []
     covered = coverage(req.query, texts)
     return fusion_weights(tuning, covered), covered

@@ -113,6 +113,8 @@ class Ranked:
     def fused(self, start: int = 0, stop: int | None = None) -> list[Fused]:
         """Candidates `start` to `stop` as the response shows them."""
         rows = range(len(self))[start:stop]
+        if len(rows) < len(self):  # a page: only its rows become Python values
+            return self.take(np.arange(rows.start, rows.stop)).fused()
         keys, score = self.keys.tolist(), self.score.tolist()
         parts = [
             (
