@@ -50,11 +50,6 @@ class Labels:
         # indexing a list is ~10x cheaper than reading a numpy scalar
         self.codes: list[int] = table.tolist()
 
-    def pair(self, cid: int) -> tuple[str, str] | None:
-        """(kind, status) of one chunk; None for an id not in the index."""
-        code = self.codes[cid] if 0 <= cid < len(self.codes) else -1
-        return self.pairs[code] if code >= 0 else None
-
     def codes_of(self, chunk_ids: NDArray[np.int64]) -> NDArray[np.int64]:
         """Each chunk's number into `pairs`, -1 for an id not in the index."""
         import numpy as np
