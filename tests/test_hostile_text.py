@@ -280,7 +280,28 @@ def test_escape_sequences_in_knowledge_never_reach_the_terminal(
         assert not any(c in res.out + res.err for c in "\x1b\x07\x9b\x7f"), res.out
     assert "\\x1b[2J" in views[0].out + views[1].out
     assert "\\x1b[2J" in views[3].out
-    hits = run_cli("search", "quokka", "--include-pending", "--json", cwd=kb.root).json()
+    found = run_cli("search", "quokka", "--include-pending", "--json", cwd=kb.root)
+    hits = found.json()
     assert any(ESCAPES in h["text"] for h in hits["results"])  # JSON: exact
+    # ... and still safe on a terminal: JSON leaves DEL and C1 controls raw (U+009B is
+    # ESC [ to many terminals); they come as \u escapes
+    assert not any(c in found.out for c in "\x1b\x07\x9b\x7f") and "\\u009b31m" in found.out
+    bad = run_cli("show", f"nothing{ESCAPES}", "--json", cwd=kb.root)
+    assert bad.code == 1 and not any(c in bad.out for c in "\x1b\x9b\x7f"), bad.out
+    assert "nothing" in json.loads(bad.out)["error"]["message"]
     missing = run_cli("show", f"nothing{ESCAPES}", cwd=kb.root)
     assert missing.code == 1 and "\x1b" not in missing.err and "\\x1b" in missing.err
+
+
+def test_json_for_a_terminal_reads_back_the_same() -> None:
+    """`json_screen` escapes what JSON leaves raw but a terminal acts on (DEL, C1, a
+    bidirectional override, an astral tag character) and keeps printable text, non-ASCII
+    included: the JSON decodes to the same values."""
+    from vouch.cli.oneline import json_screen
+
+    value = {"t": "naïve 東京 \x7f\x85\x9b31m \u202egnp.exe \U000e0041 é\n", "n": [1, "\x1b"]}
+    raw = json.dumps(value, ensure_ascii=False, indent=2)
+    shown = json_screen(raw)
+    assert json.loads(shown) == value
+    assert not any(c in shown for c in "\x7f\x85\x9b\u202e\U000e0041")
+    assert "naïve 東京" in shown and "\\u202e" in shown and "\\udb40\\udc41" in shown

@@ -16,7 +16,7 @@ import click
 
 from vouch import __version__
 from vouch.cli import progress
-from vouch.cli.oneline import screen
+from vouch.cli.oneline import json_screen, screen
 from vouch.cli.options import (
     chosen_format,
     forget_format,
@@ -80,7 +80,7 @@ HAND_WRITTEN = {
 
 def _report(err: VouchError, fmt: str) -> int:
     if fmt == "json":
-        click.echo(json.dumps(err.to_json(), ensure_ascii=False))
+        click.echo(json_screen(json.dumps(err.to_json(), ensure_ascii=False)))
     click.echo(screen(f"error[{err.code}]: {err}"), err=True)
     return err.exit_code
 

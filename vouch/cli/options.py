@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from vouch.cli import progress
-from vouch.cli.oneline import screen
+from vouch.cli.oneline import json_screen, screen
 from vouch.errors import UsageError
 from vouch.methods.context import CallContext
 
@@ -77,7 +77,7 @@ class Output:
     def emit(self, data: Any, human: Callable[[Any], str] | None = None) -> None:
         progress.end()
         if self.json or human is None:
-            click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+            click.echo(json_screen(json.dumps(data, indent=2, ensure_ascii=False, default=str)))
         else:
             text = human(data)
             if text:
