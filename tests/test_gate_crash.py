@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import BOB, branches, propose_claim
+from gate_support import BOB, branches, propose_claim, vouch_proc
 
 import vouch
 from vouch.cli import main
@@ -212,4 +212,23 @@ def test_reject_and_propose_killed_at_random_points(
         pending = run_cli("pending", "--limit", "100", "--json", cwd=kb.root).json()
         titles = [p["title"] for p in pending if p["title"].startswith("Proposed under")]
         assert len(titles) == len(set(titles)) == 21  # with the measuring run
+    assert provenance.verify(kb)["ok"], provenance.verify(kb)["issues"]
+
+
+def test_a_killed_approval_is_undone_when_the_user_committed_other_work(
+    kb_with_sources: KB,
+) -> None:
+    """Killed after the files and the index, before the refs; the user commits other
+    work only. The next write undoes the landing (the branch moved without it), and the
+    approval run again lands exactly once, the work tree clean."""
+    kb = kb_with_sources
+    pid = propose_claim(kb, "Approved twice over")
+    killed = vouch_proc(kb.root, "approve", pid, "--as", BOB, env={"VOUCH_FAULT": "staged"})
+    assert killed.returncode == 86, killed.stderr
+    (kb.root / "notes.txt").write_text("mine\n")
+    git(kb.root, "add", "notes.txt")
+    git(kb.root, "commit", "-qm", "my own work", "--", "notes.txt")
+    again = vouch_proc(kb.root, "approve", pid, "--as", BOB)
+    assert again.returncode == 0, again.stderr
+    assert _approval_intact(kb, pid, "Approved twice over") == []
     assert provenance.verify(kb)["ok"], provenance.verify(kb)["issues"]

@@ -600,3 +600,36 @@ def test_a_lifecycle_change_killed_mid_landing_is_finished_or_undone(
     events = [e["event"] for e in call(kb, "kb.audit", {"tail": 3})]
     assert events.count("claim.supersede") == (1 if lands else 0)
     assert call(kb, "kb.audit_verify")["ok"]
+
+
+def test_a_killed_landing_is_undone_when_the_user_committed_other_work(
+    kb_with_sources: KB, claims: list[str]
+) -> None:
+    """Killed after writing the files and the index but before the refs; the user then
+    commits other work only (`git commit -- notes.txt`), so the branch moved without the
+    landed content. The next write cannot finish the landing on the old tip: it undoes
+    it — the files and index entries it wrote go back to the branch's — instead of
+    leaving knowledge staged that no decision recorded (a later `git commit -a` would
+    have committed it)."""
+    kb = kb_with_sources
+    killed = vouch_proc(kb.root, "supersede", claims[0], claims[1], env={"VOUCH_FAULT": "staged"})
+    assert killed.returncode == 86, killed.stderr
+    assert git(kb.root, "status", "--porcelain", "--", ".vouch")  # landed, not committed
+    (kb.root / "notes.txt").write_text("my own work\n")
+    git(kb.root, "add", "notes.txt")
+    git(kb.root, "commit", "-qm", "my own work", "--", "notes.txt")
+    after = vouch_proc(kb.root, "archive", claims[3])  # the next write recovers first
+    assert after.returncode == 0, after.stderr
+    assert git(kb.root, "status", "--porcelain", "--", ".vouch") == ""
+    assert git(kb.root, "show", "HEAD:notes.txt").strip() == "my own work"
+    committed = git(kb.root, "show", f"HEAD:.vouch/{claim_kind.KIND.path_for(claims[0])}")
+    assert "status: superseded" not in committed
+    assert not (kb.dir / "locks" / "landing.json").exists()
+    events = [e["event"] for e in call(kb, "kb.audit", {"tail": 5})]
+    assert "claim.supersede" not in events and "claim.archive" in events
+    assert call(kb, "kb.audit_verify")["ok"]
+    again = vouch_proc(kb.root, "supersede", claims[0], claims[1])  # and it can be redone
+    assert again.returncode == 0, again.stderr
+    assert "status: superseded" in git(
+        kb.root, "show", f"HEAD:.vouch/{claim_kind.KIND.path_for(claims[0])}"
+    )

@@ -17,8 +17,9 @@ an ordinary `git commit` by the user records the landed content, so nothing is l
 A kill after 4 leaves the refs moved and the files in step. The next vouch write (under
 the clone's write lock) reads the journal and finishes the landing — the ref
 transaction again, compare-and-swap — or, when the user committed the content
-themselves, completes the other ref updates; anything the user edited since is left
-alone. It also removes a `.git/index.lock` and temp files that a killed vouch process
+themselves, completes the other ref updates, or, when the user committed other work
+instead (the branch moved without it), undoes it; anything the user edited since is
+left alone. It also removes a `.git/index.lock` and temp files that a killed vouch process
 left behind, and nothing that another process may still own.
 
 Fault injection: `VOUCH_FAULT=<step>` makes the process exit on the spot at that step, as
@@ -112,10 +113,19 @@ def _finish(kb: KB, data: dict[str, Any]) -> None:
     if tip == new:
         _catch_up(kb, changes, before)
         return
-    if tip and all(repo.blob_at(tip, p) == b for p, b in changes.items()):
+    if not tip:
+        return
+    missing = {p: b for p, b in changes.items() if repo.blob_at(tip, p) != b}
+    if not missing:
         # the user committed the landed content themselves: finish the other refs
         with contextlib.suppress(GitFailure):
             repo.update_refs(others, message="vouch: finish an interrupted landing")
+    elif checked_out_branch(kb) == branch:
+        # the branch moved without it (the user committed other work): the landing
+        # cannot finish on its old tip, so what it wrote goes back to the branch's own
+        # blobs — never left staged for a later `git commit -a` to record without a
+        # decision; a file the user edited since stays as it is
+        _undo(kb, missing, {p: repo.blob_at(tip, p) for p in missing})
 
 
 def _catch_up(kb: KB, changes: Mapping[str, str | None], before: Mapping[str, str | None]) -> None:
