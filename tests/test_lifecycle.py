@@ -633,3 +633,23 @@ def test_a_killed_landing_is_undone_when_the_user_committed_other_work(
     assert "status: superseded" in git(
         kb.root, "show", f"HEAD:.vouch/{claim_kind.KIND.path_for(claims[0])}"
     )
+
+
+def test_recovery_leaves_another_checked_out_branch_alone(
+    kb_with_sources: KB, claims: list[str]
+) -> None:
+    """Killed after the refs moved (the journal still there); the user then checks out
+    another branch. The next write finishes the landing without writing the landed
+    files into that branch's work tree or index."""
+    kb = kb_with_sources
+    main_branch = git(kb.root, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    killed = vouch_proc(kb.root, "supersede", claims[0], claims[1], env={"VOUCH_FAULT": "refs"})
+    assert killed.returncode == 86, killed.stderr
+    git(kb.root, "checkout", "-q", "-b", "other", "HEAD~1")
+    assert git(kb.root, "status", "--porcelain", "--", ".vouch") == ""
+    after = vouch_proc(kb.root, "archive", claims[3])
+    assert "Traceback" not in after.stderr, after.stderr
+    assert git(kb.root, "status", "--porcelain", "--", ".vouch") == ""
+    assert not (kb.dir / "locks" / "landing.json").exists()
+    landed = git(kb.root, "show", f"{main_branch}:.vouch/{claim_kind.KIND.path_for(claims[0])}")
+    assert "status: superseded" in landed

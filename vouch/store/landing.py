@@ -101,7 +101,7 @@ def _finish(kb: KB, data: dict[str, Any]) -> None:
     if tip == old and new:
         # killed before the ref transaction: do it now (compare-and-swap: it fails
         # harmlessly when any ref moved since)
-        _catch_up(kb, changes, before)
+        _catch_up(kb, branch, changes, before)
         try:
             repo.update_refs(
                 [(branch, new, old), *others], message="vouch: finish an interrupted landing"
@@ -111,7 +111,7 @@ def _finish(kb: KB, data: dict[str, Any]) -> None:
             _undo(kb, changes, before)
             return
     if tip == new:
-        _catch_up(kb, changes, before)
+        _catch_up(kb, branch, changes, before)
         return
     if not tip:
         return
@@ -128,9 +128,13 @@ def _finish(kb: KB, data: dict[str, Any]) -> None:
         _undo(kb, missing, {p: repo.blob_at(tip, p) for p in missing})
 
 
-def _catch_up(kb: KB, changes: Mapping[str, str | None], before: Mapping[str, str | None]) -> None:
-    """Bring the work tree and index to `changes` for paths the user has not touched."""
-    if checked_out_branch(kb) is None:
+def _catch_up(
+    kb: KB, branch: str, changes: Mapping[str, str | None], before: Mapping[str, str | None]
+) -> None:
+    """Bring the work tree and index to `changes` for paths the user has not touched —
+    when `branch` is the one checked out: another branch's work tree (the user checked
+    it out since) is not the landing's to write."""
+    if checked_out_branch(kb) != branch:
         return
     untouched = {p: b for p, b in changes.items() if _current_blob(kb, p) in (before.get(p), b)}
     sync_worktree(kb, untouched)
