@@ -23,7 +23,7 @@ from vouch.search import cursor as cursors
 from vouch.search import hits, prior
 from vouch.search import query as queries
 from vouch.search.budget import apply_budget
-from vouch.search.fusion import DEFAULT_K, Fused, rrf
+from vouch.search.fusion import DEFAULT_K, Listed, rrf
 from vouch.search.ranking import (
     Tuning,
     floored,
@@ -267,18 +267,24 @@ def _search(
 
     t0 = time.perf_counter()
     weights, coverage = _weights(req, tuning, lexical, index)
-    ranked: Ranked | list[Fused]  # columns; objects for one lexical channel (no numpy)
+    ranked: Ranked | Listed  # columns; objects for one lexical channel (no numpy)
     if req.weights is not None or req.mode != "hybrid":
         # explicit weights or --rrf-k: textbook (weighted) RRF; one channel: its own order
         channels: dict[str, Sequence[int] | None] = {
             "fts": None if lexical is None else [h.chunk_id for h in lexical],
             "vector": None if vector is None else [cid for cid, _ in vector],
         }
-        ranked = rrf(channels, k=req.rrf_k, weights=weights)
-        if vector is not None:
+        fused = rrf(channels, k=req.rrf_k, weights=weights)
+        if vector is None:
+            ranked = Listed(fused)
+        else:
             from vouch.search.ranked import Ranked
 
-            ranked = Ranked.of(ranked)
+            ranked = Ranked.of(fused)
+            if vector:
+                ranked = floored(
+                    ranked, vector, lexical, index, similarity_floor(kb.config), req.query
+                )
     else:
         ranked = fuse(
             {
@@ -290,21 +296,16 @@ def _search(
         if len(ranked):
             links = index.turn_links(ranked.keys, filters)
             ranked = in_context(ranked, links, req.query, tuning.turn_context, tuning.speaker_bonus)
-    if vector and not isinstance(ranked, list):
-        ranked = floored(ranked, vector, lexical, index, similarity_floor(kb.config), req.query)
-    if req.weights is None and req.mode == "hybrid" and not isinstance(ranked, list):
+        if vector:
+            ranked = floored(ranked, vector, lexical, index, similarity_floor(kb.config), req.query)
         # the tuned default: reviewed first
         ranked = prior.apply(ranked, index.labels_of(ranked.keys), prior.boosts(kb.config))
     if req.threshold is not None:
-        ranked = (
-            [f for f in ranked if f.score >= req.threshold]
-            if isinstance(ranked, list)
-            else ranked.where(ranked.score >= req.threshold)
-        )
+        ranked = ranked.at_least(req.threshold)
     timer.add("fusion", t0)
 
     end = offset + req.top
-    page = ranked[offset:end] if isinstance(ranked, list) else ranked.fused(offset, end)
+    page = ranked.fused(offset, end)
     keys = [int(str(f.key)) for f in page]
     snippets = {h.chunk_id: h.snippet for h in lexical or () if h.snippet}
     if lexical:
@@ -349,8 +350,7 @@ def _search(
     if req.trace:
         timer.marks["total"] = (time.perf_counter() - started) * 1000
         timing = {name: timer.ms(name) for name in hits.TIMED}
-        every = ranked if isinstance(ranked, list) else ranked.fused()
-        response["trace"] = hits.trace(lexical, vector, every, timing)
+        response["trace"] = hits.trace(lexical, vector, ranked.fused(), timing)
         response["trace"]["weights"] = weights
         response["trace"]["lexical_coverage"] = coverage
     return response

@@ -83,12 +83,34 @@ class Ranked:
             {name: r[rows] for name, r in self.ranks.items()},
         )
 
+    def extended(self, keys: Ints, score: Floats, parts: Mapping[str, Part]) -> Ranked:
+        """These candidates and, after them, `keys` that no channel found: each earlier
+        part shows 0.0 for them (None stays None), no channel ranks them; `parts` are
+        new parts, given for every candidate, old and new."""
+        n = len(keys)
+        grown = {
+            name: Part(
+                None if p.values is None else np.concatenate([p.values, np.zeros(n)]),
+                None if p.shown is None else np.concatenate([p.shown, np.ones(n, np.bool_)]),
+            )
+            for name, p in self.parts.items()
+        }
+        return Ranked(
+            np.concatenate([self.keys, keys]),
+            score,
+            {**grown, **parts},
+            {name: np.concatenate([r, np.zeros(n, np.int64)]) for name, r in self.ranks.items()},
+        )
+
     def sorted(self) -> Ranked:
         """Best score first; equal scores keep their order."""
         return self.take(np.argsort(-self.score, kind="stable"))
 
     def where(self, keep: Flags) -> Ranked:
         return self.take(np.flatnonzero(keep))
+
+    def at_least(self, threshold: float) -> Ranked:
+        return self.where(self.score >= threshold)
 
     def without(self, keys: Sequence[int]) -> Ranked:
         """These candidates but `keys`."""

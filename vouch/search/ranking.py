@@ -133,7 +133,7 @@ def in_context(ranked: Ranked, links: TurnLinks, query: str, share: float, bonus
     `Index.turn_links` and are empty without turns."""
     import numpy as np
 
-    from vouch.search.ranked import Part, Ranked
+    from vouch.search.ranked import Part
 
     if not links or (share <= 0 and bonus <= 0):
         return ranked
@@ -159,23 +159,14 @@ def in_context(ranked: Ranked, links: TurnLinks, query: str, share: float, bonus
     new = new[np.argsort(first[new], kind="stable")]  # first reached first
     keys, extra = near[new], added[new]
     bonus_new = said(keys)
-    n = len(keys)
-    shown = np.concatenate([changed, np.ones(n, np.bool_)])
-    joined = Ranked(
-        np.concatenate([ranked.keys, keys]),
+    shown = np.concatenate([changed, np.ones(len(keys), np.bool_)])
+    joined = ranked.extended(
+        keys,
         np.concatenate([score, extra + bonus_new]),
         {
-            **{
-                name: Part(
-                    None if p.values is None else np.concatenate([p.values, np.zeros(n)]),
-                    None if p.shown is None else np.concatenate([p.shown, np.ones(n, np.bool_)]),
-                )
-                for name, p in ranked.parts.items()
-            },
             "context": Part(np.concatenate([context, extra]), shown),
             "speaker": Part(np.concatenate([speaker, bonus_new]), shown),
         },
-        {name: np.concatenate([r, np.zeros(n, np.int64)]) for name, r in ranked.ranks.items()},
     )
     return joined.sorted()
 
