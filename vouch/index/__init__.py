@@ -21,13 +21,14 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from vouch.index.api import ChunkInfo, Index, VectorHit, rebuild_index
+    from vouch.index.api import Index, VectorHit, rebuild_index
     from vouch.index.filters import Filters
     from vouch.index.lexical import LexicalHit
+    from vouch.index.rows import ChunkInfo
     from vouch.index.status import index_status
 
 _WHERE = {
-    "ChunkInfo": "vouch.index.api",
+    "ChunkInfo": "vouch.index.rows",
     "Index": "vouch.index.api",
     "VectorHit": "vouch.index.api",
     "rebuild_index": "vouch.index.api",

@@ -5,8 +5,9 @@
     hits = index.vector(index.embed_query("set up version control"), k=30)
     info = index.chunks([h.chunk_id for h in hits])   # id -> ChunkInfo
 
-Opening, verifying and maintaining it live in `vouch.index.handle`; this module
-holds the queries.
+Opening, verifying and maintaining it live in `vouch.index.handle`, the SQL that reads
+chunk rows by id in `vouch.index.rows`; this module holds the queries: the lexical and
+vector channels, and what a warm process keeps in memory (labels, postings, turn map).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import contextlib
 import functools
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
@@ -27,11 +27,12 @@ from vouch.errors import (
     LockTimeout,
     PermissionDenied,
 )
-from vouch.index import fitting, graph, state, store, vectors
+from vouch.index import fitting, graph, rows, state, store, vectors
 from vouch.index.filters import Filters
 from vouch.index.handle import IndexHandle, rebuild_index
 from vouch.index.labels import Labels
 from vouch.index.lexical import LexicalHit, backend
+from vouch.index.rows import ChunkInfo
 from vouch.index.turnmap import AROUND, TurnLinks, TurnMap
 
 if TYPE_CHECKING:
@@ -46,34 +47,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 class VectorHit(NamedTuple):  # a tuple: ~0.3 µs to make instead of ~1, ×200-800 a search
     chunk_id: int
     score: float  # cosine similarity
-
-
-@dataclass(slots=True)  # not frozen: 0.6 µs to make one instead of 6, ~35 a search
-class ChunkInfo:
-    chunk_id: int
-    kind: str
-    id: str  # the object (document) id
-    title: str
-    path: str  # repository-relative path of the object's file
-    type: str
-    status: str
-    format: str  # note | markdown | text | code | pdf | binary
-    section: str
-    page: int | None
-    chunk_index: int
-    total_chunks: int
-    start_line: int | None
-    end_line: int | None
-    tags: list[str]
-    locator: str | None
-    text: str
-    turn: int | None = None  # a transcript's turn (issue 19)
-    speaker: str | None = None
-    time: str | None = None
-    session: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _guarded(method: F) -> F:
@@ -288,14 +261,7 @@ class Index(IndexHandle):
     @_guarded
     def kinds(self, chunk_ids: Iterable[int]) -> dict[int, tuple[str, str]]:
         """(kind, status) by chunk id: what the ranking prior needs of every candidate."""
-        wanted = list(dict.fromkeys(int(c) for c in chunk_ids))
-        out: dict[int, tuple[str, str]] = {}
-        for part, marks in store.in_batches(wanted):
-            for cid, kind, status in self.conn.execute(
-                f"SELECT id, kind, status FROM chunks WHERE id IN ({marks})", part
-            ):
-                out[int(cid)] = (str(kind), str(status))
-        return out
+        return rows.kinds(self.conn, chunk_ids)
 
     @_guarded
     def labels(self) -> Labels:
@@ -309,83 +275,24 @@ class Index(IndexHandle):
     @_guarded
     def chunks(self, chunk_ids: Iterable[int]) -> dict[int, ChunkInfo]:
         """Chunk metadata by id; ids no longer in the index are left out."""
-        wanted = list(dict.fromkeys(int(c) for c in chunk_ids))
-        out: dict[int, ChunkInfo] = {}
-        for part, marks in store.in_batches(wanted):
-            rows = self.conn.execute(
-                "SELECT c.id, c.kind, c.object_id, c.title, c.path, c.type, c.status, "
-                "c.format, c.section, c.page, c.chunk_index, c.total_chunks, c.start_line, "
-                "c.end_line, c.doc_key, d.locator, c.text, c.turn, c.speaker, c.time, c.session "
-                "FROM chunks c "
-                f"JOIN docs d ON d.doc_key = c.doc_key WHERE c.id IN ({marks})",
-                part,
-            ).fetchall()
-            keys = list({r[14] for r in rows})
-            tags: dict[str, list[str]] = {}
-            if keys:
-                kmarks = ",".join("?" * len(keys))
-                for key, tag in self.conn.execute(
-                    f"SELECT doc_key, tag FROM doc_tags WHERE doc_key IN ({kmarks}) ORDER BY tag",
-                    keys,
-                ):
-                    tags.setdefault(key, []).append(tag)
-            for r in rows:
-                out[int(r[0])] = ChunkInfo(
-                    chunk_id=int(r[0]),
-                    kind=r[1],
-                    id=r[2],
-                    title=r[3],
-                    path=r[4],
-                    type=r[5],
-                    status=r[6],
-                    format=r[7],
-                    section=r[8],
-                    page=r[9],
-                    chunk_index=r[10],
-                    total_chunks=r[11],
-                    start_line=r[12],
-                    end_line=r[13],
-                    tags=tags.get(r[14], []),
-                    locator=r[15],
-                    text=r[16],
-                    turn=r[17],
-                    speaker=r[18],
-                    time=r[19],
-                    session=r[20],
-                )
-        return out
+        return rows.chunks(self.conn, chunk_ids)
 
     @_guarded
     def texts(self, chunk_ids: Iterable[int]) -> dict[int, str]:
         """Chunk text by id (what `chunks` gives, just the text); ids no longer in the
         index are left out."""
-        wanted = list(dict.fromkeys(int(c) for c in chunk_ids))
-        out: dict[int, str] = {}
-        for part, marks in store.in_batches(wanted):
-            for cid, text in self.conn.execute(
-                f"SELECT id, text FROM chunks WHERE id IN ({marks})", part
-            ):
-                out[int(cid)] = str(text)
-        return out
+        return rows.texts(self.conn, chunk_ids)
 
     @_guarded
     def neighbours(self, chunk_ids: Iterable[int], around: int = 1) -> dict[int, list[ChunkInfo]]:
         """For each turn chunk among `chunk_ids`: the turns of the same transcript session
         within `around` of it, in order, itself left out (one query for all)."""
         wanted = list(dict.fromkeys(int(c) for c in chunk_ids))
-        pairs: list[tuple[int, int]] = []
         warm = self._turns is not None and self._turns[0] == self.corpus_revision
         if warm and around == AROUND:  # a warm process holds them (`turn_map`)
             pairs = self.turn_map().around(wanted)
-            wanted = []
-        for part, marks in store.in_batches(wanted):
-            pairs += self.conn.execute(
-                "SELECT h.id, n.id FROM chunks h JOIN chunks n ON n.doc_key = h.doc_key "
-                "AND n.session = h.session AND n.turn BETWEEN h.turn - ? AND h.turn + ? "
-                f"AND n.id != h.id WHERE h.id IN ({marks}) AND h.turn IS NOT NULL "
-                "ORDER BY h.id, n.turn, n.id",
-                [around, around, *part],
-            ).fetchall()
+        else:
+            pairs = rows.neighbour_pairs(self.conn, wanted, around)
         found = self.chunks(n for _, n in pairs)
         out: dict[int, list[ChunkInfo]] = {}
         for hit, near in pairs:
@@ -398,25 +305,7 @@ class Index(IndexHandle):
         """For the turn chunks among `chunk_ids`: the ids of the turns next to each in
         the same transcript session (±1) that pass `filters`, and the speaker of every
         turn named (one query; other chunks are left out)."""
-        wanted = list(dict.fromkeys(int(c) for c in chunk_ids))
-        where, params = (filters or Filters()).sql("n")
-        near: dict[int, list[int]] = {}
-        speakers: dict[int, str] = {}
-        for part, marks in store.in_batches(wanted):
-            for hit, said, other, other_said in self.conn.execute(
-                "SELECT h.id, h.speaker, n.id, n.speaker FROM chunks h LEFT JOIN chunks n "
-                "ON n.doc_key = h.doc_key AND n.session = h.session "
-                "AND n.turn BETWEEN h.turn - 1 AND h.turn + 1 AND n.id != h.id "
-                f"AND {where} WHERE h.id IN ({marks}) AND h.turn IS NOT NULL "
-                "ORDER BY h.id, n.turn, n.id",
-                [*params, *part],
-            ):
-                links = near.setdefault(int(hit), [])
-                speakers[int(hit)] = str(said or "")
-                if other is not None:
-                    links.append(int(other))
-                    speakers[int(other)] = str(other_said or "")
-        return TurnLinks.of(near, speakers)
+        return rows.turn_links(self.conn, chunk_ids, filters)
 
     @_guarded
     def turn_map(self) -> TurnMap:
@@ -430,15 +319,7 @@ class Index(IndexHandle):
     @_guarded
     def headings(self, object_id: str) -> list[dict[str, Any]]:
         """Headings of a page or markdown source, in document order."""
-        rows = self.conn.execute(
-            "SELECT text, level, start_line, end_line, path FROM headings WHERE object_id = ? "
-            "ORDER BY start_line",
-            (object_id,),
-        ).fetchall()
-        return [
-            {"text": t, "level": lv, "start_line": s, "end_line": e, "path": p}
-            for t, lv, s, e, p in rows
-        ]
+        return rows.headings(self.conn, object_id)
 
     def find_section(self, object_id: str, heading: str) -> dict[str, Any] | None:
         """The heading of `object_id` whose text matches `heading` (case-insensitive)."""

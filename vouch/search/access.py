@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vouch.core.progress import Progress
-from vouch.index.api import ChunkInfo, Index
+from vouch.index.api import Index
 from vouch.index.catalog import passing
 from vouch.index.filters import Filters, ascii_fold
 from vouch.index.lexical import LexicalHit
+from vouch.index.rows import ChunkInfo
 from vouch.index.turnmap import TurnLinks
 from vouch.search.weighting import QUERY_STOPWORDS, STOPWORDS
 

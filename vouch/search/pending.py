@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from vouch.index.api import ChunkInfo
 from vouch.index.filters import Filters
 from vouch.index.lexical import LexicalHit
+from vouch.index.rows import ChunkInfo
 from vouch.search.access import passes
 from vouch.search.snippet import make_snippet
 from vouch.search.weighting import content_stems, coverage
