@@ -22,17 +22,20 @@ _NOT_ASCII = re.compile(r"[^\x00-\x7e]")  # and DEL, which JSON leaves raw
 
 
 def escaped(text: str) -> str:
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    """`text` on one line: every unprintable character written as its escape."""
+    return _shown(text, "")
 
 
 def screen(text: str) -> str:
     """`text` for a terminal: lines and tabs kept, every other unprintable character
     written as its escape."""
+    return _shown(text, "\n\t")
+
+
+def _shown(text: str, kept: str) -> str:
     if text.isprintable():
         return text
-    return "".join(ch if ch.isprintable() or ch in "\n\t" else repr(ch)[1:-1] for ch in text)
+    return "".join(ch if ch.isprintable() or ch in kept else repr(ch)[1:-1] for ch in text)
 
 
 def json_screen(text: str) -> str:

@@ -80,11 +80,6 @@ class TurnLinks:
             speakers=Speakers(list(codes)),
         )
 
-    def said(self) -> dict[int, str]:
-        """Speaker by chunk id, of the turns and their neighbours here."""
-        chunks = sorted({*self.turns.tolist(), *self.target.tolist()})
-        return {c: self.speakers.names[int(self.table[c])] for c in chunks}
-
     def speaker_of(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
         """The speaker (a number into `speakers`) of each of `keys`, which are turns asked
         about or their neighbours here, or other chunks (-1)."""

@@ -54,6 +54,10 @@ class Postings:
         self.conn = conn
         columns = [str(r[1]) for r in conn.execute(f"PRAGMA table_info({TABLE})")]
         self.column = {name: n for n, name in enumerate(columns)}
+        # an instance's column as a number; the columns most instances are in first
+        # (SQLite tries the cases in order)
+        common = sorted(self.column.items(), key=lambda c: c[0] not in ("text", "context"))
+        self._case = " ".join(f"WHEN '{c}' THEN {n}" for c, n in common)
         self.weights = np.array([float(w) for w in weights][: len(columns)], dtype=np.float64)
         if len(self.weights) < len(columns):  # bm25: a column without a weight weighs 1
             self.weights = np.concatenate([self.weights, np.ones(len(columns) - len(self.weights))])
@@ -135,11 +139,8 @@ class Postings:
         held = self._instances.get(token)
         if held is not None:
             return held
-        # the columns most instances are in first: SQLite tries the cases in order
-        common = sorted(self.column.items(), key=lambda c: c[0] not in ("text", "context"))
-        column = " ".join(f"WHEN '{c}' THEN {n}" for c, n in common)
         (joined,) = self.conn.execute(
-            f"SELECT group_concat((doc << {_DOC}) | ((CASE col {column} END) << {_COL}) "
+            f"SELECT group_concat((doc << {_DOC}) | ((CASE col {self._case} END) << {_COL}) "
             f"| offset) FROM temp.{_VOCAB} WHERE term = ?",
             (token,),
         ).fetchone()
