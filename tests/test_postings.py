@@ -275,13 +275,10 @@ def test_an_empty_table_ranks_nothing() -> None:
 
     import numpy as np
 
+    from vouch.index import store
     from vouch.index.lexical.fts5 import WEIGHTS
     from vouch.index.lexical.postings import Postings
 
     conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE TABLE chunks(id INTEGER PRIMARY KEY, title, section, text, context)")
-    conn.execute(
-        "CREATE VIRTUAL TABLE chunks_fts USING fts5(title, section, text, context, "
-        "content='chunks', content_rowid='id', tokenize='porter unicode61')"
-    )
+    store.create_schema(conn, "porter unicode61")
     assert Postings(conn, WEIGHTS).ranked("hello world", 10, np.zeros(1, dtype=np.bool_)) == []

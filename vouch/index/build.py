@@ -22,7 +22,7 @@ from vouch.embed import model as embed
 from vouch.index import chunking, fitting, freshness, graph, store, vectors
 from vouch.index.chunking import Doc
 from vouch.index.ingest import Report, embed_fitting, insert_docs, meta_values, read_doc
-from vouch.index.lexical import backend
+from vouch.index.lexical import backend, instances
 from vouch.index.settings import Settings
 from vouch.index.state import Counts
 from vouch.kinds import KINDS
@@ -101,6 +101,7 @@ def _rebuild(
             lexical_rows = insert_docs(conn, docs, 1, vec_rows)
             fitting.write(conn, fit)
             store.finish_schema(conn)
+            instances.write_all(conn)
             t = report.lap("sqlite", t)
             chunk_ids = np.arange(1, len(parts) + 1, dtype=np.int64)
             if not embedder:

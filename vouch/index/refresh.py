@@ -22,7 +22,7 @@ from vouch.index.ingest import (
     read_doc,
     recorded_invalid,
 )
-from vouch.index.lexical import backend
+from vouch.index.lexical import backend, instances
 from vouch.index.settings import Settings
 from vouch.index.state import Counts, indexed_state
 from vouch.store.kb import KB
@@ -123,6 +123,8 @@ def refresh(
                 "INSERT OR IGNORE INTO vec_dirty(vec_row) VALUES (?)",
                 [(r,) for r in changed_rows],
             )
+        written = int(meta.values.get(instances.PART_META, "0")) + 1
+        instances.write_changes(conn, written, old_chunks, range(first, first + len(parts)))
         lex.remove(live, old_chunks)
         lex.add(live, lexical_rows)
         hnsw = (meta["vector_sha256"], meta.hnsw_size)
@@ -135,9 +137,8 @@ def refresh(
         counts.vectors += (len(parts) if embedder else 0) - len(freed)
         checksums = {**vectors.matrix_checksums(live), vectors.WORDPIECE: words}
         fit = {k: meta.values[k] for k in store.FIT_META}
-        store.write_meta(
-            conn, meta_values(settings, now, rows_total, hnsw, counts, checksums, invalid, fit)
-        )
+        values = meta_values(settings, now, rows_total, hnsw, counts, checksums, invalid, fit)
+        store.write_meta(conn, {**values, instances.PART_META: written})
         conn.execute("COMMIT")
     except BaseException:
         # rows already rewritten no longer match the recorded checksums: the next

@@ -22,7 +22,8 @@ from vouch.index.location import DB_NAME as DB_NAME  # named where cold paths re
 # 5: transcript turns: chunks.context (an FTS5 column), turn, speaker, time, session
 # 6: indexes on lower(speaker) and time, for the --speaker / --since / --until filters
 # 7: token_df, the token weights fitted to the corpus (vouch.embed.fitted)
-SCHEMA_VERSION = 7
+# 8: term_instances and instances_gone, FTS5's instances kept as arrays (lexical.instances)
+SCHEMA_VERSION = 8
 # The version of vouch/index/chunking.py's output: bump it whenever the chunks made of
 # the same files change; an index built with another rebuilds. Kept here, beside the
 # schema version, so opening an index to search does not import the chunker.
@@ -61,6 +62,7 @@ CHECKSUMS_SINCE = 4
 # The token weights' fit (vouch.index.fitting), required from schema 7 on.
 FIT_META = ("fit_texts", "fit_vocab", "fit_chunks")
 FIT_SINCE = 7
+INSTANCES_SINCE = 8
 
 
 class Corrupt(Exception):
@@ -157,6 +159,11 @@ CREATE TABLE vec_free (vec_row INTEGER PRIMARY KEY);
 CREATE TABLE vec_dirty (vec_row INTEGER PRIMARY KEY);
 -- each token's number of embedded texts when the vectors are fitted (vouch.index.fitting)
 CREATE TABLE token_df (token INTEGER PRIMARY KEY, df INTEGER NOT NULL);
+-- each term's FTS5 instances, one blob a term and write (vouch.index.lexical.instances)
+CREATE TABLE term_instances (
+    term TEXT NOT NULL, part INTEGER NOT NULL, instances BLOB NOT NULL, PRIMARY KEY (term, part)
+) WITHOUT ROWID;
+CREATE TABLE instances_gone (id INTEGER PRIMARY KEY, part INTEGER NOT NULL);
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
     title, section, text, context, content='chunks', content_rowid='id', tokenize='{tokenizer}'
 );
@@ -297,6 +304,8 @@ def quick_check(conn: sqlite3.Connection, meta: Meta) -> None:
     tables = ["docs", "chunks", "doc_tags", "headings", "vec_free", "vec_dirty"]
     if meta.schema_version >= FIT_SINCE:
         tables.append("token_df")
+    if meta.schema_version >= INSTANCES_SINCE:
+        tables += ["term_instances", "instances_gone"]
     try:
         for table in tables:
             conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchall()

@@ -107,8 +107,8 @@ def tokenize_option(conn: sqlite3.Connection) -> str:
 
 def scratch(option: str) -> sqlite3.Connection:
     """This thread's in-memory FTS5 tables with the index's tokenizer: `shown`, with the
-    index's columns, and `words` (one column) with its `fts5vocab` `tokens`: what the
-    tokenizer makes of a text, as FTS5 reads it."""
+    index's columns and its `fts5vocab` `shown_instances`, and `words` (one column) with
+    its `fts5vocab` `tokens`: what the tokenizer makes of a text, as FTS5 reads it."""
     held: dict[str, sqlite3.Connection] = _SCRATCH.__dict__.setdefault("by_option", {})
     conn = held.get(option)
     if conn is None:
@@ -116,6 +116,7 @@ def scratch(option: str) -> sqlite3.Connection:
         conn.execute(
             f"CREATE VIRTUAL TABLE shown USING fts5({', '.join(COLUMNS)}, tokenize={option})"
         )
+        conn.execute("CREATE VIRTUAL TABLE shown_instances USING fts5vocab(shown, instance)")
         conn.execute(f"CREATE VIRTUAL TABLE words USING fts5(x, tokenize={option})")
         conn.execute("CREATE VIRTUAL TABLE tokens USING fts5vocab(words, instance)")
         held[option] = conn

@@ -3,12 +3,12 @@
 FTS5 scores every row a query matches, one row at a time (~2 µs each: the row's
 positions, its size record). An any-word query over 100k transcript turns matches ~20k
 of them, and ranking them costs 25-50 ms. A process that searches again (a server)
-reads each query word's postings once from FTS5 itself (`fts5vocab`, the tokenizer's
-own terms, positions included), keeps them, and scores all matching rows at once with
-numpy: the same formula, the same operations in the same order, so the hits and their
-scores are FTS5's to the last bit (tests/test_postings.py compares both on a real
-index). Both passes of the lexical channel (`SearchIndex.lexical`: all words first,
-then any word) come from one scoring.
+reads each query word's postings once — FTS5's own instances of the tokenizer's terms,
+positions included, kept beside FTS5 as arrays (`instances`) — holds them, and scores
+all matching rows at once with numpy: the same formula, the same operations in the same
+order, so the hits and their scores are FTS5's to the last bit (tests/test_postings.py
+compares both on a real index). Both passes of the lexical channel
+(`SearchIndex.lexical`: all words first, then any word) come from one scoring.
 
 What FTS5 computes (fts5_aux.c, `fts5Bm25Function`), per phrase p of the query:
     idf(p) = log((N - n(p) + 0.5) / (n(p) + 0.5)), 1e-6 when that is <= 0
@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 import numpy as np
 
+from vouch.index.lexical import instances
 from vouch.index.lexical.base import LexicalHit, query_terms
 from vouch.index.lexical.fts5 import scratch, tokenize_option
 
@@ -39,8 +40,7 @@ if TYPE_CHECKING:
 K1 = 1.2  # FTS5's bm25 constants
 B = 0.75
 TABLE = "chunks_fts"
-_VOCAB = "vouch_fts_instances"  # a temp fts5vocab table on the index connection
-_DOC, _COL = 32, 28  # an instance as one int64: doc << 32 | column << 28 | offset
+_DOC, _COL = instances.ROW, instances.COLUMN  # row << 32 | column << 28 | offset
 CACHE_INSTANCES = 8_000_000  # postings kept (8 bytes each: 64 MB), least recent dropped
 K = TypeVar("K")
 V = TypeVar("V")
@@ -53,11 +53,6 @@ class Postings:
     def __init__(self, conn: sqlite3.Connection, weights: Sequence[float]):
         self.conn = conn
         columns = [str(r[1]) for r in conn.execute(f"PRAGMA table_info({TABLE})")]
-        self.column = {name: n for n, name in enumerate(columns)}
-        # an instance's column as a number; the columns most instances are in first
-        # (SQLite tries the cases in order)
-        common = sorted(self.column.items(), key=lambda c: c[0] not in ("text", "context"))
-        self._case = " ".join(f"WHEN '{c}' THEN {n}" for c, n in common)
         self.weights = np.array([float(w) for w in weights][: len(columns)], dtype=np.float64)
         if len(self.weights) < len(columns):  # bm25: a column without a weight weighs 1
             self.weights = np.concatenate([self.weights, np.ones(len(columns) - len(self.weights))])
@@ -71,10 +66,7 @@ class Postings:
         length[ids] = lengths
         # the denominator's part that depends on the row, as FTS5 evaluates it
         self.norm = K1 * ((1 - B) + (B * length) / avgdl)
-        conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB} "
-            f"USING fts5vocab('main', '{TABLE}', 'instance')"
-        )
+        self._deleted = instances.gone(conn, self.size)
         self._tokenizer = _Tokenizer(tokenize_option(conn))
         self._instances: _Lru[str, NDArray[np.int64]] = _Lru(CACHE_INSTANCES)
         self._phrases: _Lru[tuple[str, ...], tuple[NDArray[np.int64], NDArray[np.float64]]]
@@ -139,13 +131,7 @@ class Postings:
         held = self._instances.get(token)
         if held is not None:
             return held
-        (joined,) = self.conn.execute(
-            f"SELECT group_concat((doc << {_DOC}) | ((CASE col {self._case} END) << {_COL}) "
-            f"| offset) FROM temp.{_VOCAB} WHERE term = ?",
-            (token,),
-        ).fetchone()
-        # one string parsed by numpy: ~3x cheaper than a row per instance
-        held = np.sort(np.fromstring(joined or "", dtype=np.int64, sep=","))
+        held = instances.read(self.conn, token, self._deleted)
         self._instances.put(token, held, len(held))
         return held
 

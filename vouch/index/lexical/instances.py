@@ -1,0 +1,161 @@
+"""Every term's FTS5 instances, kept beside FTS5 as arrays: a warm search's first read
+of a word (issue 19).
+
+The warm ranking (`postings.Postings`) needs all of a query word's instances once per
+word and index revision. FTS5 hands them over one row at a time through `fts5vocab`
+(~0.5 µs an instance: ~1.5 ms for a word in 3,000 of 100k turns, ~50 ms for the
+commonest), which was a third of a warm search's first time. So every write of the index
+keeps them as well, in `term_instances`: one blob per term and write ("part"), the
+instances as sorted int64 `row << 32 | column << 28 | offset`, read back with one
+`frombuffer` (~20 µs).
+
+- A full build reads them in one pass over the index's own `fts5vocab` (~2 s at 100k
+  turns, against ~7 s a word at a time).
+- A refresh reads the rows it inserts from a scratch FTS5 table with the index's
+  tokenizer and columns (`fts5.scratch`), as the next part; the ids it deletes go into
+  `instances_gone` with that part. Chunk ids are reused (`MAX(id) + 1`), so an instance
+  is alive when its part is not older than its row's last deletion.
+- A term written in more than MAX_PARTS parts is merged into one.
+
+Both tables are written in the transaction that changes `chunks`, so they cannot drift
+from FTS5 (tests/test_instances.py compares them with `fts5vocab` after random writes).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from vouch.index.lexical.fts5 import COLUMNS, scratch, tokenize_option
+from vouch.index.store import Corrupt
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+ROW, COLUMN = 32, 28  # an instance as one int64: row << 32 | column << 28 | offset
+PART_META = "instances_part"  # index_meta: the last part written
+MAX_PARTS = 8
+_CASE = " ".join(f"WHEN '{name}' THEN {n}" for n, name in enumerate(COLUMNS))
+_ALL = "vouch_all_instances"  # a temp fts5vocab table while a full build reads
+
+
+def write_all(conn: sqlite3.Connection) -> None:
+    """A full build's instances, as part 0, from the index's own FTS5 table."""
+    conn.execute(
+        f"CREATE VIRTUAL TABLE temp.{_ALL} USING fts5vocab('main', 'chunks_fts', 'instance')"
+    )
+    try:
+        conn.executemany(
+            "INSERT INTO term_instances(term, part, instances) VALUES (?, 0, ?)",
+            _grouped(conn, f"temp.{_ALL}"),
+        )
+    finally:
+        conn.execute(f"DROP TABLE temp.{_ALL}")
+
+
+def write_changes(
+    conn: sqlite3.Connection, part: int, removed: Sequence[int], added: Sequence[int]
+) -> None:
+    """A refresh's part: rows `removed` are gone as of it, rows `added` (in `chunks`
+    already) have their instances in it."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO instances_gone(id, part) VALUES (?, ?)",
+        [(int(r), part) for r in removed],
+    )
+    if not added:
+        return
+    rows: list[tuple[object, ...]] = []
+    ids = sorted(int(a) for a in added)
+    for start in range(0, len(ids), 500):
+        batch = ids[start : start + 500]
+        rows += conn.execute(
+            f"SELECT id, {', '.join(COLUMNS)} FROM chunks "
+            f"WHERE id IN ({','.join('?' * len(batch))})",
+            batch,
+        ).fetchall()
+    table = scratch(tokenize_option(conn))
+    table.execute("BEGIN")  # rolled back: the scratch table stays empty
+    try:
+        table.executemany(
+            f"INSERT INTO shown(rowid, {', '.join(COLUMNS)}) VALUES (?{', ?' * len(COLUMNS)})",
+            rows,
+        )
+        found = list(_grouped(table, "shown_instances"))
+    finally:
+        table.execute("ROLLBACK")
+    conn.executemany(
+        "INSERT INTO term_instances(term, part, instances) VALUES (?, ?, ?)",
+        [(term, part, blob) for term, blob in found],
+    )
+    _merge(conn, [term for term, _ in found], part)
+
+
+def gone(conn: sqlite3.Connection, size: int) -> NDArray[np.int64]:
+    """The part each row id was last deleted in (0: never), for ids below `size` and
+    every id deleted."""
+    pairs = conn.execute("SELECT id, part FROM instances_gone").fetchall()
+    ids = np.array([p[0] for p in pairs], dtype=np.int64)
+    parts = np.array([p[1] for p in pairs], dtype=np.int64)
+    out = np.zeros(max(size, int(ids.max(initial=-1)) + 1), dtype=np.int64)
+    out[ids] = parts
+    return out
+
+
+def read(conn: sqlite3.Connection, term: str, deleted: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Every live instance of `term`, sorted (row, column, offset); `deleted` from
+    `gone`. Raises Corrupt when an instance's row is past every row the index had."""
+    found = conn.execute(
+        "SELECT part, instances FROM term_instances WHERE term = ?", (term,)
+    ).fetchall()
+    return _alive(((int(p), bytes(b)) for p, b in found), deleted)
+
+
+def _alive(parts: Iterable[tuple[int, bytes]], deleted: NDArray[np.int64]) -> NDArray[np.int64]:
+    arrays = []
+    for part, blob in parts:
+        instances = np.frombuffer(blob, dtype=np.int64)
+        rows = instances >> ROW
+        if len(rows) and int(rows[-1]) >= len(deleted):
+            raise Corrupt(f"term_instances names row {int(rows[-1])}, which the index never had")
+        keep = deleted[rows] <= part
+        arrays.append(instances if keep.all() else instances[keep])
+    if not arrays:
+        return np.zeros(0, dtype=np.int64)
+    if len(arrays) == 1:
+        return arrays[0]
+    return np.sort(np.concatenate(arrays))
+
+
+def _grouped(conn: sqlite3.Connection, vocab: str) -> Iterator[tuple[str, bytes]]:
+    """(term, its instances as sorted int64 bytes) from an `fts5vocab` instance table:
+    one string a term, parsed by numpy (~3x cheaper than a row an instance)."""
+    sql = (
+        f"SELECT term, group_concat((doc << {ROW}) | ((CASE col {_CASE} END) << {COLUMN}) "
+        f"| offset) FROM {vocab} GROUP BY term"
+    )
+    for term, joined in conn.execute(sql):
+        yield str(term), np.sort(np.fromstring(joined, dtype=np.int64, sep=",")).tobytes()
+
+
+def _merge(conn: sqlite3.Connection, terms: Sequence[str], part: int) -> None:
+    """Each of `terms` held in more than MAX_PARTS parts becomes one part: `part`."""
+    crowded = [
+        term
+        for term in terms
+        if conn.execute("SELECT COUNT(*) FROM term_instances WHERE term = ?", (term,)).fetchone()[0]
+        > MAX_PARTS
+    ]
+    if not crowded:
+        return
+    size = int(conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM chunks").fetchone()[0])
+    deleted = gone(conn, size)
+    for term in crowded:
+        merged = read(conn, term, deleted)
+        conn.execute("DELETE FROM term_instances WHERE term = ?", (term,))
+        conn.execute(
+            "INSERT INTO term_instances(term, part, instances) VALUES (?, ?, ?)",
+            (term, part, merged.tobytes()),
+        )
