@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from itertools import pairwise
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -93,40 +94,54 @@ def write_changes(
     _merge(conn, [term for term, _ in found], part)
 
 
-def gone(conn: sqlite3.Connection, size: int) -> NDArray[np.int64]:
-    """The part each row id was last deleted in (0: never), for ids below `size` and
-    every id deleted."""
+class Deleted(NamedTuple):
+    """The part each row id was last deleted in (0: never), and the latest such part."""
+
+    parts: NDArray[np.int64]
+    latest: int
+
+
+def gone(conn: sqlite3.Connection, size: int) -> Deleted:
+    """`Deleted` for ids below `size` and every id deleted."""
     pairs = conn.execute("SELECT id, part FROM instances_gone").fetchall()
     ids = np.array([p[0] for p in pairs], dtype=np.int64)
     parts = np.array([p[1] for p in pairs], dtype=np.int64)
     out = np.zeros(max(size, int(ids.max(initial=-1)) + 1), dtype=np.int64)
     out[ids] = parts
-    return out
+    return Deleted(out, int(parts.max(initial=0)))
 
 
-def read(conn: sqlite3.Connection, term: str, deleted: NDArray[np.int64]) -> NDArray[np.int64]:
+def read(conn: sqlite3.Connection, term: str, deleted: Deleted) -> NDArray[np.int64]:
     """Every live instance of `term`, sorted (row, column, offset); `deleted` from
     `gone`. Raises Corrupt when an instance's row is past every row the index had."""
     found = conn.execute(
-        "SELECT part, instances FROM term_instances WHERE term = ?", (term,)
+        "SELECT part, instances FROM term_instances WHERE term = ? ORDER BY part", (term,)
     ).fetchall()
     return _alive(((int(p), bytes(b)) for p, b in found), deleted)
 
 
-def _alive(parts: Iterable[tuple[int, bytes]], deleted: NDArray[np.int64]) -> NDArray[np.int64]:
+def _alive(parts: Iterable[tuple[int, bytes]], deleted: Deleted) -> NDArray[np.int64]:
     arrays = []
     for part, blob in parts:
         instances = np.frombuffer(blob, dtype=np.int64)
-        rows = instances >> ROW
-        if len(rows) and int(rows[-1]) >= len(deleted):
-            raise Corrupt(f"term_instances names row {int(rows[-1])}, which the index never had")
-        keep = deleted[rows] <= part
-        arrays.append(instances if keep.all() else instances[keep])
+        if len(instances) and int(instances[-1] >> ROW) >= len(deleted.parts):
+            row = int(instances[-1] >> ROW)
+            raise Corrupt(f"term_instances names row {row}, which the index never had")
+        if part < deleted.latest:  # a part written after every deletion holds no dead row
+            keep = deleted.parts[instances >> ROW] <= part
+            instances = instances if keep.all() else instances[keep]
+        arrays.append(instances)
     if not arrays:
         return np.zeros(0, dtype=np.int64)
     if len(arrays) == 1:
         return arrays[0]
-    return np.sort(np.concatenate(arrays))
+    joined = np.concatenate(arrays)
+    # a refresh gives its rows ids above every live one (`MAX(id) + 1`): parts in part
+    # order are usually sorted already
+    ends = [(int(a[0]), int(a[-1])) for a in arrays if len(a)]
+    if all(prev[1] < nxt[0] for prev, nxt in pairwise(ends)):
+        return joined
+    return np.sort(joined)
 
 
 def _grouped(conn: sqlite3.Connection, vocab: str) -> Iterator[tuple[str, bytes]]:

@@ -77,7 +77,7 @@ class Postings:
         — when those are fewer than k and the query has two words or more — rows holding
         any, each part in BM25 order (ties by row id), rows not `passing` left out. None
         when the query needs FTS5 itself."""
-        phrases = [self._tokenizer.tokens(term) for term in query_terms(query)]
+        phrases = self._tokenizer.tokens(query_terms(query))
         if any(not tokens for tokens in phrases):
             return None
         score = np.zeros(self.size, dtype=np.float64)
@@ -113,13 +113,16 @@ class Postings:
         first = self._postings(tokens[0])
         keep = None
         for shift, token in enumerate(tokens[1:], 1):  # the next token right after
-            follows = np.isin(first, self._postings(token) - shift, assume_unique=True)
+            follows = _within(first, self._postings(token) - shift)
             keep = follows if keep is None else keep & follows
         at = first if keep is None else first[keep]
         docs = at >> _DOC
-        rows, counts = np.unique(docs, return_counts=True)
         if not len(at):
-            return rows, np.zeros(len(rows), dtype=np.float64)
+            return docs, np.zeros(0, dtype=np.float64)
+        # sorted: a row's instances are next to each other
+        starts = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1])))
+        rows = docs[starts]
+        counts = np.diff(np.append(starts, len(docs)))
         # FTS5 adds one column weight per instance, in the row's order; so does bincount,
         # one by one in the array's order (bit-exact sums)
         which = np.repeat(np.arange(len(rows)), counts)
@@ -134,6 +137,14 @@ class Postings:
         held = instances.read(self.conn, token, self._deleted)
         self._instances.put(token, held, len(held))
         return held
+
+
+def _within(values: NDArray[np.int64], pool: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Which of `values` are in `pool` (sorted): `np.isin` without sorting both again."""
+    if not len(pool):
+        return np.zeros(len(values), dtype=np.bool_)
+    at = np.minimum(np.searchsorted(pool, values), len(pool) - 1)
+    return pool[at] == values
 
 
 def _best(rows: NDArray[np.int64], score: NDArray[np.float64], n: int) -> NDArray[np.int64]:
@@ -173,27 +184,30 @@ class _Lru(Generic[K, V]):
 
 
 class _Tokenizer:
-    """A quoted query term's tokens, as FTS5 reads the phrase: the index's tokenizer on
-    a scratch table (`fts5.scratch`)."""
+    """Quoted query terms' tokens, as FTS5 reads each phrase: the index's tokenizer on a
+    scratch table (`fts5.scratch`), the new terms of a query in one pass."""
 
     def __init__(self, option: str):
         self.option = option
         self.known: dict[str, list[str]] = {}
 
-    def tokens(self, term: str) -> list[str]:
-        found = self.known.get(term)
-        if found is None:
+    def tokens(self, terms: Sequence[str]) -> list[list[str]]:
+        new = [t for t in dict.fromkeys(terms) if t not in self.known]
+        if new:
+            if len(self.known) + len(new) > 4096:
+                self.known.clear()
+                new = list(dict.fromkeys(terms))
+            found: dict[int, list[str]] = {n: [] for n in range(len(new))}
             conn = scratch(self.option)
             conn.execute("BEGIN")
             try:
-                conn.execute("INSERT INTO words(rowid, x) VALUES (1, ?)", (term,))
-                found = [str(t) for (t,) in conn.execute("SELECT term FROM tokens ORDER BY offset")]
+                conn.executemany("INSERT INTO words(rowid, x) VALUES (?, ?)", list(enumerate(new)))
+                for n, token in conn.execute("SELECT doc, term FROM tokens ORDER BY doc, offset"):
+                    found[int(n)].append(str(token))
             finally:
                 conn.execute("ROLLBACK")
-            if len(self.known) > 4096:
-                self.known.clear()
-            self.known[term] = found
-        return found
+            self.known.update((term, found[n]) for n, term in enumerate(new))
+        return [self.known[t] for t in terms]
 
 
 def _row_lengths(
