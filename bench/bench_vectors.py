@@ -43,7 +43,7 @@ from vouch.index import graph, vectors
 from vouch.search import access
 from vouch.store.kb import KB
 
-WIDE = 800  # engine.CANDIDATES (200) x access.OVERFETCH (4)
+WIDE = 200 * access.OVERFETCH  # engine.CANDIDATES (200) x access.OVERFETCH
 
 
 def _ms(fn: Any, items: list[Any]) -> list[float]:

@@ -13,7 +13,10 @@ from typing import Any
 
 from index_support import claim, commit, ids_of, index_dir, release_knowledge
 
-from vouch.index import Index, index_status, vectors
+from vouch.index import Index, graph, index_status, vectors
+from vouch.index.filters import Filters
+from vouch.index.status import vector_search
+from vouch.search import access
 from vouch.store.kb import KB
 
 QUERY = "rolling back a release"
@@ -99,8 +102,12 @@ def test_without_hnswlib_search_is_exact_and_a_later_hnswlib_adds_the_graph(kb: 
     finally:
         index.close()
     status = index_status(kb)
-    assert status["state"] == "fresh" and status["vector_search"] == "graph"
+    # built, and a warm process searches it from graph.EXACT_BELOW vectors on; this
+    # small index stays exact (as fast there, and exact)
+    assert status["state"] == "fresh" and status["vector_search"] == "exact"
     assert status["graph"] == {"installed": True, "built": True}
+    assert vector_search(256, True, graph.EXACT_BELOW)["vector_search"] == "graph"
+    assert vector_search(256, True, graph.EXACT_BELOW - 1)["vector_search"] == "exact"
 
 
 def test_an_index_with_a_graph_serves_where_hnswlib_is_missing(kb: KB) -> None:
@@ -128,3 +135,16 @@ def test_an_index_with_a_graph_serves_where_hnswlib_is_missing(kb: KB) -> None:
     finally:
         index.close()
     assert index_status(kb)["state"] == "fresh"
+
+
+def test_a_warm_process_searches_a_small_index_exactly(kb: KB) -> None:
+    """Below graph.EXACT_BELOW vectors the exact product is as fast as the graph and
+    exact: a warm process never loads the graph there."""
+    release_knowledge(kb)
+    warm: dict[str, object] = {}
+    for _ in range(3):
+        searcher = access.open_index(kb, warm)
+        hits = searcher.vector(QUERY, 5, Filters.of(kinds=("claim", "page")))
+        assert hits
+    assert searcher.searches > 1 and searcher.index._graph is None
+    assert not searcher.index.graph_pays()

@@ -37,6 +37,15 @@ ABSENT = (NO_GRAPH, 0)  # (sha256, size) as index_meta records no graph
 M = 12
 EF_CONSTRUCTION = 64
 EF_SEARCH = 96
+# Below this many vectors a warm process searches the matrix exactly: as fast as the
+# graph there (top 400 of 20k rows ~1 ms, of 100k ~10 ms against ~1.4 through the graph)
+# and exact (bench/RESULTS.md, issue 19).
+EXACT_BELOW = 20_000
+
+
+def pays(vector_rows: int) -> bool:
+    """Whether a warm process over `vector_rows` vectors searches through the graph."""
+    return vector_rows >= EXACT_BELOW
 
 
 @functools.cache

@@ -86,13 +86,14 @@ def _open_checked(kb: KB, settings: Settings) -> Index:
     raise store.Corrupt(found)
 
 
-def vector_search(dims: int, has_graph: bool) -> dict[str, Any]:
-    """Which vector search this environment runs over this index: `vector_search` exact
-    | graph | off, and `graph` {installed: hnswlib imports, built: the index has one}.
-    The graph serves warm processes only (a server's second search on); a cold command
-    always searches the matrix exactly."""
+def vector_search(dims: int, has_graph: bool, rows: int) -> dict[str, Any]:
+    """Which vector search this environment runs over this index of `rows` vectors:
+    `vector_search` exact | graph | off, and `graph` {installed: hnswlib imports, built:
+    the index has one}. The graph serves warm processes only (a server's second search
+    on) over indexes of graph.EXACT_BELOW vectors or more; a cold command always searches
+    the matrix exactly."""
     installed = graph.available()
-    mode = "off" if not dims else "graph" if installed else "exact"
+    mode = "off" if not dims else "graph" if installed and graph.pays(rows) else "exact"
     return {"vector_search": mode, "graph": {"installed": installed, "built": has_graph}}
 
 
@@ -117,7 +118,7 @@ def index_status(kb: KB) -> dict[str, Any]:
         "lexical": settings.lexical,
         "tokenizer": settings.tokenizer,
         "sizes": _sizes(directory),
-        **vector_search(settings.dims, False),
+        **vector_search(settings.dims, False, 0),
         "invalid": [],
         "invalid_files": 0,
     }
@@ -158,7 +159,7 @@ def index_status(kb: KB) -> dict[str, Any]:
                 index.conn.execute("SELECT COUNT(*) FROM vec_dirty").fetchone()[0]
             ),
         )
-        out.update(vector_search(settings.dims, meta.graph_size is not None))
+        out.update(vector_search(settings.dims, meta.graph_size is not None, meta.vector_rows))
     finally:
         index.close()
     return out
