@@ -43,7 +43,7 @@ from vouch.index import graph, vectors
 from vouch.search import access
 from vouch.store.kb import KB
 
-WIDE = 200 * access.OVERFETCH  # engine.CANDIDATES (200) x access.OVERFETCH
+WIDE = 200 * access.OVERFETCH  # a narrowing filter's: engine.CANDIDATES (200) x OVERFETCH
 
 
 def _ms(fn: Any, items: list[Any]) -> list[float]:

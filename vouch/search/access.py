@@ -29,13 +29,14 @@ from vouch.search.weighting import QUERY_STOPWORDS, STOPWORDS
 if TYPE_CHECKING:
     from vouch.store.kb import KB
 
-# A filtered vector search over the graph asks for k × OVERFETCH and keeps the k that
-# pass (the exact filtered search when fewer do); a filter that narrows nothing asks for
-# the k as wide. The graph's search width follows: at 100k turns, top 200 recall against
-# the exact search 0.978 at 800 wide (2.6 ms), 0.952 at 400 (1.4 ms), and the default
-# search's top 10 are the same in 99.65 % of places (bench/RESULTS.md, issue 19). Below
-# graph.EXACT_BELOW vectors the search is exact whatever the width.
-OVERFETCH = 2
+# The graph searches WIDTH × k wide for k neighbours: at 100k turns the exact top 200
+# is found 0.952 at 400 wide (1.4 ms), 0.978 at 800 (2.6 ms), and the default search's
+# top 10 are the same in 99.65 % of places (bench/RESULTS.md, issue 19); a filter that
+# narrows nothing searches as no filter does. A narrowing filter asks for k × OVERFETCH
+# and keeps the k that pass (the exact filtered search when fewer do). Below
+# graph.EXACT_BELOW vectors every vector search is exact.
+WIDTH = 2
+OVERFETCH = 4
 _LETTERS = re.compile(r"[^\W\d_]+")
 FRESHNESS_SECONDS = 2.0
 
@@ -158,11 +159,8 @@ class SearchIndex:
         qvec = self.query_vector(query)
         if self.searches > 1 and self.index.graph_pays():
             self.index.load_graph()  # unfiltered queries (and the over-fetch) use it
-        if not f:
-            return [(h.chunk_id, h.score) for h in self.index.vector(qvec, k)]
-        if self._narrows_nothing(f):  # what the over-fetch below would keep, cheaper
-            hits = self.index.vector(qvec, k, breadth=k * OVERFETCH)
-            return [(h.chunk_id, h.score) for h in hits]
+        if not f or self._narrows_nothing(f):
+            return [(h.chunk_id, h.score) for h in self.index.vector(qvec, k, breadth=k * WIDTH)]
         wide = self.index.vector(qvec, k * OVERFETCH)
         ok = self._passing([h.chunk_id for h in wide], f)
         kept = [(h.chunk_id, h.score) for h in wide if h.chunk_id in ok]
