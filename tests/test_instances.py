@@ -124,9 +124,11 @@ def test_a_row_no_index_had_is_damage_not_a_hit(kb: KB) -> None:
     conn = searcher.index.conn
     bogus = np.array([(10_000 << 32) | (2 << 28)], dtype=np.int64).tobytes()
     conn.execute("INSERT INTO term_instances VALUES ('zebra', 99, ?)", (bogus,))
+    conn.execute("INSERT INTO term_instances VALUES ('quokka', 99, ?)", (b"\x01\x02\x03",))
     searcher.steady = (searcher.revision, 2)  # a warm process: ranks from the instances
-    with pytest.raises(IndexUnusable):
-        searcher.lexical("zebra", 10, Filters.of(kinds=SEARCH_KINDS))
+    for word in ("zebra", "quokka"):
+        with pytest.raises(IndexUnusable):
+            searcher.lexical(word, 10, Filters.of(kinds=SEARCH_KINDS))
 
 
 def test_parts_read_together_are_one_sorted_array() -> None:

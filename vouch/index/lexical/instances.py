@@ -123,6 +123,8 @@ def read(conn: sqlite3.Connection, term: str, deleted: Deleted) -> NDArray[np.in
 def _alive(parts: Iterable[tuple[int, bytes]], deleted: Deleted) -> NDArray[np.int64]:
     arrays = []
     for part, blob in parts:
+        if len(blob) % 8:
+            raise Corrupt(f"term_instances holds a blob of {len(blob)} bytes (not int64s)")
         instances = np.frombuffer(blob, dtype=np.int64)
         if len(instances) and int(instances[-1] >> ROW) >= len(deleted.parts):
             row = int(instances[-1] >> ROW)
