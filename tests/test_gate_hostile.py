@@ -376,6 +376,38 @@ def test_a_committed_index_link_is_never_followed(kb: KB, run_cli, tmp_path: Pat
     assert sorted(p.name for p in outside.iterdir()) == [".build-keep", "search.db"]
 
 
+@pytest.mark.parametrize("link", [".vouch", ".vouch/searches.log.jsonl"])
+def test_a_search_never_logs_through_a_committed_link(
+    kb: KB, run_cli, tmp_path: Path, link: str
+) -> None:
+    """The search log is local state: `.vouch` (or the log itself) committed as a link
+    out of the repository gets no line appended where it points; the search works."""
+    import shutil
+
+    (kb.root / "doc.md").write_text("Deploys roll back with the release script.\n")
+    assert run_cli("source", "add", "doc.md", cwd=kb.root).code == 0
+    outside = tmp_path / "outside"
+    if link == ".vouch":
+        shutil.copytree(kb.dir, outside)
+        git(kb.root, "rm", "-rq", "--cached", ".vouch")
+        shutil.rmtree(kb.dir)
+        kb.dir.symlink_to(outside)
+        git(kb.root, "add", ".vouch")
+        git(kb.root, "commit", "-qm", "a linked .vouch")
+        victim = outside / "searches.log.jsonl"
+        victim.unlink(missing_ok=True)
+    else:
+        outside.mkdir()
+        victim = outside / "log"
+        victim.write_text("mine\n")
+        _commit_link(kb, kb.dir / "searches.log.jsonl", victim)
+    res = run_cli("search", "roll back deploys", "--json", cwd=kb.root)
+    assert res.code == 0 and res.json()["results"], res.err
+    assert (victim.read_text() if victim.exists() else None) == (
+        None if link == ".vouch" else "mine\n"
+    )
+
+
 @pytest.mark.parametrize("link", ["locks", "locks/write.lock"])
 def test_a_committed_lock_link_refuses_every_write(
     kb: KB, run_cli, tmp_path: Path, link: str

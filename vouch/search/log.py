@@ -47,8 +47,11 @@ def record(
     # a read-only checkout can still search; the log is a convenience, so it is not
     # fsync'ed (that can cost a cold search several ms on a real disk): one O_APPEND
     # write keeps every line whole, and a crash loses at most the last entries
-    with contextlib.suppress(OSError):
-        fd = os.open(log_path(vouch_dir), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    if os.path.islink(vouch_dir):
+        return  # a committed link would lead the write out of the repository
+    with contextlib.suppress(OSError):  # O_NOFOLLOW: nor through a linked log (ELOOP)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(log_path(vouch_dir), flags, 0o644)
         try:
             os.write(fd, line)
         finally:
