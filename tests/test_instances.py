@@ -69,7 +69,13 @@ def _text(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 12)))
 
 
-def test_kept_instances_are_fts5s_own_after_every_write(kb: KB) -> None:
+@pytest.mark.parametrize("compact_at", [instances.COMPACT_AT, 12])
+def test_kept_instances_are_fts5s_own_after_every_write(
+    kb: KB, monkeypatch: pytest.MonkeyPatch, compact_at: int
+) -> None:
+    """...and after compactions, when a few deleted ids are already too many."""
+    monkeypatch.setattr(instances, "COMPACT_AT", compact_at)
+    compacted = False
     rng = random.Random(3)
     files = []
     for _ in range(30):
@@ -101,6 +107,12 @@ def test_kept_instances_are_fts5s_own_after_every_write(kb: KB) -> None:
         gone = conn.execute("SELECT id FROM instances_gone WHERE part = ?", (part,)).fetchall()
         reused = reused or any(int(i) in now for (i,) in gone)
         assert _kept(conn) == _fts5s_own(conn), round_
+        kept = conn.execute("SELECT COUNT(*) FROM instances_gone").fetchone()[0]
+        assert kept <= compact_at
+        compacted = compacted or (kept == 0 and round_ > 0)
+    if compact_at < instances.COMPACT_AT:
+        assert compacted
+        return
     assert reused  # an id deleted and given to a new chunk: its old instances are dead
     parts = conn.execute("SELECT term, COUNT(*) FROM term_instances GROUP BY term").fetchall()
     assert max(n for _, n in parts) <= instances.MAX_PARTS

@@ -15,7 +15,8 @@ instances as sorted int64 `row << 32 | column << 28 | offset`, read back with on
   tokenizer and columns (`fts5.scratch`), as the next part; the ids it deletes go into
   `instances_gone` with that part. Chunk ids are reused (`MAX(id) + 1`), so an instance
   is alive when its part is not older than its row's last deletion.
-- A term written in more than MAX_PARTS parts is merged into one.
+- A term written in more than MAX_PARTS parts is merged into one; past COMPACT_AT
+  deleted ids every term is, and the deletions are forgotten.
 
 Both tables are written in the transaction that changes `chunks`, so they cannot drift
 from FTS5 (tests/test_instances.py compares them with `fts5vocab` after random writes).
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
 ROW, COLUMN = 32, 28  # an instance as one int64: row << 32 | column << 28 | offset
 PART_META = "instances_part"  # index_meta: the last part written
 MAX_PARTS = 8
+# Deleted ids kept before every term is rewritten without its dead instances and the
+# list starts afresh (a warm process reads the list once per index revision).
+COMPACT_AT = 20_000
 _CASE = " ".join(f"WHEN '{name}' THEN {n}" for n, name in enumerate(COLUMNS))
 _ALL = "vouch_all_instances"  # a temp fts5vocab table while a full build reads
 
@@ -66,8 +70,14 @@ def write_changes(
         "INSERT OR REPLACE INTO instances_gone(id, part) VALUES (?, ?)",
         [(int(r), part) for r in removed],
     )
-    if not added:
-        return
+    if added:
+        _add(conn, part, added)
+    gone_rows = int(conn.execute("SELECT COUNT(*) FROM instances_gone").fetchone()[0])
+    if gone_rows > COMPACT_AT:
+        _compact(conn, part)
+
+
+def _add(conn: sqlite3.Connection, part: int, added: Sequence[int]) -> None:
     rows: list[tuple[object, ...]] = []
     ids = sorted(int(a) for a in added)
     for start in range(0, len(ids), 500):
@@ -176,3 +186,19 @@ def _merge(conn: sqlite3.Connection, terms: Sequence[str], part: int) -> None:
             "INSERT INTO term_instances(term, part, instances) VALUES (?, ?, ?)",
             (term, part, merged.tobytes()),
         )
+
+
+def _compact(conn: sqlite3.Connection, part: int) -> None:
+    """Every term as one part, `part`, without its dead instances; no deletions kept."""
+    size = int(conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM chunks").fetchone()[0])
+    deleted = gone(conn, size)
+    terms = [str(t) for (t,) in conn.execute("SELECT DISTINCT term FROM term_instances")]
+    for term in terms:
+        alive = read(conn, term, deleted)
+        conn.execute("DELETE FROM term_instances WHERE term = ?", (term,))
+        if len(alive):
+            conn.execute(
+                "INSERT INTO term_instances(term, part, instances) VALUES (?, ?, ?)",
+                (term, part, alive.tobytes()),
+            )
+    conn.execute("DELETE FROM instances_gone")
