@@ -169,30 +169,23 @@ def _grouped(conn: sqlite3.Connection, vocab: str) -> Iterator[tuple[str, bytes]
 
 def _merge(conn: sqlite3.Connection, terms: Sequence[str], part: int) -> None:
     """Each of `terms` held in more than MAX_PARTS parts becomes one part: `part`."""
-    crowded = [
-        term
-        for term in terms
-        if conn.execute("SELECT COUNT(*) FROM term_instances WHERE term = ?", (term,)).fetchone()[0]
-        > MAX_PARTS
-    ]
-    if not crowded:
-        return
-    size = int(conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM chunks").fetchone()[0])
-    deleted = gone(conn, size)
-    for term in crowded:
-        merged = read(conn, term, deleted)
-        conn.execute("DELETE FROM term_instances WHERE term = ?", (term,))
-        conn.execute(
-            "INSERT INTO term_instances(term, part, instances) VALUES (?, ?, ?)",
-            (term, part, merged.tobytes()),
-        )
+    count = "SELECT COUNT(*) FROM term_instances WHERE term = ?"
+    crowded = [t for t in terms if conn.execute(count, (t,)).fetchone()[0] > MAX_PARTS]
+    if crowded:
+        _rewrite(conn, crowded, part)
 
 
 def _compact(conn: sqlite3.Connection, part: int) -> None:
     """Every term as one part, `part`, without its dead instances; no deletions kept."""
+    terms = [str(t) for (t,) in conn.execute("SELECT DISTINCT term FROM term_instances")]
+    _rewrite(conn, terms, part)
+    conn.execute("DELETE FROM instances_gone")
+
+
+def _rewrite(conn: sqlite3.Connection, terms: Sequence[str], part: int) -> None:
+    """Each of `terms` as one part, `part`, holding its live instances only."""
     size = int(conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM chunks").fetchone()[0])
     deleted = gone(conn, size)
-    terms = [str(t) for (t,) in conn.execute("SELECT DISTINCT term FROM term_instances")]
     for term in terms:
         alive = read(conn, term, deleted)
         conn.execute("DELETE FROM term_instances WHERE term = ?", (term,))
@@ -201,4 +194,3 @@ def _compact(conn: sqlite3.Connection, part: int) -> None:
                 "INSERT INTO term_instances(term, part, instances) VALUES (?, ?, ?)",
                 (term, part, alive.tobytes()),
             )
-    conn.execute("DELETE FROM instances_gone")
