@@ -11,6 +11,7 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
 from index_support import claim, commit, ids_of, index_dir, release_knowledge
 
 from vouch.index import Index, graph, index_status, vectors
@@ -148,3 +149,18 @@ def test_a_warm_process_searches_a_small_index_exactly(kb: KB) -> None:
         assert hits
     assert searcher.searches > 1 and searcher.index._graph is None
     assert not searcher.index.graph_pays()
+
+
+def test_a_damaged_index_fails_the_graph_load_as_e002(kb: KB) -> None:
+    """A read that fails while a warm process loads the graph is the index's damage
+    (E002, rebuilt on the next open), never a traceback."""
+    from vouch.errors import IndexUnusable
+
+    release_knowledge(kb)
+    index = Index.open(kb)
+    try:
+        index.conn.execute("DROP TABLE vec_dirty")
+        with pytest.raises(IndexUnusable):
+            index.load_graph()
+    finally:
+        index.close()

@@ -184,11 +184,11 @@ class Index(IndexHandle):
                         self._wordpiece = self.directory / vectors.WORDPIECE
         return self._wordpiece
 
-    @_guarded
     def graph_pays(self) -> bool:
         """Whether this index is big enough for a warm process to search the graph."""
         return graph.pays(self.meta.vector_rows)
 
+    @_guarded
     def load_graph(self) -> bool:
         """Load the HNSW graph for repeated queries (a warm server) when hnswlib is
         installed. A graph that fails its checksum, or an index built without one, is
