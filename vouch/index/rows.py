@@ -46,7 +46,7 @@ class ChunkInfo:
         return asdict(self)
 
 
-def _by_id(
+def by_id(
     conn: sqlite3.Connection, sql: str, chunk_ids: Iterable[int], params: Iterable[Any] = ()
 ) -> Iterator[Any]:
     """The rows of `sql` (its `{marks}` the ids' placeholders, after `params`) for the
@@ -59,7 +59,7 @@ def _by_id(
 def chunks(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> dict[int, ChunkInfo]:
     """Chunk metadata by id; ids no longer in the index are left out."""
     rows = list(
-        _by_id(
+        by_id(
             conn,
             "SELECT c.id, c.kind, c.object_id, c.title, c.path, c.type, c.status, "
             "c.format, c.section, c.page, c.chunk_index, c.total_chunks, c.start_line, "
@@ -106,13 +106,13 @@ def chunks(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> dict[int, Chun
 def texts(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> dict[int, str]:
     """Chunk text by id (what `chunks` gives, just the text)."""
     sql = "SELECT id, text FROM chunks WHERE id IN ({marks})"
-    return {int(cid): str(text) for cid, text in _by_id(conn, sql, chunk_ids)}
+    return {int(cid): str(text) for cid, text in by_id(conn, sql, chunk_ids)}
 
 
 def kinds(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> dict[int, tuple[str, str]]:
     """(kind, status) by chunk id: what the ranking prior needs of every candidate."""
     sql = "SELECT id, kind, status FROM chunks WHERE id IN ({marks})"
-    return {int(cid): (str(k), str(s)) for cid, k, s in _by_id(conn, sql, chunk_ids)}
+    return {int(cid): (str(k), str(s)) for cid, k, s in by_id(conn, sql, chunk_ids)}
 
 
 def neighbour_pairs(
@@ -126,7 +126,7 @@ def neighbour_pairs(
         "AND n.id != h.id WHERE h.id IN ({marks}) AND h.turn IS NOT NULL "
         "ORDER BY h.id, n.turn, n.id"
     )
-    return [(int(h), int(n)) for h, n in _by_id(conn, sql, chunk_ids, [around, around])]
+    return [(int(h), int(n)) for h, n in by_id(conn, sql, chunk_ids, [around, around])]
 
 
 def turn_links(
@@ -145,7 +145,7 @@ def turn_links(
     )
     near: dict[int, list[int]] = {}
     speakers: dict[int, str] = {}
-    for hit, said, other, other_said in _by_id(conn, sql, chunk_ids, params):
+    for hit, said, other, other_said in by_id(conn, sql, chunk_ids, params):
         links = near.setdefault(int(hit), [])
         speakers[int(hit)] = str(said or "")
         if other is not None:

@@ -157,10 +157,7 @@ class TurnMap:
         the neighbours that pass (`passing[id]`; None: every chunk passes)."""
         import numpy as np
 
-        turns = self._turns(chunk_ids)
-        counts = self._count[turns]
-        target = self._flat[_spans(self._start[turns], counts)]
-        source = np.repeat(turns, counts)
+        turns, source, target = self._pairs(chunk_ids)
         if passing is not None:
             inside = target < len(passing)
             ok = np.zeros(len(target), np.bool_)
@@ -171,9 +168,17 @@ class TurnMap:
     def around(self, chunk_ids: Iterable[int]) -> list[tuple[int, int]]:
         """`Index.neighbours`' pairs from memory: (turn chunk, chunk beside it), by the
         turn chunk's id, then the neighbours' turn order; no filter."""
+        _, source, target = self._pairs(chunk_ids)
+        return list(zip(source.tolist(), target.tolist(), strict=True))
+
+    def _pairs(
+        self, chunk_ids: Iterable[int]
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+        """The turn chunks among `chunk_ids` (sorted), and each one's neighbours as
+        (source, target) pairs: by source, then the neighbours' turn order."""
         import numpy as np
 
         turns = self._turns(chunk_ids)
         counts = self._count[turns]
         target = self._flat[_spans(self._start[turns], counts)]
-        return list(zip(np.repeat(turns, counts).tolist(), target.tolist(), strict=True))
+        return turns, np.repeat(turns, counts), target

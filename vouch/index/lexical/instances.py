@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from vouch.index.lexical.fts5 import COLUMNS, scratch, tokenize_option
-from vouch.index.store import Corrupt
+from vouch.index.rows import by_id
+from vouch.index.store import Corrupt, in_batches
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -78,15 +79,9 @@ def write_changes(
 
 
 def _add(conn: sqlite3.Connection, part: int, added: Sequence[int]) -> None:
-    rows: list[tuple[object, ...]] = []
-    ids = sorted(int(a) for a in added)
-    for start in range(0, len(ids), 500):
-        batch = ids[start : start + 500]
-        rows += conn.execute(
-            f"SELECT id, {', '.join(COLUMNS)} FROM chunks "
-            f"WHERE id IN ({','.join('?' * len(batch))})",
-            batch,
-        ).fetchall()
+    rows = list(
+        by_id(conn, f"SELECT id, {', '.join(COLUMNS)} FROM chunks WHERE id IN ({{marks}})", added)
+    )
     table = scratch(tokenize_option(conn))
     table.execute("BEGIN")  # rolled back: the scratch table stays empty
     try:
@@ -169,10 +164,15 @@ def _grouped(conn: sqlite3.Connection, vocab: str) -> Iterator[tuple[str, bytes]
 
 def _merge(conn: sqlite3.Connection, terms: Sequence[str], part: int) -> None:
     """Each of `terms` held in more than MAX_PARTS parts becomes one part: `part`."""
-    count = "SELECT COUNT(*) FROM term_instances WHERE term = ?"
-    crowded = [t for t in terms if conn.execute(count, (t,)).fetchone()[0] > MAX_PARTS]
+    crowded: list[tuple[str]] = []
+    for batch, marks in in_batches(terms):
+        crowded += conn.execute(
+            f"SELECT term FROM term_instances WHERE term IN ({marks}) "
+            f"GROUP BY term HAVING COUNT(*) > {MAX_PARTS}",
+            batch,
+        ).fetchall()
     if crowded:
-        _rewrite(conn, crowded, part)
+        _rewrite(conn, [str(term) for (term,) in crowded], part)
 
 
 def _compact(conn: sqlite3.Connection, part: int) -> None:
