@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
@@ -22,8 +21,10 @@ from vouch.methods import registry as ops
 from vouch.methods.context import CallContext
 
 
-@dataclass(frozen=True)
-class Custom:
+class Custom(NamedTuple):
+    """A method's command-line extras: options beyond its parameters, and a `run` that
+    calls it in place of the generated command's."""
+
     options: Callable[[], list[click.Parameter]] = lambda: []
     run: Callable[[ops.Method, CallContext, Output, dict[str, Any]], None] | None = None
 

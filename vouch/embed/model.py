@@ -28,9 +28,8 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vouch.embed import fitted, wordpiece
 from vouch.embed.table import NotTableModel, TableEncoder
@@ -53,8 +52,7 @@ def default_model_dir() -> Path:
     return Path(__file__).parent.parent / "models" / DEFAULT_NAME
 
 
-@dataclass(frozen=True)
-class ModelRef:
+class ModelRef(NamedTuple):
     """Which model the configuration names, identified without loading it."""
 
     name: str  # "default" or the configured path

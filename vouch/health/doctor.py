@@ -156,7 +156,7 @@ def known_keys() -> dict[str, Any]:
     from vouch.search.ranking import Tuning
 
     known = _flatten(parse(template_text(CONFIG_NAME), where="default config"))
-    for name in Tuning.__dataclass_fields__:
+    for name in Tuning._fields:
         known.setdefault(f"search.{name}", None)
     for key in _EXTRA_KEYS:
         known.setdefault(key, None)

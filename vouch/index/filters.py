@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
 def ascii_fold(text: str) -> str:
@@ -19,8 +19,7 @@ def _tuple(values: Iterable[str] | str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(str(v) for v in values))
 
 
-@dataclass(frozen=True)
-class Filters:
+class Filters(NamedTuple):
     """Each field narrows the result; within one field values are alternatives (OR),
     except `tags`, where a document must carry every tag (AND)."""
 

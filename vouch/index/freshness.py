@@ -13,9 +13,10 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vouch.errors import GitFailure
 
@@ -28,8 +29,10 @@ RACY_SECONDS = 2.0
 _SKIP_DIRS = frozenset(("index", "locks"))  # derived and local state, gitignored
 
 
-@dataclass(frozen=True)
-class State:
+_EMPTY: Mapping[str, Any] = MappingProxyType({})  # a default no state can change
+
+
+class State(NamedTuple):
     """`.vouch` content: HEAD's tree for it plus work-tree changes (path → blob, or None
     when the file is deleted). Paths are relative to `.vouch/`.
 
@@ -39,8 +42,8 @@ class State:
     """
 
     tree: str
-    dirty: dict[str, str | None] = field(default_factory=dict)
-    stamps: dict[str, int] = field(default_factory=dict, compare=False)
+    dirty: Mapping[str, str | None] = _EMPTY
+    stamps: Mapping[str, int] = _EMPTY
 
     @property
     def source_hash(self) -> str:
@@ -48,10 +51,10 @@ class State:
         return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
     def dirty_json(self) -> str:
-        return json.dumps(self.dirty, sort_keys=True, separators=(",", ":"))
+        return json.dumps(dict(self.dirty), sort_keys=True, separators=(",", ":"))
 
     def stamps_json(self) -> str:
-        return json.dumps(self.stamps, sort_keys=True, separators=(",", ":"))
+        return json.dumps(dict(self.stamps), sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_meta(cls, tree: str, dirty: str, stamps: str | None = None) -> State:

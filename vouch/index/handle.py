@@ -239,7 +239,7 @@ class IndexHandle:
     def _keep_stamps(self, now: freshness.State) -> None:
         """Record directory stamps that became trustworthy since the index was written, so
         the next check skips those directories; skipped when another writer is busy."""
-        if now.stamps_json() == self.meta.values.get("stamps"):
+        if now.stamps == state.indexed_state(self.meta).stamps:
             return
         try:
             with state.index_lock(self.directory, timeout=0):

@@ -26,8 +26,8 @@ import errno
 import hashlib
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 ENV = "VOUCH_INDEX_DIR"
 INDEX_DIR = "index"
@@ -36,8 +36,9 @@ REPOSITORY, CACHE, ENVIRONMENT = "repository", "cache", "environment"
 _DENIED = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
-@dataclass(frozen=True)
-class Location:
+class Location(NamedTuple):
+    """Where an index lives, and which of the three places that is."""
+
     path: Path
     kind: str  # REPOSITORY | CACHE | ENVIRONMENT
 

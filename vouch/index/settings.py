@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from vouch.embed import model as embed
 from vouch.errors import UsageError
@@ -12,8 +12,9 @@ from vouch.index.lexical import BACKENDS
 from vouch.store.kb import KB
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
+    """The index a knowledge base's configuration asks for, and where it lives."""
+
     kb_path: str  # canonical path of the .vouch directory this index belongs to
     lexical: str  # fts5 | whoosh
     model: embed.ModelRef | None  # None: embeddings disabled (lexical-only)
@@ -56,7 +57,7 @@ class Settings:
         """These settings with the index in the per-user cache: where it goes when
         `.vouch/index/` turned out not to be writable after all."""
         found = location.in_cache(self.kb_path)
-        return replace(self, index_dir=found.path, where=found.kind)
+        return self._replace(index_dir=found.path, where=found.kind)
 
     def mismatch(self, meta: store.Meta) -> str | None:
         """Why an index built under `meta` cannot serve these settings (None: it can).

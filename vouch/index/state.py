@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from vouch.core.lock import file_lock
@@ -54,7 +53,12 @@ def index_lock(directory: Path, timeout: float = 120.0) -> Iterator[None]:
 
 
 def indexed_state(meta: store.Meta) -> freshness.State:
-    """The git identity the index was built from (validated when the index was opened)."""
+    """The git identity the index was built from (validated when the index was opened;
+    parsed once per `meta`: its stamps name every shard directory)."""
+    return meta.derived("state", _parsed_state)
+
+
+def _parsed_state(meta: store.Meta) -> freshness.State:
     return freshness.State.from_meta(meta["tree"], meta["dirty"], meta.values.get("stamps"))
 
 
@@ -68,14 +72,22 @@ def knowledge_changed(kb: KB, meta: store.Meta, now: freshness.State) -> bool:
         return True
 
 
-@dataclass
 class Counts:
     """What the index holds, kept in `index_meta` so status costs no table scan."""
 
-    by_kind: dict[str, int] = field(default_factory=dict)
-    by_format: dict[str, int] = field(default_factory=dict)
-    chunks: int = 0
-    vectors: int = 0
+    __slots__ = ("by_format", "by_kind", "chunks", "vectors")
+
+    def __init__(
+        self,
+        by_kind: dict[str, int] | None = None,
+        by_format: dict[str, int] | None = None,
+        chunks: int = 0,
+        vectors: int = 0,
+    ):
+        self.by_kind = {} if by_kind is None else by_kind
+        self.by_format = {} if by_format is None else by_format
+        self.chunks = chunks
+        self.vectors = vectors
 
     def add(self, kind: str, fmt: str, n: int = 1) -> None:
         self.by_kind[kind] = self.by_kind.get(kind, 0) + n

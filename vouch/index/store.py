@@ -9,10 +9,9 @@ search-index-lifecycle: "any read or parse failure"); callers rebuild, never cra
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from vouch.index import vectors
 from vouch.index.graph import NO_GRAPH
@@ -218,11 +217,21 @@ def finish_schema(conn: sqlite3.Connection) -> None:
             conn.execute(statement + "\nEND;")  # not executescript: it would COMMIT
 
 
-@dataclass(frozen=True)
 class Meta:
-    """`index_meta`, parsed. Every field is present once validation passed."""
+    """`index_meta`, parsed. Every field is present once validation passed. A Meta
+    never changes: what is derived from it is worked out once (`derived`)."""
 
-    values: dict[str, str]
+    __slots__ = ("_derived", "values")
+
+    def __init__(self, values: dict[str, str]):
+        self.values = values
+        self._derived: dict[str, object] = {}
+
+    def derived(self, name: str, make: Callable[[Meta], T]) -> T:
+        """`make(self)`, made once per Meta and kept under `name`."""
+        if name not in self._derived:
+            self._derived[name] = make(self)
+        return cast(T, self._derived[name])
 
     def __getitem__(self, key: str) -> str:
         return self.values[key]

@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # numpy loads when a turn is ranked: a cold lexical search never needs it
     import numpy as np
@@ -46,8 +45,7 @@ class Speakers:
         return sorted(found)
 
 
-@dataclass(frozen=True)
-class TurnLinks:
+class TurnLinks(NamedTuple):
     """The turns among some chunks, with their neighbours: `source[i]` (a turn chunk,
     by id) sits beside `target[i]` (a turn of the same session that passes the search's
     filter), by source then the neighbours' turn order. `turns` are the turn chunks

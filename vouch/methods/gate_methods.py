@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from vouch.kinds import source as source_kind
@@ -84,8 +83,7 @@ def _register_gate() -> None:
                 _AGAIN,
             ),
             writes=True,
-            cli=replace(
-                _PROPOSED,
+            cli=_PROPOSED._replace(
                 names={
                     "evidence": ("--evidence", "--source"),
                     "entities": ("--entity",),
@@ -117,8 +115,7 @@ def _register_gate() -> None:
                 _AGAIN,
             ),
             writes=True,
-            cli=replace(
-                _PROPOSED,
+            cli=_PROPOSED._replace(
                 files=("body",),
                 names={"claims": ("--claim",), "entities": ("--entity",), "sources": ("--source",)},
             ),
@@ -139,7 +136,7 @@ def _register_gate() -> None:
                 _AGAIN,
             ),
             writes=True,
-            cli=replace(_PROPOSED, names={"aliases": ("--alias",)}),
+            cli=_PROPOSED._replace(names={"aliases": ("--alias",)}),
         )
     )
     register(
@@ -166,8 +163,7 @@ def _register_gate() -> None:
                 _AGAIN,
             ),
             writes=True,
-            cli=replace(
-                _PROPOSED,
+            cli=_PROPOSED._replace(
                 names={"source": ("--from",), "relation": ("--rel",), "target": ("--to",)},
             ),
         )

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from vouch.core import yamlio
 from vouch.errors import UsageError
@@ -34,12 +34,17 @@ class MethodNotFound(UsageError):
     """No such method (JSONL: method_not_found)."""
 
 
+_NONE: Mapping[str, Any] = MappingProxyType({})  # an empty mapping no declaration can change
+_HANDLERS: dict[str, Callable[..., Any]] = {}  # "module:function" → the function, once imported
+
+
 def string_list() -> dict[str, Any]:
     return {"type": "array", "items": {"type": "string"}}
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(NamedTuple):
+    """One parameter of a method: its JSON schema, default and what it means."""
+
     name: str
     schema: dict[str, Any]
     required: bool = False
@@ -66,8 +71,7 @@ class Param:
         return out
 
 
-@dataclass(frozen=True)
-class Cli:
+class Cli(NamedTuple):
     """How a method looks on the command line; `vouch/cli/build.py` makes the command.
 
     Every parameter becomes an option (`dry_run` → `--dry-run`) with the parameter's
@@ -78,10 +82,10 @@ class Cli:
 
     verb: tuple[str, ...] = ()  # the command path; () → the method name, dashed
     args: tuple[str, ...] = ()  # parameters given as positional arguments, in order
-    names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # option spellings
-    keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # object → --KEY
+    names: Mapping[str, tuple[str, ...]] = _NONE  # option spellings
+    keys: Mapping[str, tuple[str, ...]] = _NONE  # object → --KEY
     files: tuple[str, ...] = ()  # string parameters read from FILE (or - for stdin)
-    presets: Mapping[str, Any] = field(default_factory=dict)  # sent, never asked
+    presets: Mapping[str, Any] = _NONE  # sent, never asked
     repeat: bool = False  # the first argument takes many values: one call each
     human: str | None = None  # "module:function(result) -> str" for people
     emit: str | None = None  # "module:function(out, result)": prints instead of `human`
@@ -91,16 +95,16 @@ class Cli:
         return self.verb or (method_name.removeprefix("kb.").replace("_", "-"),)
 
 
-@dataclass(frozen=True)
-class Method:
+class Method(NamedTuple):
+    """A kb.* method: its name, scope, parameters, handler and command line."""
+
     name: str
     scope: str
     summary: str
     handler: str  # "module:function", called as function(ctx, **params)
     params: tuple[Param, ...] = ()
     writes: bool = False
-    cli: Cli = field(default_factory=Cli)
-    _resolved: list[Callable[..., Any]] = field(default_factory=list, compare=False, repr=False)
+    cli: Cli = Cli()
 
     @property
     def command(self) -> tuple[str, ...]:
@@ -165,10 +169,11 @@ class Method:
                 bound[p.name] = [resolve(v) if isinstance(v, str) else v for v in value]
 
     def function(self) -> Callable[..., Any]:
-        if not self._resolved:
+        found = _HANDLERS.get(self.handler)
+        if found is None:
             module, _, attr = self.handler.partition(":")
-            self._resolved.append(getattr(importlib.import_module(module), attr))
-        return self._resolved[0]
+            found = _HANDLERS[self.handler] = getattr(importlib.import_module(module), attr)
+        return found
 
     def describe(self) -> dict[str, Any]:
         return {

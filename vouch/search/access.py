@@ -14,7 +14,6 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vouch.core.progress import Progress
@@ -92,12 +91,17 @@ def passes(info: ChunkInfo, f: Filters) -> bool:
     )
 
 
-@dataclass
 class SearchIndex:
-    index: Index
-    searches: int = 0
-    checked: tuple[float, Any] = (0.0, None)  # (monotonic time, _signature) of last check
-    steady: tuple[str, int] = ("", 0)  # (corpus revision, searches of it so far)
+    """An open index as search reads it, with what a warm process remembers of it."""
+
+    __slots__ = ("checked", "index", "searches", "steady")
+
+    def __init__(self, index: Index):
+        self.index = index
+        self.searches = 0
+        # (monotonic time, _signature) of the last freshness check
+        self.checked: tuple[float, Any] = (0.0, None)
+        self.steady: tuple[str, int] = ("", 0)  # (corpus revision, searches of it so far)
 
     @property
     def warm(self) -> bool:

@@ -70,8 +70,6 @@ def kb_search(ctx: CallContext, query: str, envelope: bool = False, **params: An
     if request.rrf_k is not None:
         # an explicit k asks for textbook RRF: equal channel weights (the spec's worked
         # example), on every transport alike
-        from dataclasses import replace
-
-        request = replace(request, weights={})
+        request = request._replace(weights={})
     response = search(ctx.kb, request, warm=ctx.warm, progress=ctx.progress)
     return response if envelope else response["results"]

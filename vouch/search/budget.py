@@ -13,8 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from vouch.errors import UsageError
 
@@ -33,8 +32,9 @@ def estimate_tokens(value: Any) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-@dataclass(frozen=True)
-class Budgeted:
+class Budgeted(NamedTuple):
+    """The results a token budget keeps, whether it cut any, and the tokens used."""
+
     results: list[dict[str, Any]]
     truncated: bool
     tokens: int | None  # None when no budget was asked for

@@ -15,8 +15,7 @@ import binascii
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from vouch.errors import StaleCursor, UsageError
 
@@ -28,8 +27,10 @@ class InvalidCursor(UsageError):
     """A cursor that is not one of ours, or belongs to a different query."""
 
 
-@dataclass(frozen=True)
-class Cursor:
+class Cursor(NamedTuple):
+    """Where a page ends: the corpus revision and ranking it belongs to, its offset
+    into the ranking and the candidate depth the first page used."""
+
     revision: str
     fingerprint: str
     offset: int

@@ -14,8 +14,7 @@ import contextlib
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vouch.core.progress import Progress
 from vouch.errors import UsageError, VouchError
@@ -56,8 +55,9 @@ CANDIDATES = 200  # and never fewer than this (the fusion was tuned at 200): the
 MAX_TOP = 10_000  # results per page; more pages come through the cursor
 
 
-@dataclass(frozen=True)
-class SearchRequest:
+class SearchRequest(NamedTuple):
+    """One search as a caller asks for it; `checked` validates it and fills defaults."""
+
     query: str
     mode: str = "hybrid"
     top: int | None = None  # None: search.default_top
@@ -115,7 +115,7 @@ class SearchRequest:
         for flag, number in (("--threshold", self.threshold), ("--rrf-k", k)):
             if number is not None and not math.isfinite(number):
                 raise UsageError(f"{flag} must be a finite number")
-        return replace(self, query=text, top=top, rrf_k=k)
+        return self._replace(query=text, top=top, rrf_k=k)
 
 
 def _known(enum: str) -> tuple[str, ...]:
@@ -129,9 +129,13 @@ def _known(enum: str) -> tuple[str, ...]:
     return tuple(values)
 
 
-@dataclass
 class _Timer:
-    marks: dict[str, float] = field(default_factory=dict)
+    """Milliseconds spent per stage of one search (the trace's `timings`)."""
+
+    __slots__ = ("marks",)
+
+    def __init__(self) -> None:
+        self.marks: dict[str, float] = {}
 
     def add(self, name: str, started: float) -> None:
         self.marks[name] = self.marks.get(name, 0.0) + (time.perf_counter() - started) * 1000
@@ -197,7 +201,7 @@ def _search(
     if req.mode == "hybrid" and kb.config.get("embedding.enabled", True) is False:
         # a lexical-only knowledge base: the default search is lexical; only an explicit
         # vector request is an error (E107)
-        req = replace(req, mode="fts")
+        req = req._replace(mode="fts")
     assert req.top is not None and req.rrf_k is not None
     tuning = Tuning.from_config(kb.config)
     index = access.open_index(kb, warm, meanwhile=_embed_early(req), progress=progress)

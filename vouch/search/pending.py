@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vouch.index.filters import Filters
@@ -78,7 +78,7 @@ def _load(kb: KB, warm: dict[str, Any]) -> list[PendingChunk]:
             cache[proposal.commit] = found
         chunks.extend(cache[proposal.commit])
     return [
-        PendingChunk(replace(pc.info, chunk_id=-n), pc.proposal_id, pc.obj)
+        PendingChunk(pc.info._replace(chunk_id=-n), pc.proposal_id, pc.obj)
         for n, pc in enumerate(chunks, 1)
     ]
 

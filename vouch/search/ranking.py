@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vouch.errors import UsageError
 from vouch.search.fusion import ordered
@@ -28,8 +27,7 @@ SIMILARITY_FLOOR = 0.40
 FUSION_NORM = "minmax"  # how fusion.convex puts BM25 and cosine on one scale
 
 
-@dataclass(frozen=True)
-class Tuning:
+class Tuning(NamedTuple):
     """Knobs of the default hybrid ranking; `search.<name>` in config.yaml overrides each.
 
     The default is a convex combination of normalised scores (fusion.convex): BM25 and
@@ -61,7 +59,7 @@ class Tuning:
     @classmethod
     def from_config(cls, config: Config) -> Tuning:
         values = {}
-        for name in cls.__dataclass_fields__:
+        for name in cls._fields:
             raw = config.get(f"search.{name}", getattr(DEFAULTS, name))
             try:
                 values[name] = float(raw)
