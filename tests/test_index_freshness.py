@@ -97,3 +97,74 @@ def test_changed_paths_between_states(kb: KB) -> None:
     gone = freshness.State("0" * 40)
     with pytest.raises(freshness.HistoryGone):
         freshness.changed_paths(kb, gone, after)
+
+
+def _taken_over(kb: KB, previous: freshness.State) -> tuple[freshness.State, bool]:
+    """A check after `previous`, whether it took the staged paths over (ran no git walk
+    over HEAD's trees), and that it equals a check from scratch."""
+    probe = freshness.start(kb, previous)
+    reused = probe._staged is None
+    fast = probe.result()
+    full = freshness.current(kb)
+    assert (fast.tree, fast.dirty, fast.staged) == (full.tree, full.dirty, full.staged)
+    return fast, reused
+
+
+def test_staged_paths_are_taken_over_only_while_the_index_and_head_stay(
+    kb: KB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(freshness, "RACY_SECONDS", 0.0)  # trust the index file at once
+    first = claim(kb, "First claim about deploys")
+    commit(kb)
+    tracked = next((kb.dir / "claims").rglob(f"{first['id']}.yaml"))
+    repo_path = tracked.relative_to(kb.root).as_posix()
+
+    state = freshness.current(kb)
+    assert state.index_stamp and state.staged == ()
+    state, reused = _taken_over(kb, state)
+    assert reused and state.dirty == {}
+
+    tracked.write_text(tracked.read_text() + "# staged edit\n")
+    git(kb.root, "add", str(tracked))
+    state, reused = _taken_over(kb, state)
+    assert not reused and state.staged == (repo_path,) and len(state.dirty) == 1
+    state, reused = _taken_over(kb, state)
+    assert reused and state.staged == (repo_path,)  # nothing moved: taken over
+
+    git(kb.root, "commit", "-qm", "the edit")  # writes the index and moves HEAD
+    state, reused = _taken_over(kb, state)
+    assert not reused and state.staged == () and state.dirty == {}
+    state, reused = _taken_over(kb, state)
+    assert reused
+
+    # HEAD moves back; the index file is not written: its stamp alone would lie
+    git(kb.root, "reset", "-q", "--soft", "HEAD~1")
+    state, reused = _taken_over(kb, state)
+    assert state.staged == (repo_path,) and len(state.dirty) == 1
+
+    git(kb.root, "rm", "-q", "--cached", str(tracked))  # removed from the index only
+    state, reused = _taken_over(kb, state)
+    assert not reused and state.staged == (repo_path,)
+    assert state.dirty == {
+        tracked.relative_to(kb.dir).as_posix(): state.dirty[tracked.relative_to(kb.dir).as_posix()]
+    }
+
+
+def test_an_index_file_elsewhere_or_just_written_is_never_taken_over(
+    kb: KB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claim(kb, "Kept")
+    commit(kb)
+    index_file = kb.root / ".git" / "index"
+    assert freshness.current(kb).index_stamp == ""  # written within RACY_SECONDS
+    monkeypatch.setattr(freshness, "RACY_SECONDS", 0.0)
+    state = freshness.current(kb)
+    assert state.index_stamp
+    monkeypatch.setenv("GIT_INDEX_FILE", str(index_file))  # git's own variable moves it
+    probe = freshness.start(kb, state)
+    assert probe._staged is not None and probe.result().index_stamp == ""
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    restored = freshness.State.from_meta(
+        state.tree, state.dirty_json(), state.stamps_json(), state.index_stamp, '{"not": 1}'
+    )
+    assert restored.index_stamp == "" and restored.staged == ()  # not what we wrote

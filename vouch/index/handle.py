@@ -238,15 +238,29 @@ class IndexHandle:
 
     def _keep_stamps(self, now: freshness.State) -> None:
         """Record directory stamps that became trustworthy since the index was written, so
-        the next check skips those directories; skipped when another writer is busy."""
-        if now.stamps == state.indexed_state(self.meta).stamps:
+        the next check skips those directories, and what git's index held (the next
+        check takes the staged paths over while it stays as it is); skipped when another
+        writer is busy."""
+        kept = state.indexed_state(self.meta)
+        if (now.stamps, now.index_stamp, now.staged) == (
+            kept.stamps,
+            kept.index_stamp,
+            kept.staged,
+        ):
             return
         try:
             with state.index_lock(self.directory, timeout=0):
                 self.conn.execute("BEGIN IMMEDIATE")
                 try:
                     if store.read_meta(self.conn)["source_hash"] == now.source_hash:
-                        store.write_meta(self.conn, {"stamps": now.stamps_json()})
+                        store.write_meta(
+                            self.conn,
+                            {
+                                "stamps": now.stamps_json(),
+                                "index_stamp": now.index_stamp,
+                                "staged": now.staged_json(),
+                            },
+                        )
                     self.conn.execute("COMMIT")
                 except BaseException:
                     self.conn.execute("ROLLBACK")

@@ -313,4 +313,6 @@ def meta_values(
         "tree": state.tree,
         "dirty": state.dirty_json(),
         "stamps": state.stamps_json(),
+        "index_stamp": state.index_stamp,
+        "staged": state.staged_json(),
     }

@@ -59,7 +59,14 @@ def indexed_state(meta: store.Meta) -> freshness.State:
 
 
 def _parsed_state(meta: store.Meta) -> freshness.State:
-    return freshness.State.from_meta(meta["tree"], meta["dirty"], meta.values.get("stamps"))
+    values = meta.values
+    return freshness.State.from_meta(
+        meta["tree"],
+        meta["dirty"],
+        values.get("stamps"),
+        values.get("index_stamp"),
+        values.get("staged"),
+    )
 
 
 def knowledge_changed(kb: KB, meta: store.Meta, now: freshness.State) -> bool:
