@@ -359,3 +359,17 @@ def test_counting_by_name_agrees_with_listing(kb: KB) -> None:
     (shard / "notes.txt").write_text("x")
     assert kb.count(KINDS["claim"]) == len(kb.ids(KINDS["claim"])) == 12
     assert kb.count(KINDS["source"]) == len(kb.ids(KINDS["source"])) == 0
+
+
+def test_the_command_line_collects_cycles_rarely(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console entry point raises the cycle collector's first threshold: a command's
+    imports would otherwise be walked 20-50 times before it starts."""
+    import gc
+
+    before = gc.get_threshold()
+    monkeypatch.setattr(sys, "argv", ["vouch", "--version"])
+    try:
+        assert launch.run() == 0
+        assert gc.get_threshold() == (launch.GC_THRESHOLD, *before[1:])
+    finally:
+        gc.set_threshold(*before)
