@@ -2,8 +2,8 @@
 git's freshness check for a read.
 
 A cold `vouch search` spends ~100 ms importing click, the CLI and the index before it
-can ask git whether the index is fresh, and git then needs ~50 ms at 10k objects
-(~250 ms at 100k) to stat every tracked file. Started first, git works on the other core
+can ask git whether the index is fresh, and git then needs ~40 ms at 10k objects
+(~0.3 s at 100k) to stat every tracked file. Started first, git works on the other core
 while Python imports, and the search's freshness check takes its answer over
 (`vouch.index.freshness.prestart`). Only for commands that read (nothing they do
 before the check changes the files), and only for a knowledge base found the plain way:

@@ -273,7 +273,7 @@ def open_index(
 ) -> SearchIndex:
     """The knowledge base's index, fresh; reused from `warm` when this process has it.
 
-    A warm process (a server) skips the full freshness check (two git processes, ~0.1 s
+    A warm process (a server) skips the full freshness check (two git processes, ~45 ms
     at 10k objects) while the git/audit signature is unchanged and the last check is
     younger than `search.freshness_seconds` (default 2): anything vouch or git does is
     seen at once, a hand edit of an uncommitted file within that many seconds.
