@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Section:
+class Section(NamedTuple):
+    """One heading's section of a markdown text, with where it starts and ends."""
+
     heading: str  # "" for text before the first heading
     level: int  # 0 for text before the first heading
     start_line: int  # 1-based line where the heading's markup starts (or the first line)

@@ -178,9 +178,10 @@ class IndexHandle:
 
         Returns what was done, or None when the index was already fresh. The check costs
         a few git calls (~45 ms at 10k objects, ~0.3 s at 100k: git's stat of every
-        tracked file, `freshness.Probe`); a warm server answering many queries may pass `max_age` to skip checks
-        made less than that many seconds after the last one. Vector files found damaged
-        (here, or by an earlier query of this load) make it a rebuild.
+        tracked file, `freshness.Probe`); a warm server answering many queries may pass
+        `max_age` to skip checks made less than that many seconds after the last one.
+        Vector files found damaged (here, or by an earlier query of this load) make it a
+        rebuild.
         """
         if self._damaged is None and max_age and time.monotonic() - self._checked_at < max_age:
             if meanwhile is not None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from vouch.core import fastyaml, ids, yamlio
 from vouch.errors import CorruptFile, ValidationFailed
@@ -23,8 +23,10 @@ Obj = dict[str, Any]
 SCOPES = ("private", "project", "team", "public")
 
 
-@dataclass(frozen=True)
-class Field:
+class Field(NamedTuple):
+    """One field of a kind's schema: its type, whether it is required, its allowed
+    values, default and bounds."""
+
     name: str
     type: str  # str | text | float | int | bool | list | map | time
     required: bool = False
@@ -35,8 +37,7 @@ class Field:
     max: float | None = None
 
 
-@dataclass(frozen=True)
-class Chunk:
+class Chunk(NamedTuple):
     """One searchable piece of an object, as the index stores it."""
 
     kind: str
