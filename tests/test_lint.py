@@ -280,6 +280,7 @@ def test_staged_checks_what_a_commit_adds(reviewed: KB, run_cli: Any) -> None:
     git(reviewed.root, "add", "notes.txt")
     code, report = lint(run_cli, "--staged")
     assert code == 0 and report["issues"] == [] and report["checked"]["objects"] == 0
+    assert report["changed"] == 0 and report["verdict"] == "ok"
     cid = hand_claim(reviewed, "Nobody says so")
     edit(reviewed, claim_kind.KIND, cid, evidence=[])
     hand_claim(reviewed, "Not staged, not checked")
