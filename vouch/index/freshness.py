@@ -246,9 +246,13 @@ class Probe:
 
     def result(self) -> State:
         repo, prefix = self.kb.repo, self.prefix
-        tree = self._tree.output(check=False).strip()
-        unstaged = [p for p in self._files.output().split("\0") if p]
-        staged = self._staged_paths(tree)
+        try:
+            tree = self._tree.output(check=False).strip()
+            unstaged = [p for p in self._files.output().split("\0") if p]
+            staged = self._staged_paths(tree)
+        except BaseException:
+            self.close()  # a git that failed leaves none of the others running
+            raise
         changed = {p for p in (*staged, *unstaged) if p.startswith(prefix)}
         changed |= _untracked(self.kb, prefix, self.stamps, self.previous)
         present = sorted(p for p in changed if (self.kb.root / p).is_file())
