@@ -106,12 +106,20 @@ def corpus_kb(name: str, docs_dir: Path) -> KB:
 
 def collect(name: str, kb: KB, queries: list[Query], depth: int = DEPTH) -> list[Collected]:
     cache = OUT / f"{name}-lists.json"
+    from vouch.embed import model as embed
     from vouch.index.store import CHUNKER_VERSION, SCHEMA_VERSION
     from vouch.search.weighting import QUERY_STOPWORDS
 
     # what shapes the candidates: a change to any makes the cached lists stale (the
-    # schema version: the vectors' token weights came with schema 7)
-    shaping = [CHUNKER_VERSION, SCHEMA_VERSION, sorted(QUERY_STOPWORDS)]
+    # schema version: the vectors' token weights came with schema 7; the model's id
+    # changes with its files)
+    model = embed.resolve(kb.config, kb.root)
+    shaping = [
+        CHUNKER_VERSION,
+        SCHEMA_VERSION,
+        sorted(QUERY_STOPWORDS),
+        model.model_id if model else "none",
+    ]
     key = [CACHE_VERSION, depth, [q.query for q in queries], str(kb.root), shaping]
     if cache.is_file():
         saved = json.loads(cache.read_text())
