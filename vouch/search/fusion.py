@@ -40,9 +40,6 @@ class Fused:
         self.breakdown: dict[str, float | None] = {} if breakdown is None else breakdown
         self.ranks: dict[str, int] = {} if ranks is None else ranks
 
-    def __repr__(self) -> str:
-        return f"Fused({self.key!r}, {self.score!r}, {self.breakdown!r}, {self.ranks!r})"
-
 
 class Listed:
     """Candidates already ranked as objects, read as `ranked.Ranked` is read (a count,

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from vouch.index.filters import Filters
 from vouch.index.lexical.base import ChunkRow, LexicalHit, fts5_query
+from vouch.index.rows import by_id
 
 # bm25 column weights: a hit in a title or heading says more than one in running text.
 # The fourth column is a transcript turn's neighbouring turns (issue 19; empty for every
@@ -70,26 +72,14 @@ class Fts5Backend:
         snippet depends on nothing but the row and the query, and FTS5 cannot look rows
         up by id inside a MATCH — on the index itself it walks every row holding any of
         the words (~2 ms for 10 snippets at 100k turns, against ~0.5)."""
-        ids = sorted({int(c) for c in chunk_ids})
-        if not ids:
+        if not chunk_ids:
             return {}
-        columns = ", ".join(COLUMNS)
-        rows = conn.execute(
-            f"SELECT id, {columns} FROM chunks WHERE id IN ({','.join('?' * len(ids))})", ids
-        ).fetchall()
-        table = scratch(tokenize_option(conn))
-        table.execute("BEGIN")  # rolled back: nothing to delete, no segment written
-        try:
-            table.executemany(
-                f"INSERT INTO shown(rowid, {columns}) VALUES (?{', ?' * len(COLUMNS)})", rows
-            )
+        with shown(conn, chunk_ids) as table:
             found = table.execute(
                 f"SELECT rowid, snippet(shown, {COLUMNS.index('text')}, '[MATCH]', '[/MATCH]', "
                 f"'...', {SNIPPET_TOKENS}) FROM shown WHERE shown MATCH ?",
                 [fts5_query(query, True, unique=True)],
             ).fetchall()
-        finally:
-            table.execute("ROLLBACK")
         return {int(cid): str(snip or "") for cid, snip in found}
 
 
@@ -103,6 +93,32 @@ def tokenize_option(conn: sqlite3.Connection) -> str:
     row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()
     found = _OPTION.search(str(row[0]) if row else "")
     return found.group(1) if found else "'unicode61'"
+
+
+@contextlib.contextmanager
+def scratch_session(option: str) -> Iterator[sqlite3.Connection]:
+    """`scratch(option)` inside a transaction that is rolled back afterwards: what is
+    inserted meanwhile is never deleted, no segment is written, the tables stay empty."""
+    conn = scratch(option)
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("ROLLBACK")
+
+
+@contextlib.contextmanager
+def shown(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> Iterator[sqlite3.Connection]:
+    """The scratch table `shown` holding these chunks of the index `conn` (its columns,
+    its tokenizer, the same row ids), for the length of a `scratch_session`."""
+    sql = f"SELECT id, {', '.join(COLUMNS)} FROM chunks WHERE id IN ({{marks}})"
+    rows = list(by_id(conn, sql, chunk_ids))
+    with scratch_session(tokenize_option(conn)) as table:
+        table.executemany(
+            f"INSERT INTO shown(rowid, {', '.join(COLUMNS)}) VALUES (?{', ?' * len(COLUMNS)})",
+            rows,
+        )
+        yield table
 
 
 def scratch(option: str) -> sqlite3.Connection:

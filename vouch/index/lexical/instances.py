@@ -31,8 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from vouch.index.lexical.fts5 import COLUMNS, scratch, tokenize_option
-from vouch.index.rows import by_id
+from vouch.index.lexical.fts5 import COLUMNS, shown
 from vouch.index.store import Corrupt, in_batches
 
 if TYPE_CHECKING:
@@ -79,19 +78,8 @@ def write_changes(
 
 
 def _add(conn: sqlite3.Connection, part: int, added: Sequence[int]) -> None:
-    rows = list(
-        by_id(conn, f"SELECT id, {', '.join(COLUMNS)} FROM chunks WHERE id IN ({{marks}})", added)
-    )
-    table = scratch(tokenize_option(conn))
-    table.execute("BEGIN")  # rolled back: the scratch table stays empty
-    try:
-        table.executemany(
-            f"INSERT INTO shown(rowid, {', '.join(COLUMNS)}) VALUES (?{', ?' * len(COLUMNS)})",
-            rows,
-        )
+    with shown(conn, added) as table:
         found = list(_grouped(table, "shown_instances"))
-    finally:
-        table.execute("ROLLBACK")
     conn.executemany(
         "INSERT INTO term_instances(term, part, instances) VALUES (?, ?, ?)",
         [(term, part, blob) for term, blob in found],

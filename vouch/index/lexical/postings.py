@@ -32,7 +32,7 @@ import numpy as np
 
 from vouch.index.lexical import instances
 from vouch.index.lexical.base import LexicalHit, query_terms
-from vouch.index.lexical.fts5 import scratch, tokenize_option
+from vouch.index.lexical.fts5 import scratch_session, tokenize_option
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -198,14 +198,10 @@ class _Tokenizer:
                 self.known.clear()
                 new = list(dict.fromkeys(terms))
             found: dict[int, list[str]] = {n: [] for n in range(len(new))}
-            conn = scratch(self.option)
-            conn.execute("BEGIN")
-            try:
+            with scratch_session(self.option) as conn:
                 conn.executemany("INSERT INTO words(rowid, x) VALUES (?, ?)", list(enumerate(new)))
                 for n, token in conn.execute("SELECT doc, term FROM tokens ORDER BY doc, offset"):
                     found[int(n)].append(str(token))
-            finally:
-                conn.execute("ROLLBACK")
             self.known.update((term, found[n]) for n, term in enumerate(new))
         return [self.known[t] for t in terms]
 
