@@ -123,6 +123,34 @@ def test_any_model2vec_directory_can_be_configured(kb: KB) -> None:
         Index.open(KB(kb.dir))
 
 
+def test_a_retrained_model_of_the_same_shape_reembeds(kb: KB) -> None:
+    """A model retrained in place keeps its config and every file size (the bundled one
+    did when it was fitted with tokenlearn); the index must still notice and re-embed,
+    or it would compare new query vectors with the old model's chunk vectors."""
+    import shutil
+
+    mine = kb.root / "models" / "mine"
+    shutil.copytree(embed.default_model_dir(), mine)
+    cfg = kb.dir / "config.yaml"
+    cfg.write_text(cfg.read_text().replace("model: default", "model: models/mine"))
+    claim(kb, "Rollbacks use the ship tool")
+    commit(kb)
+    index = Index.open(KB(kb.dir))
+    before = index.meta["embedding_model"]
+    index.close()
+    weights = mine / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    for at in range(len(data) - 4096, len(data)):  # rows at the table's end, same size
+        data[at] = (data[at] + 1) % 256
+    weights.write_bytes(bytes(data))
+    index = Index.open(KB(kb.dir))
+    try:
+        assert index.meta["embedding_model"] != before
+        assert index.last_report is not None and index.last_report.mode == "rebuild"
+    finally:
+        index.close()
+
+
 def _windows(turns: list[str]) -> list[tuple[str, ...]]:
     """Each turn with its neighbours, as `index.chunking.transcript_pieces` makes them."""
     return [tuple(turns[max(0, i - 1) : i + 2]) for i in range(len(turns))]
