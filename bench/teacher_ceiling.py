@@ -15,6 +15,9 @@ environments.
     # 2. in vouch's environment: the teacher's top 200 chunks per query replace the vector
     #    list tune_search collected; every ranking of tune_search is scored on them
     python bench/teacher_ceiling.py score [--report bench/out/teacher/report.md]
+    # any static (model2vec) model the same way, in vouch's environment: its vectors of
+    # the same chunks and queries under DIR, scored with `score --vectors DIR`
+    python bench/teacher_ceiling.py encode-static --model MODEL_DIR --vectors DIR
 
 Phase 1 needs the knowledge bases and candidate lists tune_search builds and caches
 (`python bench/tune_search.py` first). A chunk is encoded as its title and text, as the
@@ -75,30 +78,46 @@ def encode() -> None:
         np.save(TEACHER / f"{name}-queries.npy", queries.astype(np.float32))
 
 
-def score(report: Path) -> None:
+def encode_static(model_dir: Path, out: Path) -> None:
+    """The chunks and queries of `encode`, embedded by a static model as vouch embeds them."""
+    import numpy as np
+    from model2vec import StaticModel
+
+    model = StaticModel.from_pretrained(str(model_dir.resolve()))
+    out.mkdir(parents=True, exist_ok=True)
+    for name in NAMES.values():
+        rows = _db(name).execute("SELECT id, title, text FROM chunks ORDER BY id").fetchall()
+        texts = [f"{title}\n{text}" if title else text for _, title, text in rows]
+        np.save(out / f"{name}-ids.npy", np.array([r[0] for r in rows], dtype=np.int64))
+        np.save(out / f"{name}-chunks.npy", model.encode(texts, normalize=True).astype(np.float32))
+        queries = model.encode(_lists(name)["key"][2], normalize=True).astype(np.float32)
+        np.save(out / f"{name}-queries.npy", queries)
+
+
+def score(report: Path, vectors: Path) -> None:
     import numpy as np
     import tune_search as ts
 
     from vouch.search.ranking import DEFAULTS
 
     sets = ts.load_sets(["golden", "eval", "kb"], [1000, 5000, None])
-    teacher: dict[str, list[Any]] = {}
+    collected: dict[str, list[Any]] = {}
     for label, rows in sets.items():
         name = NAMES[label]
-        ids = np.load(TEACHER / f"{name}-ids.npy")
-        chunks = np.load(TEACHER / f"{name}-chunks.npy")
-        queries = np.load(TEACHER / f"{name}-queries.npy")
+        ids = np.load(vectors / f"{name}-ids.npy")
+        chunks = np.load(vectors / f"{name}-chunks.npy")
+        queries = np.load(vectors / f"{name}-queries.npy")
         if len(queries) != len(rows):
             raise SystemExit(f"{name}: encoded for other queries; run the encode phase again")
         objects = {int(c): o for c, o in _db(name).execute("SELECT id, object_id FROM chunks")}
-        teacher[label] = []
+        collected[label] = []
         for c, q in zip(rows, queries, strict=True):
             sims = chunks @ q
             top = np.argpartition(-sims, DEPTH)[:DEPTH]
             top = top[np.argsort(-sims[top])]
             vector = [(int(ids[j]), float(sims[j])) for j in top if sims[j] > 0]
             found = {**c.objects, **{cid: objects[cid] for cid, _ in vector}}
-            teacher[label].append(ts.es.Collected(c.query, c.lexical, vector, c.coverage, found))
+            collected[label].append(ts.es.Collected(c.query, c.lexical, vector, c.coverage, found))
 
     def shares(full: float, mid: float, low: float) -> ts.Ranker:
         tuning = DEFAULTS._replace(fts_share_full=full, fts_share=mid, fts_share_uncovered=low)
@@ -111,7 +130,7 @@ def score(report: Path) -> None:
         "0.5/0.3/0.1": shares(0.5, 0.3, 0.1),
         "default": ts.engine_default(DEFAULTS, shipped=False),  # the shipped shares
     }
-    text = ts.render(ts.evaluate_all(teacher, rankers), rankers)
+    text = ts.render(ts.evaluate_all(collected, rankers), rankers)
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(text)
     print(text)
@@ -119,15 +138,21 @@ def score(report: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("phase", choices=("encode", "score"))
-    parser.add_argument("--report", type=Path, default=TEACHER / "report.md")
+    parser.add_argument("phase", choices=("encode", "encode-static", "score"))
+    parser.add_argument("--report", type=Path, help="default: report.md in the vectors' dir")
+    parser.add_argument("--vectors", type=Path, default=TEACHER, help="the encoded vectors' dir")
+    parser.add_argument("--model", type=Path, help="encode-static: the static model's dir")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(HERE.parent))
     if args.phase == "encode":
         encode()
+    elif args.phase == "encode-static":
+        if args.model is None:
+            parser.error("encode-static needs --model")
+        encode_static(args.model, args.vectors)
     else:
-        score(args.report)
+        score(args.report or args.vectors / "report.md", args.vectors)
     return 0
 
 

@@ -11,6 +11,10 @@ Distillation (model2vec 0.10.0, ``distill_from_model``):
   placeholders) is run through the transformer on its own and mean-pooled;
 * the 384-d token vectors are reduced to 256 dims with PCA;
 * SIF (Zipf-rank) weighting, coefficient 1e-4, is baked into the vectors;
+* with ``--corpus`` (the passages of scripts/build_model_corpus.py), the table is then
+  fitted to sentences, tokenlearn-style (tokenlearn 0.2.1): the teacher encodes every
+  passage, and the token vectors (and a weight per token) are trained so that a passage's
+  weighted mean of token vectors predicts the teacher's vector of it (after PCA);
 * the matrix is quantised to int8 (one global scale), which keeps the whole
   directory under 10 MB.
 
@@ -28,7 +32,9 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import gzip
 import hashlib
+import json
 import os
 import platform
 import shlex
@@ -58,6 +64,9 @@ UPSTREAM_LICENSE = "Apache-2.0"
 EXPECTED_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 
 MODEL2VEC_VERSION = "0.10.0"
+TOKENLEARN_VERSION = "0.2.1"
+TEACHER_MAX_TOKENS = 256  # the teacher reads this much of a passage when fitting
+FEATURE_BATCH = 32
 MAX_TOTAL_BYTES = 10_000_000  # "at most 10 MB" (decimal megabytes, stricter than MiB)
 
 # Files this script owns inside --out; anything else there is left alone.
@@ -66,6 +75,7 @@ OWNED_FILES = (*MODEL_FILES, "PROVENANCE.md", "LICENSE", "README.md")
 # Distributions whose versions are recorded in PROVENANCE.md.
 BUILD_DISTS = (
     "model2vec",
+    "tokenlearn",
     "torch",
     "transformers",
     "skeletoken",
@@ -123,6 +133,18 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="SIF weighting coefficient (default: 1e-4)",
     )
     p.add_argument(
+        "--corpus",
+        type=Path,
+        help="passages (.jsonl.gz of scripts/build_model_corpus.py) to fit the table to "
+        "(tokenlearn); without it the table is the token-by-token distillation alone",
+    )
+    p.add_argument(
+        "--features",
+        type=Path,
+        help="where the teacher's vectors of the corpus are kept between runs "
+        "(default: a temporary directory, encoded afresh)",
+    )
+    p.add_argument(
         "--threads",
         type=int,
         default=1,
@@ -142,8 +164,13 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def _import_build_deps():
+def _import_build_deps(corpus: bool) -> None:
     missing = []
+    if corpus:
+        try:
+            import tokenlearn  # noqa: F401
+        except ImportError:
+            missing.append(f"tokenlearn=={TOKENLEARN_VERSION}")
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -244,7 +271,7 @@ The transformer was replaced by a static table of token vectors, built with
   mean-pooled;
 - PCA from 384 to `pca_dims={pca_dims}` dimensions;
 - SIF (Zipf rank) weighting, `sif_coefficient={sif}`, folded into the vectors;
-- stored as `{dtype}`{dtype_note};
+{fit}- stored as `{dtype}`{dtype_note};
 - no extra vocabulary, no vocabulary quantisation, pooling `mean`, device `cpu`;
 - `tokenizer_name` in config.json names the upstream model instead of the local build path.
 
@@ -270,6 +297,56 @@ See `scripts/README.md` for how to rebuild it.
 """
 
 
+def _fit_to_corpus(static: Any, src: Path, corpus: Path, features: Path, pca_dims: int) -> Any:
+    """`static` (float32) trained so that each passage's mean token vector predicts the
+    teacher's vector of it: tokenlearn's featurize and train_model, seeded."""
+    import random
+
+    from sentence_transformers import SentenceTransformer
+    from tokenlearn.featurize import featurize
+    from tokenlearn.train import train_model
+    from tokenlearn.utils import collect_means_and_texts
+
+    with gzip.open(corpus, "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    rows.sort(key=lambda row: (len(row["text"]), row["text"]))  # batches of like lengths
+    # featurize resumes from what a directory holds: never from another corpus's vectors
+    where = features / _sha256(corpus)[:16]
+    teacher = SentenceTransformer(str(src), device="cpu", local_files_only=True)
+    teacher.max_seq_length = TEACHER_MAX_TOKENS
+    print(f"fitting to {len(rows):,d} passages of {corpus} (teacher vectors in {where})")
+    featurize(iter(rows), teacher, str(where), len(rows), batch_size=FEATURE_BATCH, text_key="text")
+    texts, vectors = collect_means_and_texts(sorted(where.glob("*.json")))
+    if len(texts) != len(rows):
+        _die(f"{where} holds {len(texts):,d} passage vectors, not {len(rows):,d}: delete it")
+    order = sorted(range(len(texts)), key=texts.__getitem__)  # whatever the files' layout
+    random.Random(0).shuffle(order)  # train_model keeps the last tenth for early stopping
+    fitted = train_model(
+        static, [texts[i] for i in order], vectors[order], device="cpu", pca_dims=pca_dims
+    )
+    fitted.normalize = True  # vouch compares unit vectors (train_model's model says False)
+    return fitted
+
+
+def _fit_note(args: argparse.Namespace) -> str:
+    """PROVENANCE's lines on the tokenlearn fit, or nothing for a plain distillation."""
+    if not args.corpus:
+        return ""
+    with gzip.open(args.corpus, "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    sources = sorted({row["source"] for row in rows})
+    return (
+        f"- then fitted to {len(rows):,d} English passages (tokenlearn "
+        f"{_version('tokenlearn')}, `featurize` and `train_model`, seed 0): the transformer "
+        f"encoded each passage (first {TEACHER_MAX_TOKENS} tokens, mean of its token vectors), "
+        "and the table and a weight per token were trained so that a passage's weighted mean "
+        "token vector predicts that vector (after PCA to the same dimensions); the passages "
+        "are `scripts/build_model_corpus.py`'s, from the Debian packages "
+        f"{', '.join(f'`{s}`' for s in sources)} (sha256 of the passages file "
+        f"`{_sha256(args.corpus)}`); none is a text of vouch's evaluation sets;\n"
+    )
+
+
 def _write_provenance(
     out: Path, args: argparse.Namespace, src: Path, model: Any, license_from: str
 ) -> None:
@@ -285,6 +362,7 @@ def _write_provenance(
         ("--quantize-to", args.quantize_to, "int8"),
         ("--sif-coefficient", args.sif_coefficient, 1e-4),
         ("--threads", args.threads, 1),
+        ("--corpus", args.corpus, None),
     ):
         if value != default:
             argv += [flag, str(value)]
@@ -308,6 +386,7 @@ def _write_provenance(
         model2vec_version=versions["model2vec"],
         pca_dims=args.pca_dims,
         sif=args.sif_coefficient,
+        fit=_fit_note(args),
         dtype=args.quantize_to,
         dtype_note=" (symmetric, one global scale)" if args.quantize_to == "int8" else "",
         dim=model.dim,
@@ -349,7 +428,7 @@ def _sanity_check(out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
-    _import_build_deps()
+    _import_build_deps(args.corpus is not None)
 
     import numpy as np
     import torch
@@ -386,10 +465,18 @@ def main(argv: list[str] | None = None) -> int:
         pca_dims=args.pca_dims,
         sif_coefficient=args.sif_coefficient,
         token_remove_pattern=r"\[unused\d+\]",
-        quantize_to=args.quantize_to,
+        quantize_to="float32" if args.corpus else args.quantize_to,
         vocabulary_quantization=None,
         pooling="mean",
     )
+    if args.corpus:
+        from model2vec.model import quantize_model
+
+        with tempfile.TemporaryDirectory(prefix="vouch-features-") as tmp:
+            fitted = _fit_to_corpus(
+                static, src, args.corpus, args.features or Path(tmp), args.pca_dims
+            )
+        static = quantize_model(fitted, quantize_to=args.quantize_to)
     config: Any = dict(static.config)
     config["tokenizer_name"] = UPSTREAM_MODEL  # not the machine-specific site-packages path
 
