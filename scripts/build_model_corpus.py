@@ -39,10 +39,10 @@ import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from build_eval_corpus import _b64
+from build_eval_corpus import dictd_entries
 
 PACKAGES = (
     "python3.11-doc",
@@ -62,15 +62,11 @@ MIN_WORDS, MAX_WORDS = 8, 120
 SHINGLE = 8
 
 
-def _words(text: str) -> list[str]:
-    return text.split()
-
-
 def merge(paragraphs: Iterable[str]) -> Iterator[str]:
     """Consecutive paragraphs of one document joined up to MAX_WORDS words."""
     held: list[str] = []
     for para in paragraphs:
-        words = _words(para)
+        words = para.split()
         if len(words) > MAX_WORDS:
             if held:
                 yield " ".join(held)
@@ -189,18 +185,13 @@ def fortune_paragraphs(text: str) -> Iterator[str]:
 
 
 def dict_entries(index: Path, data: Path) -> Iterator[str]:
-    raw = gzip.decompress(data.read_bytes())
+    """The definitions of a dictd dictionary, each entry once (headwords share entries)."""
     seen: set[tuple[int, int]] = set()
-    for line in index.read_text(encoding="utf-8", errors="replace").splitlines():
-        parts = line.split("\t")
-        if len(parts) < 3 or parts[0].startswith("00-database"):
+    for entry in dictd_entries(index, data):
+        if entry.head.startswith("00-database") or (entry.offset, entry.length) in seen:
             continue
-        span = (_b64(parts[1]), _b64(parts[2]))
-        if span in seen:
-            continue
-        seen.add(span)
-        entry = raw[span[0] : span[0] + span[1]].decode("utf-8", "replace")
-        body = entry.split("\n", 1)[1] if "\n" in entry else ""
+        seen.add((entry.offset, entry.length))
+        body = entry.text.split("\n", 1)[1] if "\n" in entry.text else ""
         body = re.sub(r"\{([^}]*)\}", r"\1", body)
         body = " ".join(body.split())
         if _prose(body):
@@ -210,41 +201,75 @@ def dict_entries(index: Path, data: Path) -> Iterator[str]:
 # -- the sources -------------------------------------------------------------------------
 
 
+# (package, directory under the unpacked packages, file pattern, reader, files left out):
+# manuals by page, in a fixed order
+PAGES: tuple[tuple[str, str, str, Callable[[str], Iterable[str]], Callable[[Path], bool]], ...] = (
+    (
+        "python3.11-doc",
+        "usr/share/doc/python3.11/html/_sources",
+        "**/*.rst.txt",
+        rst_paragraphs,
+        lambda p: "whatsnew" in p.parts or p.name == "changelog.rst.txt",
+    ),
+    (
+        "postgresql-doc-15",
+        "usr/share/doc/postgresql-doc-15/html",
+        "*.html",
+        html_paragraphs,
+        lambda p: p.name.startswith("release-"),
+    ),
+    (
+        "debian-reference-en",
+        "usr/share/debian-reference",
+        "**/*.en.html",
+        html_paragraphs,
+        lambda p: False,
+    ),
+    (
+        "debian-handbook",
+        "usr/share/doc/debian-handbook/html/en-US",
+        "*.html",
+        html_paragraphs,
+        lambda p: False,
+    ),
+    ("gnome-user-docs", "usr/share/help/C", "**/*.page", html_paragraphs, lambda p: False),
+    (
+        "python-django-doc",
+        "usr/share/doc/python-django-doc/html",
+        "**/*.html",
+        html_paragraphs,
+        lambda p: "releases" in p.parts or p.parent.name == "_modules",
+    ),
+    (
+        "git-doc",
+        "usr/share/doc/git-doc",
+        "*.txt",
+        rst_paragraphs,
+        lambda p: p.name.startswith("RelNotes"),
+    ),
+    (
+        "perl-doc",
+        "usr/share/perl",
+        "**/*.pod",
+        pod_paragraphs,
+        lambda p: p.name.startswith("perl5") and "delta" in p.name,
+    ),
+    (
+        "fortunes",
+        "usr/share/games/fortunes",
+        "*",
+        fortune_paragraphs,
+        lambda p: bool(p.suffix) or p.is_dir(),
+    ),
+)
+
+
 def documents(root: Path) -> Iterator[tuple[str, list[str]]]:
     """(source, paragraphs) per document, in a fixed order."""
-    py = root / "usr/share/doc/python3.11/html/_sources"
-    for path in sorted(py.rglob("*.rst.txt")):
-        if "whatsnew" in path.parts or path.name == "changelog.rst.txt":
-            continue
-        yield "python3.11-doc", list(rst_paragraphs(path.read_text(errors="replace")))
-    pg = root / "usr/share/doc/postgresql-doc-15/html"
-    for path in sorted(pg.glob("*.html")):
-        if path.name.startswith("release-"):
-            continue
-        yield "postgresql-doc-15", html_paragraphs(path.read_text(errors="replace"))
-    ref = root / "usr/share/debian-reference"
-    for path in sorted(ref.rglob("*.en.html")):
-        yield "debian-reference-en", html_paragraphs(path.read_text(errors="replace"))
-    for path in sorted((root / "usr/share/doc/debian-handbook/html/en-US").glob("*.html")):
-        yield "debian-handbook", html_paragraphs(path.read_text(errors="replace"))
-    for path in sorted((root / "usr/share/help/C").rglob("*.page")):
-        yield "gnome-user-docs", html_paragraphs(path.read_text(errors="replace"))
-    for path in sorted((root / "usr/share/doc/python-django-doc/html").rglob("*.html")):
-        if "releases" in path.parts or path.parent.name == "_modules":
-            continue
-        yield "python-django-doc", html_paragraphs(path.read_text(errors="replace"))
-    for path in sorted((root / "usr/share/doc/git-doc").glob("*.txt")):
-        if path.name.startswith("RelNotes"):
-            continue
-        yield "git-doc", list(rst_paragraphs(path.read_text(errors="replace")))
-    for path in sorted((root / "usr/share/perl").rglob("*.pod")):
-        if path.name.startswith("perl5") and "delta" in path.name:
-            continue
-        yield "perl-doc", list(pod_paragraphs(path.read_text(errors="replace")))
-    for path in sorted((root / "usr/share/games/fortunes").glob("*")):
-        if path.suffix or path.is_dir():
-            continue
-        yield "fortunes", list(fortune_paragraphs(path.read_text(errors="replace")))
+    for source, where, pattern, read, left_out in PAGES:
+        for path in sorted((root / where).glob(pattern)):
+            if not left_out(path):
+                yield source, list(read(path.read_text(errors="replace")))
     dictd = root / "usr/share/dictd"
     for name in ("foldoc", "jargon", "devil"):
         index = dictd / f"{name}.index"
@@ -278,7 +303,7 @@ def passages(root: Path, banned: set[int]) -> Iterator[dict[str, str]]:
     seen: set[str] = set()
     for source, paragraphs in documents(root):
         for text in merge(p for p in paragraphs if not shingles(p) & banned):
-            if len(_words(text)) < MIN_WORDS:
+            if len(text.split()) < MIN_WORDS:
                 continue
             key = " ".join(text.lower().split())
             if key in seen:

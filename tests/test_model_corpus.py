@@ -75,7 +75,8 @@ def test_dictionary_entries_are_read_through_their_index(corpus: Any, tmp_path: 
     data = b"spam\n  A canned meat product, also unwanted electronic mail.\n"
     data += b"eggs\n  The oval reproductive bodies laid by birds.\n"
     (tmp_path / "d.dict.dz").write_bytes(gzip.compress(data))
-    b64 = corpus._b64  # the decoder the evaluation corpus uses
+    from build_eval_corpus import _b64 as b64  # loaded by the fixture
+
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
     def enc(n: int) -> str:
