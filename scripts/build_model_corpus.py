@@ -24,8 +24,10 @@ descriptions, GCIDE and WordNet; examples/golden is its own): and every passage 
 a run of eight words with an evaluation or golden document or query is dropped anyway.
 
 Passages are paragraphs merged up to about 120 words (at least 8), deduplicated, in a fixed
-order; the output is gzip'd JSON lines `{"text", "source"}` with mtime 0, so the same
-packages give the same bytes. Run: python scripts/build_model_corpus.py --out FILE
+order; the output is gzip'd JSON lines `{"text", "source"}` with neither a file name nor a
+time in its header, so the same packages give the same bytes.
+
+Run: python scripts/build_model_corpus.py --out FILE [--debs UNPACKED_DIR]
 """
 
 from __future__ import annotations
@@ -329,7 +331,9 @@ def main(argv: list[str] | None = None) -> int:
     counts: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = args.debs if args.debs else fetch(Path(tmp))
-        with gzip.GzipFile(args.out, "wb", mtime=0) as fh:
+        # no name and no time in the gzip header: the same passages are the same bytes
+        # whatever --out is called (PROVENANCE records their sha256)
+        with args.out.open("wb") as raw, gzip.GzipFile("", "wb", fileobj=raw, mtime=0) as fh:
             for row in passages(root, banned):
                 counts[row["source"]] = counts.get(row["source"], 0) + 1
                 fh.write((json.dumps(row, sort_keys=True) + "\n").encode())

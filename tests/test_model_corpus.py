@@ -118,3 +118,17 @@ def test_a_passage_that_copies_an_evaluation_text_is_dropped(corpus: Any, tmp_pa
     rows = list(corpus.passages(tmp_path, banned))
     assert [r["text"] for r in rows] == [fresh]
     assert [r["source"] for r in rows] == ["python3.11-doc"]
+
+
+def test_the_same_passages_are_the_same_bytes_under_any_name(corpus: Any, tmp_path: Path) -> None:
+    """The build records the passages file's sha256: it must not depend on --out's name
+    (gzip writes the file name into its header unless told otherwise)."""
+    page = tmp_path / "root/usr/share/doc/python3.11/html/_sources/library/x.rst.txt"
+    page.parent.mkdir(parents=True)
+    page.write_text("A paragraph of prose long enough to be kept as one training passage here.\n")
+    outs = [tmp_path / "a.jsonl.gz", tmp_path / "other-name.jsonl.gz"]
+    for out in outs:
+        assert corpus.main(["--out", str(out), "--debs", str(tmp_path / "root")]) == 0
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+    with gzip.open(outs[0], "rt") as fh:
+        assert [json.loads(line)["source"] for line in fh] == ["python3.11-doc"]
