@@ -13,11 +13,13 @@ Each query's lexical and vector candidates are collected once at depth 200 per c
 (cached under bench/out/), then fusion is replayed in pure Python with the engine's own
 `fusion.rrf` / `ranked.convex`; a page is the first 10 chunks, scored on distinct
 document ids as `vouch eval` does. `--grid` scores convex-fusion settings on the tuning
-halves only (every size of `eval`, and `kb`) and picks the one with the largest worst
+halves only (every size of `eval`, and `kb`), as the engine ships them (the similarity
+floor and the prior by kind and status applied), and picks the one with the largest worst
 margin over the bar (nDCG@10 ≥ fts-only, +0.03 on paraphrase groups), leaving out groups
-that no setting lifts to the bar (reported). The table then shows every set, half and
-size: fts-only, vec-only, the previous default (coverage-gated RRF) and the engine's
-current default (`ranking.DEFAULTS`).
+that no setting lifts to the bar (reported). The sets hold no transcript: the shares for
+transcript turns are chosen on LoCoMo (bench/bench_locomo.py --convs 1-5 --set ...).
+The table then shows every set, half and size: fts-only, vec-only, the previous default
+(coverage-gated RRF) and the engine's current default (`ranking.DEFAULTS`).
 
     python bench/tune_search.py [--grid] [--sets golden,eval,kb] [--sizes 1000,5000,full]
         [--set NAME=QUERIES.jsonl:DOCS_DIR ...] [--report bench/out/tune-report.md]
@@ -145,18 +147,39 @@ class Fast:
         return self.cache[norm]
 
     def ranked(self, norm: str, weight_of: Callable[[es.Collected], float]) -> list[list[str]]:
+        """Each query's objects as fused with the share `weight_of` gives it, then (as
+        the engine ships) without the vector-only hits below the similarity floor and
+        rescored by the prior by kind and status: both are independent of the share, so
+        they are computed once."""
         import numpy as np
 
+        from vouch.search import prior
+        from vouch.search.ranking import SIMILARITY_FLOOR
+
         if norm + "/np" not in self.arrays:
-            self.arrays[norm + "/np"] = [
-                (keys, np.array([lex[k] for k in keys]), np.array([vec[k] for k in keys]))
-                for keys, lex, vec in self.prepared(norm)
-            ]
+            arrays = []
+            for c, (keys, lex, vec) in zip(self.rows, self.prepared(norm), strict=True):
+                matched = {cid for cid, _ in c.lexical}
+                weak = {cid for cid, sim in c.vector if sim < SIMILARITY_FLOOR}
+                kept = [k for k in keys if k in matched or k not in weak]
+                codes, pairs = _labels(c, kept)
+                rates = [
+                    prior.boost(prior.DEFAULT_BOOSTS, *pairs[i]) if i >= 0 else 0.0 for i in codes
+                ]
+                arrays.append(
+                    (
+                        kept,
+                        np.array([lex[k] for k in kept]),
+                        np.array([vec[k] for k in kept]),
+                        1.0 + np.array(rates),
+                    )
+                )
+            self.arrays[norm + "/np"] = arrays
         out = []
-        for c, (keys, lex, vec) in zip(self.rows, self.arrays[norm + "/np"], strict=True):
+        for c, (keys, lex, vec, scale) in zip(self.rows, self.arrays[norm + "/np"], strict=True):
             a = weight_of(c)
             # stable sort on the negated score: equal scores keep convex's tie order
-            order = np.argsort(-(a * lex + (1 - a) * vec), kind="stable")[:TOP]
+            order = np.argsort(-(a * lex + (1 - a) * vec) * scale, kind="stable")[:TOP]
             out.append(_objects(c, [keys[i] for i in order]))
         return out
 
@@ -296,8 +319,9 @@ def main() -> int:
 
 def grid_search(sets: dict[str, list[es.Collected]], tune_keys: Sequence[str]) -> dict[str, Any]:
     """Convex fusion settings scored on the tuning halves only (every size of `eval`, and
-    `kb`). A setting gives BM25 the share `a_full` when a top lexical hit holds every
-    content word of the query, `a_mid` when the best holds at least `cut`, else `a_low`.
+    `kb`), floor and prior applied as shipped (`Fast.ranked`). A setting gives BM25 the
+    share `a_full` when a top lexical hit holds every content word of the query, `a_mid`
+    when the best holds at least `cut`, else `a_low`.
 
     A group that no setting lifts to its bar is "out of reach": reported, and left out
     of the choice. The setting with the largest worst margin over the other groups wins

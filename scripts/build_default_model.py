@@ -139,6 +139,14 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         "(tokenlearn); without it the table is the token-by-token distillation alone",
     )
     p.add_argument(
+        "--blend",
+        type=float,
+        default=1.0,
+        help="with --corpus: the fitted table's share of the result, the rest the "
+        "distillation's, row for row (their mean row lengths matched first); "
+        "1.0 (default) keeps the fit alone",
+    )
+    p.add_argument(
         "--features",
         type=Path,
         help="where the teacher's vectors of the corpus are kept between runs "
@@ -334,6 +342,23 @@ def _fit_to_corpus(
     return fitted
 
 
+def _blended(distilled: Any, fitted: Any, share: float) -> Any:
+    """`fitted` (a StaticModel) with its table mixed, row for row, with the distilled
+    table it was trained from: `share` of the fitted rows (scaled to the distilled
+    table's mean row length) plus the rest of the distilled ones. The fit ranks better;
+    the distillation keeps related texts' cosines apart from unrelated ones', which the
+    similarity floor needs (bench/RESULTS.md, issue 14)."""
+    import numpy as np
+    from model2vec import StaticModel
+
+    table = np.array(fitted.embedding, dtype=np.float64)
+    table *= np.linalg.norm(distilled, axis=1).mean() / np.linalg.norm(table, axis=1).mean()
+    mixed = (share * table + (1.0 - share) * distilled).astype(np.float32)
+    blended = StaticModel(vectors=mixed, tokenizer=fitted.tokenizer, config=fitted.config)
+    blended.normalize = True  # as `_fit_to_corpus` leaves it
+    return blended
+
+
 def _fit_note(args: argparse.Namespace, rows: list[dict[str, str]]) -> str:
     """PROVENANCE's lines on the tokenlearn fit, or nothing for a plain distillation."""
     if not args.corpus:
@@ -348,6 +373,12 @@ def _fit_note(args: argparse.Namespace, rows: list[dict[str, str]]) -> str:
         "are `scripts/build_model_corpus.py`'s, from the Debian packages "
         f"{', '.join(f'`{s}`' for s in sources)} (sha256 of the passages file "
         f"`{_sha256(args.corpus)}`); none is a text of vouch's evaluation sets;\n"
+        + (
+            f"- then mixed row for row: {args.blend:g} of the fitted table (scaled to the "
+            f"distilled table's mean row length) and {1 - args.blend:g} of the distilled one;\n"
+            if args.blend != 1.0
+            else ""
+        )
     )
 
 
@@ -372,6 +403,7 @@ def _write_provenance(
         ("--sif-coefficient", args.sif_coefficient, 1e-4),
         ("--threads", args.threads, 1),
         ("--corpus", args.corpus, None),
+        ("--blend", args.blend, 1.0),
     ):
         if value != default:
             argv += [flag, str(value)]
@@ -437,6 +469,8 @@ def _sanity_check(out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
+    if not 0.0 <= args.blend <= 1.0 or (args.blend != 1.0 and not args.corpus):
+        _die("--blend takes a share from 0 to 1, and only with --corpus")
     _import_build_deps(args.corpus is not None)
 
     import numpy as np
@@ -482,10 +516,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.corpus:
         from model2vec.model import quantize_model
 
+        distilled = np.array(static.embedding, dtype=np.float64)  # before the fit trains it
         with tempfile.TemporaryDirectory(prefix="vouch-features-") as tmp:
             fitted = _fit_to_corpus(
                 static, src, args.corpus, rows, args.features or Path(tmp), args.pca_dims
             )
+        if args.blend != 1.0:
+            fitted = _blended(distilled, fitted, args.blend)
         static = quantize_model(fitted, quantize_to=args.quantize_to)
     config: Any = dict(static.config)
     config["tokenizer_name"] = UPSTREAM_MODEL  # not the machine-specific site-packages path

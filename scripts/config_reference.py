@@ -89,6 +89,22 @@ def expert() -> dict[str, tuple[Any, str]]:
             ranking.DEFAULTS.speaker_bonus,
             "added to a transcript turn by the one speaker a query names",
         ),
+        "search.turn_fts_share_full": (
+            ranking.DEFAULTS.turn_fts_share_full,
+            "`fts_share_full` for transcript turns",
+        ),
+        "search.turn_fts_share": (
+            ranking.DEFAULTS.turn_fts_share,
+            "`fts_share` for transcript turns",
+        ),
+        "search.turn_fts_share_uncovered": (
+            ranking.DEFAULTS.turn_fts_share_uncovered,
+            "`fts_share_uncovered` for transcript turns",
+        ),
+        "search.turn_coverage_cut": (
+            ranking.DEFAULTS.turn_coverage_cut,
+            "`coverage_cut` for transcript turns",
+        ),
         "search.similarity_floor": (
             ranking.SIMILARITY_FLOOR,
             "a hit only the vector channel found is kept from this cosine up",

@@ -20,7 +20,7 @@ from vouch.index.status import vector_search
 from vouch.search import access
 from vouch.store.kb import KB
 
-QUERY = "rolling back a release"
+QUERY = "how do I roll back a release"
 
 # The package hidden as if the extra were not installed (import hnswlib -> ImportError).
 _SCRIPT = """

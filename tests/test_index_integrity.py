@@ -15,7 +15,7 @@ from vouch.index import Index, index_status, rebuild_index, vectors
 from vouch.index import refresh as refresh_module
 from vouch.store.kb import KB
 
-QUERY = "rolling back a release"
+QUERY = "how do I roll back a release"
 
 
 @pytest.fixture

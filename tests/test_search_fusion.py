@@ -88,6 +88,23 @@ def test_fusion_weights_follow_lexical_coverage() -> None:
     paraphrase = fusion_weights(DEFAULTS, 0.0)
     assert covered["fts"] + covered["vector"] == pytest.approx(1.0)
     assert paraphrase["vector"] >= covered["vector"]
+    tuning = DEFAULTS._replace(turn_fts_share=0.9, turn_coverage_cut=0.2, fts_share_uncovered=0.1)
+    assert fusion_weights(tuning, 0.25, turns=True) == {"fts": 0.9, "vector": pytest.approx(0.1)}
+    assert fusion_weights(tuning, 0.25) == {"fts": 0.1, "vector": 0.9}
+
+
+def test_convex_weighs_the_keys_set_apart_with_their_own_weights() -> None:
+    channels = {"fts": [(A, 10.0), (B, 6.0), (C, 2.0)], "vector": [(C, 0.9), (B, 0.7), (D, 0.5)]}
+    plain = {f.key: f for f in convex(channels, weights={"fts": 0.5, "vector": 0.5}).fused()}
+    apart = convex(
+        channels, weights={"fts": 0.5, "vector": 0.5}, apart=([B, D], {"fts": 1.0, "vector": 0.0})
+    ).fused()
+    by = {f.key: f for f in apart}
+    assert by[B].breakdown == {"fts": 2 * plain[B].breakdown["fts"], "vector": 0.0}
+    assert by[D].breakdown == {"fts": 0.0, "vector": 0.0}
+    assert by[A].breakdown == plain[A].breakdown and by[C].breakdown == plain[C].breakdown
+    scores = [f.score for f in apart]
+    assert scores == sorted(scores, reverse=True)  # re-sorted by the new scores
 
 
 def _ranked(*scores: tuple[int, float]) -> Ranked:

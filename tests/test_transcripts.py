@@ -208,6 +208,41 @@ def test_turn_hits_filters_and_context_within_session(chat_kb: tuple[KB, str]) -
         hits("Pepper", since="last week")
 
 
+def test_turns_and_documents_are_fused_with_their_own_shares(chat_kb: tuple[KB, str]) -> None:
+    """A transcript turn takes the `turn_*` shares, a document the others, in one search:
+    with BM25 alone for turns and vectors alone for documents, no turn has a vector part
+    and no document a BM25 part; the trace shows both sets of weights."""
+    kb, _ = chat_kb
+    (kb.root / "dogs.md").write_text(
+        "# Greyhounds\n\nA retired greyhound sleeps most of the day.\n"
+    )
+    sources.register_source_from_path(kb, "t", "dogs.md")
+    config = kb.dir / "config.yaml"
+    shares = "".join(
+        f"  {name}: {value}\n"
+        for name, value in (
+            ("fts_share_full", 0.0),
+            ("fts_share", 0.0),
+            ("fts_share_uncovered", 0.0),
+            ("turn_fts_share_full", 1.0),
+            ("turn_fts_share", 1.0),
+            ("turn_fts_share_uncovered", 1.0),
+            ("similarity_floor", 0.0),
+        )
+    )
+    assert "\nsearch:\n" in config.read_text()
+    config.write_text(config.read_text().replace("search:\n", "search:\n" + shares))
+    kb = KB.open(kb.root)  # reads the configuration anew
+    found = search(kb, SearchRequest("greyhound sleeps all day", log=False, trace=True, top=20))
+    turns = [r for r in found["results"] if r["source"].get("turn")]
+    documents = [r for r in found["results"] if not r["source"].get("turn")]
+    assert turns and documents
+    assert all(r["score_breakdown"]["vector"] == 0.0 for r in turns)
+    assert all(r["score_breakdown"]["fts"] == 0.0 for r in documents)
+    assert found["trace"]["weights"] == {"fts": 0.0, "vector": 1.0}
+    assert found["trace"]["turn_weights"] == {"fts": 1.0, "vector": 0.0}
+
+
 def test_transcripts_are_found_by_the_whole_path(chat_kb: tuple[KB, str], run_cli) -> None:
     kb, sid = chat_kb
     res = run_cli("search", "orchestra teacher", "--speaker", "Bob", "--json", cwd=kb.root)

@@ -272,6 +272,7 @@ def _search(
     t0 = time.perf_counter()
     weights, coverage = _weights(req, tuning, lexical, index)
     ranked: Ranked | Listed  # columns; objects for one lexical channel (no numpy)
+    turn_weights: dict[str, float] | None = None  # transcript turns' own, when any were found
     if req.weights is not None or req.mode != "hybrid":
         # explicit weights or --rrf-k: textbook (weighted) RRF; one channel: its own order
         channels: dict[str, Sequence[int] | None] = {
@@ -290,15 +291,19 @@ def _search(
                     ranked, vector, lexical, index, similarity_floor(kb.config), req.query
                 )
     else:
+        found_ids = {h.chunk_id for h in lexical or ()} | {cid for cid, _ in vector or ()}
+        links = index.turn_links(sorted(found_ids), filters) if found_ids else None
+        turn_weights = fusion_weights(tuning, coverage or 0.0, turns=True) if links else None
         ranked = fuse(
             {
                 "fts": None if lexical is None else scored_lexical(lexical),
                 "vector": vector,
             },
             weights,
+            links.turns.tolist() if links else (),
+            turn_weights,
         )
-        if len(ranked):
-            links = index.turn_links(ranked.keys, filters)
+        if links:
             ranked = in_context(ranked, links, req.query, tuning.turn_context, tuning.speaker_bonus)
         if vector:
             ranked = floored(ranked, vector, lexical, index, similarity_floor(kb.config), req.query)
@@ -356,6 +361,8 @@ def _search(
         timing = {name: timer.ms(name) for name in hits.TIMED}
         response["trace"] = hits.trace(lexical, vector, ranked.fused(), timing)
         response["trace"]["weights"] = weights
+        if turn_weights is not None:
+            response["trace"]["turn_weights"] = turn_weights
         response["trace"]["lexical_coverage"] = coverage
     return response
 

@@ -193,6 +193,7 @@ def convex(
     *,
     weights: Mapping[str, float] | None = None,
     norm: str = "minmax",
+    apart: tuple[Sequence[int], Mapping[str, float]] | None = None,
 ) -> Ranked:
     """Fuse scored lists of chunk ids (best first) by a weighted sum of normalised scores.
 
@@ -201,7 +202,8 @@ def convex(
     better than its other candidates d is, not just its rank. A channel that did not
     find d contributes 0.0 (its floor), a channel that did not run None. A channel lists
     a key once (a repeat is ignored). Ties are broken as in `rrf`: best rank in any
-    channel, then first seen.
+    channel, then first seen. `apart` gives some keys weights of their own (transcript
+    turns among documents): `(keys, weights)`.
     """
     weights = weights or {}
     lists: dict[str, tuple[Ints, Ints, Floats] | None] = {}
@@ -232,6 +234,9 @@ def convex(
         mine = np.zeros(len(keys))
         mine[rows] = normed
         value = float(weights.get(name, 1.0)) * mine
+        if apart is not None:
+            theirs = np.isin(keys, np.asarray(apart[0], dtype=np.int64))
+            value[theirs] = float(apart[1].get(name, 1.0)) * mine[theirs]
         parts[name] = Part(value)
         score = score + value
         ranks[name] = np.zeros(len(keys), np.int64)
