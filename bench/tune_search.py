@@ -89,19 +89,26 @@ def engine_default(tuning: Tuning, shipped: bool = True) -> Ranker:
     shipped) the similarity floor for vector-only hits and the prior by kind and status
     (the evaluation's objects are sources, and claims approved as `working`)."""
     from vouch.search import prior
-    from vouch.search.ranking import SIMILARITY_FLOOR, fuse, fusion_weights
+    from vouch.search.ranking import fuse, fusion_weights
 
     def rank(c: es.Collected) -> list[str]:
         weights = fusion_weights(tuning, c.coverage)
         ranked = fuse({"fts": ordered(c.lexical), "vector": c.vector}, weights)
         if shipped:
-            matched = {cid for cid, _ in c.lexical}
-            weak = [cid for cid, sim in c.vector if sim < SIMILARITY_FLOOR and cid not in matched]
-            ranked = ranked.without(weak)
+            ranked = ranked.without(list(_weak(c)))
             ranked = prior.apply(ranked, _labels(c, ranked.keys.tolist()), prior.DEFAULT_BOOSTS)
         return _objects(c, ranked.keys[:TOP].tolist())
 
     return rank
+
+
+def _weak(c: es.Collected) -> set[int]:
+    """The candidates the similarity floor drops: found only by the vector channel, below
+    the floor (`ranking.floored`, for a query that means something)."""
+    from vouch.search.ranking import SIMILARITY_FLOOR
+
+    matched = {cid for cid, _ in c.lexical}
+    return {cid for cid, sim in c.vector if sim < SIMILARITY_FLOOR and cid not in matched}
 
 
 def _labels(c: es.Collected, keys: list[int]) -> tuple[list[int], list[tuple[str, str]]]:
@@ -154,24 +161,18 @@ class Fast:
         import numpy as np
 
         from vouch.search import prior
-        from vouch.search.ranking import SIMILARITY_FLOOR
 
         if norm + "/np" not in self.arrays:
             arrays = []
             for c, (keys, lex, vec) in zip(self.rows, self.prepared(norm), strict=True):
-                matched = {cid for cid, _ in c.lexical}
-                weak = {cid for cid, sim in c.vector if sim < SIMILARITY_FLOOR}
-                kept = [k for k in keys if k in matched or k not in weak]
-                codes, pairs = _labels(c, kept)
-                rates = [
-                    prior.boost(prior.DEFAULT_BOOSTS, *pairs[i]) if i >= 0 else 0.0 for i in codes
-                ]
+                weak = _weak(c)
+                kept = [k for k in keys if k not in weak]
                 arrays.append(
                     (
                         kept,
                         np.array([lex[k] for k in kept]),
                         np.array([vec[k] for k in kept]),
-                        1.0 + np.array(rates),
+                        1.0 + prior.rates(_labels(c, kept), prior.DEFAULT_BOOSTS),
                     )
                 )
             self.arrays[norm + "/np"] = arrays

@@ -291,8 +291,8 @@ def _search(
                     ranked, vector, lexical, index, similarity_floor(kb.config), req.query
                 )
     else:
-        found_ids = {h.chunk_id for h in lexical or ()} | {cid for cid, _ in vector or ()}
-        links = index.turn_links(sorted(found_ids), filters) if found_ids else None
+        candidates = [h.chunk_id for h in lexical or ()] + [cid for cid, _ in vector or ()]
+        links = index.turn_links(candidates, filters) if candidates else None
         turn_weights = fusion_weights(tuning, coverage or 0.0, turns=True) if links else None
         ranked = fuse(
             {
@@ -300,7 +300,7 @@ def _search(
                 "vector": vector,
             },
             weights,
-            links.turns.tolist() if links else (),
+            links.turns if links else (),
             turn_weights,
         )
         if links:

@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING
 from vouch.errors import UsageError
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from vouch.core.config import Config
     from vouch.search.ranked import Ranked
 
@@ -63,6 +66,18 @@ def boost(table: Mapping[str, float], kind: str, status: str) -> float:
     return table.get(f"{kind}.{status}", table.get(kind, 0.0))
 
 
+def rates(
+    labels: tuple[Sequence[int], Sequence[tuple[str, str]]], table: Mapping[str, float]
+) -> NDArray[np.float64]:
+    """Each candidate's boost (`labels` as `apply` takes them; 0.0 for one labelled -1)."""
+    import numpy as np
+
+    codes, pairs = labels
+    known = np.array([boost(table, *pair) for pair in pairs] + [0.0])
+    code = np.asarray(codes, dtype=np.int64)
+    return np.where(code >= 0, known[code], 0.0)
+
+
 def apply(
     ranked: Ranked,
     labels: tuple[Sequence[int], Sequence[tuple[str, str]]],
@@ -71,13 +86,8 @@ def apply(
     """`ranked` rescored by the prior and re-sorted (stable: equal scores keep their
     order). `labels` are each candidate's (kind, status) as a number into a list of
     them, -1 for one not to boost (a pending proposal, a chunk gone from the index)."""
-    import numpy as np
-
     from vouch.search.ranked import Part, Ranked
 
-    codes, pairs = labels
-    rates = np.array([boost(table, *pair) for pair in pairs] + [0.0])
-    code = np.asarray(codes, dtype=np.int64)
-    extra = np.where(code >= 0, ranked.score * rates[code], 0.0)
+    extra = ranked.score * rates(labels, table)
     parts = {**ranked.parts, "prior": Part(extra)}
     return Ranked(ranked.keys, ranked.score + extra, parts, ranked.ranks).sorted()

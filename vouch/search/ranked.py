@@ -193,7 +193,7 @@ def convex(
     *,
     weights: Mapping[str, float] | None = None,
     norm: str = "minmax",
-    apart: tuple[Sequence[int], Mapping[str, float]] | None = None,
+    apart: tuple[Sequence[int] | Ints, Mapping[str, float]] | None = None,
 ) -> Ranked:
     """Fuse scored lists of chunk ids (best first) by a weighted sum of normalised scores.
 
@@ -225,6 +225,7 @@ def convex(
     best = np.full(len(keys), np.iinfo(np.int64).max)
     parts: dict[str, Part] = {}
     ranks: dict[str, Ints] = {}
+    theirs = None if apart is None else np.isin(keys, np.asarray(apart[0], dtype=np.int64))
     for name, found in lists.items():
         if found is None:
             parts[name] = Part(None)
@@ -235,7 +236,6 @@ def convex(
         mine[rows] = normed
         value = float(weights.get(name, 1.0)) * mine
         if apart is not None:
-            theirs = np.isin(keys, np.asarray(apart[0], dtype=np.int64))
             value[theirs] = float(apart[1].get(name, 1.0)) * mine[theirs]
         parts[name] = Part(value)
         score = score + value

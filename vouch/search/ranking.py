@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from vouch.index.lexical import LexicalHit
     from vouch.index.turnmap import TurnLinks
     from vouch.search.access import SearchIndex
-    from vouch.search.ranked import Ranked
+    from vouch.search.ranked import Ints, Ranked
 
 # A hit only the vector channel found is kept from this cosine up (bundled model; measured
 # by bench/calibrate_floor.py): a query that means nothing here returns nothing. Set where
@@ -103,7 +103,7 @@ def fusion_weights(tuning: Tuning, covered: float, turns: bool = False) -> dict[
 def fuse(
     channels: Mapping[str, Sequence[tuple[int, float]] | None],
     weights: Mapping[str, float],
-    turns: Sequence[int] = (),
+    turns: Sequence[int] | Ints = (),
     turn_weights: Mapping[str, float] | None = None,
 ) -> Ranked:
     """The default fusion: normalised channel scores, combined convexly; the chunks in
