@@ -166,7 +166,8 @@ OWNERS = {
     "frontmatter": ("vouch.core.yamlio",),
     "mcp": ("vouch.servers",),
     "click": ("vouch.cli",),
-    "subprocess": ("vouch.git",),
+    # git's processes; and `vouch warm start` starting vouch itself in the background
+    "subprocess": ("vouch.git", "vouch.servers.warm"),
 }
 
 

@@ -8,8 +8,10 @@ while Python imports, and the search's freshness check takes its answer over
 (`vouch.index.freshness.prestart`). Only for commands that read (nothing they do
 before the check changes the files), and only for a knowledge base found the plain way:
 a `.vouch/` with config.yaml at the top of a git work tree. Anything else starts nothing
-and the command checks as it always does. This module imports nothing heavy (the CLI
-is imported after `begin`).
+and the command checks as it always does. A search or a context pack goes to the
+knowledge base's warm process first, when one runs (`vouch warm start`,
+`vouch.forward`). This module imports nothing heavy (the CLI is imported after
+`begin`).
 """
 
 from __future__ import annotations
@@ -27,39 +29,39 @@ GC_THRESHOLD = 50_000
 
 # reads that check the index's freshness: `show PROPOSAL` searches for look-alikes
 READS = frozenset({"search", "context", "show"})
-_VALUED = frozenset({"--kb", "--as", "--format"})  # the group's options that take a value
 
 
 def run() -> int:
     """`vouch` on the command line (the console script and `python -m vouch`)."""
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
-    begin(sys.argv[1:])
+    answered = begin(sys.argv[1:])
+    if answered is not None:
+        return answered
     from vouch.cli import main
 
     return main()
 
 
-def begin(argv: list[str]) -> None:
-    """Start git's freshness check when `argv` is a read of a plain knowledge base."""
+def begin(argv: list[str]) -> int | None:
+    """For a read of a plain knowledge base: the exit status when its warm process
+    answered the command (`vouch.forward`), else None after starting git's freshness
+    check for this process's own run."""
+    from vouch import forward
+
+    command = forward.command_of(argv)
     try:
-        found = _knowledge_base(argv) if _command(argv) in READS else None
+        found = _knowledge_base(argv) if command in READS else None
     except OSError:
-        return
-    if found is not None:
-        from vouch.index.freshness import prestart
+        return None
+    if found is None:
+        return None
+    if forward.forwardable(command, argv):
+        answered = forward.forward(argv, found)
+        if answered is not None:
+            return answered
+    from vouch.index.freshness import prestart
 
-        prestart(found.parent, found.name)
-
-
-def _command(argv: list[str]) -> str | None:
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-        elif arg in _VALUED:
-            skip = True
-        elif not arg.startswith("-"):
-            return arg
+    prestart(found.parent, found.name)
     return None
 
 

@@ -28,9 +28,10 @@ from vouch.errors import SystemFailure, UsageError, VouchError, from_os_error
 
 class _LazyGroup(click.Group):
     """Commands come from the registry (`vouch.cli.build`), built when asked for; the few
-    that are not methods (`init`, `show`, `call`, `review`, `demo`, `serve`, `eval`, `stats`) are
-    hand-written in their modules, imported only for their own command, so a cold
-    `vouch status` builds one command and imports no other command module.
+    that are not methods (`init`, `show`, `call`, `review`, `demo`, `serve`, `warm`,
+    `eval`, `stats`) are hand-written in their modules, imported only for their own
+    command, so a cold `vouch status` builds one command and imports no other command
+    module.
     """
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
@@ -63,6 +64,12 @@ def cli(kb_path: str | None, actor: str | None, fmt: str | None, as_json: bool) 
     remember_group_options(kb_path, actor, fmt, as_json)
 
 
+def load_command(name: str) -> click.Command | None:
+    """Build (or import) one command now: a warm process does so before its first
+    request."""
+    return cli.get_command(click.Context(cli), name)
+
+
 # Commands that are not registry methods, and the module that defines each.
 HAND_WRITTEN = {
     "init": "core",
@@ -75,6 +82,7 @@ HAND_WRITTEN = {
     "hooks": "hooks",
     "review": "review",
     "install-agent": "agents",
+    "warm": "warm",
 }
 
 

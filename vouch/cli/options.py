@@ -20,6 +20,13 @@ from vouch.methods.context import CallContext
 FORMATS = ("human", "json", "markdown")
 _chosen: dict[str, str] = {}
 _before_command: dict[str, Any] = {}  # --kb/--as/--format/--json given before the command
+_shared_warm: list[dict[Any, Any]] = []  # the warm process's caches, kept across commands
+
+
+def share_warm(warm: dict[Any, Any]) -> None:
+    """Every command this process runs from now on keeps its index, model and object
+    caches in `warm` (`vouch.servers.warm`: one process, many command lines)."""
+    _shared_warm[:] = [warm]
 
 
 def forget_format() -> None:
@@ -128,6 +135,8 @@ def open_call(values: dict[str, Any], default_format: str) -> tuple[CallContext,
         transport="cli",
         progress=progress.reporter(chosen),
     )
+    if _shared_warm:
+        ctx.warm = _shared_warm[0]
     return ctx, Output(chosen)
 
 

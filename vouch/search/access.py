@@ -14,7 +14,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vouch.core.progress import Progress
 from vouch.index.api import Index
@@ -38,6 +38,13 @@ WIDTH = 2
 OVERFETCH = 4
 _LETTERS = re.compile(r"[^\W\d_]+")
 FRESHNESS_SECONDS = 2.0
+WATCH = "files-watch"  # in `warm`: what tells this process that `.vouch/` files changed
+
+
+class Changes(Protocol):
+    """Whether `.vouch/` files changed since the last call (`vouch.warm.watch`)."""
+
+    def changed(self) -> bool: ...
 
 
 def lexical_query(query: str) -> str:
@@ -276,24 +283,33 @@ def open_index(
     A warm process (a server) skips the full freshness check (two git processes, ~45 ms
     at 10k objects) while the git/audit signature is unchanged and the last check is
     younger than `search.freshness_seconds` (default 2): anything vouch or git does is
-    seen at once, a hand edit of an uncommitted file within that many seconds.
+    seen at once, a hand edit of an uncommitted file within that many seconds. A process
+    that keeps a file watch in `warm[WATCH]` (`vouch warm`) skips it while the signature
+    is unchanged and the watch saw no change: nothing is missed, however soon.
     A cold open runs `meanwhile(index)` while git checks freshness (`Index.open`);
     `progress` hears of a build or rebuild.
     """
     key: Any = ("search-index", str(kb.dir))
     found: SearchIndex | None = warm.get(key)
+    watch: Changes | None = warm.get(WATCH)
     now = time.monotonic()
     if found is None:
+        if watch is not None:
+            watch.changed()  # the check below covers whatever it had queued
         found = SearchIndex(
             Index.open(kb, ensure_fresh=True, meanwhile=meanwhile, progress=progress)
         )
         found.checked = (now, _signature(kb))
         warm[key] = found
     else:
-        ttl = kb.config.typed("search.freshness_seconds", FRESHNESS_SECONDS, float)
         signature = _signature(kb)
         last_time, last_signature = found.checked
-        if signature is None or signature != last_signature or now - last_time > ttl:
+        if watch is not None:  # emptied before the check: a write during it counts next time
+            moved = watch.changed()
+        else:
+            ttl = kb.config.typed("search.freshness_seconds", FRESHNESS_SECONDS, float)
+            moved = now - last_time > ttl
+        if moved or signature is None or signature != last_signature:
             found.index.ensure_fresh(progress)
             found.checked = (now, signature)
     found.searches += 1

@@ -1,0 +1,110 @@
+"""`vouch warm start|status|stop|serve`: a process per knowledge base that answers cold
+`vouch search` and `vouch context` commands (`vouch.servers.warm`, `vouch.forward`)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import click
+
+from vouch import forward
+from vouch.cli import cli
+from vouch.cli.options import Output, kb_command
+from vouch.methods.context import CallContext
+
+IDLE_SECONDS = 1800
+
+
+@cli.group("warm")
+def warm_group() -> None:
+    """Keep a process that has loaded the index and the model, so each `vouch search`
+    and `vouch context` costs little more than starting Python. Answers are the ones
+    the command would print itself; writes never go through it. VOUCH_NO_WARM=1 runs
+    a command in its own process."""
+
+
+_IDLE = click.option(
+    "--idle-seconds",
+    type=click.IntRange(min=0),
+    default=IDLE_SECONDS,
+    show_default=True,
+    help="Exit after this long without a request (0: never).",
+)
+
+
+@warm_group.command("start")
+@_IDLE
+@kb_command(writes_actor=False)
+def start_cmd(ctx: CallContext, out: Output, idle_seconds: int) -> None:
+    """Start the knowledge base's warm process in the background (nothing to do when
+    one runs already); it logs to .vouch/locks/warm.log."""
+    from vouch.servers.warm import start
+
+    kb = ctx.kb
+    running = forward.ask(kb.dir, "status")
+    if running is None:
+        running = start(kb, idle_seconds)
+        running["started"] = True
+    else:
+        running["started"] = False
+
+    def describe(r: dict[str, Any]) -> str:
+        verb = "Started" if r["started"] else "Already running:"
+        return f"{verb} warm process {r['pid']} for {r['kb']} (`vouch warm stop` stops it)"
+
+    out.emit(running, describe)
+
+
+@warm_group.command("status")
+@kb_command(writes_actor=False)
+def status_cmd(ctx: CallContext, out: Output) -> None:
+    """Whether a warm process serves this knowledge base, and what it has done."""
+    found = forward.ask(ctx.kb.dir, "status")
+    data = {"running": False, "kb": str(ctx.kb.dir)} if found is None else {"running": True}
+    if found is not None:
+        data.update({k: v for k, v in found.items() if k != "status"})
+
+    def describe(r: dict[str, Any]) -> str:
+        if not r["running"]:
+            return f"No warm process for {r['kb']} (`vouch warm start` starts one)"
+        return (
+            f"Warm process {r['pid']} for {r['kb']}: up {r['uptime_seconds']:g} s, "
+            f"{r['requests']} commands answered, file watch: {r['watch']}"
+        )
+
+    out.emit(data, describe)
+
+
+@warm_group.command("stop")
+@kb_command(writes_actor=False)
+def stop_cmd(ctx: CallContext, out: Output) -> None:
+    """Stop the knowledge base's warm process (nothing to do when none runs)."""
+    found = forward.ask(ctx.kb.dir, "stop")
+    socket_path = forward.locks_dir(ctx.kb.dir) / forward.SOCKET_NAME
+    deadline = time.monotonic() + 10
+    while found is not None and socket_path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)  # gone when its socket is: the next start finds no lock held
+    data = {"stopped": found is not None, "kb": str(ctx.kb.dir)}
+    if found is not None:
+        data["pid"] = found["stopping"]
+    out.emit(
+        data,
+        lambda r: (
+            f"Stopped warm process {r['pid']}" if r["stopped"] else f"No warm process for {r['kb']}"
+        ),
+    )
+
+
+@warm_group.command("serve")
+@_IDLE
+@kb_command(writes_actor=False)
+def serve_cmd(ctx: CallContext, out: Output, idle_seconds: int) -> None:
+    """Be the warm process, in the foreground (for a process supervisor); logs to
+    stderr. `vouch warm start` runs this in the background."""
+    import logging
+
+    from vouch.servers.warm import serve
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s vouch warm: %(message)s")
+    serve(ctx.kb, idle_seconds)

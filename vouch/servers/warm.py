@@ -1,0 +1,353 @@
+"""The warm process: one per knowledge base, running forwarded command lines.
+
+`vouch warm start` leaves it running; a cold `vouch search` or `vouch context` hands it
+its command line (`vouch.forward`) and prints the answer. It has imported the CLI,
+numpy and the model, holds the index open, and keeps an inotify watch on `.vouch/`
+(`vouch.servers.watch`), so a search costs what a warm one does plus the client's
+start: git's stat of every tracked file is skipped while no file changed, HEAD and
+git's index stayed put — the answer is the one a cold command would give, however soon
+after an edit it comes.
+
+It runs the same `vouch.cli.main` a cold command runs, in the client's working
+directory, with stdout and stderr captured in the client's encoding; nothing it does
+differs but where the time goes. One request at a time (the working directory is the
+process's). It serves its own user only (the socket's mode 0600 and SO_PEERCRED), a
+client only with the same vouch and the same environment (`forward.environment`), and
+goes away after `idle_seconds` without a request, on `vouch warm stop`, or when vouch's
+code on disk changed under it (it answers that request "refused" first, so the client
+runs the command itself). One process per knowledge base: it holds
+`.vouch/locks/warm.lock` for its lifetime; a killed process leaves a socket that
+refuses connections, which the next one replaces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import os
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from vouch import forward
+from vouch.errors import Conflict, SystemFailure, UsageError
+from vouch.search.access import WATCH
+from vouch.store.kb import KB
+
+log = logging.getLogger("vouch.warm")
+
+REQUEST_BYTES = 1 << 20  # longest request line read
+REQUEST_SECONDS = 5.0  # a client that connected must send its request within this
+LOCK_SECONDS = 5.0
+READY_SECONDS = 120.0  # a first start may build the index
+
+
+def serve(kb: KB, idle_seconds: float) -> None:
+    """Warm up, then answer requests until stopped, idle or out of date."""
+    from vouch.core.lock import file_lock
+
+    directory = check_place(kb)
+    with file_lock(  # a process just stopped may hold it a moment longer
+        directory / forward.LOCK_NAME,
+        LOCK_SECONDS,
+        f"a warm process already serves {kb.dir}",
+        "`vouch warm status` shows it, `vouch warm stop` stops it",
+    ):
+        started = time.monotonic()
+        process = _Process(kb)
+        took = time.monotonic() - started
+        log.info("warmed up in %.2f s (file watch: %s)", took, process.watch.kind)
+        listener, identity = _listen(directory)
+        try:
+            process.loop(listener, idle_seconds)
+        finally:
+            listener.close()
+            _remove_socket(directory, identity)
+
+
+class _Process:
+    def __init__(self, kb: KB):
+        from vouch.cli import main  # everything a forwarded command needs, loaded now
+        from vouch.cli.options import share_warm
+        from vouch.servers.watch import Watch
+
+        self.kb = kb
+        self.main = main
+        self.env = forward.environment()
+        self.fingerprint = forward.fingerprint()
+        self.code = _code_stamp()
+        self.config = _stamp(kb.dir / "config.yaml")
+        self.watch = Watch.open(str(kb.dir))
+        self.warm: dict[Any, Any] = {WATCH: self.watch}
+        share_warm(self.warm)
+        self.requests = 0
+        self.started = time.time()
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Build the forwarded commands, open the index, load the model: one search
+        that is not logged (so `vouch stats` counts only what people asked)."""
+        from vouch.cli import load_command
+        from vouch.search import context  # noqa: F401 - `vouch context`'s packing
+        from vouch.search.api import request_from_params
+        from vouch.search.engine import search
+
+        for name in forward.FORWARDED:
+            load_command(name)
+        request = request_from_params("warm up", limit=1)._replace(log=False)
+        search(self.kb, request, warm=self.warm)
+
+    def loop(self, listener: socket.socket, idle_seconds: float) -> None:
+        listener.settimeout(idle_seconds or None)
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                log.info("no request for %g s: exiting", idle_seconds)
+                return
+            with conn:
+                if not _same_user(conn):
+                    log.warning("refused a connection from another user")
+                    continue
+                try:
+                    if self._answer(conn) == "stop":
+                        return
+                except (OSError, ValueError) as exc:  # a client gone or garbled: the next
+                    log.info("a request broke off: %s", exc)
+
+    def _answer(self, conn: socket.socket) -> str | None:
+        conn.settimeout(REQUEST_SECONDS)
+        conn.sendall(_line({"vouch": self.fingerprint, "pid": os.getpid()}))
+        with conn.makefile("rb") as stream:
+            line = stream.readline(REQUEST_BYTES + 1)
+        if not line:
+            return None  # the client went away before asking (it was tired of waiting)
+        if len(line) > REQUEST_BYTES or not line.endswith(b"\n"):
+            raise ValueError("request line too long or cut short")
+        message = json.loads(line)
+        if not isinstance(message, dict):
+            raise ValueError("request is not a JSON object")
+        op = message.get("op")
+        conn.settimeout(None)
+        if op == "status":
+            conn.sendall(_line({"status": "ok", **self.status()}))
+            return None
+        if op == "stop":
+            conn.sendall(_line({"status": "ok", "stopping": os.getpid()}))
+            log.info("stopped by request")
+            return "stop"
+        if op != "run":
+            conn.sendall(_line({"status": "refused", "why": f"unknown op {op!r}"}))
+            return None
+        if _code_stamp() != self.code:
+            conn.sendall(_line({"status": "refused", "why": "vouch's code changed"}))
+            log.info("vouch's code changed on disk: exiting")
+            return "stop"
+        why = self._refusal(message)
+        if why is not None:
+            conn.sendall(_line({"status": "refused", "why": why}))
+            return None
+        ran = self._run(message)
+        if ran is None:
+            conn.sendall(_line({"status": "refused", "why": "no such working directory"}))
+            return None
+        code, out, err = ran
+        conn.sendall(
+            _line({"status": "ok", "code": code, "stdout": len(out), "size": len(out) + len(err)})
+            + out
+            + err
+        )
+        return None
+
+    def _refusal(self, message: dict[str, Any]) -> str | None:
+        argv = message.get("argv")
+        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+            return "argv is not a list of strings"
+        if not forward.runs_warm(forward.command_of(argv), argv):
+            return "only a search or a context pack is run here"  # never a write
+        if message.get("env") != self.env:
+            return "another environment"
+        if not isinstance(message.get("cwd"), str):
+            return "no working directory"
+        for key in ("encoding", "errors"):
+            if not isinstance(message.get(key), str):
+                return f"no {key}"
+        try:
+            "".encode(message["encoding"], message["errors"])
+        except (LookupError, ValueError):
+            return "an unknown encoding"
+        return None
+
+    def _run(self, message: dict[str, Any]) -> tuple[int, bytes, bytes] | None:
+        """`main(argv)` in the client's directory, its output captured; None when that
+        directory cannot be entered."""
+        config = _stamp(self.kb.dir / "config.yaml")
+        if config != self.config:  # settings the open index was made with may differ
+            self.warm.clear()
+            self.warm[WATCH] = self.watch
+            self.config = config
+        try:
+            os.chdir(message["cwd"])
+        except OSError:
+            return None
+        self.requests += 1
+        out, err = io.BytesIO(), io.BytesIO()
+        saved = sys.stdin, sys.stdout, sys.stderr
+        sys.stdin = io.StringIO()
+        sys.stdout = out_text = _text(out, message)
+        sys.stderr = err_text = _text(err, message)
+        try:
+            code = self.main(list(message["argv"]))
+        finally:
+            sys.stdin, sys.stdout, sys.stderr = saved
+            out_text.detach()  # flushed (write-through); the buffers stay open
+            err_text.detach()
+            os.chdir(self.kb.root)
+        return code, out.getvalue(), err.getvalue()
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "pid": os.getpid(),
+            "kb": str(self.kb.dir),
+            "vouch": self.fingerprint,
+            "uptime_seconds": round(time.time() - self.started, 1),
+            "requests": self.requests,
+            "watch": self.watch.kind,
+        }
+
+
+def start(kb: KB, idle_seconds: int) -> dict[str, Any]:
+    """`vouch warm serve` in the background, in a session of its own (not stopped with
+    the terminal that started it), logging to `.vouch/locks/warm.log`; its status once
+    it answers."""
+    directory = check_place(kb)
+    serve = ["warm", "serve", "--kb", str(kb.dir), "--idle-seconds", str(idle_seconds)]
+    with open(directory / forward.LOG_NAME, "ab") as log_file:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "vouch", *serve],
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=log_file,
+            cwd=kb.root,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + READY_SECONDS
+    while time.monotonic() < deadline:
+        found = forward.ask(kb.dir, "status")
+        if found is not None:
+            return found
+        if child.poll() is not None:
+            break
+        time.sleep(0.05)
+    if child.poll() is None:
+        child.kill()
+        child.wait()
+    try:
+        lines = (directory / forward.LOG_NAME).read_text(errors="replace").splitlines()
+    except OSError:
+        lines = []
+    last = lines[-1] if lines else f"exit status {child.returncode}"
+    raise SystemFailure(
+        f"the warm process did not start: {last}", hint=f"see {directory / forward.LOG_NAME}"
+    )
+
+
+def check_place(kb: KB) -> Path:
+    """`.vouch/locks/`, a real folder of this user's (never followed through a link)."""
+    if not (kb.dir.parent / ".git").exists():  # where `vouch.launch` looks for one
+        raise UsageError(
+            f"{kb.dir} is not at the top of a git work tree: a cold command would not find "
+            "a warm process there",
+            hint="run `vouch warm start` in the repository that holds .vouch/",
+        )
+    directory = forward.locks_dir(kb.dir)
+    directory.mkdir(exist_ok=True)
+    found = os.lstat(directory)
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid():
+        raise Conflict(
+            f"{directory} is a link, a file or another user's folder: the warm process "
+            "keeps its socket there",
+            hint="remove it (`git rm` it if it is committed), then start again",
+        )
+    return directory
+
+
+def _listen(directory: Path) -> tuple[socket.socket, tuple[int, int]]:
+    """Bind the socket (replacing a dead process's), mode 0600 from the start."""
+    here = os.open(".", os.O_RDONLY)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        os.chdir(directory)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(forward.SOCKET_NAME)  # ours to replace: we hold the lock
+        mask = os.umask(0o177)
+        try:
+            listener.bind(forward.SOCKET_NAME)
+        finally:
+            os.umask(mask)
+        found = os.stat(forward.SOCKET_NAME)
+        listener.listen(64)
+    except BaseException:
+        listener.close()
+        raise
+    finally:
+        os.fchdir(here)
+        os.close(here)
+    return listener, (found.st_dev, found.st_ino)
+
+
+def _remove_socket(directory: Path, identity: tuple[int, int]) -> None:
+    path = directory / forward.SOCKET_NAME
+    try:
+        found = os.lstat(path)
+        if (found.st_dev, found.st_ino) == identity:
+            path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _same_user(conn: socket.socket) -> bool:
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:  # no peer credentials here: the socket's mode (0600) decides
+        return True
+    size = struct.calcsize("3i")
+    _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, option, size))
+    return bool(uid == os.getuid())
+
+
+def _text(buffer: io.BytesIO, message: dict[str, Any]) -> io.TextIOWrapper:
+    return io.TextIOWrapper(
+        buffer, encoding=message["encoding"], errors=message["errors"], write_through=True
+    )
+
+
+def _line(data: dict[str, Any]) -> bytes:
+    return json.dumps(data).encode("utf-8") + b"\n"
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_ino, found.st_mtime_ns, found.st_size)
+
+
+def _code_stamp() -> list[tuple[str, int, int]]:
+    """vouch's own files as they are on disk (a reinstall or an edit changes them)."""
+    root = Path(forward.__file__).parent
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(folder, name))
+                found.append((name, st.st_mtime_ns, st.st_size))
+    return found
