@@ -11,7 +11,9 @@ For each size: opens (and if needed builds) the index once, then times
   on its own (`freshness_check_p50_ms`);
 - `vouch search QUERY` as a cold process (interpreter start, imports, index open, query,
   JSON out), p50 wall and CPU time over --cold-runs runs (bench/common.py: bytecode
-  caching on), next to `vouch --version` as the floor of any command.
+  caching on), next to `vouch --version` as the floor of any command;
+- the same cold commands answered by the knowledge base's warm process (`vouch warm
+  start`; `via_warm_*`), and a hybrid one right after a knowledge file changed.
 Targets (issue 5): warm p50 <= 10 ms at 10k chunks and <= 40 ms at 100k; cold <= 250 ms
 at 10k. Read-only: the knowledge base is left as generated (the search log is removed).
 """
@@ -20,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,7 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common import percentile, summary, time_cold_cpu, vouch_exe
+from common import bench_env, percentile, summary, time_cold_cpu, vouch_exe
 from generate import ensure
 
 from vouch.search import access
@@ -77,7 +81,7 @@ def pct(values: list[float], p: float) -> float:
     return percentile(values, p)
 
 
-def bench(claims: int, n_queries: int, cold_runs: int) -> dict[str, Any]:
+def bench(claims: int, n_queries: int, cold_runs: int, warm_process: bool) -> dict[str, Any]:
     # a private copy: other benchmarks rebuild the shared bench/out/kb-N indexes
     root = ensure(claims, out_dir=OUT)
     kb = KB.open(root)
@@ -104,18 +108,63 @@ def bench(claims: int, n_queries: int, cold_runs: int) -> dict[str, Any]:
         fresh.append((time.perf_counter() - t0) * 1000)
     out["freshness_check_p50_ms"] = round(pct(fresh, 50), 2)
     exe = vouch_exe()
-    for label, cmd in (
-        ("version", [exe, "--version"]),
-        ("fts", [exe, "search", qs[0], "--kb", str(root), "--fts-only"]),
-        ("hybrid", [exe, "search", qs[0], "--kb", str(root)]),
-    ):
+    version = [exe, "--version"]
+    fts = [exe, "search", qs[0], "--kb", str(root), "--fts-only"]
+    hybrid = [exe, "search", qs[0], "--kb", str(root)]
+    for label, cmd in (("version", version), ("fts", fts), ("hybrid", hybrid)):
         walls, cpus = time_cold_cpu(cmd, cold_runs)
         out[f"cold_{label}_p50_ms"] = summary(walls)["p50_ms"]
         out[f"cold_{label}_p95_ms"] = summary(walls)["p95_ms"]
         out[f"cold_{label}_cpu_p50_ms"] = summary(cpus)["p50_ms"]
         out[f"cold_{label}_cpu_p95_ms"] = summary(cpus)["p95_ms"]
+    if warm_process:
+        out.update(through_warm_process(exe, root, kb, cold_runs, version, fts, hybrid))
     (kb.dir / "searches.log.jsonl").unlink(missing_ok=True)
     return out
+
+
+def through_warm_process(
+    exe: str, root: Path, kb: KB, runs: int, *commands: list[str]
+) -> dict[str, Any]:
+    """The same cold commands with the knowledge base's warm process running (`vouch
+    warm start`): each is still a new `vouch` process, answered by the warm one; and a
+    hybrid search right after a knowledge file's mtime moved (the watch sees it, so
+    the full freshness check runs in the search: an agent's write-then-search), and one
+    a second after (the process checked meanwhile: a person's edit, then a query)."""
+    env = bench_env()
+    start = [exe, "warm", "start", "--kb", str(root), "--idle-seconds", "900"]
+    subprocess.run(start, env=env, check=True, capture_output=True)
+    out: dict[str, Any] = {}
+    touched = next((kb.dir / "claims").rglob("*.yaml"))
+    try:
+        version, fts, hybrid = commands
+        for label, cmd, before in (
+            ("version", version, None),
+            ("fts", fts, None),
+            ("hybrid", hybrid, None),
+            ("hybrid_after_edit", hybrid, lambda: os.utime(touched)),
+            ("hybrid_1s_after_edit", hybrid, lambda: _touch_and_wait(touched, 1.0)),
+        ):
+            walls, cpus = time_cold_cpu(cmd, runs, before_each=before)
+            out[f"via_warm_{label}_p50_ms"] = summary(walls)["p50_ms"]
+            out[f"via_warm_{label}_p95_ms"] = summary(walls)["p95_ms"]
+            out[f"via_warm_{label}_cpu_p50_ms"] = summary(cpus)["p50_ms"]
+        shown = subprocess.run(
+            [exe, "warm", "status", "--kb", str(root), "--json"],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        out["via_warm_answered"] = json.loads(shown.stdout)["requests"]
+    finally:
+        stop = [exe, "warm", "stop", "--kb", str(root)]
+        subprocess.run(stop, env=env, check=False, capture_output=True)
+    return out
+
+
+def _touch_and_wait(path: Path, seconds: float) -> None:
+    os.utime(path)
+    time.sleep(seconds)
 
 
 def main() -> int:
@@ -123,9 +172,15 @@ def main() -> int:
     parser.add_argument("--claims", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--cold-runs", type=int, default=15)
+    parser.add_argument(
+        "--no-warm-process",
+        action="store_true",
+        help="skip the cold commands answered by `vouch warm` (via_warm_*)",
+    )
     args = parser.parse_args()
     for claims in args.claims:
-        print(json.dumps(bench(claims, args.queries, args.cold_runs)), flush=True)
+        result = bench(claims, args.queries, args.cold_runs, not args.no_warm_process)
+        print(json.dumps(result), flush=True)
     return 0
 
 

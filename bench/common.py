@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -95,14 +95,18 @@ def time_cold_cpu(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     warmup: int = 1,
+    before_each: Callable[[], object] | None = None,
 ) -> tuple[list[float], list[float]]:
     """(wall seconds, CPU seconds) per run. CPU time (user + system of the process and the
     git processes it waited for) barely moves when other work shares the cores, so it
-    is the steadier number on a busy machine; wall time is what a user waits."""
+    is the steadier number on a busy machine; wall time is what a user waits.
+    `before_each` runs untimed before every run."""
     full_env = bench_env(env)
     walls: list[float] = []
     cpus: list[float] = []
     for n in range(warmup + runs):
+        if before_each is not None:
+            before_each()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.run(

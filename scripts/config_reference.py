@@ -111,8 +111,8 @@ def expert() -> dict[str, tuple[Any, str]]:
         ),
         "search.freshness_seconds": (
             access.FRESHNESS_SECONDS,
-            "a warm server trusts its last freshness check this long while git and the "
-            "audit log are unchanged",
+            "without inotify (not Linux), a server trusts its last freshness check this "
+            "long while git and the audit log are unchanged",
         ),
     }
 

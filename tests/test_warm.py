@@ -133,6 +133,43 @@ def test_an_edit_is_seen_at_once(warm: KB) -> None:
     assert answered(warm) == before + 6
 
 
+def test_changes_are_checked_between_requests(warm: KB) -> None:
+    """Once files stop changing, the process checks (and refreshes) on its own, so the
+    next search does not wait for git; what it answers is the same."""
+    assert status(warm)["checks_between_requests"] == 0
+    hits(warm, "rollback")  # its search log line is not a change
+    time.sleep(0.6)
+    assert status(warm)["checks_between_requests"] == 0
+    written = claim(warm, "Every zebra crossing near the office has a beacon")
+    deadline = time.monotonic() + 20
+    while status(warm)["checks_between_requests"] == 0:
+        assert time.monotonic() < deadline, "no check after the change"
+        time.sleep(0.05)
+    assert hits(warm, "zebra crossing") == [written["id"]]
+    assert status(warm)["checks_between_requests"] == 1
+
+
+def test_a_check_that_failed_is_made_again(small: KB) -> None:
+    """With index.auto_refresh off, a stale index is an error: the second search after an
+    edit must say so again, not answer from the stale index because the watch's queue
+    was emptied by the first."""
+    config = small.dir / "config.yaml"
+    config.write_text(config.read_text().replace("auto_refresh: true", "auto_refresh: false"))
+    commit(small, "no auto refresh")
+    vouch("index", "rebuild", cwd=small.root)
+    started = vouch("warm", "start", "--json", "--idle-seconds", "120", cwd=small.root)
+    assert started.returncode == 0, started.stderr
+    try:
+        assert hits(small, "rollback")
+        claim(small, "Rollbacks need a second approver on Fridays")
+        for _ in range(2):
+            stale = vouch("search", "rollback", "--json", cwd=small.root)
+            assert stale.returncode == 1 and "stale" in stale.stdout, stale.stdout
+        assert answered(small) == 3
+    finally:
+        vouch("warm", "stop", cwd=small.root)
+
+
 def path_for_claim(claim_id: str) -> str:
     from vouch.kinds import KINDS
 
@@ -385,3 +422,21 @@ def test_the_watch_sees_knowledge_files_and_nothing_else(tmp_path: Path) -> None
 def test_without_inotify_every_request_is_checked(tmp_path: Path) -> None:
     assert Watch.open(str(tmp_path / "missing")).changed() is True  # nothing to watch
     assert Always().changed() is True
+
+
+def test_an_agent_server_sees_an_edit_at_once(small: KB) -> None:
+    """The JSONL and MCP servers keep the same watch: no two-second trust window."""
+    from vouch.methods import registry as ops
+    from vouch.servers import server_context
+
+    ctx = server_context("jsonl", kb_path=str(small.root))
+
+    def found(query: str) -> list[str]:
+        return [r["id"] for r in ops.invoke(ctx, "kb.search", {"query": query})]
+
+    assert found("zebra crossing") == []
+    written = claim(small, "Every zebra crossing near the office has a beacon")
+    assert found("zebra crossing") == [written["id"]]
+    path = small.dir / path_for_claim(written["id"])
+    path.write_text(path.read_text().replace("beacon", "lighthouse"))
+    assert found("lighthouse") == [written["id"]] and found("beacon") == []

@@ -310,6 +310,7 @@ def open_index(
             ttl = kb.config.typed("search.freshness_seconds", FRESHNESS_SECONDS, float)
             moved = now - last_time > ttl
         if moved or signature is None or signature != last_signature:
+            found.checked = (last_time, None)  # a check that fails is made again next time
             found.index.ensure_fresh(progress)
             found.checked = (now, signature)
     found.searches += 1

@@ -43,7 +43,20 @@ def server_context(
         allow_decisions=allow_decisions,
     )
     _ = ctx.kb  # E001 at start-up, not on the first request
+    watch_files(ctx)
     return ctx
+
+
+def watch_files(ctx: CallContext) -> None:
+    """Tell the server's searches when `.vouch/` files change (inotify), so they see a
+    hand edit at once and skip git's stat of every file while nothing changed; where
+    there is no inotify they keep to `search.freshness_seconds`."""
+    from vouch.search.access import WATCH
+    from vouch.servers.watch import Watch
+
+    found = Watch.open(str(ctx.kb.dir))
+    if isinstance(found, Watch):
+        ctx.warm[WATCH] = found
 
 
 def configured_actor(ctx: CallContext) -> str | None:

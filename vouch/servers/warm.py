@@ -27,6 +27,7 @@ import io
 import json
 import logging
 import os
+import select
 import socket
 import stat
 import struct
@@ -39,6 +40,7 @@ from typing import Any
 from vouch import forward
 from vouch.errors import Conflict, SystemFailure, UsageError
 from vouch.search.access import WATCH
+from vouch.servers.watch import Watch
 from vouch.store.kb import KB
 
 log = logging.getLogger("vouch.warm")
@@ -46,7 +48,8 @@ log = logging.getLogger("vouch.warm")
 REQUEST_BYTES = 1 << 20  # longest request line read
 REQUEST_SECONDS = 5.0  # a client that connected must send its request within this
 LOCK_SECONDS = 5.0
-READY_SECONDS = 120.0  # a first start may build the index
+SETTLE_SECONDS = 0.3  # changes quiet this long: check before the next search asks
+READY_SECONDS = 3600.0  # a first start builds the index of a fresh clone (~45 s at 100k)
 
 
 def serve(kb: KB, idle_seconds: float) -> None:
@@ -76,7 +79,6 @@ class _Process:
     def __init__(self, kb: KB):
         from vouch.cli import main  # everything a forwarded command needs, loaded now
         from vouch.cli.options import share_warm
-        from vouch.servers.watch import Watch
 
         self.kb = kb
         self.main = main
@@ -88,6 +90,7 @@ class _Process:
         self.warm: dict[Any, Any] = {WATCH: self.watch}
         share_warm(self.warm)
         self.requests = 0
+        self.checks = 0  # made between requests
         self.started = time.time()
         self._warm_up()
 
@@ -105,22 +108,70 @@ class _Process:
         search(self.kb, request, warm=self.warm)
 
     def loop(self, listener: socket.socket, idle_seconds: float) -> None:
-        listener.settimeout(idle_seconds or None)
+        """Answer connections one at a time; between them, once `.vouch/` files stopped
+        changing for `SETTLE_SECONDS`, run the freshness check (and any refresh) the next
+        search would otherwise wait for."""
+        listener.settimeout(REQUEST_SECONDS)  # select said a client waits; not forever
+        watched: list[Watch] = [self.watch] if isinstance(self.watch, Watch) else []
+        fds = [listener.fileno(), *(w.fileno() for w in watched)]
+        last_request = time.monotonic()
+        settled_at: float | None = None  # when to check, after changes
         while True:
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
+            now = time.monotonic()
+            waits = [] if settled_at is None else [settled_at - now]
+            if idle_seconds:
+                waits.append(last_request + idle_seconds - now)
+            timeout = max(0.0, min(waits)) if waits else None
+            readable, _, _ = select.select(fds, [], [], timeout)
+            if fds[0] in readable:
+                last_request = time.monotonic()
+                if self._accept(listener) == "stop":
+                    return
+            elif readable:
+                if watched[0].absorb():
+                    settled_at = time.monotonic() + SETTLE_SECONDS
+            elif settled_at is not None and time.monotonic() >= settled_at:
+                settled_at = None
+                self._check()
+            elif idle_seconds and time.monotonic() >= last_request + idle_seconds:
                 log.info("no request for %g s: exiting", idle_seconds)
                 return
-            with conn:
-                if not _same_user(conn):
-                    log.warning("refused a connection from another user")
-                    continue
-                try:
-                    if self._answer(conn) == "stop":
-                        return
-                except (OSError, ValueError) as exc:  # a client gone or garbled: the next
-                    log.info("a request broke off: %s", exc)
+
+    def _accept(self, listener: socket.socket) -> str | None:
+        try:
+            conn, _ = listener.accept()
+        except TimeoutError:
+            return None
+        with conn:
+            if not _same_user(conn):
+                log.warning("refused a connection from another user")
+                return None
+            try:
+                return self._answer(conn)
+            except (OSError, ValueError) as exc:  # a client gone or garbled: the next
+                log.info("a request broke off: %s", exc)
+            except Exception:  # a bug here must not end the process's service
+                log.exception("a request failed")
+        return None
+
+    def _check(self) -> None:
+        """The freshness check (and refresh) of the index, ahead of the next search; a
+        failure is left for that search to report (it checks again)."""
+        from vouch.search.access import open_index
+
+        self._follow_config()
+        self.checks += 1
+        try:
+            open_index(KB.open(None, str(self.kb.dir)), self.warm)
+        except Exception as exc:
+            log.info("a check between requests failed: %s", exc)
+
+    def _follow_config(self) -> None:
+        config = _stamp(self.kb.dir / "config.yaml")
+        if config != self.config:  # settings the open index was made with may differ
+            self.warm.clear()
+            self.warm[WATCH] = self.watch
+            self.config = config
 
     def _answer(self, conn: socket.socket) -> str | None:
         conn.settimeout(REQUEST_SECONDS)
@@ -188,11 +239,7 @@ class _Process:
     def _run(self, message: dict[str, Any]) -> tuple[int, bytes, bytes] | None:
         """`main(argv)` in the client's directory, its output captured; None when that
         directory cannot be entered."""
-        config = _stamp(self.kb.dir / "config.yaml")
-        if config != self.config:  # settings the open index was made with may differ
-            self.warm.clear()
-            self.warm[WATCH] = self.watch
-            self.config = config
+        self._follow_config()
         try:
             os.chdir(message["cwd"])
         except OSError:
@@ -219,6 +266,7 @@ class _Process:
             "vouch": self.fingerprint,
             "uptime_seconds": round(time.time() - self.started, 1),
             "requests": self.requests,
+            "checks_between_requests": self.checks,
             "watch": self.watch.kind,
         }
 

@@ -66,6 +66,7 @@ class Watch:
         self._top = vouch_dir
         self._dirs: dict[int, str] = {}
         self._broken = False
+        self._absorbed = False
         try:
             self._watch_tree(vouch_dir, top=True)
         except BaseException:
@@ -98,8 +99,23 @@ class Watch:
             if entry.is_dir(follow_symlinks=False):
                 self._watch_tree(entry.path)
 
+    def fileno(self) -> int:
+        """Readable when events are queued (for `select`)."""
+        return self._inotify.fileno()
+
     def changed(self) -> bool:
-        """Whether anything was queued since the last call (which empties the queue)."""
+        """Whether anything changed since the last call (which empties the queue)."""
+        seen = self._absorbed or self._read()
+        self._absorbed = False
+        return seen
+
+    def absorb(self) -> bool:
+        """Empty the queue now, remembering for `changed` whether it held a change."""
+        seen = self._read()
+        self._absorbed = self._absorbed or seen
+        return seen
+
+    def _read(self) -> bool:
         flags = self._flags
         seen = self._broken
         try:
