@@ -332,6 +332,17 @@ def test_the_socket_is_private_and_never_through_a_link(small: KB, tmp_path: Pat
     assert list(outside.iterdir()) == []  # nothing written through the link
     locks.unlink()
 
+    # a log committed as a link (locks/ is gitignored, not unreachable) is not followed
+    locks.mkdir()
+    target = outside / "profile"
+    target.write_text("mine\n")
+    (locks / forward.LOG_NAME).symlink_to(target)
+    refused = vouch("warm", "start", "--idle-seconds", "30", cwd=small.root)
+    assert refused.returncode == 1 and "E105" in refused.stderr, refused.stderr
+    assert target.read_text() == "mine\n"
+    assert not (locks / forward.SOCKET_NAME).exists()
+    (locks / forward.LOG_NAME).unlink()
+
     started = vouch("warm", "start", "--json", "--idle-seconds", "60", cwd=small.root)
     assert started.returncode == 0, started.stderr
     try:

@@ -277,7 +277,7 @@ def start(kb: KB, idle_seconds: int) -> dict[str, Any]:
     it answers."""
     directory = check_place(kb)
     serve = ["warm", "serve", "--kb", str(kb.dir), "--idle-seconds", str(idle_seconds)]
-    with open(directory / forward.LOG_NAME, "ab") as log_file:
+    with _log_file(directory / forward.LOG_NAME) as log_file:
         child = subprocess.Popen(
             [sys.executable, "-m", "vouch", *serve],
             stdin=subprocess.DEVNULL,
@@ -305,6 +305,19 @@ def start(kb: KB, idle_seconds: int) -> dict[str, Any]:
     raise SystemFailure(
         f"the warm process did not start: {last}", hint=f"see {directory / forward.LOG_NAME}"
     )
+
+
+def _log_file(path: Path) -> io.BufferedWriter:
+    """The log, appended to; never through a link (a branch could commit one there)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        raise Conflict(
+            f"cannot open {path} for the warm process's log: {exc.strerror}",
+            hint="remove it (`git rm` it if it is committed), then start again",
+        ) from exc
+    return open(fd, "ab")  # the caller's `with` closes it
 
 
 def check_place(kb: KB) -> Path:
