@@ -166,6 +166,13 @@ def test_a_check_that_failed_is_made_again(small: KB) -> None:
             stale = vouch("search", "rollback", "--json", cwd=small.root)
             assert stale.returncode == 1 and "stale" in stale.stdout, stale.stdout
         assert answered(small) == 3
+        # a process started over the stale index starts, and says so to each search
+        vouch("warm", "stop", cwd=small.root)
+        again = vouch("warm", "start", "--idle-seconds", "120", cwd=small.root)
+        assert again.returncode == 0, again.stderr
+        stale = vouch("search", "rollback", "--json", cwd=small.root)
+        assert stale.returncode == 1 and "stale" in stale.stdout, stale.stdout
+        assert answered(small) == 1
     finally:
         vouch("warm", "stop", cwd=small.root)
 
@@ -228,6 +235,25 @@ def test_a_hand_made_request_to_write_is_refused(warm: KB) -> None:
             header, body = forward.request(sock, {"op": "run", "argv": argv, **base})
         assert (header["status"], body) == ("refused", b""), argv
     assert answered(warm) == 0
+
+
+def test_garbage_and_silence_do_not_stop_it(warm: KB) -> None:
+    """A client that sends nonsense, too much, or nothing is dropped; the next one is
+    answered."""
+    for payload in (b"not json\n", b"[1, 2]\n", b"x" * (3 << 20), b"{}\n", b""):
+        sock = forward.connect(warm.dir, 5)
+        assert sock is not None
+        with sock:
+            sock.settimeout(20)
+            greeting = sock.makefile("rb").readline()
+            assert json.loads(greeting)["vouch"] == forward.fingerprint()
+            with contextlib.suppress(OSError):
+                sock.sendall(payload)
+                sock.shutdown(socket.SHUT_WR)
+                sock.recv(1 << 16)
+    alone = vouch("search", "rollback", "--json", cwd=warm.root, VOUCH_NO_WARM="1")
+    assert vouch("search", "rollback", "--json", cwd=warm.root).stdout == alone.stdout
+    assert answered(warm) == 1
 
 
 def _planted(

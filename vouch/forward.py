@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import stat
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import socket
 
 FORWARDED = frozenset({"search", "context"})
 SOCKET_NAME = "warm.sock"
@@ -86,12 +88,7 @@ def runs_warm(command: str | None, argv: list[str]) -> bool:
 
 
 def forwardable(command: str | None, argv: list[str]) -> bool:
-    return (
-        runs_warm(command, argv)
-        and not os.environ.get(OFF)
-        and hasattr(socket, "AF_UNIX")
-        and hasattr(os, "getuid")
-    )
+    return runs_warm(command, argv) and not os.environ.get(OFF) and hasattr(os, "getuid")
 
 
 def connect(vouch_dir: Path, timeout: float) -> socket.socket | None:
@@ -109,6 +106,8 @@ def connect(vouch_dir: Path, timeout: float) -> socket.socket | None:
         return None  # a link, or someone else's folder
     if not stat.S_ISSOCK(found.st_mode) or found.st_uid != uid:
         return None
+    import socket  # only now: ~4 ms a cold command without a warm process would pay
+
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:

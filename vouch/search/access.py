@@ -42,7 +42,7 @@ WATCH = "files-watch"  # in `warm`: what tells this process that `.vouch/` files
 
 
 class Changes(Protocol):
-    """Whether `.vouch/` files changed since the last call (`vouch.warm.watch`)."""
+    """Whether `.vouch/` files changed since the last call (`vouch.servers.watch`)."""
 
     def changed(self) -> bool: ...
 

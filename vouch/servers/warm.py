@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from vouch import forward
-from vouch.errors import Conflict, SystemFailure, UsageError
+from vouch.errors import Conflict, SystemFailure, UsageError, VouchError
 from vouch.search.access import WATCH
 from vouch.servers.watch import Watch
 from vouch.store.kb import KB
@@ -105,7 +105,10 @@ class _Process:
         for name in forward.FORWARDED:
             load_command(name)
         request = request_from_params("warm up", limit=1)._replace(log=False)
-        search(self.kb, request, warm=self.warm)
+        try:
+            search(self.kb, request, warm=self.warm)
+        except VouchError as exc:  # e.g. a stale index with auto_refresh off: each
+            log.warning("warming up: %s", exc)  # search reports it as a cold one would
 
     def loop(self, listener: socket.socket, idle_seconds: float) -> None:
         """Answer connections one at a time; between them, once `.vouch/` files stopped
@@ -297,6 +300,9 @@ def start(kb: KB, idle_seconds: int) -> dict[str, Any]:
     if child.poll() is None:
         child.kill()
         child.wait()
+    found = forward.ask(kb.dir, "status")  # lost a race to another start: that one serves
+    if found is not None:
+        return found
     try:
         lines = (directory / forward.LOG_NAME).read_text(errors="replace").splitlines()
     except OSError:
@@ -410,5 +416,5 @@ def _code_stamp() -> list[tuple[str, int, int]]:
         for name in files:
             if name.endswith(".py"):
                 st = os.stat(os.path.join(folder, name))
-                found.append((name, st.st_mtime_ns, st.st_size))
-    return found
+                found.append((os.path.join(folder, name), st.st_mtime_ns, st.st_size))
+    return sorted(found)
