@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 # granularity without its mtime moving: its stamp is not trusted (git's "racy" rule).
 RACY_SECONDS = 2.0
 _SKIP_DIRS = frozenset(("index", "locks"))  # derived and local state, gitignored
+# beyond this many changed paths git compares every tracked file (one command line)
+SCOPE_LIMIT = 2000
 
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})  # a default no state can change
@@ -140,7 +142,7 @@ def current(kb: KB, previous: State | None = None) -> State:
     return start(kb, previous).result()
 
 
-def start(kb: KB, previous: State | None = None) -> Probe:
+def start(kb: KB, previous: State | None = None, only: Collection[str] | None = None) -> Probe:
     """Begin finding the identity of `.vouch/` content; `Probe.result()` finishes it.
 
     Tracked changes come from one `git diff-index HEAD` (git's stat cache answers for
@@ -148,9 +150,11 @@ def start(kb: KB, previous: State | None = None) -> Probe:
     here with `rev-parse` beside it, so the caller can do unrelated work meanwhile.
     Untracked files are listed by git in full when there is no `previous` state; with
     one, only directories whose mtime moved since are listed, plus the untracked files
-    `previous` already knew about.
+    `previous` already knew about. `only`, from a file watch: every `.vouch`-relative
+    path that changed since `previous` was found; git then compares just those (and
+    what `previous` found dirty) with its index, not every tracked file.
     """
-    return Probe(kb, previous)
+    return Probe(kb, previous, only)
 
 
 def _commands(top: str) -> tuple[list[str], list[str]]:
@@ -213,7 +217,7 @@ class Probe:
     checkout, an approval) or a move of HEAD makes it ask git again.
     """
 
-    def __init__(self, kb: KB, previous: State | None):
+    def __init__(self, kb: KB, previous: State | None, only: Collection[str] | None = None) -> None:
         self.kb = kb
         self.previous = previous
         self.prefix = _prefix(kb)
@@ -224,6 +228,9 @@ class Probe:
             self.index_stamp and previous is not None and previous.index_stamp == self.index_stamp
         )
         tree, files = _commands(top)
+        scope = self._scope(only)
+        if scope is not None:
+            files = ["--literal-pathspecs", "diff-files", "--name-only", "-z", "--", *scope]
         started = []
         try:
             self._tree = kb.repo.start(*tree)
@@ -237,6 +244,18 @@ class Probe:
             for process in started:
                 process.close()
             raise
+
+    def _scope(self, only: Collection[str] | None) -> list[str] | None:
+        """The paths `git diff-files` must look at, when not every tracked file: those
+        that changed since `previous`, and those dirty then. Only while git's index is
+        the one `previous` saw (a file nobody touched compares with an unchanged index
+        as it did then)."""
+        if only is None or self.previous is None or not self._reuse:
+            return None
+        paths = {self.prefix + p for p in (*only, *self.previous.dirty)}
+        if not paths or len(paths) > SCOPE_LIMIT:
+            return None
+        return sorted(paths)
 
     def close(self) -> None:
         """Abandon the check (the caller failed meanwhile)."""

@@ -42,9 +42,10 @@ WATCH = "files-watch"  # in `warm`: what tells this process that `.vouch/` files
 
 
 class Changes(Protocol):
-    """Whether `.vouch/` files changed since the last call (`vouch.servers.watch`)."""
+    """What changed under `.vouch/` since the last call (`vouch.servers.watch`): whether
+    anything did, and which files (`.vouch`-relative; None: look at everything)."""
 
-    def changed(self) -> bool: ...
+    def changes(self) -> tuple[bool, frozenset[str] | None]: ...
 
 
 def lexical_query(query: str) -> str:
@@ -284,8 +285,9 @@ def open_index(
     at 10k objects) while the git/audit signature is unchanged and the last check is
     younger than `search.freshness_seconds` (default 2): anything vouch or git does is
     seen at once, a hand edit of an uncommitted file within that many seconds. A process
-    that keeps a file watch in `warm[WATCH]` (`vouch warm`) skips it while the signature
-    is unchanged and the watch saw no change: nothing is missed, however soon.
+    that keeps a file watch in `warm[WATCH]` (`vouch warm`, the servers) skips it while
+    the signature is unchanged and the watch saw no change, and has git look only at the
+    files the watch names when it did: nothing is missed, however soon.
     A cold open runs `meanwhile(index)` while git checks freshness (`Index.open`);
     `progress` hears of a build or rebuild.
     """
@@ -295,7 +297,7 @@ def open_index(
     now = time.monotonic()
     if found is None:
         if watch is not None:
-            watch.changed()  # the check below covers whatever it had queued
+            watch.changes()  # the check below covers whatever it had queued
         found = SearchIndex(
             Index.open(kb, ensure_fresh=True, meanwhile=meanwhile, progress=progress)
         )
@@ -304,14 +306,16 @@ def open_index(
     else:
         signature = _signature(kb)
         last_time, last_signature = found.checked
-        if watch is not None:  # emptied before the check: a write during it counts next time
-            moved = watch.changed()
+        paths: frozenset[str] | None = None
+        if watch is not None:  # taken before the check: a write during it counts next time
+            moved, paths = watch.changes()
         else:
             ttl = kb.config.typed("search.freshness_seconds", FRESHNESS_SECONDS, float)
             moved = now - last_time > ttl
-        if moved or signature is None or signature != last_signature:
-            found.checked = (last_time, None)  # a check that fails is made again next time
-            found.index.ensure_fresh(progress)
+        same = signature is not None and signature == last_signature
+        if moved or not same:
+            found.checked = (last_time, None)  # a check that fails is made again, in full
+            found.index.ensure_fresh(progress, only=paths if same else None)
             found.checked = (now, signature)
     found.searches += 1
     seen, count = found.steady

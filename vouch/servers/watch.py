@@ -1,4 +1,4 @@
-"""Has anything under `.vouch/` changed since the last freshness check? (the warm process)
+"""What changed under `.vouch/` since the last freshness check? (long-lived processes)
 
 The full check asks git to stat every tracked file (~50 ms at 10k objects, ~0.3 s at
 100k). A process that stays up can instead be told by the kernel: an inotify watch on
@@ -6,16 +6,18 @@ every directory of `.vouch/` (the derived index, the local locks and the search 
 aside) queues an event the moment a file there is written, created, deleted, renamed or
 has its mode changed, before the writing call returns. So when a request arrives and
 nothing is queued, no file changed since the check before, and git's answer would be
-the same; HEAD, the refs and git's index are compared by stat as before
-(`vouch.search.access`). The caller drains the queue *before* it runs a check, so a
-write made during the check is seen next time.
+the same; when something is, the events name the files, and git need only look at
+those (`freshness.start(only=...)`). HEAD, the refs and git's index are compared by
+stat as before (`vouch.search.access`). The caller takes the changes *before* it runs
+a check, so a write made during the check is seen next time.
 
-Anything the watch cannot vouch for says "changed": a queue overflow (once), and from
+Anything the watch cannot name says "changed, look at everything": a queue overflow, a
+folder created, deleted or moved (the files in it are not named one by one), and from
 then on always a directory it could not watch (the kernel's watch limit), `.vouch/`
 itself moved or deleted, and every platform without inotify (`Watch.open` returns
-`Always`). Not seen, and so not
-supported by a warm process: changes made through a hard link from outside `.vouch/`,
-and network file systems, whose remote writers raise no local events.
+`Always`). Not seen, and so not supported by a long-lived process: changes made through
+a hard link from outside `.vouch/`, and network file systems, whose remote writers
+raise no local events.
 """
 
 from __future__ import annotations
@@ -27,14 +29,16 @@ from typing import Any
 _IGNORED_DIRS = frozenset({"index", "locks"})
 _IGNORED_FILES = frozenset({"searches.log.jsonl"})
 
+Changes = tuple[bool, frozenset[str] | None]  # (changed?, `.vouch`-relative paths or None)
+
 
 class Always:
     """No watch: every request runs the full check (what a cold command does)."""
 
     kind = "none (a full check per request)"
 
-    def changed(self) -> bool:
-        return True
+    def changes(self) -> Changes:
+        return True, None
 
     def close(self) -> None:
         return None
@@ -64,11 +68,12 @@ class Watch:
         )
         self._inotify = INotify()
         self._top = vouch_dir
-        self._dirs: dict[int, str] = {}
-        self._broken = False
-        self._absorbed = False
+        self._dirs: dict[int, str] = {}  # watch descriptor → `.vouch`-relative folder
+        self._broken = False  # a folder went unwatched: everything, from now on
+        self._changed = False
+        self._paths: set[str] | None = set()  # named since the last `changes`; None: all
         try:
-            self._watch_tree(vouch_dir, top=True)
+            self._watch_tree(vouch_dir, "")
         except BaseException:
             self._inotify.close()
             raise
@@ -81,67 +86,83 @@ class Watch:
         except (ImportError, OSError):
             return Always()
 
-    def _watch_tree(self, path: str, top: bool = False) -> None:
+    def _watch_tree(self, path: str, rel: str) -> None:
         try:
             wd = self._inotify.add_watch(path, self._mask)
         except OSError:  # the watch limit (ENOSPC), or gone meanwhile: cannot vouch
             self._broken = True
             return
-        self._dirs[wd] = path
+        self._dirs[wd] = rel
         try:
             entries = list(os.scandir(path))
         except OSError:
             self._broken = True
             return
         for entry in entries:
-            if top and entry.name in _IGNORED_DIRS:
+            if not rel and entry.name in _IGNORED_DIRS:
                 continue
             if entry.is_dir(follow_symlinks=False):
-                self._watch_tree(entry.path)
+                self._watch_tree(entry.path, f"{rel}/{entry.name}" if rel else entry.name)
 
     def fileno(self) -> int:
         """Readable when events are queued (for `select`)."""
         return self._inotify.fileno()
 
-    def changed(self) -> bool:
-        """Whether anything changed since the last call (which empties the queue)."""
-        seen = self._absorbed or self._read()
-        self._absorbed = False
-        return seen
+    def changes(self) -> Changes:
+        """What changed since the last call, which starts the next interval: whether
+        anything did, and the `.vouch`-relative paths of the files that did (None when
+        they cannot all be named)."""
+        self.absorb()
+        found: Changes = (
+            self._changed or self._broken,
+            None if self._broken or self._paths is None else frozenset(self._paths),
+        )
+        self._changed, self._paths = False, set()
+        return found
 
     def absorb(self) -> bool:
-        """Empty the queue now, remembering for `changed` whether it held a change."""
-        seen = self._read()
-        self._absorbed = self._absorbed or seen
-        return seen
-
-    def _read(self) -> bool:
-        flags = self._flags
-        seen = self._broken
+        """Empty the kernel's queue now (remembered for `changes`); whether it held a
+        change."""
         try:
             events: list[Any] = self._inotify.read(timeout=0)
         except OSError:
+            self._broken = True
             return True
+        seen = False
         for event in events:
-            if event.mask & flags.Q_OVERFLOW:  # events were lost: the check sees them all
-                seen = True
-                continue
-            path = self._dirs.get(event.wd)
-            if path is None:
-                continue  # a watch already removed (IN_IGNORED after a delete)
-            if event.mask & flags.IGNORED:
-                del self._dirs[event.wd]
-                seen = True
-                continue
-            if event.mask & (flags.DELETE_SELF | flags.MOVE_SELF) and path == self._top:
-                self._broken = seen = True
-                continue
-            if path == self._top and (event.name in _IGNORED_DIRS or event.name in _IGNORED_FILES):
-                continue
-            seen = True
-            if event.mask & flags.ISDIR and event.mask & (flags.CREATE | flags.MOVED_TO):
-                self._watch_tree(os.path.join(path, event.name))
+            seen = self._take(event) or seen
+        self._changed = self._changed or seen
         return seen
+
+    def _take(self, event: Any) -> bool:
+        """Record one event; whether it is a change to knowledge files."""
+        flags = self._flags
+        if event.mask & flags.Q_OVERFLOW:  # events were lost: look at everything once
+            self._paths = None
+            return True
+        rel = self._dirs.get(event.wd)
+        if rel is None:
+            return False  # a watch already removed (IN_IGNORED after a delete)
+        if event.mask & flags.IGNORED:  # the folder is gone, or moved
+            del self._dirs[event.wd]
+            self._paths = None
+            return True
+        if event.mask & (flags.DELETE_SELF | flags.MOVE_SELF):
+            if not rel:
+                self._broken = True  # `.vouch/` itself: nothing to vouch for any more
+            self._paths = None
+            return True
+        if not rel and (event.name in _IGNORED_DIRS or event.name in _IGNORED_FILES):
+            return False
+        path = f"{rel}/{event.name}" if rel else event.name
+        if event.mask & flags.ISDIR:
+            if event.mask & (flags.CREATE | flags.MOVED_TO):
+                self._watch_tree(os.path.join(self._top, path), path)
+            self._paths = None  # a folder's files are not named one by one
+            return True
+        if self._paths is not None:
+            self._paths.add(path)
+        return True
 
     def close(self) -> None:
         self._inotify.close()
