@@ -257,10 +257,11 @@ def test_garbage_and_silence_do_not_stop_it(warm: KB) -> None:
 
 
 def _planted(
-    kb: KB, greeting: bytes, got: list[bytes], answers: bool = True
+    kb: KB, greeting: bytes, got: list[bytes], answers: bool = True, linger: float = 0
 ) -> tuple[socket.socket, threading.Thread]:
     """Something else listening where the warm process would: greets, records what it
-    is sent, answers anything with a success (or, `answers=False`, dies without one)."""
+    is sent, answers anything with a success (or, `answers=False`, dies without one,
+    after `linger` seconds)."""
     directory = forward.locks_dir(kb.dir)
     directory.mkdir(exist_ok=True)
     here = os.getcwd()
@@ -282,6 +283,7 @@ def _planted(
                     data = conn.makefile("rb").readline()
                     got.append(data)
                     if not answers:
+                        time.sleep(linger)
                         continue
                     lie = b"the planted answer\n"
                     header = {"status": "ok", "code": 0, "stdout": len(lie), "size": len(lie)}
@@ -325,6 +327,32 @@ def test_a_process_that_dies_before_answering_is_no_loss(small: KB) -> None:
         (forward.locks_dir(small.dir) / forward.SOCKET_NAME).unlink()
     assert (here.returncode, here.stdout, here.stderr) == (0, alone.stdout, alone.stderr)
     assert len(got) == 1 and json.loads(got[0])["argv"] == ["search", "rollback", "--json"]
+
+
+def test_ctrl_c_while_waiting_is_a_plain_interruption(small: KB) -> None:
+    """A process that greets and then takes its time: Ctrl-C ends the wait as it ends a
+    command, exit 1 and `interrupted`, no traceback."""
+    got: list[bytes] = []
+    greeting = json.dumps({"vouch": forward.fingerprint()}).encode() + b"\n"
+    listener, _ = _planted(small, greeting, got, answers=False, linger=30)
+    try:
+        client = subprocess.Popen(
+            [sys.executable, "-m", "vouch", "search", "rollback"],
+            cwd=small.root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 30
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.02)  # it has sent its command and waits for the answer
+        client.send_signal(signal.SIGINT)
+        out, err = client.communicate(timeout=30)
+    finally:
+        listener.close()
+        (forward.locks_dir(small.dir) / forward.SOCKET_NAME).unlink()
+    assert got, "the command never reached the planted process"
+    assert (client.returncode, out, err) == (1, "", "interrupted\n")
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to make another user's socket")

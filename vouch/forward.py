@@ -190,6 +190,9 @@ def forward(argv: list[str], vouch_dir: Path) -> int | None:
         )
     except (OSError, ValueError):
         return None
+    except KeyboardInterrupt:  # as the command itself answers Ctrl-C (the process
+        sys.stderr.write("interrupted\n")  # finishes its read; nothing is written)
+        return 1
     finally:
         sock.close()
     if header.get("status") != "ok":
