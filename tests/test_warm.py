@@ -355,6 +355,35 @@ def test_ctrl_c_while_waiting_is_a_plain_interruption(small: KB) -> None:
     assert (client.returncode, out, err) == (1, "", "interrupted\n")
 
 
+def test_a_process_that_does_not_answer_is_named_not_ignored(small: KB) -> None:
+    """`vouch warm status|start|stop` when something holds the socket but says nothing:
+    an error that says so (start does not start a second one), not "no process"."""
+    forward.locks_dir(small.dir).mkdir(exist_ok=True)
+    here = os.getcwd()
+    os.chdir(forward.locks_dir(small.dir))
+    try:
+        dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        dead.bind(forward.SOCKET_NAME)
+        dead.listen(8)
+        dead.close()  # the socket file stays, nothing listens: a killed process's
+        found = vouch("warm", "status", "--json", cwd=small.root)
+        assert json.loads(found.stdout)["running"] is False
+        os.unlink(forward.SOCKET_NAME)
+        silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        silent.bind(forward.SOCKET_NAME)
+    finally:
+        os.chdir(here)
+    silent.listen(8)  # takes connections (the kernel's backlog), never answers
+    try:
+        for args in (("status",), ("stop",), ("start", "--idle-seconds", "30")):
+            found = vouch("warm", *args, cwd=small.root)
+            assert found.returncode == 1 and "did not answer" in found.stderr, args
+            assert "E105" in found.stderr
+    finally:
+        silent.close()
+        (forward.locks_dir(small.dir) / forward.SOCKET_NAME).unlink()
+
+
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to make another user's socket")
 def test_a_socket_of_another_user_is_not_used(small: KB) -> None:
     got: list[bytes] = []

@@ -38,6 +38,7 @@ SOCKET_NAME = "warm.sock"
 LOCK_NAME = "warm.lock"
 LOG_NAME = "warm.log"
 GREETING_SECONDS = 0.5  # a process busy longer than this with another command: run here
+ASK_SECONDS = 2.0  # `vouch warm status|stop` wait this long for an answer
 OFF = "VOUCH_NO_WARM"  # set (non-empty) to never forward
 
 # what vouch, git and the interpreter's output read from the environment
@@ -154,16 +155,20 @@ def request(
         stream.close()
 
 
-def ask(vouch_dir: Path, op: str, timeout: float = 5.0) -> dict[str, Any] | None:
+SILENT = {"status": "silent"}  # `ask`: a process holds the socket but did not answer
+
+
+def ask(vouch_dir: Path, op: str, timeout: float = ASK_SECONDS) -> dict[str, Any] | None:
     """The warm process's answer to `status` or `stop`, whichever vouch it runs; None
-    when none answers."""
+    when there is none (no socket, or a dead process's), `SILENT` when one took the
+    connection but said nothing within `timeout` (busy with a long command, stopped)."""
     sock = connect(vouch_dir, timeout)
     if sock is None:
         return None
     try:
         header, _ = request(sock, {"op": op}, same_vouch=False)
     except (OSError, ValueError):
-        return None
+        return dict(SILENT)
     finally:
         sock.close()
     return header

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import click
@@ -11,6 +12,7 @@ import click
 from vouch import forward
 from vouch.cli import cli
 from vouch.cli.options import Output, kb_command
+from vouch.errors import Conflict
 from vouch.methods.context import CallContext
 
 IDLE_SECONDS = 1800
@@ -33,6 +35,18 @@ _IDLE = click.option(
 )
 
 
+def _answering(vouch_dir: Path, op: str) -> dict[str, Any] | None:
+    found = forward.ask(vouch_dir, op)
+    if found is not None and found.get("status") == "silent":
+        raise Conflict(
+            f"a process holds {forward.locks_dir(vouch_dir) / forward.SOCKET_NAME} but did "
+            f"not answer within {forward.ASK_SECONDS:g} s: busy with a long command, or "
+            "stopped",
+            hint="try again in a moment; `fuser -k` on the socket ends it for good",
+        )
+    return found
+
+
 @warm_group.command("start")
 @_IDLE
 @kb_command(writes_actor=False)
@@ -42,7 +56,7 @@ def start_cmd(ctx: CallContext, out: Output, idle_seconds: int) -> None:
     from vouch.servers.warm import start
 
     kb = ctx.kb
-    running = forward.ask(kb.dir, "status")
+    running = _answering(kb.dir, "status")
     if running is None:
         running = start(kb, idle_seconds)
         running["started"] = True
@@ -60,7 +74,7 @@ def start_cmd(ctx: CallContext, out: Output, idle_seconds: int) -> None:
 @kb_command(writes_actor=False)
 def status_cmd(ctx: CallContext, out: Output) -> None:
     """Whether a warm process serves this knowledge base, and what it has done."""
-    found = forward.ask(ctx.kb.dir, "status")
+    found = _answering(ctx.kb.dir, "status")
     data = {"running": False, "kb": str(ctx.kb.dir)} if found is None else {"running": True}
     if found is not None:
         data.update({k: v for k, v in found.items() if k != "status"})
@@ -80,7 +94,7 @@ def status_cmd(ctx: CallContext, out: Output) -> None:
 @kb_command(writes_actor=False)
 def stop_cmd(ctx: CallContext, out: Output) -> None:
     """Stop the knowledge base's warm process (nothing to do when none runs)."""
-    found = forward.ask(ctx.kb.dir, "stop")
+    found = _answering(ctx.kb.dir, "stop")
     socket_path = forward.locks_dir(ctx.kb.dir) / forward.SOCKET_NAME
     deadline = time.monotonic() + 10
     while found is not None and socket_path.exists() and time.monotonic() < deadline:

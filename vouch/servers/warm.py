@@ -292,7 +292,7 @@ def start(kb: KB, idle_seconds: int) -> dict[str, Any]:
     deadline = time.monotonic() + READY_SECONDS
     while time.monotonic() < deadline:
         found = forward.ask(kb.dir, "status")
-        if found is not None:
+        if found is not None and found.get("status") == "ok":
             return found
         if child.poll() is not None:
             break
@@ -301,7 +301,7 @@ def start(kb: KB, idle_seconds: int) -> dict[str, Any]:
         child.kill()
         child.wait()
     found = forward.ask(kb.dir, "status")  # lost a race to another start: that one serves
-    if found is not None:
+    if found is not None and found.get("status") == "ok":
         return found
     try:
         lines = (directory / forward.LOG_NAME).read_text(errors="replace").splitlines()
