@@ -146,7 +146,7 @@ def test_changes_are_checked_between_requests(warm: KB) -> None:
         assert time.monotonic() < deadline, "no check after the change"
         time.sleep(0.05)
     assert hits(warm, "zebra crossing") == [written["id"]]
-    assert status(warm)["checks_between_requests"] == 1
+    assert status(warm)["checks_between_requests"] >= 1
 
 
 def test_a_check_that_failed_is_made_again(small: KB) -> None:
