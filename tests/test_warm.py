@@ -520,7 +520,10 @@ def test_the_watch_names_knowledge_files_and_nothing_else(tmp_path: Path) -> Non
 
 
 def test_without_inotify_every_request_is_checked(tmp_path: Path) -> None:
-    assert Watch.open(str(tmp_path / "missing")).changes() == (True, None)  # nothing to watch
+    missing = Watch.open(str(tmp_path / "missing"))  # nothing to watch: incomplete
+    assert isinstance(missing, Watch) and not missing.complete
+    assert missing.changes() == (True, None)
+    assert missing.kind.startswith("inotify, incomplete")
     assert Always().changes() == (True, None)
 
 

@@ -50,13 +50,16 @@ def server_context(
 def watch_files(ctx: CallContext) -> None:
     """Tell the server's searches when `.vouch/` files change (inotify), so they see a
     hand edit at once and skip git's stat of every file while nothing changed; where
-    there is no inotify they keep to `search.freshness_seconds`."""
+    there is no inotify, or not enough watches for every folder, they keep to
+    `search.freshness_seconds`."""
     from vouch.search.access import WATCH
     from vouch.servers.watch import Watch
 
     found = Watch.open(str(ctx.kb.dir))
-    if isinstance(found, Watch):
+    if isinstance(found, Watch) and found.complete:  # else the window's checks are fewer
         ctx.warm[WATCH] = found
+    else:
+        found.close()
 
 
 def configured_actor(ctx: CallContext) -> str | None:

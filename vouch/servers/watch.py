@@ -50,6 +50,11 @@ class Watch:
     kernels; past it every check is a full one)."""
 
     @property
+    def complete(self) -> bool:
+        """Every folder is watched (else every check is a full one)."""
+        return not self._broken
+
+    @property
     def kind(self) -> str:
         if self._broken:
             return "inotify, incomplete (a full check per request)"
