@@ -38,7 +38,7 @@ SOCKET_NAME = "warm.sock"
 LOCK_NAME = "warm.lock"
 LOG_NAME = "warm.log"
 GREETING_SECONDS = 0.5  # a process busy longer than this with another command: run here
-ASK_SECONDS = 2.0  # `vouch warm status|stop` wait this long for an answer
+ASK_SECONDS = 1.0  # `vouch warm status|stop` wait this long for an answer
 OFF = "VOUCH_NO_WARM"  # set (non-empty) to never forward
 
 # what vouch, git and the interpreter's output read from the environment
