@@ -136,6 +136,19 @@ def test_a_check_that_failed_is_made_again(small: KB) -> None:
         vouch("warm", "stop", cwd=small.root)
 
 
+def test_a_changed_configuration_is_obeyed_at_once(warm: KB) -> None:
+    """The index kept open was opened under the old config.yaml; with auto_refresh
+    turned off, an edit makes the next search refuse (stale) instead of refreshing."""
+    assert hits(warm, "rollback")
+    config = warm.dir / "config.yaml"
+    config.write_text(config.read_text().replace("auto_refresh: true", "auto_refresh: false"))
+    assert hits(warm, "rollback")  # the configuration alone changes no knowledge
+    claim(warm, "Rollbacks need a second approver on Fridays")
+    stale = vouch("search", "rollback", "--json", cwd=warm.root)
+    assert stale.returncode == 1 and "stale" in stale.stdout, stale.stdout
+    assert answered(warm) == 3
+
+
 def test_a_killed_process_leaves_nothing_in_the_way(warm: KB) -> None:
     pid = status(warm)["pid"]
     os.kill(pid, signal.SIGKILL)

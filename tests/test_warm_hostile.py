@@ -93,9 +93,7 @@ def test_a_process_that_does_not_answer_is_named_not_ignored(small: KB) -> None:
     """`vouch warm status|start|stop` when something holds the socket but says nothing:
     an error that says so (start does not start a second one), not "no process"."""
     forward.locks_dir(small.dir).mkdir(exist_ok=True)
-    here = os.getcwd()
-    os.chdir(forward.locks_dir(small.dir))
-    try:
+    with forward.inside(forward.locks_dir(small.dir)):
         dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         dead.bind(forward.SOCKET_NAME)
         dead.listen(8)
@@ -105,8 +103,6 @@ def test_a_process_that_does_not_answer_is_named_not_ignored(small: KB) -> None:
         os.unlink(forward.SOCKET_NAME)
         silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         silent.bind(forward.SOCKET_NAME)
-    finally:
-        os.chdir(here)
     silent.listen(8)  # takes connections (the kernel's backlog), never answers
     try:
         for args in (("status",), ("stop",), ("start", "--idle-seconds", "30")):

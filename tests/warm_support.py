@@ -83,13 +83,9 @@ def planted(
     after `linger` seconds)."""
     directory = forward.locks_dir(kb.dir)
     directory.mkdir(exist_ok=True)
-    here = os.getcwd()
-    os.chdir(directory)
-    try:
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    with forward.inside(directory):
         listener.bind(forward.SOCKET_NAME)
-    finally:
-        os.chdir(here)
     listener.listen(4)
     listener.settimeout(30)
 

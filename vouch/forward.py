@@ -27,6 +27,8 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -94,8 +96,7 @@ def forwardable(command: str | None, argv: list[str]) -> bool:
 
 def connect(vouch_dir: Path, timeout: float) -> socket.socket | None:
     """A connection to the knowledge base's warm process, or None (absent, stale, not
-    ours). Connects by a relative name from inside the locks folder: a socket's path may
-    not exceed ~100 bytes, a work tree's can."""
+    ours)."""
     directory = locks_dir(vouch_dir)
     try:
         folder = os.lstat(directory)
@@ -112,20 +113,26 @@ def connect(vouch_dir: Path, timeout: float) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
-        here = os.open(".", os.O_RDONLY)
-    except OSError:  # the working directory is gone
+        with inside(directory):
+            sock.connect(SOCKET_NAME)
+    except OSError:  # refused (a dead process's socket), or the working directory is gone
         sock.close()
         return None
+    return sock
+
+
+@contextmanager
+def inside(directory: Path) -> Iterator[None]:
+    """In `directory` for a moment, then back where this process was: a socket is named
+    relative to its folder (a socket's path may not exceed ~100 bytes, a work tree's
+    can)."""
+    here = os.open(".", os.O_RDONLY)
     try:
         os.chdir(directory)
-        sock.connect(SOCKET_NAME)
-    except OSError:
-        sock.close()
-        return None
+        yield
     finally:
         os.fchdir(here)
         os.close(here)
-    return sock
 
 
 def request(

@@ -102,10 +102,11 @@ def passes(info: ChunkInfo, f: Filters) -> bool:
 class SearchIndex:
     """An open index as search reads it, with what a warm process remembers of it."""
 
-    __slots__ = ("checked", "index", "searches", "steady")
+    __slots__ = ("checked", "config", "index", "searches", "steady")
 
-    def __init__(self, index: Index):
+    def __init__(self, index: Index, config: dict[str, Any]):
         self.index = index
+        self.config = config  # the configuration it was opened under (`Settings.of`)
         self.searches = 0
         # (monotonic time, _signature) of the last freshness check
         self.checked: tuple[float, Any] = (0.0, None)
@@ -288,18 +289,24 @@ def open_index(
     that keeps a file watch in `warm[WATCH]` (`vouch warm`, the servers) skips it while
     the signature is unchanged and the watch saw no change, and has git look only at the
     files the watch names when it did: nothing is missed, however soon.
-    A cold open runs `meanwhile(index)` while git checks freshness (`Index.open`);
-    `progress` hears of a build or rebuild.
+    An index opened under another configuration than `kb`'s is opened anew. A cold
+    open runs `meanwhile(index)` while git checks freshness (`Index.open`); `progress`
+    hears of a build or rebuild.
     """
     key: Any = ("search-index", str(kb.dir))
     found: SearchIndex | None = warm.get(key)
     watch: Changes | None = warm.get(WATCH)
     now = time.monotonic()
+    if found is not None and found.config != kb.config.data:
+        del warm[key]  # config.yaml changed (a process that opens the KB per command)
+        found.index.close()
+        found = None
     if found is None:
         if watch is not None:
             watch.changes()  # the check below covers whatever it had queued
         found = SearchIndex(
-            Index.open(kb, ensure_fresh=True, meanwhile=meanwhile, progress=progress)
+            Index.open(kb, ensure_fresh=True, meanwhile=meanwhile, progress=progress),
+            kb.config.data,
         )
         found.checked = (now, _signature(kb))
         warm[key] = found

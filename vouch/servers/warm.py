@@ -85,7 +85,6 @@ class _Process:
         self.env = forward.environment()
         self.fingerprint = forward.fingerprint()
         self.code = _code_stamp()
-        self.config = _stamp(kb.dir / "config.yaml")
         self.watch = Watch.open(str(kb.dir))
         self.warm: dict[Any, Any] = {WATCH: self.watch}
         share_warm(self.warm)
@@ -162,19 +161,11 @@ class _Process:
         failure is left for that search to report (it checks again)."""
         from vouch.search.access import open_index
 
-        self._follow_config()
         self.checks += 1
         try:
             open_index(KB.open(None, str(self.kb.dir)), self.warm)
         except Exception as exc:
             log.info("a check between requests failed: %s", exc)
-
-    def _follow_config(self) -> None:
-        config = _stamp(self.kb.dir / "config.yaml")
-        if config != self.config:  # settings the open index was made with may differ
-            self.warm.clear()
-            self.warm[WATCH] = self.watch
-            self.config = config
 
     def _answer(self, conn: socket.socket) -> str | None:
         conn.settimeout(REQUEST_SECONDS)
@@ -242,7 +233,6 @@ class _Process:
     def _run(self, message: dict[str, Any]) -> tuple[int, bytes, bytes] | None:
         """`main(argv)` in the client's directory, its output captured; None when that
         directory cannot be entered."""
-        self._follow_config()
         try:
             os.chdir(message["cwd"])
         except OSError:
@@ -348,25 +338,21 @@ def check_place(kb: KB) -> Path:
 
 def _listen(directory: Path) -> tuple[socket.socket, tuple[int, int]]:
     """Bind the socket (replacing a dead process's), mode 0600 from the start."""
-    here = os.open(".", os.O_RDONLY)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        os.chdir(directory)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(forward.SOCKET_NAME)  # ours to replace: we hold the lock
-        mask = os.umask(0o177)
-        try:
-            listener.bind(forward.SOCKET_NAME)
-        finally:
-            os.umask(mask)
-        found = os.stat(forward.SOCKET_NAME)
+        with forward.inside(directory):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(forward.SOCKET_NAME)  # ours to replace: we hold the lock
+            mask = os.umask(0o177)
+            try:
+                listener.bind(forward.SOCKET_NAME)
+            finally:
+                os.umask(mask)
+            found = os.stat(forward.SOCKET_NAME)
         listener.listen(64)
     except BaseException:
         listener.close()
         raise
-    finally:
-        os.fchdir(here)
-        os.close(here)
     return listener, (found.st_dev, found.st_ino)
 
 
@@ -397,14 +383,6 @@ def _text(buffer: io.BytesIO, message: dict[str, Any]) -> io.TextIOWrapper:
 
 def _line(data: dict[str, Any]) -> bytes:
     return json.dumps(data).encode("utf-8") + b"\n"
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    return (found.st_ino, found.st_mtime_ns, found.st_size)
 
 
 def _code_stamp() -> list[tuple[str, int, int]]:

@@ -29,7 +29,7 @@ from typing import Any
 _IGNORED_DIRS = frozenset({"index", "locks"})
 _IGNORED_FILES = frozenset({"searches.log.jsonl"})
 
-Changes = tuple[bool, frozenset[str] | None]  # (changed?, `.vouch`-relative paths or None)
+Seen = tuple[bool, frozenset[str] | None]  # (changed?, `.vouch`-relative paths or None)
 
 
 class Always:
@@ -37,7 +37,7 @@ class Always:
 
     kind = "none (a full check per request)"
 
-    def changes(self) -> Changes:
+    def changes(self) -> Seen:
         return True, None
 
     def close(self) -> None:
@@ -119,12 +119,12 @@ class Watch:
         """Readable when events are queued (for `select`)."""
         return self._inotify.fileno()
 
-    def changes(self) -> Changes:
+    def changes(self) -> Seen:
         """What changed since the last call, which starts the next interval: whether
         anything did, and the `.vouch`-relative paths of the files that did (None when
         they cannot all be named)."""
         self.absorb()
-        found: Changes = (
+        found: Seen = (
             self._changed or self._broken,
             None if self._broken or self._paths is None else frozenset(self._paths),
         )
