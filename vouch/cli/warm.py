@@ -37,7 +37,7 @@ _IDLE = click.option(
 
 def _answering(vouch_dir: Path, op: str) -> dict[str, Any] | None:
     found = forward.ask(vouch_dir, op)
-    if found is not None and found.get("status") == "silent":
+    if found == forward.SILENT:
         raise Conflict(
             f"a process holds {forward.locks_dir(vouch_dir) / forward.SOCKET_NAME} but did "
             f"not answer within {forward.ASK_SECONDS:g} s: busy with a long command, or "
