@@ -54,6 +54,13 @@ class KB:
     def repo(self) -> git.Repo:
         return git.Repo(self.root)
 
+    @cached_property
+    def state_dir(self) -> Path:
+        """Where this clone keeps vouch's local state (locks, journals, owner files,
+        sockets, logs): `vouch/` in the repository's common git directory, where no
+        commit, merge or checkout can put a file (DESIGN §4.1). Not created here."""
+        return self.repo.common_dir / "vouch"
+
     def rel(self, inner: str) -> str:
         """A `.vouch/`-relative path as a repository path (what git sees)."""
         return (self.dir / inner).relative_to(self.root).as_posix()
