@@ -202,7 +202,7 @@ def rebuilt(data: dict[str, Any]) -> str:
 
 
 _VECTOR_SEARCH = {
-    "exact": "exact search over the matrix (pip install 'vouch[hnsw]' adds a graph for "
+    "exact": "exact search over the matrix (pip install 'vouch-git[hnsw]' adds a graph for "
     "warm servers)",
     "graph": "HNSW graph in warm processes (hnswlib), exact in a one-off command",
     "off": "off (embedding disabled)",

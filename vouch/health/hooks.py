@@ -51,8 +51,9 @@ if [ -n "$VOUCH_PYTHON" ] && [ -x "$VOUCH_PYTHON" ]; then
 elif command -v vouch >/dev/null 2>&1; then
     exec vouch lint --staged "$@"
 fi
-echo "vouch pre-commit hook: vouch is not installed (pip install vouch), so the staged" \\
-     "knowledge files cannot be checked; install it, or commit with --no-verify" >&2
+echo "vouch pre-commit hook: vouch is not installed, so the staged knowledge files" \\
+     "cannot be checked; install it, or commit with --no-verify. Its distribution is" \\
+     "vouch-git ('pip install vouch' installs an unrelated project)." >&2
 exit 1
 """
 

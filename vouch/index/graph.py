@@ -1,6 +1,6 @@
 """The optional HNSW graph over the vector matrix (vectors.hnsw); the only importer of hnswlib.
 
-hnswlib is an extra (`pip install 'vouch[hnsw]'`): it ships no wheels, so installing it
+hnswlib is an extra (`pip install 'vouch-git[hnsw]'`): it ships no wheels, so installing it
 compiles C++ (about a minute, and a compiler). Without it every vector search is exact
 over the memory-mapped matrix (`vectors.exact_top`), which bench/RESULTS.md ("Exact
 vector search or the graph") measured fast enough for the sizes vouch is built for; the
