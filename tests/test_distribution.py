@@ -27,7 +27,8 @@ def _texts() -> list[Path]:
         found += [
             p
             for p in (PROJECT / folder).rglob("*")
-            if p.is_file() and p.suffix not in {".safetensors", ".json", ".pyc"}
+            if p.is_file()
+            and p.suffix not in {".safetensors", ".json", ".pyc"}
             and "examples" not in p.parts
         ]
     return found
