@@ -3,8 +3,8 @@
 Each proposal is shown as `vouch show` shows it (the cited lines, look-alikes, the
 diff), then a person answers: approve (exactly the commit shown), reject with a reason,
 comment, skip, or quit — a whole word or its letter alone (`answers`); anything else
-asks again, and the end of input quits without deciding. Every answer goes through the registry's kb.approve / kb.reject, so the
-gate's rules hold here as everywhere.
+asks again, and the end of input quits without deciding. Every answer goes through
+the registry's kb.approve / kb.reject, so the gate's rules hold here as everywhere.
 """
 
 from __future__ import annotations
