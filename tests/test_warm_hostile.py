@@ -224,3 +224,31 @@ def test_only_a_knowledge_base_at_the_top_of_a_work_tree(tmp_path: Path) -> None
     refused = vouch("warm", "start", "--kb", str(inner), "--idle-seconds", "30", cwd=tmp_path)
     assert refused.returncode == 1 and "top of a git work tree" in refused.stderr
     assert not (tmp_path / "repo" / ".git" / forward.STATE_NAME).exists()  # nothing made
+
+
+def test_the_client_never_follows_a_link_to_a_socket(small: KB, tmp_path: Path) -> None:
+    """A planted process answering a lie, reached through a link where the warm folder
+    (or the state folder holding it) would be: the command answers itself."""
+    alone = vouch("search", "rollback", "--json", cwd=small.root, VOUCH_NO_WARM="1")
+    folder = place(small)
+    folder.parent.mkdir(exist_ok=True)
+    greeting = json.dumps({"vouch": forward.fingerprint()}).encode() + b"\n"
+    for link in (folder, folder.parent):
+        outside = tmp_path / f"outside-{link.name}"
+        served = outside / folder.name if link == folder.parent else outside
+        served.mkdir(parents=True)
+        aside = link.with_name(link.name + ".aside")
+        if link.exists():
+            link.rename(aside)
+        link.symlink_to(outside)
+        got: list[bytes] = []
+        listener, _ = planted(small, greeting, got, directory=served)
+        try:
+            here = vouch("search", "rollback", "--json", cwd=small.root)
+        finally:
+            listener.close()
+            link.unlink()
+            if aside.exists():
+                aside.rename(link)
+        assert (here.returncode, here.stdout) == (0, alone.stdout), link
+        assert got == [], link  # never connected
