@@ -26,7 +26,7 @@ from typing import IO, Any, BinaryIO
 
 MB = 1 << 20
 DEFAULT_UNPACKED_MB = 64
-DEFAULT_MEMBERS = 50_000
+DEFAULT_MEMBERS = 100_000
 CHUNK = 1 << 16
 TRAILING = 64 << 10  # zeros a tar writer may leave after the archive's end (records)
 _PER_MEMBER = 3 * tarfile.BLOCKSIZE  # a header, padding, and a little for a long name
