@@ -33,6 +33,7 @@ from conftest import git, hermetic
 from gate_support import ALICE, BOB, call, propose_claim
 
 from vouch import bundle
+from vouch.bundle.reading import Limits
 from vouch.kinds import KINDS
 from vouch.store.initkb import init_kb
 from vouch.store.kb import KB
@@ -655,7 +656,7 @@ def _not_a_bundle(tmp_path: Path, what: str) -> tuple[Path, str]:
         return tmp_path / "dir.tar.gz", "a directory"
     huge = tmp_path / "huge.tar.gz"
     with huge.open("wb") as fh:  # sparse: no disk used
-        fh.truncate(bundle.archive.MAX_FILE + 1)
+        fh.truncate(Limits().compressed + 1)
     return huge, "larger than"
 
 

@@ -159,6 +159,9 @@ def test_an_older_content_file_without_extension_still_works(
 
 
 # -- vouch review on a terminal -------------------------------------------------------------------
+PROMPT = b"[a,r,c,s,q,?]: "
+
+
 class Terminal:
     """`vouch review` on a real pseudo-terminal: read until a prompt, type an answer."""
 
@@ -217,18 +220,18 @@ def test_vouch_review_walks_the_queue_on_a_terminal(kb: KB, runbook: str) -> Non
     made.sort(key=lambda m: m[0]["proposal_id"])  # the queue is in proposal id order
     (first, line1), (second, line2), (third, _) = made
     term = Terminal(kb.root, "--as", BOB)
-    shown = term.expect(b"[a,r,s,q,?]: ")
+    shown = term.expect(PROMPT)
     assert b"(1/3)" in shown and line1 in shown
     term.type("?")
-    assert b"reject it" in term.expect(b"[a,r,s,q,?]: ")
+    assert b"reject it" in term.expect(PROMPT)
     term.type("a")
-    shown = term.expect(b"[a,r,s,q,?]: ")
+    shown = term.expect(PROMPT)
     assert f"approved {first['proposal_id']}".encode() in shown
     assert b"(2/3)" in shown and line2 in shown
     term.type("r")
     term.expect(b"Reason for rejecting: ")
     term.type("the runbook says the opposite")
-    shown = term.expect(b"[a,r,s,q,?]: ")
+    shown = term.expect(PROMPT)
     assert f"rejected {second['proposal_id']}".encode() in shown and b"(3/3)" in shown
     term.type("q")
     assert term.finish() == 0
@@ -246,9 +249,9 @@ def test_vouch_review_walks_the_queue_on_a_terminal(kb: KB, runbook: str) -> Non
 def test_vouch_review_refuses_your_own_proposal_and_asks_again(kb: KB, runbook: str) -> None:
     made = _propose(kb, "Deploys need a green CI run", [runbook])
     term = Terminal(kb.root, "--as", ALICE)
-    term.expect(b"[a,r,s,q,?]: ")
+    term.expect(PROMPT)
     term.type("a")
-    shown = term.expect(b"[a,r,s,q,?]: ")
+    shown = term.expect(PROMPT)
     assert b"cannot also approve" in shown
     term.type("s")
     assert term.finish() == 0 and b"0 approved, 0 rejected, 1 skipped" in term.seen
@@ -263,3 +266,52 @@ def test_review_without_a_terminal_is_refused_and_changes_nothing(
     assert res.code == 1 and res.json()["error"]["code"] == "E100"
     assert "terminal" in res.json()["error"]["message"]
     assert run_cli("pending", "--json", cwd=kb.root).json() == pending
+
+
+def test_vouch_review_decides_only_on_a_whole_answer(kb: KB, runbook: str) -> None:
+    """Issue 34, finding 11: "abort" approved a proposal because only its first letter
+    was read. Words that merely start like an answer, other words and an empty line
+    decide nothing and ask again; `approve` and `a` alone approve."""
+    made = sorted(
+        (
+            _propose(kb, "Deploys need a green CI run", [f"{runbook}:L7-L8"]),
+            _propose(kb, "Rollbacks never need a script", [f"{runbook}:L10"]),
+        ),
+        key=lambda m: m["proposal_id"],
+    )
+    term = Terminal(kb.root, "--as", BOB)
+    term.expect(PROMPT)
+    before = git(kb.root, "for-each-ref")  # showing it pinned the commit shown
+    for typed in ("abort", "apple", "rej", "REJECTED", "yes", "quitting", "sk", ""):
+        term.type(typed)
+        shown = term.expect(PROMPT)
+        assert b"(2/2)" not in shown and b"Reason for rejecting" not in shown, typed
+        assert b"nothing was decided" in shown or not typed, typed
+        assert git(kb.root, "for-each-ref") == before, typed  # no ref moved
+    term.type("approve")
+    shown = term.expect(PROMPT)
+    assert f"approved {made[0]['proposal_id']}".encode() in shown and b"(2/2)" in shown
+    term.type("a")
+    term.expect(b"approved " + made[1]["proposal_id"].encode())
+    assert term.finish() == 0 and b"2 approved, 0 rejected, 0 skipped" in term.seen
+    assert call(kb, "kb.list_pending") == []
+
+
+def test_vouch_review_comments_without_deciding_and_quits_at_end_of_input(
+    kb: KB, runbook: str
+) -> None:
+    made = _propose(kb, "Deploys need a green CI run", [f"{runbook}:L7-L8"])
+    term = Terminal(kb.root, "--as", BOB)
+    term.expect(PROMPT)
+    term.type("comment")
+    term.expect(b"Comment: ")
+    term.type("which CI, the nightly one?")
+    shown = term.expect(PROMPT)
+    assert f"commented on {made['proposal_id']}".encode() in shown
+    before = git(kb.root, "for-each-ref")
+    os.write(term.master, b"\x04")  # Ctrl-D: the end of input
+    assert term.finish() == 0 and b"0 approved, 0 rejected, 1 skipped" in term.seen
+    assert git(kb.root, "for-each-ref") == before
+    screen = call(kb, "kb.read_proposal", {"id": made["proposal_id"]})
+    assert screen["state"] == "pending"
+    assert [c["text"] for c in screen["comments"]] == ["which CI, the nightly one?"]

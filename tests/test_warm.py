@@ -18,7 +18,16 @@ from pathlib import Path
 import pytest
 from conftest import git
 from index_support import claim, commit
-from warm_support import answered, hits, path_for_claim, running, small_kb, status, vouch
+from warm_support import (
+    answered,
+    hits,
+    path_for_claim,
+    place,
+    running,
+    small_kb,
+    status,
+    vouch,
+)
 
 from vouch import forward
 from vouch.store.kb import KB
@@ -153,7 +162,7 @@ def test_a_killed_process_leaves_nothing_in_the_way(warm: KB) -> None:
     pid = status(warm)["pid"]
     os.kill(pid, signal.SIGKILL)
     _wait_gone(pid)
-    sock = forward.locks_dir(warm.dir) / forward.SOCKET_NAME
+    sock = place(warm) / forward.SOCKET_NAME
     assert stat.S_ISSOCK(os.lstat(sock).st_mode)  # left behind; it refuses connections
     alone = vouch("search", "rollback", "--json", cwd=warm.root, VOUCH_NO_WARM="1")
     here = vouch("search", "rollback", "--json", cwd=warm.root)
@@ -193,13 +202,26 @@ def test_another_environment_runs_the_command_itself(warm: KB) -> None:
 
 def test_a_hand_made_request_to_write_is_refused(warm: KB) -> None:
     """Only a search or a context pack runs in the warm process, whoever asks."""
-    base = {"cwd": str(warm.root), "env": forward.environment(), "encoding": "utf-8"}
+    base = {
+        "cwd": str(warm.root),
+        "env": forward.environment(),
+        "encoding": "utf-8",
+        "errors": "strict",
+        "kb": str(warm.dir),
+    }
     for argv in (["approve", "p-1"], ["source", "add", "-"], ["search", "-"], ["status"]):
-        sock = forward.connect(warm.dir, 5)
+        sock = forward.connect(place(warm), 5)
         assert sock is not None
         with sock:
             header, body = forward.request(sock, {"op": "run", "argv": argv, **base})
         assert (header["status"], body) == ("refused", b""), argv
+    # a search, but for another knowledge base (a key that collides): not run here
+    sock = forward.connect(place(warm), 5)
+    assert sock is not None
+    with sock:
+        other = {**base, "kb": str(warm.root / "other" / ".vouch")}
+        header, _ = forward.request(sock, {"op": "run", "argv": ["search", "x"], **other})
+    assert header == {"status": "refused", "why": "another knowledge base"}
     assert answered(warm) == 0
 
 
@@ -207,7 +229,7 @@ def test_garbage_and_silence_do_not_stop_it(warm: KB) -> None:
     """A client that sends nonsense, too much, or nothing is dropped; the next one is
     answered."""
     for payload in (b"not json\n", b"[1, 2]\n", b"x" * (3 << 20), b"{}\n", b""):
-        sock = forward.connect(warm.dir, 5)
+        sock = forward.connect(place(warm), 5)
         assert sock is not None
         with sock:
             sock.settimeout(20)
@@ -240,5 +262,20 @@ def test_start_stop_status_and_idle(small: KB) -> None:
 
     idle = vouch("warm", "start", "--json", "--idle-seconds", "1", cwd=small.root)
     _wait_gone(json.loads(idle.stdout)["pid"])  # an idle second later it is gone
-    assert not (forward.locks_dir(small.dir) / forward.SOCKET_NAME).exists()  # and its socket
+    assert not (place(small) / forward.SOCKET_NAME).exists()  # and its socket
     assert status(small)["running"] is False
+
+
+def test_the_folder_is_found_without_git_in_a_linked_work_tree(small: KB, tmp_path: Path) -> None:
+    """A cold command finds the warm folder by reading `.git` (a folder, or in a linked
+    work tree a file naming one, whose `commondir` names the common git directory):
+    where git's own answer (`KB.state_dir`) puts it, one folder per knowledge base."""
+    assert forward.place_of(small.dir) == place(small)
+    linked = tmp_path / "linked"
+    git(small.root, "worktree", "add", "-q", str(linked))
+    other = KB.open(None, str(linked / ".vouch"))
+    found = forward.place_of(other.dir)
+    assert found is not None and found.resolve() == place(other).resolve()
+    assert found.name != place(small).name
+    assert found.parent.resolve() == (small.root / ".git" / forward.STATE_NAME).resolve()
+    assert (linked / ".git").is_file()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
-from warm_support import planted, small_kb, vouch
+from warm_support import place, planted, small_kb, vouch
 
 from vouch import forward
 from vouch.store.kb import KB
@@ -43,7 +43,7 @@ def test_a_socket_of_another_vouch_is_not_trusted(small: KB) -> None:
             here = vouch("search", "rollback", "--json", cwd=small.root)
         finally:
             listener.close()
-            (forward.locks_dir(small.dir) / forward.SOCKET_NAME).unlink()
+            (place(small) / forward.SOCKET_NAME).unlink()
         assert (here.returncode, here.stdout) == (0, alone.stdout), greeting
         assert got == [] or got == [b""], greeting  # it was never sent the command
 
@@ -58,7 +58,7 @@ def test_a_process_that_dies_before_answering_is_no_loss(small: KB) -> None:
         here = vouch("search", "rollback", "--json", cwd=small.root)
     finally:
         listener.close()
-        (forward.locks_dir(small.dir) / forward.SOCKET_NAME).unlink()
+        (place(small) / forward.SOCKET_NAME).unlink()
     assert (here.returncode, here.stdout, here.stderr) == (0, alone.stdout, alone.stderr)
     assert len(got) == 1 and json.loads(got[0])["argv"] == ["search", "rollback", "--json"]
 
@@ -84,7 +84,7 @@ def test_ctrl_c_while_waiting_is_a_plain_interruption(small: KB) -> None:
         out, err = client.communicate(timeout=30)
     finally:
         listener.close()
-        (forward.locks_dir(small.dir) / forward.SOCKET_NAME).unlink()
+        (place(small) / forward.SOCKET_NAME).unlink()
     assert got, "the command never reached the planted process"
     assert (client.returncode, out, err) == (1, "", "interrupted\n")
 
@@ -92,8 +92,8 @@ def test_ctrl_c_while_waiting_is_a_plain_interruption(small: KB) -> None:
 def test_a_process_that_does_not_answer_is_named_not_ignored(small: KB) -> None:
     """`vouch warm status|start|stop` when something holds the socket but says nothing:
     an error that says so (start does not start a second one), not "no process"."""
-    forward.locks_dir(small.dir).mkdir(exist_ok=True)
-    with forward.inside(forward.locks_dir(small.dir)):
+    place(small).mkdir(parents=True, exist_ok=True)
+    with forward.inside(place(small)):
         dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         dead.bind(forward.SOCKET_NAME)
         dead.listen(8)
@@ -111,7 +111,7 @@ def test_a_process_that_does_not_answer_is_named_not_ignored(small: KB) -> None:
             assert "E105" in found.stderr
     finally:
         silent.close()
-        (forward.locks_dir(small.dir) / forward.SOCKET_NAME).unlink()
+        (place(small) / forward.SOCKET_NAME).unlink()
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to make another user's socket")
@@ -119,7 +119,7 @@ def test_a_socket_of_another_user_is_not_used(small: KB) -> None:
     got: list[bytes] = []
     greeting = json.dumps({"vouch": forward.fingerprint()}).encode() + b"\n"
     listener, _ = planted(small, greeting, got)
-    sock = forward.locks_dir(small.dir) / forward.SOCKET_NAME
+    sock = place(small) / forward.SOCKET_NAME
     os.chown(sock, 65534, 65534)
     try:
         here = vouch("search", "rollback", "--json", cwd=small.root)
@@ -133,36 +133,85 @@ def test_a_socket_of_another_user_is_not_used(small: KB) -> None:
 def test_the_socket_is_private_and_never_through_a_link(small: KB, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
-    locks = forward.locks_dir(small.dir)
-    if locks.exists():
-        for p in locks.iterdir():
-            p.unlink()
-        locks.rmdir()
-    locks.symlink_to(outside)
-    refused = vouch("warm", "start", "--idle-seconds", "30", cwd=small.root)
-    assert refused.returncode == 1
-    assert "E105" in refused.stderr and "link" in refused.stderr
-    assert list(outside.iterdir()) == []  # nothing written through the link
-    locks.unlink()
+    folder = place(small)
+    state = folder.parent
+    assert state == small.repo.common_dir / "vouch"  # inside the git directory
+    # the warm folder, or the state folder that holds it, a link: refused, nothing written
+    state.mkdir(exist_ok=True)
+    for link in (folder, state):
+        aside = link.with_name(link.name + ".aside")
+        link.rename(aside) if link.exists() else None
+        link.symlink_to(outside)
+        refused = vouch("warm", "start", "--idle-seconds", "30", cwd=small.root)
+        assert refused.returncode == 1
+        assert "E105" in refused.stderr and "link" in refused.stderr
+        assert list(outside.iterdir()) == []  # nothing written through the link
+        link.unlink()
+        aside.rename(link) if aside.exists() else None
 
-    # a log committed as a link (locks/ is gitignored, not unreachable) is not followed
-    locks.mkdir()
+    # a log that is a link (a co-tenant's trap) is not followed
+    folder.mkdir(parents=True)
     target = outside / "profile"
     target.write_text("mine\n")
-    (locks / forward.LOG_NAME).symlink_to(target)
+    (folder / forward.LOG_NAME).symlink_to(target)
     refused = vouch("warm", "start", "--idle-seconds", "30", cwd=small.root)
     assert refused.returncode == 1 and "E105" in refused.stderr, refused.stderr
     assert target.read_text() == "mine\n"
-    assert not (locks / forward.SOCKET_NAME).exists()
-    (locks / forward.LOG_NAME).unlink()
+    assert not (folder / forward.SOCKET_NAME).exists()
+    (folder / forward.LOG_NAME).unlink()
 
     started = vouch("warm", "start", "--json", "--idle-seconds", "60", cwd=small.root)
     assert started.returncode == 0, started.stderr
     try:
-        mode = os.lstat(locks / forward.SOCKET_NAME).st_mode
+        mode = os.lstat(folder / forward.SOCKET_NAME).st_mode
         assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
+        assert stat.S_IMODE(os.lstat(folder).st_mode) == 0o700
+        assert (folder / forward.LOG_NAME).is_file() and (folder / forward.LOCK_NAME).exists()
+        assert not (small.dir / "locks" / forward.SOCKET_NAME).exists()  # nothing in the tree
     finally:
         vouch("warm", "stop", cwd=small.root)
+
+
+def test_a_socket_a_branch_puts_in_the_work_tree_is_never_used(small: KB) -> None:
+    """Issue 34, deliverable 1: the warm process's socket, lock and log lived in
+    `.vouch/locks/`, where a checkout or merge can put a file. A socket that answers a
+    planted result, where the warm process used to listen, and the folder a branch
+    commits there (a log as a link, a lock), are never used: the command answers itself
+    and the warm process keeps its own state inside the git directory."""
+    alone = vouch("search", "rollback", "--json", cwd=small.root, VOUCH_NO_WARM="1")
+    old = small.dir / "locks"
+    got: list[bytes] = []
+    greeting = json.dumps({"vouch": forward.fingerprint()}).encode() + b"\n"
+    listener, _ = planted(small, greeting, got, directory=old)
+    try:
+        here = vouch("search", "rollback", "--json", cwd=small.root)
+    finally:
+        listener.close()
+        (old / forward.SOCKET_NAME).unlink()
+    assert (here.returncode, here.stdout) == (0, alone.stdout) and got == []
+
+    # committed where the state used to be: a lock and a log that links out of the tree
+    elsewhere = small.root.parent / "victim.txt"
+    elsewhere.write_text("keep\n")
+    (old / forward.LOCK_NAME).write_text("held by a branch\n")
+    (old / forward.LOG_NAME).symlink_to(elsewhere)
+    git(small.root, "add", "-f", ".vouch/locks")
+    git(small.root, "commit", "-qm", "plant warm state")
+    head = git(small.root, "rev-parse", "HEAD")
+    alone = vouch("search", "rollback", "--json", cwd=small.root, VOUCH_NO_WARM="1")
+    started = vouch("warm", "start", "--json", "--idle-seconds", "60", cwd=small.root)
+    assert started.returncode == 0, started.stderr
+    try:
+        assert vouch("search", "rollback", "--json", cwd=small.root).stdout == alone.stdout
+        assert (
+            json.loads(vouch("warm", "status", "--json", cwd=small.root).stdout)["requests"] == 1
+        )  # answered by the warm process, which the planted lock did not stop
+    finally:
+        vouch("warm", "stop", cwd=small.root)
+    assert elsewhere.read_text() == "keep\n"  # the planted log link was never written
+    assert (old / forward.LOCK_NAME).read_text() == "held by a branch\n"
+    assert git(small.root, "rev-parse", "HEAD") == head
+    assert git(small.root, "status", "--porcelain") == ""
 
 
 def test_only_a_knowledge_base_at_the_top_of_a_work_tree(tmp_path: Path) -> None:
@@ -174,4 +223,32 @@ def test_only_a_knowledge_base_at_the_top_of_a_work_tree(tmp_path: Path) -> None
     init_kb(inner)
     refused = vouch("warm", "start", "--kb", str(inner), "--idle-seconds", "30", cwd=tmp_path)
     assert refused.returncode == 1 and "top of a git work tree" in refused.stderr
-    assert not (forward.locks_dir(inner / ".vouch") / forward.SOCKET_NAME).exists()
+    assert not (tmp_path / "repo" / ".git" / forward.STATE_NAME).exists()  # nothing made
+
+
+def test_the_client_never_follows_a_link_to_a_socket(small: KB, tmp_path: Path) -> None:
+    """A planted process answering a lie, reached through a link where the warm folder
+    (or the state folder holding it) would be: the command answers itself."""
+    alone = vouch("search", "rollback", "--json", cwd=small.root, VOUCH_NO_WARM="1")
+    folder = place(small)
+    folder.parent.mkdir(exist_ok=True)
+    greeting = json.dumps({"vouch": forward.fingerprint()}).encode() + b"\n"
+    for link in (folder, folder.parent):
+        outside = tmp_path / f"outside-{link.name}"
+        served = outside / folder.name if link == folder.parent else outside
+        served.mkdir(parents=True)
+        aside = link.with_name(link.name + ".aside")
+        if link.exists():
+            link.rename(aside)
+        link.symlink_to(outside)
+        got: list[bytes] = []
+        listener, _ = planted(small, greeting, got, directory=served)
+        try:
+            here = vouch("search", "rollback", "--json", cwd=small.root)
+        finally:
+            listener.close()
+            link.unlink()
+            if aside.exists():
+                aside.rename(link)
+        assert (here.returncode, here.stdout) == (0, alone.stdout), link
+        assert got == [], link  # never connected

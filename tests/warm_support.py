@@ -71,18 +71,28 @@ def running(small: KB) -> Iterator[KB]:
             os.kill(pid, signal.SIGKILL)
 
 
+def place(kb: KB) -> Path:
+    """The knowledge base's warm-process folder (socket, lock, log), inside `.git/`."""
+    return forward.warm_dir(kb.state_dir, kb.dir)
+
+
 def path_for_claim(claim_id: str) -> str:
     return path_for(KINDS["claim"], claim_id)
 
 
 def planted(
-    kb: KB, greeting: bytes, got: list[bytes], answers: bool = True, linger: float = 0
+    kb: KB,
+    greeting: bytes,
+    got: list[bytes],
+    answers: bool = True,
+    linger: float = 0,
+    directory: Path | None = None,
 ) -> tuple[socket.socket, threading.Thread]:
-    """Something else listening where the warm process would: greets, records what it
-    is sent, answers anything with a success (or, `answers=False`, dies without one,
-    after `linger` seconds)."""
-    directory = forward.locks_dir(kb.dir)
-    directory.mkdir(exist_ok=True)
+    """Something else listening where the warm process would (or in `directory`):
+    greets, records what it is sent, answers anything with a success (or,
+    `answers=False`, dies without one, after `linger` seconds)."""
+    directory = directory or place(kb)
+    directory.mkdir(parents=True, exist_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     with forward.inside(directory):
         listener.bind(forward.SOCKET_NAME)

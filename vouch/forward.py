@@ -11,14 +11,19 @@ one this process would give: the same vouch (version, install, interpreter) and 
 same environment in every variable vouch or git reads (`environment`); no stdin
 (`-`) and no `--help` (which reads the terminal's width). Otherwise, and whenever the
 process is absent, stale (killed: its socket refuses), busy past `GREETING_SECONDS`,
-or dies before it answers, the command runs here as it always has: a read run twice
-changes nothing but the search log, and no answer is ever half printed (it comes whole
-or not at all).
+silent for `SILENCE_SECONDS` after it took the command (stopped, hung: while a command
+runs it sends a heartbeat every `HEARTBEAT_SECONDS`), or dies before it answers, the
+command runs here as it always has: a read run twice changes nothing but the search
+log, and no answer is ever half printed (it comes whole or not at all).
 
-The socket is `.vouch/locks/warm.sock`, a file of this user's with mode 0600, in the
-gitignored local-state folder; the client connects only to a socket its own user owns,
-and the process answers only its own user (SO_PEERCRED). This module imports only the
-standard library: it runs before the CLI is imported.
+The socket, the process's lock and its log are in `warm-<key>/` (`place_of`) in the
+clone's local-state folder inside the git directory (`KB.state_dir`,
+`<common git dir>/vouch/`), where no commit, merge or checkout can put a file (DESIGN
+§4.1); the key names the knowledge base, so a repository may hold several. Both
+folders are real folders of this user's (never followed through a link), the socket a
+socket of this user's with mode 0600; the process answers only its own user
+(SO_PEERCRED) and only for its own knowledge base. This module imports only the
+standard library and runs no git: it runs before the CLI is imported.
 """
 
 from __future__ import annotations
@@ -36,11 +41,14 @@ if TYPE_CHECKING:
     import socket
 
 FORWARDED = frozenset({"search", "context"})
+STATE_NAME = "vouch"  # `KB.state_dir`: this folder in the common git directory
 SOCKET_NAME = "warm.sock"
 LOCK_NAME = "warm.lock"
 LOG_NAME = "warm.log"
 GREETING_SECONDS = 0.5  # a process busy longer than this with another command: run here
 ASK_SECONDS = 1.0  # `vouch warm status|stop` wait this long for an answer
+HEARTBEAT_SECONDS = 0.5  # while a command runs, the process sends a blank line this often
+SILENCE_SECONDS = 3.0  # a client that hears nothing this long runs the command itself
 OFF = "VOUCH_NO_WARM"  # set (non-empty) to never forward
 
 # what vouch, git and the interpreter's output read from the environment
@@ -49,8 +57,50 @@ _NAMES = frozenset({"HOME", "XDG_CONFIG_HOME", "PATH", "LANG", "TZ", "NO_COLOR",
 _VALUED = frozenset({"--kb", "--as", "--format"})  # the group's options that take a value
 
 
-def locks_dir(vouch_dir: Path) -> Path:
-    return vouch_dir / "locks"
+def warm_dir(state_dir: Path, vouch_dir: Path) -> Path:
+    """The warm process's folder for the knowledge base `vouch_dir` (a resolved path)
+    in the clone's local-state folder `state_dir`."""
+    import zlib
+
+    key = zlib.crc32(os.fsencode(vouch_dir))
+    return state_dir / f"warm-{key:08x}"
+
+
+def place_of(vouch_dir: Path) -> Path | None:
+    """`warm_dir` for a knowledge base at the top of a work tree, found without running
+    git: `.git` beside it is the git directory, or a file naming it (`gitdir: PATH`, a
+    linked work tree or a submodule), whose `commondir` names the common one. None
+    when git would be pointed elsewhere (GIT_DIR, GIT_COMMON_DIR) or `.git` cannot be
+    read: the command then runs here."""
+    if os.environ.get("GIT_DIR") or os.environ.get("GIT_COMMON_DIR"):
+        return None
+    dot_git = vouch_dir.parent / ".git"
+    try:
+        if stat.S_ISDIR(os.stat(dot_git).st_mode):
+            git_dir = dot_git
+        else:
+            with open(dot_git, "rb") as fh:
+                text = fh.read(4096).decode("utf-8").strip()
+            if not text.startswith("gitdir:"):
+                return None
+            git_dir = dot_git.parent / text[len("gitdir:") :].strip()
+        try:
+            with open(git_dir / "commondir", "rb") as fh:
+                common = git_dir / fh.read(4096).decode("utf-8").strip()
+        except FileNotFoundError:
+            common = git_dir
+    except (OSError, UnicodeDecodeError):
+        return None
+    return warm_dir(common / STATE_NAME, vouch_dir)
+
+
+def _own_folder(path: Path) -> bool:
+    """A real folder (not a link) of this user's."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid()
 
 
 def environment() -> dict[str, str]:
@@ -94,19 +144,16 @@ def forwardable(command: str | None, argv: list[str]) -> bool:
     return runs_warm(command, argv) and not os.environ.get(OFF) and hasattr(os, "getuid")
 
 
-def connect(vouch_dir: Path, timeout: float) -> socket.socket | None:
-    """A connection to the knowledge base's warm process, or None (absent, stale, not
-    ours)."""
-    directory = locks_dir(vouch_dir)
+def connect(directory: Path, timeout: float) -> socket.socket | None:
+    """A connection to the warm process whose folder is `directory` (`warm_dir`), or
+    None (absent, stale, not ours)."""
+    if not (_own_folder(directory.parent) and _own_folder(directory)):
+        return None  # missing, a link, or someone else's folder
     try:
-        folder = os.lstat(directory)
         found = os.lstat(directory / SOCKET_NAME)
     except OSError:
         return None
-    uid = os.getuid()
-    if not stat.S_ISDIR(folder.st_mode) or folder.st_uid != uid:
-        return None  # a link, or someone else's folder
-    if not stat.S_ISSOCK(found.st_mode) or found.st_uid != uid:
+    if not stat.S_ISSOCK(found.st_mode) or found.st_uid != os.getuid():
         return None
     import socket  # only now: ~4 ms a cold command without a warm process would pay
 
@@ -136,11 +183,16 @@ def inside(directory: Path) -> Iterator[None]:
 
 
 def request(
-    sock: socket.socket, message: dict[str, Any], *, same_vouch: bool = True
+    sock: socket.socket,
+    message: dict[str, Any],
+    *,
+    same_vouch: bool = True,
+    silence: float = SILENCE_SECONDS,
 ) -> tuple[dict[str, Any], bytes]:
     """Send one request line after the process's greeting; its answer's header and body.
     `same_vouch`: only to a process of this very vouch (`fingerprint`). Raises OSError
-    or ValueError when the exchange breaks off."""
+    (TimeoutError: nothing heard for `silence` seconds, heartbeats included) or
+    ValueError when the exchange breaks off."""
     stream = sock.makefile("rb")
     try:
         greeting = json.loads(stream.readline() or b"null")
@@ -148,9 +200,14 @@ def request(
             raise ValueError("no warm process answers there")
         if same_vouch and greeting["vouch"] != fingerprint():
             raise ValueError("another vouch answers there")
-        sock.settimeout(None)  # greeted: the command runs as long as it would here
+        # greeted: the command runs as long as it would here, while the process's
+        # heartbeats say it is at work; silence this long is a process stopped or hung
+        sock.settimeout(silence)
         sock.sendall(json.dumps(message).encode("utf-8") + b"\n")
-        header = json.loads(stream.readline() or b"null")
+        line = stream.readline()
+        while line == b"\n":  # a heartbeat: the command is still running
+            line = stream.readline()
+        header = json.loads(line or b"null")
         if not isinstance(header, dict):
             raise ValueError("no answer")
         size = int(header.get("size", 0))
@@ -165,15 +222,16 @@ def request(
 SILENT = {"status": "silent"}  # `ask`: a process holds the socket but did not answer
 
 
-def ask(vouch_dir: Path, op: str, timeout: float = ASK_SECONDS) -> dict[str, Any] | None:
-    """The warm process's answer to `status` or `stop`, whichever vouch it runs; None
-    when there is none (no socket, or a dead process's), `SILENT` when one took the
-    connection but said nothing within `timeout` (busy with a long command, stopped)."""
-    sock = connect(vouch_dir, timeout)
+def ask(directory: Path, op: str, timeout: float = ASK_SECONDS) -> dict[str, Any] | None:
+    """The answer to `status` or `stop` of the warm process whose folder is `directory`,
+    whichever vouch it runs; None when there is none (no socket, or a dead process's),
+    `SILENT` when one took the connection but said nothing within `timeout` (busy with a
+    long command, stopped)."""
+    sock = connect(directory, timeout)
     if sock is None:
         return None
     try:
-        header, _ = request(sock, {"op": op}, same_vouch=False)
+        header, _ = request(sock, {"op": op}, same_vouch=False, silence=timeout)
     except (OSError, ValueError):
         return dict(SILENT)
     finally:
@@ -182,9 +240,10 @@ def ask(vouch_dir: Path, op: str, timeout: float = ASK_SECONDS) -> dict[str, Any
 
 
 def forward(argv: list[str], vouch_dir: Path) -> int | None:
-    """Run `argv` in the warm process and print its output: the exit status, or None
-    when this process must run the command itself."""
-    sock = connect(vouch_dir, GREETING_SECONDS)
+    """Run `argv` in the knowledge base's warm process and print its output: the exit
+    status, or None when this process must run the command itself."""
+    directory = place_of(vouch_dir)
+    sock = None if directory is None else connect(directory, GREETING_SECONDS)
     if sock is None:
         return None
     try:
@@ -193,6 +252,7 @@ def forward(argv: list[str], vouch_dir: Path) -> int | None:
             sock,
             {
                 "op": "run",
+                "kb": str(vouch_dir),
                 "argv": argv,
                 "cwd": os.getcwd(),
                 "env": environment(),

@@ -6,7 +6,9 @@ a name or a time; `generated_at` is the commit's time too. So the same commit ex
 by the same vouch gives the same bytes, and `content_sha256` (over the file list) is the
 same for the same knowledge whichever commit held it.
 
-Reading (`check`) extracts nothing to disk and refuses: an archive that is not exactly
+Reading (`check`) extracts nothing to disk, holds no more than the members' bytes
+(read in bounded memory, `reading`: a bundle over `bundle.max_unpacked_mb` or
+`bundle.max_members` is refused as soon as that shows), and refuses: an archive that is not exactly
 one gzip stream holding a tar (trailing bytes, a damaged header), members that are not
 regular files (links, devices, directories), unsafe or duplicate names, names outside
 the knowledge layout, members the manifest does not list or listed files that are
@@ -18,13 +20,9 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import io
 import json
-import os
 import re
-import stat
 import tarfile
-import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,8 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from vouch import __version__
+from vouch.bundle import reading
 from vouch.bundle.content import checked, knowledge_problems
 from vouch.bundle.layout import MANIFEST, committed_files, ignored, name_problem
+from vouch.bundle.reading import Limits
 from vouch.core import fsio, ids
 from vouch.core.progress import Progress, step
 from vouch.errors import NotFound, UsageError, ValidationFailed
@@ -41,9 +41,8 @@ from vouch.store.kb import KB
 
 FORMAT = "vouch-bundle"
 VERSION = 1
-MAX_UNPACKED = 2 << 30  # refuse a bundle that unpacks to more (a gzip bomb, or too big)
 MAX_MANIFEST = 64 << 20
-MAX_FILE = MAX_UNPACKED + (MAX_UNPACKED >> 6)  # gzip never grows data by nearly this much
+_ENTRY_BYTES = 512  # a manifest's line for one file is far shorter
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _SHOWN = 20  # problems named in one refusal
 
@@ -171,12 +170,13 @@ def _header(name: str, size: int, mtime: int) -> bytes:
 
 
 # -- check -----------------------------------------------------------------------------------
-class _Unreadable(Exception):
-    """The file is not a gzip'd tar archive vouch can read at all."""
-
-
-def check(path: Path, progress: Progress | None = None) -> tuple[Bundle | None, dict[str, Any]]:
-    """The bundle when it passes, and the report `kb.export_check` returns."""
+def check(
+    path: Path, progress: Progress | None = None, limits: Limits | None = None
+) -> tuple[Bundle | None, dict[str, Any]]:
+    """The bundle when it passes, and the report `kb.export_check` returns. Read in
+    bounded memory (`reading`): over `limits` (the defaults when None) it is refused as
+    soon as that shows."""
+    limits = limits or Limits()
     report: dict[str, Any] = {
         "ok": False,
         "path": str(path),
@@ -187,23 +187,33 @@ def check(path: Path, progress: Progress | None = None) -> tuple[Bundle | None, 
         "issues": [],
     }
     try:
-        data = _read(path)
+        raw = reading.open_file(path, limits)
     except FileNotFoundError:
         report["issues"] = [f"{path}: no such file"]
         return None, report
-    except _Unreadable as exc:
+    except reading.Unreadable as exc:
         report["issues"] = [f"{path}: {exc}"]
         return None, report
     except OSError as exc:  # unreadable: permissions, a name too long, a loop of links
         report["issues"] = [f"{path}: cannot be read ({exc.strerror or exc})"]
         return None, report
-    report["sha256"] = hashlib.sha256(data).hexdigest()
     step(progress, "unpacking")
-    try:
-        manifest, files, issues = _unpack(data)
-    except _Unreadable as exc:
-        report["issues"] = [f"not a vouch bundle: {exc}"]
-        return None, report
+    with raw:
+        stream = reading.Inflating(raw, limits)
+        try:
+            manifest, files, issues = _unpack(stream, limits)
+            report["sha256"] = stream.finish()
+        except reading.TooBig as exc:
+            report["sha256"] = _finished(stream)
+            report["issues"] = [f"refused before reading it all: {exc}"]
+            return None, report
+        except reading.Unreadable as exc:
+            report["sha256"] = _finished(stream)
+            report["issues"] = [f"not a vouch bundle: {exc}"]
+            return None, report
+        except OSError as exc:
+            report["issues"] = [f"{path}: cannot be read ({exc.strerror or exc})"]
+            return None, report
     if manifest is not None:
         report["manifest"] = {
             k: manifest.get(k)
@@ -227,11 +237,18 @@ def check(path: Path, progress: Progress | None = None) -> tuple[Bundle | None, 
     return Bundle(str(path), report["sha256"], manifest, files, parsed), report
 
 
-def load(path: Path, progress: Progress | None = None) -> Bundle:
+def _finished(stream: reading.Inflating) -> str | None:
+    try:
+        return stream.finish()
+    except (OSError, reading.TooBig):
+        return None
+
+
+def load(path: Path, progress: Progress | None = None, limits: Limits | None = None) -> Bundle:
     """The checked bundle, or ValidationFailed naming every problem (nothing is written)."""
     if not path.exists():
         raise NotFound(f"no such file: {path}", hint="name a bundle written by `vouch export`")
-    bundle, report = check(path, progress)
+    bundle, report = check(path, progress, limits)
     if bundle is None:
         raise ValidationFailed(
             first_problems(report["issues"]), what=f"bundle {path} (refused; nothing was written)"
@@ -244,62 +261,20 @@ def first_problems(problems: list[str]) -> list[str]:
     return problems[:_SHOWN] + ([f"... and {more} more"] if more > 0 else [])
 
 
-def _read(path: Path) -> bytes:
-    """The bundle file's bytes, read only when it is a regular file of a size a bundle
-    can have: a FIFO would block the read forever, a device (`/dev/zero`) or a huge file
-    would fill the memory before the unpacked-size cap is reached."""
-    too_big = _Unreadable(f"larger than {MAX_FILE >> 20} MiB: no bundle vouch reads is")
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens without a writer
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise _Unreadable("a directory, not a bundle")
-        if not stat.S_ISREG(info.st_mode):
-            raise _Unreadable("not a regular file (a device, FIFO or socket), not a bundle")
-        if info.st_size > MAX_FILE:
-            raise too_big
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(MAX_FILE + 1)  # it may have grown since
-    finally:
-        os.close(fd)
-    if len(data) > MAX_FILE:
-        raise too_big
-    return data
-
-
-def _inflate(data: bytes) -> bytes:
-    """The gzip stream's bytes: exactly one gzip member, nothing after it, capped."""
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        raw = inflater.decompress(data, MAX_UNPACKED + 1)
-    except zlib.error as exc:
-        raise _Unreadable(f"not gzip data, or damaged ({exc})") from None
-    if len(raw) > MAX_UNPACKED:
-        raise _Unreadable(f"it unpacks to more than {MAX_UNPACKED >> 20} MiB")
-    if not inflater.eof:
-        raise _Unreadable("the gzip stream is cut short")
-    if inflater.unused_data:
-        raise _Unreadable(f"{len(inflater.unused_data)} bytes follow the gzip stream")
-    return raw
-
-
-def _unpack(data: bytes) -> tuple[dict[str, Any] | None, dict[str, bytes], list[str]]:
+def _unpack(
+    stream: reading.Inflating, limits: Limits
+) -> tuple[dict[str, Any] | None, dict[str, bytes], list[str]]:
     """Manifest, files and every structural problem (nothing is extracted to disk)."""
-    raw = _inflate(data)
-    try:
-        with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tar:
-            members = tar.getmembers()
-            end = tar.offset
-    except (tarfile.TarError, EOFError, ValueError, OverflowError, RecursionError) as exc:
-        raise _Unreadable(f"not a tar archive, or damaged ({exc})") from None
     issues: list[str] = []
-    if raw[end:].strip(b"\0"):
-        issues.append(
-            "bytes after the archive's last readable member (a damaged or altered header?)"
-        )
     seen: set[str] = set()
     contents: dict[str, bytes] = {}
-    for info in members:
+    for member in reading.members(stream, limits):
+        if member is None:
+            issues.append(
+                "bytes after the archive's last readable member (a damaged or altered header?)"
+            )
+            continue
+        info = member.info
         shown = _show(info.name)
         problem = name_problem(info.name)
         if problem is None and info.name in seen:
@@ -310,12 +285,12 @@ def _unpack(data: bytes) -> tuple[dict[str, Any] | None, dict[str, bytes], list[
         if problem is not None:
             issues.append(f"member {shown} {problem}")
             continue
-        body = raw[info.offset_data : info.offset_data + info.size]
+        body = member.body or b""
         if len(body) != info.size:
             issues.append(f"member {shown} is cut short")
             continue
         contents[info.name] = body
-    manifest, manifest_issues = _read_manifest(contents.pop(MANIFEST, None))
+    manifest, manifest_issues = _read_manifest(contents.pop(MANIFEST, None), limits)
     issues += manifest_issues
     if manifest is None:
         return None, {}, issues
@@ -356,13 +331,15 @@ def _show(name: str) -> str:
     return repr(name) if not name.isprintable() or '"' in name else f'"{name}"'
 
 
-def _read_manifest(body: bytes | None) -> tuple[dict[str, Any] | None, list[str]]:
+def _read_manifest(body: bytes | None, limits: Limits) -> tuple[dict[str, Any] | None, list[str]]:
     """The manifest when it is exactly what `export` writes (every field checked, the
-    content digest recomputed), else None and every problem."""
+    content digest recomputed), else None and every problem. Its size is bounded by
+    the members it may list before it is parsed."""
     if body is None:
         return None, [f"no {MANIFEST}: not a vouch bundle"]
-    if len(body) > MAX_MANIFEST:
-        return None, [f"{MANIFEST} is larger than {MAX_MANIFEST >> 20} MiB"]
+    most = min(MAX_MANIFEST, limits.members * _ENTRY_BYTES + (64 << 10))
+    if len(body) > most:
+        return None, [f"{MANIFEST} is larger than {most >> 10} KiB"]
     try:
         manifest = json.loads(body)
     except (ValueError, RecursionError) as exc:
@@ -379,6 +356,8 @@ def _read_manifest(body: bytes | None) -> tuple[dict[str, Any] | None, list[str]
     entries = manifest.get("files")
     if not isinstance(entries, list):
         return None, [*issues, f"{MANIFEST}: files must be a list"]
+    if len(entries) > limits.members:
+        return None, [*issues, f"{MANIFEST}: lists more than {limits.members} files"]
     paths: set[str] = set()
     for entry in entries:
         if not _file_entry(entry):

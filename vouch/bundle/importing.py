@@ -19,6 +19,7 @@ from typing import Any
 from vouch.bundle import integrity
 from vouch.bundle.archive import Bundle, first_problems, load
 from vouch.bundle.layout import committed_files
+from vouch.bundle.reading import Limits
 from vouch.core.progress import Progress
 from vouch.errors import Conflict, UsageError, ValidationFailed
 from vouch.health.files import catalog
@@ -92,7 +93,7 @@ def _refuse_broken(
 
 
 def import_check(kb: KB, path: Path, progress: Progress | None = None) -> dict[str, Any]:
-    bundle = load(path, progress)
+    bundle = load(path, progress, Limits.of(kb.config))
     head = kb.repo.resolve("HEAD")
     found = plan(kb, bundle, head)
     _refuse_broken(kb, bundle, found, head, found.landing(overwrite=False))
@@ -121,7 +122,7 @@ def import_apply(
 
     if on_conflict not in ON_CONFLICT:
         raise UsageError(f"on_conflict {on_conflict!r} is not one of: {', '.join(ON_CONFLICT)}")
-    bundle = load(path, progress)
+    bundle = load(path, progress, Limits.of(kb.config))
     with gate_lock(kb):
         head = kb.repo.resolve("HEAD")
         found = plan(kb, bundle, head)

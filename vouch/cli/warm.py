@@ -14,6 +14,7 @@ from vouch.cli import cli
 from vouch.cli.options import Output, kb_command
 from vouch.errors import Conflict
 from vouch.methods.context import CallContext
+from vouch.store.kb import KB
 
 IDLE_SECONDS = 1800
 
@@ -35,11 +36,16 @@ _IDLE = click.option(
 )
 
 
-def _answering(vouch_dir: Path, op: str) -> dict[str, Any] | None:
-    found = forward.ask(vouch_dir, op)
+def _place(kb: KB) -> Path:
+    """The knowledge base's warm-process folder (socket, lock, log)."""
+    return forward.warm_dir(kb.state_dir, kb.dir)
+
+
+def _answering(kb: KB, op: str) -> dict[str, Any] | None:
+    found = forward.ask(_place(kb), op)
     if found == forward.SILENT:
         raise Conflict(
-            f"a process holds {forward.locks_dir(vouch_dir) / forward.SOCKET_NAME} but did "
+            f"a process holds {_place(kb) / forward.SOCKET_NAME} but did "
             f"not answer within {forward.ASK_SECONDS:g} s: busy with a long command, or "
             "stopped",
             hint="try again in a moment; `fuser -k` on the socket ends it for good",
@@ -52,11 +58,12 @@ def _answering(vouch_dir: Path, op: str) -> dict[str, Any] | None:
 @kb_command(writes_actor=False)
 def start_cmd(ctx: CallContext, out: Output, idle_seconds: int) -> None:
     """Start the knowledge base's warm process in the background (nothing to do when
-    one runs already); it logs to .vouch/locks/warm.log."""
+        one runs already); it logs to warm.log in its folder inside the git directory
+    (.git/vouch/warm-*/)."""
     from vouch.servers.warm import start
 
     kb = ctx.kb
-    running = _answering(kb.dir, "status")
+    running = _answering(kb, "status")
     if running is None:
         running = start(kb, idle_seconds)
         running["started"] = True
@@ -74,7 +81,7 @@ def start_cmd(ctx: CallContext, out: Output, idle_seconds: int) -> None:
 @kb_command(writes_actor=False)
 def status_cmd(ctx: CallContext, out: Output) -> None:
     """Whether a warm process serves this knowledge base, and what it has done."""
-    found = _answering(ctx.kb.dir, "status")
+    found = _answering(ctx.kb, "status")
     data = {"running": False, "kb": str(ctx.kb.dir)} if found is None else {"running": True}
     if found is not None:
         data.update({k: v for k, v in found.items() if k != "status"})
@@ -94,8 +101,8 @@ def status_cmd(ctx: CallContext, out: Output) -> None:
 @kb_command(writes_actor=False)
 def stop_cmd(ctx: CallContext, out: Output) -> None:
     """Stop the knowledge base's warm process (nothing to do when none runs)."""
-    found = _answering(ctx.kb.dir, "stop")
-    socket_path = forward.locks_dir(ctx.kb.dir) / forward.SOCKET_NAME
+    found = _answering(ctx.kb, "stop")
+    socket_path = _place(ctx.kb) / forward.SOCKET_NAME
     deadline = time.monotonic() + 10
     while found is not None and socket_path.exists() and time.monotonic() < deadline:
         time.sleep(0.02)  # gone when its socket is: the next start finds no lock held

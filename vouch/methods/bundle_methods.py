@@ -52,8 +52,14 @@ def export(ctx: CallContext, out: str) -> dict[str, Any]:
 
 def export_check(ctx: CallContext, path: str) -> dict[str, Any]:
     from vouch import bundle
+    from vouch.bundle.reading import Limits
+    from vouch.errors import NoKnowledgeBase
 
-    return bundle.check(_bundle_path(ctx, path), ctx.progress)[1]
+    try:  # checking a bundle needs no knowledge base; one's configuration sets the limits
+        limits = Limits.of(ctx.kb.config)
+    except NoKnowledgeBase:
+        limits = Limits()
+    return bundle.check(_bundle_path(ctx, path), ctx.progress, limits)[1]
 
 
 def import_check(ctx: CallContext, path: str) -> dict[str, Any]:

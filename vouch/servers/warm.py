@@ -15,9 +15,13 @@ process's). It serves its own user only (the socket's mode 0600 and SO_PEERCRED)
 client only with the same vouch and the same environment (`forward.environment`), and
 goes away after `idle_seconds` without a request, on `vouch warm stop`, or when vouch's
 code on disk changed under it (it answers that request "refused" first, so the client
-runs the command itself). One process per knowledge base: it holds
-`.vouch/locks/warm.lock` for its lifetime; a killed process leaves a socket that
-refuses connections, which the next one replaces.
+runs the command itself). While a command runs it sends the client a heartbeat (a
+blank line) every `forward.HEARTBEAT_SECONDS`: a client that hears nothing for
+`forward.SILENCE_SECONDS` (a process stopped or hung) runs the command itself, and a
+long command is never cut off. One process per knowledge base: it holds `warm.lock`
+in its folder (`forward.warm_dir`, in the clone's local state inside the git
+directory, where no commit can put a file) for its lifetime; a killed process leaves a
+socket that refuses connections, which the next one replaces.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ import stat
 import struct
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -179,8 +185,7 @@ class _Process:
         message = json.loads(line)
         if not isinstance(message, dict):
             raise ValueError("request is not a JSON object")
-        op = message.get("op")
-        conn.settimeout(None)
+        op = message.get("op")  # the connection keeps its timeout: no send waits forever
         if op == "status":
             conn.sendall(_line({"status": "ok", **self.status()}))
             return None
@@ -199,7 +204,8 @@ class _Process:
         if why is not None:
             conn.sendall(_line({"status": "refused", "why": why}))
             return None
-        ran = self._run(message)
+        with _heartbeat(conn):
+            ran = self._run(message)
         if ran is None:
             conn.sendall(_line({"status": "refused", "why": "no such working directory"}))
             return None
@@ -217,6 +223,8 @@ class _Process:
             return "argv is not a list of strings"
         if not forward.runs_warm(forward.command_of(argv), argv):
             return "only a search or a context pack is run here"  # never a write
+        if message.get("kb") != str(self.kb.dir):
+            return "another knowledge base"
         if message.get("env") != self.env:
             return "another environment"
         if not isinstance(message.get("cwd"), str):
@@ -264,9 +272,32 @@ class _Process:
         }
 
 
+@contextlib.contextmanager
+def _heartbeat(conn: socket.socket) -> Iterator[None]:
+    """A blank line to the client every `forward.HEARTBEAT_SECONDS` while the block
+    runs (the command), so that it can tell a long command from a process that stopped;
+    nothing more is sent once the block is over (the answer follows)."""
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(forward.HEARTBEAT_SECONDS):
+            try:
+                conn.sendall(b"\n")
+            except OSError:  # the client went away (it runs the command itself)
+                return
+
+    thread = threading.Thread(target=beat, name="vouch-warm-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
 def start(kb: KB, idle_seconds: int) -> dict[str, Any]:
     """`vouch warm serve` in the background, in a session of its own (not stopped with
-    the terminal that started it), logging to `.vouch/locks/warm.log`; its status once
+    the terminal that started it), logging to `warm.log` in its folder; its status once
     it answers."""
     directory = check_place(kb)
     serve = ["warm", "serve", "--kb", str(kb.dir), "--idle-seconds", str(idle_seconds)]
@@ -281,7 +312,7 @@ def start(kb: KB, idle_seconds: int) -> dict[str, Any]:
         )
     deadline = time.monotonic() + READY_SECONDS
     while time.monotonic() < deadline:
-        found = forward.ask(kb.dir, "status")
+        found = forward.ask(directory, "status")
         if found is not None and found.get("status") == "ok":
             return found
         if child.poll() is not None:
@@ -290,7 +321,7 @@ def start(kb: KB, idle_seconds: int) -> dict[str, Any]:
     if child.poll() is None:
         child.kill()
         child.wait()
-    found = forward.ask(kb.dir, "status")  # lost a race to another start: that one serves
+    found = forward.ask(directory, "status")  # lost a race to another start: that one serves
     if found is not None and found.get("status") == "ok":
         return found
     try:
@@ -311,27 +342,41 @@ def _log_file(path: Path) -> io.BufferedWriter:
     except OSError as exc:
         raise Conflict(
             f"cannot open {path} for the warm process's log: {exc.strerror}",
-            hint="remove it (`git rm` it if it is committed), then start again",
+            hint="remove it, then start again",
         ) from exc
     return open(fd, "ab")  # the caller's `with` closes it
 
 
 def check_place(kb: KB) -> Path:
-    """`.vouch/locks/`, a real folder of this user's (never followed through a link)."""
+    """The warm process's folder (`forward.warm_dir`) in the clone's local-state folder
+    (`kb.state_dir`), both made if missing and both real folders of this user's (never
+    followed through a link), and where a cold command looks (`forward.place_of`)."""
     if not (kb.dir.parent / ".git").exists():  # where `vouch.launch` looks for one
         raise UsageError(
             f"{kb.dir} is not at the top of a git work tree: a cold command would not find "
             "a warm process there",
             hint="run `vouch warm start` in the repository that holds .vouch/",
         )
-    directory = forward.locks_dir(kb.dir)
-    directory.mkdir(exist_ok=True)
-    found = os.lstat(directory)
-    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid():
-        raise Conflict(
-            f"{directory} is a link, a file or another user's folder: the warm process "
-            "keeps its socket there",
-            hint="remove it (`git rm` it if it is committed), then start again",
+    directory = forward.warm_dir(kb.state_dir, kb.dir)
+    for folder in (directory.parent, directory):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+        found = os.lstat(folder)
+        if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid():
+            raise Conflict(
+                f"{folder} is a link, a file or another user's folder: the warm process "
+                "keeps its socket there",
+                hint="remove it, then start again",
+            )
+    if stat.S_IMODE(found.st_mode) != 0o700:  # made before, by hand or another umask
+        os.chmod(directory, 0o700)
+    looked = forward.place_of(kb.dir)
+    if looked is None or not os.path.samefile(looked.parent, directory.parent):
+        raise UsageError(
+            f"a cold command would not look for a warm process in {directory} "
+            "(GIT_DIR or GIT_COMMON_DIR set, or an unusual .git)",
+            hint="run `vouch warm start` without GIT_DIR/GIT_COMMON_DIR, in the "
+            "repository that holds .vouch/",
         )
     return directory
 
