@@ -1,0 +1,135 @@
+"""File versions the repository does not vouch for (`kb.source_verify`, `kb.doctor`).
+
+A file's versions are read from the file (`vouch.store.supplied`), but a knowledge base
+may already hold one that was not: text an agent registered at the file's locator
+before that rule, or a source committed by hand. So the current version at each file's
+locator is compared with the bytes the repository knows for that path: the file in the
+work tree, and every version of it committed in HEAD's history. A version that matches
+none of them is reported (`unverified-version`) when the path is, or was, a file there,
+or when the version claims to replace an earlier one: its bytes may never have been the
+file's, so nothing should be trusted to it. (A file registered from an uncommitted
+edit and changed again before it was committed is reported too: the repository cannot
+tell it from an invention.) `vouch source add PATH` records the file's bytes as its
+current version, which mends either case.
+
+Locators with a scheme (URLs, messages, `inline:`) and paths outside the repository
+name nothing this clone can compare, and are not checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from vouch.errors import CorruptFile
+from vouch.git.history import path_blobs
+from vouch.kinds import source as source_kind
+from vouch.store.kb import KB
+from vouch.store.sources import max_bytes
+from vouch.store.supplied import is_path, named_path
+
+_BLOCK = 1 << 20
+
+
+@dataclass(frozen=True)
+class _Version:
+    id: str
+    locator: str
+    path: str  # the repo-relative path the locator names
+    replaces: bool  # it records `supersedes`: it claims to be a newer version
+
+
+def unverified_versions(kb: KB, source_ids: Iterable[str]) -> list[dict[str, Any]]:
+    """Issues `{id, kind, detail, path}` (as `verify.check_source` reports) for the
+    current file versions among `source_ids` that the repository does not vouch for."""
+    suspects: list[tuple[_Version, bool]] = []
+    for version in _current_file_versions(kb, source_ids):
+        digest = _work_tree_digest(kb, version.path)
+        if digest != version.id:
+            suspects.append((version, digest is not None))
+    if not suspects:
+        return []
+    head = kb.repo.resolve("HEAD")
+    history = path_blobs(kb.repo, head, {v.path for v, _ in suspects}) if head else {}
+    out: list[dict[str, Any]] = []
+    for version, present in suspects:
+        committed = history.get(version.path) or set()
+        content = kb.source_content(version.id)
+        if content is not None and kb.repo.blob_id(content) in committed:
+            continue  # the bytes the file had in a commit
+        if not (present or committed or version.replaces):
+            continue  # a path that never held a file here: nothing to compare with
+        out.append(_issue(kb, version, present, bool(committed)))
+    return out
+
+
+def _current_file_versions(kb: KB, source_ids: Iterable[str]) -> list[_Version]:
+    found: list[_Version] = []
+    for sid in source_ids:
+        try:
+            meta = kb.read(source_kind.KIND, sid)
+        except (CorruptFile, ValueError):
+            continue  # reported by verify.check_source
+        if meta is None or meta.get("superseded_by"):
+            continue
+        locator = str(meta.get("locator") or "")
+        named = named_path(kb, locator)
+        if named is None or not (is_path(locator) or _is_file(named[0])):
+            continue
+        found.append(_Version(sid, locator, named[1], bool(meta.get("supersedes"))))
+    return found
+
+
+def _is_file(path: os.PathLike[str]) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _work_tree_digest(kb: KB, rel: str) -> str | None:
+    """The sha256 of the work tree's regular file at `rel` (links are not followed past
+    the repository: `named_path` resolved them); None when there is none; "" when it
+    cannot be read or is larger than any source may be."""
+    path = kb.root / rel
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    if st.st_size > max_bytes(kb):
+        return ""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            while block := fh.read(_BLOCK):
+                digest.update(block)
+    except OSError:
+        return ""
+    return digest.hexdigest()
+
+
+def _issue(kb: KB, version: _Version, present: bool, committed: bool) -> dict[str, Any]:
+    where = kb.rel(source_kind.path_for(version.id))
+    if present:
+        against = f"the file {version.path} in the work tree holds other bytes"
+    else:
+        against = f"{version.path} is not in the work tree"
+    against += (
+        ", and none of its committed versions has these bytes"
+        if committed
+        else ", and it was never committed"
+    )
+    return {
+        "id": version.id,
+        "kind": "unverified-version",
+        "detail": f"the current version at {version.locator!r} is not the file's: {against}; "
+        "its bytes may never have been the file's, so do not trust it "
+        f"(`vouch source add {version.path}` records the file's bytes as its current version)",
+        "path": where,
+    }
