@@ -129,7 +129,16 @@ def _issue(kb: KB, version: _Version, present: bool, committed: bool) -> dict[st
         "id": version.id,
         "kind": "unverified-version",
         "detail": f"the current version at {version.locator!r} is not the file's: {against}; "
-        "its bytes may never have been the file's, so do not trust it "
-        f"(`vouch source add {version.path}` records the file's bytes as its current version)",
+        f"its bytes may never have been the file's, so do not trust it ({_mend(version)})",
         "path": where,
     }
+
+
+def _mend(version: _Version) -> str:
+    add = f"`vouch source add {version.path}` records the file's bytes as its current version"
+    if version.locator == version.path:
+        return add
+    return (
+        f"{add}; {version.locator!r} is another spelling of {version.path}, which vouch never "
+        "records, so this version stays current there until its folder is removed"
+    )
