@@ -355,3 +355,18 @@ def test_a_link_in_the_work_tree_is_not_followed_out(kb: KB, tmp_path: Path) -> 
     (kb.dir / source_kind.content_path_for(sid)).write_bytes(b"x\n")
     (kb.dir / source_kind.path_for(sid)).write_text(source_kind.dump(meta))
     assert vouch_ok(kb, "source")
+
+
+def test_a_decoy_locator_line_does_not_hide_a_version(kb: KB, runbook: dict[str, str]) -> None:
+    """YAML keeps the last of two `locator:` keys: a first line naming a URL must not
+    make the check skip what every reader takes for the file's version."""
+    forged = _forge(kb, RUNBOOK, INVENTED)
+    path = kb.dir / source_kind.path_for(forged)
+    path.write_text("locator: https://example.com/decoy\n" + path.read_text())
+    git(kb.root, "commit", "-qam", "a decoy", "--no-verify")
+    assert call(kb, "kb.source_history", {"locator": RUNBOOK})[0]["id"] == forged
+    assert not vouch_ok(kb, "source")
+    # and adding the file again finds it, so the file's bytes become current again
+    call(kb, "kb.register_source_from_path", {"path": RUNBOOK})
+    assert _current(kb, RUNBOOK) == [runbook["real"]]
+    assert vouch_ok(kb, "source")

@@ -31,6 +31,7 @@ from vouch.kinds import source as source_kind
 from vouch.store.kb import KB
 from vouch.store.sources import max_bytes
 from vouch.store.supplied import is_path, named_path
+from vouch.store.versions import locator_in
 
 _BLOCK = 1 << 20
 
@@ -40,7 +41,6 @@ class _Version:
     id: str
     locator: str
     path: str  # the repo-relative path the locator names
-    replaces: bool  # it records `supersedes`: it claims to be a newer version
 
 
 def unverified_versions(kb: KB, source_ids: Iterable[str]) -> list[dict[str, Any]]:
@@ -61,27 +61,47 @@ def unverified_versions(kb: KB, source_ids: Iterable[str]) -> list[dict[str, Any
         content = kb.source_content(version.id)
         if content is not None and kb.repo.blob_id(content) in committed:
             continue  # the bytes the file had in a commit
-        if not (present or committed or version.replaces):
+        if not (present or committed or _replaces(kb, version.id)):
             continue  # a path that never held a file here: nothing to compare with
         out.append(_issue(kb, version, present, bool(committed)))
     return out
 
 
 def _current_file_versions(kb: KB, source_ids: Iterable[str]) -> list[_Version]:
+    """The current versions among `source_ids` whose locator names a place in the work
+    tree. A meta.yaml is parsed only when a byte-level look cannot tell: what vouch
+    writes for a current version (one plain `locator:` line, no `superseded_by:`, see
+    `locator_in`) never needs it."""
     found: list[_Version] = []
     for sid in source_ids:
         try:
-            meta = kb.read(source_kind.KIND, sid)
-        except (CorruptFile, ValueError):
+            data = (kb.dir / source_kind.path_for(sid)).read_bytes()
+        except (OSError, ValueError):
             continue  # reported by verify.check_source
-        if meta is None or meta.get("superseded_by"):
-            continue
-        locator = str(meta.get("locator") or "")
+        locator = locator_in(data) if b"superseded_by" not in data else None
+        if locator is None:
+            meta = _parsed(kb, sid)
+            if meta is None or meta.get("superseded_by"):
+                continue
+            locator = str(meta.get("locator") or "")
         named = named_path(kb, locator)
         if named is None or not (is_path(locator) or _is_file(named[0])):
             continue
-        found.append(_Version(sid, locator, named[1], bool(meta.get("supersedes"))))
+        found.append(_Version(sid, locator, named[1]))
     return found
+
+
+def _replaces(kb: KB, sid: str) -> bool:
+    """Whether a version records `supersedes`: it claims to be a newer version."""
+    meta = _parsed(kb, sid)
+    return bool(meta and meta.get("supersedes"))
+
+
+def _parsed(kb: KB, sid: str) -> dict[str, Any] | None:
+    try:
+        return kb.read(source_kind.KIND, sid)
+    except (CorruptFile, ValueError):
+        return None  # reported by verify.check_source
 
 
 def _is_file(path: os.PathLike[str]) -> bool:
