@@ -366,3 +366,23 @@ def test_a_decoy_locator_line_does_not_hide_a_version(kb: KB, runbook: dict[str,
     git(kb.root, "commit", "-qam", "a decoy", "--no-verify")
     assert call(kb, "kb.source_history", {"locator": RUNBOOK})[0]["id"] == forged
     assert not vouch_ok(kb, "source")
+
+
+def test_lint_since_fails_a_range_that_registered_a_version_not_the_files(
+    kb: KB, runbook: dict[str, str], run_cli
+) -> None:
+    base = git(kb.root, "rev-parse", "HEAD").strip()
+    # a legitimate range: the file edited and committed, then added again
+    (kb.root / RUNBOOK).write_text(REAL.replace("one", "two"))
+    git(kb.root, "commit", "-qam", "edit the runbook")
+    assert run_cli("source", "add", RUNBOOK, cwd=kb.root).code == 0
+    ok = run_cli("lint", "--since", base, "--json", cwd=kb.root)
+    assert ok.code == 0, ok.out
+    middle = git(kb.root, "rev-parse", "HEAD").strip()
+    forged = _forge(kb, RUNBOOK, INVENTED)
+    for since in (base, middle):
+        res = run_cli("lint", "--since", since, "--json", cwd=kb.root)
+        assert res.code == 1
+        found = [i for i in res.json()["issues"] if i["kind"] == "unverified-version"]
+        assert [(i["id"], i["severity"]) for i in found] == [(forged, "error")]
+        assert "vouch source add docs/runbook.md" in found[0]["message"]

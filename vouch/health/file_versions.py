@@ -12,6 +12,11 @@ edit and changed again before it was committed is reported too: the repository c
 tell it from an invention.) `vouch source add PATH` records the file's bytes as its
 current version, which mends either case.
 
+`lint --since BASE` (CI) checks the versions the range added or edited against HEAD's
+history alone (`unverified_in_range`): a path the history holds, with bytes none of its
+commits had. (A file that was never committed is not compared there: CI has nothing to
+compare it with.)
+
 Locators with a scheme (URLs, messages, `inline:`) and paths outside the repository
 name nothing this clone can compare, and are not checked.
 """
@@ -26,7 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from vouch.errors import CorruptFile
-from vouch.git.history import path_blobs
+from vouch.git.history import Change, path_blobs
+from vouch.health import files
+from vouch.health.issues import Issue, error
 from vouch.kinds import source as source_kind
 from vouch.store.kb import KB
 from vouch.store.sources import max_bytes
@@ -63,8 +70,45 @@ def unverified_versions(kb: KB, source_ids: Iterable[str]) -> list[dict[str, Any
             continue  # the bytes the file had in a commit
         if not (present or committed or _replaces(kb, version.id)):
             continue  # a path that never held a file here: nothing to compare with
-        out.append(_issue(kb, version, present, bool(committed)))
+        out.append(_issue(kb, version, _against(version, present, bool(committed))))
     return out
+
+
+def unverified_in_range(kb: KB, head: str, changes: Iterable[Change]) -> list[Issue]:
+    """Lint issues for the current file versions whose meta.yaml `changes` add or edit,
+    as `head` holds them, at a path `head`'s history holds with other bytes only."""
+    start = kb.rel(".") + "/"
+    versions: list[_Version] = []
+    for change in changes:
+        entry = files.catalog(change.path[len(start) :]) if change.path.startswith(start) else None
+        if change.new is None or entry is None or entry.kind != source_kind.KIND.name:
+            continue
+        if entry.part != "meta" or entry.id is None:
+            continue
+        meta = files.parse(source_kind.KIND, kb.repo.read_blob(change.new), change.path).data
+        if not meta or meta.get("superseded_by"):
+            continue  # unreadable metadata is lint's own finding
+        locator = str(meta.get("locator") or "")
+        named = named_path(kb, locator) if is_path(locator) else None
+        if named is not None:
+            versions.append(_Version(entry.id, locator, named[1]))
+    if not versions:
+        return []
+    history = path_blobs(kb.repo, head, {v.path for v in versions})
+    out: list[Issue] = []
+    for version in versions:
+        committed = history.get(version.path) or set()
+        content = source_kind.read_content(lambda p: _blob(kb, head, p), version.id)
+        if committed and (content is None or kb.repo.blob_id(content) not in committed):
+            against = f"none of the committed versions of {version.path} has these bytes"
+            found = _issue(kb, version, against)
+            out.append(error(found["kind"], found["detail"], id=found["id"], path=found["path"]))
+    return out
+
+
+def _blob(kb: KB, commit: str, inner: str) -> bytes | None:
+    found = kb.repo.store.read(f"{commit}:{kb.rel(inner)}")
+    return found[1] if found is not None and found[0] == "blob" else None
 
 
 def _current_file_versions(kb: KB, source_ids: Iterable[str]) -> list[_Version]:
@@ -134,17 +178,20 @@ def _work_tree_digest(kb: KB, rel: str) -> str | None:
     return digest.hexdigest()
 
 
-def _issue(kb: KB, version: _Version, present: bool, committed: bool) -> dict[str, Any]:
-    where = kb.rel(source_kind.path_for(version.id))
+def _against(version: _Version, present: bool, committed: bool) -> str:
     if present:
         against = f"the file {version.path} in the work tree holds other bytes"
     else:
         against = f"{version.path} is not in the work tree"
-    against += (
+    return against + (
         ", and none of its committed versions has these bytes"
         if committed
         else ", and it was never committed"
     )
+
+
+def _issue(kb: KB, version: _Version, against: str) -> dict[str, Any]:
+    where = kb.rel(source_kind.path_for(version.id))
     return {
         "id": version.id,
         "kind": "unverified-version",
