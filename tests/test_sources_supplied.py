@@ -386,3 +386,22 @@ def test_lint_since_fails_a_range_that_registered_a_version_not_the_files(
         found = [i for i in res.json()["issues"] if i["kind"] == "unverified-version"]
         assert [(i["id"], i["severity"]) for i in found] == [(forged, "error")]
         assert "vouch source add docs/runbook.md" in found[0]["message"]
+
+
+def test_the_mcp_adapter_refuses_it_too(
+    kb: KB, runbook: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same handler behind MCP's adapter: the refusal is a tool error, E104."""
+    from vouch.servers import mcp as mcp_server
+    from vouch.servers import server_context
+
+    monkeypatch.setenv("VOUCH_AGENT", "bot")
+    ctx = server_context("mcp", kb_path=str(kb.dir))
+    before = _snapshot(kb)
+    result = mcp_server.call(ctx, "kb_register_source", {"content": INVENTED, "locator": RUNBOOK})
+    assert result.is_error
+    assert result.structured_content["error"]["vouch_code"] == GateRefused.code
+    assert _snapshot(kb) == before
+    placed = mcp_server.call(ctx, "kb_register_source", {"content": INVENTED, "locator": "n.md"})
+    assert not placed.is_error and json.loads(placed.content[0].text)["locator"] == "inline:n.md"
+    assert _current(kb, RUNBOOK) == [runbook["real"]]
