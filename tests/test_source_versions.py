@@ -183,7 +183,7 @@ def test_sources_registered_twice_before_versions_existed_are_both_retired(kb: K
 
 
 def test_locators_that_need_quoting_are_versioned(kb: KB) -> None:
-    locator = "'quoted' #1: yes"
+    locator = "chat:'quoted' #1: yes"
     first = call(kb, "kb.register_source", {"content": "one\n", "locator": locator})
     second = call(kb, "kb.register_source", {"content": "two\n", "locator": locator})
     assert second["supersedes"] == [first["id"]]

@@ -186,3 +186,29 @@ def hooks_dir(repo: Repo) -> Path:
     """Where git runs hooks from for this work tree (core.hooksPath or .git/hooks)."""
     path = Path(repo.git("rev-parse", "--git-path", "hooks").strip())
     return path if path.is_absolute() else repo.root / path
+
+
+def path_blobs(repo: Repo, rev: str, paths: Iterable[str]) -> dict[str, set[str]]:
+    """Every blob each of `paths` held in a commit of `rev`'s history (merges against
+    each parent, no rename following), in one `git log`; paths taken literally."""
+    wanted = sorted(set(paths))
+    if not wanted:
+        return {}
+    out = repo.git(
+        "log",
+        "-m",
+        "--full-history",
+        "--no-renames",
+        "--format=",
+        "--raw",
+        "-z",
+        "--no-abbrev",
+        rev,
+        "--",
+        *(f":(literal){p}" for p in wanted),
+    )
+    found: dict[str, set[str]] = {p: set() for p in wanted}
+    for change in _raw_changes(repo, out):
+        if change.new is not None and change.path in found:
+            found[change.path].add(change.new)
+    return found

@@ -23,6 +23,7 @@ from vouch.core import ids
 from vouch.core.config import Config
 from vouch.core.progress import Progress, each
 from vouch.health import files, provenance, rules
+from vouch.health.file_versions import unverified_in_range
 from vouch.health.issues import Issue, counts, ordered, verdict, warn
 from vouch.kinds import KINDS
 from vouch.store.kb import KB
@@ -247,4 +248,5 @@ def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
     k = rules.Knowledge(files.at_commit(kb, info["head"]))
     settings = review.committed_settings(kb, info["base"])
     issues += _changed(k, changes, settings, stale_days, {"rev": info["head"]})
+    issues += unverified_in_range(kb, info["head"], changes)
     return report("since", k, issues, changed=len(changes), range=info)

@@ -4,7 +4,8 @@ A source id is the sha256 of the captured bytes (`sources/<aa>/<sha256>/content`
 verification re-hashes each content file and compares it with the id its directory
 names and the `hash` / `byte_size` its meta.yaml records. A missing content file, a
 missing or invalid meta.yaml, or bytes that no longer match are issues
-(`{id, kind, detail, path}`); `ok` is false when there is any.
+(`{id, kind, detail, path}`); so is a file's current version that is not the file's
+(`file_versions`); `ok` is false when there is any.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from vouch.core import ids
 from vouch.errors import InvalidId, NotFound
+from vouch.health.file_versions import unverified_versions
 from vouch.health.files import parse, prefix
 from vouch.kinds import source as source_kind
 from vouch.store.kb import KB
@@ -69,6 +71,7 @@ def verify_sources(kb: KB, source_id: str | None = None) -> dict[str, Any]:
     issues: list[dict[str, Any]] = []
     for name, directory in targets:
         issues += check_source(kb, name, directory)
+    issues += unverified_versions(kb, [n for n, _ in targets if ids.is_source_id(n)])
     return {"ok": not issues, "checked": len(targets), "issues": issues}
 
 

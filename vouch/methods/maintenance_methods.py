@@ -64,7 +64,8 @@ METHODS: tuple[Method, ...] = (
     Method(
         "kb.source_verify",
         "maintenance",
-        "Check that every source's content hashes to its id (one source with id).",
+        "Check that every source's content hashes to its id, and that a file's current "
+        "version holds bytes the file has or had (one source with id).",
         "vouch.methods.maintenance_methods:source_verify",
         (
             Param(

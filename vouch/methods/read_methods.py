@@ -69,7 +69,10 @@ register(
     Method(
         "kb.register_source",
         "intake",
-        "Store text as a content-addressed source (not gated).",
+        "Store text as a content-addressed source (not gated). Text is never a new "
+        "version of a file: a locator naming a file of the work tree needs the file's "
+        "exact bytes (else refused: register the file with kb.register_source_from_path); "
+        "a path naming no file is recorded as inline:<locator>.",
         "vouch.methods.reads:register_source",
         (
             Param("content", {"type": "string"}, required=True, description="UTF-8 text content"),
@@ -78,7 +81,8 @@ register(
                 "locator",
                 {"type": "string"},
                 required=True,
-                description="where the content came from: path, URL, message id",
+                description="where the content came from: URL, message id, or a path "
+                "(recorded as inline:<path> unless it is a file with these bytes)",
             ),
             Param("title", {"type": "string"}),
             Param("media_type", {"type": "string"}),

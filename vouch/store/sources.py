@@ -2,7 +2,8 @@
 
 Sources have versions (`Versions`): registering changed content at a locator records
 it as the locator's current version and the old one as superseded by it, in the same
-commit; `history` lists a locator's versions, newest first.
+commit; `history` lists a locator's versions, newest first. A file's versions are read
+from the file; text a caller supplies never becomes one (`supplied`).
 """
 
 from __future__ import annotations
@@ -136,9 +137,14 @@ def register_source(
     media_type: str | None = None,
     tags: list[str] | None = None,
 ) -> dict[str, Any]:
+    """Register text a caller supplies. It is never a new version of a file: it is
+    recorded where `supplied.place` says (the file itself when the bytes are the file's,
+    else a locator of its own) or refused when it names a file holding other bytes."""
+    from vouch.store import supplied  # it reads the work tree through this module
+
     payload = content.encode("utf-8") if isinstance(content, str) else content
     item = Intake(payload, type, locator, title, media_type or "text/plain", tuple(tags or ()))
-    return register_many(kb, [item], actor)[0]
+    return register_many(kb, [supplied.place(kb, item)], actor)[0]
 
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024

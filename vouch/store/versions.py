@@ -148,13 +148,16 @@ def _locators(kb: KB, wanted: set[str]) -> Iterator[tuple[str, str]]:
     if not wanted:
         return
     for sid, data in _meta_files(kb):
-        locator = _locator_in(data)
+        locator = locator_in(data)
         if locator is not None and locator in wanted:
             yield sid, locator
 
 
-def _locator_in(data: bytes) -> str | None:
-    m = _LOCATOR_LINE.search(data)
+def locator_in(data: bytes) -> str | None:
+    """The `locator:` of a meta.yaml's bytes (None when it has none or cannot be read).
+    A second mention of the word is parsed: YAML keeps the last of two keys, so a first
+    plain line may be a decoy that every other reader ignores."""
+    m = _LOCATOR_LINE.search(data) if data.count(b"locator") == 1 else None
     raw = m.group(1).decode("utf-8", "replace") if m else ""
     if (
         raw
