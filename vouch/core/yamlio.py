@@ -16,7 +16,7 @@ from datetime import date, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from vouch.core import fastdump
+from vouch.core import fastdump, safeload
 from vouch.errors import CorruptFile
 
 if TYPE_CHECKING:
@@ -164,7 +164,9 @@ def _emit(doc: Any) -> str:
 
 
 def load_yaml(text: str, *, where: str = "YAML") -> dict[str, Any]:
-    """Fast, read-only parse into plain JSON-friendly values."""
+    """Fast, read-only parse into plain JSON-friendly values; CorruptFile for what
+    `safeload` refuses (anchors, aliases, deep nesting, a document too large)."""
+    safeload.check_yaml(text, where)
     yaml = _pyyaml()
     try:
         data = yaml.load(text, Loader=_fast_loader())
@@ -260,6 +262,7 @@ def dump_markdown(meta: Mapping[str, Any], body: str) -> str:
 
 
 def load_markdown(text: str, *, where: str = "page") -> tuple[dict[str, Any], str]:
+    safeload.check_size(text, where, safeload.MAX_PAGE_CHARS, "a page")
     if not _frontmatter().detect(text):
         raise CorruptFile(f"{where} has no YAML frontmatter")
     try:
