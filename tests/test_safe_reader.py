@@ -403,12 +403,7 @@ def test_nesting_and_aliases_never_raise_anything_but_the_clear_error(text: str)
     if found is not None and (found[1] or found[0] > safeload.MAX_DEPTH):
         with pytest.raises(CorruptFile):
             safeload.check_yaml(text, "gen.yaml")
-    skipped = (
-        safeload._MAYBE_ALIAS.search(text) is None
-        and text.count("[") + text.count("{") < safeload._FLOW_BRACKETS
-        and safeload._DEEP_LINE.search(text) is None
-    )
-    if skipped and found is not None:
+    if not safeload.needs_scan(text) and found is not None:
         assert not found[1] and found[0] < safeload.MAX_DEPTH - 4
 
 
@@ -433,3 +428,49 @@ def test_any_depth_is_a_value_or_the_clear_error(depth: int, opener: str) -> Non
         safeload.json_value(line, "line")
     except safeload.Unreadable as exc:
         assert "nested more than" in exc.detail or "not JSON" in exc.detail
+
+
+def _staircase(steps: list[tuple[str, int]], flow: int) -> str:
+    """Block collections nested as tightly as YAML allows: each step opens one at the
+    current column (`k:` a mapping, `-` an indentless sequence or an item, `- ` and `? `
+    compact ones on the same line) and moves `shift` columns right; a flow value of
+    `flow` brackets at the bottom."""
+    lines, col, pending = [], 0, ""
+    for opener, shift in steps:
+        if opener in ("- ", "? "):
+            pending += opener  # compact: the next collection starts on this line
+            continue
+        lines.append(" " * col + pending + opener)
+        col += len(pending) + shift
+        pending = ""
+    lines.append(" " * col + pending + "k: " + "[" * flow + "]" * flow)
+    return "\n".join(lines) + "\n"
+
+
+def test_the_deepest_document_the_byte_check_skips_is_within_the_limit() -> None:
+    cols = safeload._BLOCK_COLUMNS - 1
+    # a mapping and an indentless sequence per column: two levels a column, the most
+    steps = [(op, shift) for _ in range(cols) for op, shift in (("k:", 0), ("-", 1))]
+    text = _staircase(steps, safeload._FLOW_BRACKETS - 1)
+    found = _events(text)
+    assert found is not None and found[0] >= 2 * cols + safeload._FLOW_BRACKETS - 1
+    assert not safeload.needs_scan(text) and found[0] < safeload.MAX_DEPTH
+    assert yamlio.load_yaml(text, where="t")
+    assert safeload.needs_scan(_staircase([*steps, ("k:", 0), ("-", 1)], 0))  # one more
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["k:", "-", "- ", "? ", "k:"]), st.integers(0, 2))),
+    st.integers(0, 30),
+)
+def test_block_depth_is_bounded_by_the_columns_it_takes(
+    steps: list[tuple[str, int]], flow: int
+) -> None:
+    text = _staircase(steps, flow)
+    found = _events(text)
+    if found is not None and not safeload.needs_scan(text):
+        assert found[0] < safeload.MAX_DEPTH
+    if found is not None and found[0] > safeload.MAX_DEPTH:
+        with pytest.raises(CorruptFile, match="nested more than"):
+            yamlio.load_yaml(text, where="t")
