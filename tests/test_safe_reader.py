@@ -9,12 +9,14 @@ with git plumbing, a real `vouch serve` over JSONL) and run through the real com
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -71,13 +73,31 @@ def _approved(kb: KB, text: str = "Deploys need a green CI run") -> tuple[str, P
     return cid, kb.dir / claim.path_for(cid)
 
 
+@contextlib.contextmanager
+def _within(seconds: float) -> Iterator[None]:
+    """Fail (TimeoutError) instead of hanging when the guard under test is missing: a
+    billion laughs expands in Python code, which a signal interrupts."""
+
+    def expired(*_: object) -> None:
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _quick(run_cli, *args: str, cwd: Path, limit: float = 2.0, caplog=None):
     """Run a command in-process, checking it answered within `limit` seconds without an
     internal error; its warnings (logged) are appended to `res.err`."""
     if caplog is not None:
         caplog.clear()
     start = time.perf_counter()
-    res = run_cli(*args, cwd=cwd)
+    with _within(limit * 5):
+        res = run_cli(*args, cwd=cwd)
     elapsed = time.perf_counter() - start
     assert elapsed < limit, (args, elapsed)
     if caplog is not None:
@@ -228,6 +248,15 @@ def test_a_deeply_nested_transcript_line_is_a_named_error(
     assert res.code == 0 and "transcript" not in json.dumps(res.json()), res.out
     res = _quick(run_cli, "search", "hello", "--fts-only", cwd=kb.root, limit=20)
     assert res.code == 0
+    # first, the deep line is what format detection reads
+    first = DEEP_LINES[shape] + '\n{"role": "user", "content": "hello"}\n'
+    assert transcripts.detect(first) is None
+    with pytest.raises(transcripts.TranscriptError) as err:
+        transcripts.parse_content(first.encode())  # an object first: JSON lines claimed
+    assert err.value.line == 1 and ("nested more than" in str(err.value)) == (first[0] == "{")
+    (kb.root / "first.jsonl").write_text(first)
+    res = _quick(run_cli, "source", "add", "first.jsonl", cwd=kb.root)
+    assert res.code == 0, res.err
 
 
 def test_a_deep_transcript_line_over_jsonl_is_a_named_error(kb: KB) -> None:
@@ -297,7 +326,7 @@ def test_every_yaml_reader_refuses_within_a_second(name: str) -> None:
         lambda: claim.KIND.load(text, where="f.yaml"),
     ):
         start = time.perf_counter()
-        with pytest.raises(CorruptFile, match=r"f\.(yaml|md)") as err:
+        with _within(5), pytest.raises(CorruptFile, match=r"f\.(yaml|md)") as err:
             read()
         assert time.perf_counter() - start < 1
         assert _what(name) in str(err.value)
