@@ -503,3 +503,54 @@ def test_block_depth_is_bounded_by_the_columns_it_takes(
     if found is not None and found[0] > safeload.MAX_DEPTH:
         with pytest.raises(CorruptFile, match="nested more than"):
             yamlio.load_yaml(text, where="t")
+
+
+# -- every other file vouch reads from a repository ---------------------------------------
+def _every_kind_of_file(kb: KB) -> dict[str, Path]:
+    """One approved file of each sort vouch reads: a page, a decision record, a source's
+    meta.yaml, an entity, a work session, and the configuration."""
+    _approved(kb)
+    page = call(kb, "kb.propose_page", {"title": "Deploy guide", "body": "## Steps\n\nShip.\n"})
+    call(kb, "kb.approve", {"proposal_id": page["proposal_id"]}, actor=BOB)
+    entity = call(kb, "kb.propose_entity", {"name": "Billing", "type": "system"})
+    call(kb, "kb.approve", {"proposal_id": entity["proposal_id"]}, actor=BOB)
+    call(kb, "kb.session_start", {"task": "read hostile files"})
+    git(kb.root, "add", "-A")
+    git(kb.root, "commit", "-qm", "a session", "--allow-empty")
+    first = {p.parts[len(kb.dir.parts)]: p for p in sorted(kb.dir.rglob("*.*"))}
+    return {
+        name: first[top]
+        for name, top in [
+            ("page", "pages"),
+            ("decision record", "decided"),
+            ("source meta.yaml", "sources"),
+            ("entity", "entities"),
+            ("session", "sessions"),
+        ]
+        if top in first
+    } | {"config": kb.dir / "config.yaml"}
+
+
+def test_every_sort_of_knowledge_file_is_read_safely(
+    kb_with_sources: KB, run_cli, caplog: pytest.LogCaptureFixture
+) -> None:
+    kb = kb_with_sources
+    files = _every_kind_of_file(kb)
+    assert {"page", "decision record", "source meta.yaml", "entity", "session"} <= set(files)
+    for name, path in files.items():
+        original = path.read_bytes()
+        text = original.decode()
+        if path.suffix == ".md":  # the bomb goes into the frontmatter
+            hostile = text.replace("\n---\n", "\n" + _bomb() + "---\n", 1)
+        else:
+            hostile = text + _bomb()
+        path.write_text(hostile)
+        git(kb.root, "commit", "-qam", f"a billion laughs in the {name}")
+        rel = path.relative_to(kb.root).as_posix()
+        res = _quick(run_cli, "lint", cwd=kb.root, caplog=caplog)
+        assert res.code in (1, 2) and "a YAML anchor (&a0)" in res.out + res.err, (name, res)
+        assert rel in res.out + res.err, (name, res.out, res.err)
+        for args in (["doctor"], ["list", "claims"], ["search", "deploys", "--fts-only"]):
+            _quick(run_cli, *args, cwd=kb.root, caplog=caplog, limit=3.0)
+        path.write_bytes(original)
+        git(kb.root, "commit", "-qam", f"the {name} restored")
