@@ -210,6 +210,9 @@ def test_a_hostile_proposal_is_refused_at_once(kb_with_sources: KB, run_cli, nam
     assert res.code == 0, res.err  # the reviewer sees the bytes and why they are refused
     problems = " ".join(res.json()["problems"])
     assert rel in problems and what in problems, problems
+    res = _quick(run_cli, "show", pid, cwd=kb.root)  # the human screen says so too
+    assert res.code == 0 and "Approve would refuse it:" in res.out and what in res.out
+    assert "--expect" not in res.out
     assert not git(kb.root, "for-each-ref", "refs/vouch/reviewed/")  # nothing pinned
     res = _quick(run_cli, "approve", pid, "--as", BOB, cwd=kb.root)
     assert res.code == 1 and "error[E104]" in res.err, res.err
