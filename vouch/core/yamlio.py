@@ -4,7 +4,9 @@ Writes go through ruamel's round-trip mode so that output is canonical and
 diff-friendly, a file vouch wrote re-dumps to the same bytes, and comments a person added
 survive an edit; `fastdump` writes ruamel's exact bytes for plain objects without it.
 Bulk reads (listing, indexing) use libyaml through PyYAML, about fifteen times faster
-than ruamel, because they never write back.
+than ruamel, because they never write back; `safeload` first refuses what no parser
+should see (anchors, aliases, deep nesting, oversize documents), scanning PyYAML's
+events only when a byte check says a text could hold one.
 """
 
 from __future__ import annotations
