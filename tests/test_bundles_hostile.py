@@ -709,7 +709,9 @@ def test_a_file_whose_yaml_reads_as_other_data_is_refused(
     forged = repack(exported, _edited(members(exported), prefix, old, new))
     check = run_cli("export-check", str(forged), "--json")
     assert check.code == 1, check.out
-    assert any("reads as other data" in i for i in check.json()["issues"]), check.out
+    # an anchor is refused by the one safe reader itself (safeload), before any parse
+    expected = "a YAML anchor (&t), which vouch does not read" if "anchor" in how else None
+    assert any((expected or "reads as other data") in i for i in check.json()["issues"]), check.out
     before = state(fresh)
     res = run_cli("import-apply", str(forged), "--kb", str(fresh.dir), "--json")
     assert res.code == 1 and res.json()["error"]["code"] == "E102", res.out

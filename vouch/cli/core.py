@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ import click
 
 from vouch.cli import cli, human
 from vouch.cli.options import Output, kb_command
+from vouch.core import safeload
 from vouch.core.ids import check_id, is_source_id
 from vouch.errors import NotFound, UsageError
 from vouch.kinds import GATED, KINDS
@@ -162,9 +162,9 @@ def call_cmd(ctx: CallContext, out: Output, method: str, params: str) -> None:
     if params == "-":
         params = sys.stdin.read()
     try:
-        parsed = json.loads(params)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"PARAMS is not valid JSON: {exc.msg} at column {exc.colno}") from exc
+        parsed = safeload.json_value(params, "PARAMS")
+    except safeload.Unreadable as exc:
+        raise UsageError(f"PARAMS: {exc.detail}") from None
     if not isinstance(parsed, dict):
         raise UsageError("PARAMS must be a JSON object")
     out.emit(ops.invoke(ctx, method, parsed))

@@ -108,7 +108,9 @@ def _plain(data: dict[str, Any]) -> str:
     from vouch.core import yamlio
 
     meta = {k: v for k, v in data.items() if k not in _SKIP and v}
-    text = "\n".join([yamlio.dump_yaml(meta).rstrip(), *_thread_and_waits(data)])
+    refused = ["", "Approve would refuse it:", *("  ! " + p for p in data.get("problems") or [])]
+    lines = [yamlio.dump_yaml(meta).rstrip(), *_thread_and_waits(data)]
+    text = "\n".join(lines + (refused if data.get("problems") else []))
     return f"{text}\n\n{data.get('diff') or ''}".rstrip()
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vouch.core import yamlio
+from vouch.core import safeload, yamlio
 from vouch.core.yamlscalars import FAIL, Lazy, readable, resolve
 
 _KEY = Lazy(r"[A-Za-z_][A-Za-z0-9_-]*")
@@ -88,6 +88,8 @@ def parse(text: str) -> dict[str, Any] | None:
             continue
         items = None
         if opened is not None and indent > opened[0]:  # the section `opened` starts here
+            if len(stack) >= safeload.MAX_DEPTH:
+                return None  # too deep: PyYAML's path refuses it (`safeload`)
             child: dict[str, Any] = {}
             opened[1][opened[2]] = child
             stack.append((indent, child))
@@ -135,6 +137,8 @@ def split_page(text: str) -> tuple[dict[str, Any], str] | None:
     # up to a line end: only newlines there keep the body exactly `rest.strip("\n")`
     if rest[: len(rest) - len(rest.lstrip())].strip("\n"):
         return None
+    if end > safeload.MAX_YAML_CHARS:
+        return None  # PyYAML's path refuses it (`safeload`)
     meta = parse(text[4 : end + 1])
     if meta is None:
         return None
@@ -142,13 +146,16 @@ def split_page(text: str) -> tuple[dict[str, Any], str] | None:
 
 
 def load(text: str, *, where: str) -> dict[str, Any]:
-    """The mapping in a YAML file; CorruptFile naming `where` when it is not one."""
+    """The mapping in a YAML file; CorruptFile naming `where` when it is not one, or
+    when `safeload` refuses it (too large, anchors, aliases, deep nesting)."""
+    safeload.check_size(text, where)
     fast = parse(text)
     return fast if fast is not None else yamlio.load_yaml(text, where=where)
 
 
 def load_page(text: str, *, where: str) -> tuple[dict[str, Any], str]:
     """(frontmatter, body) of a markdown file with YAML frontmatter; CorruptFile when
-    it has none or it is not a mapping."""
+    it has none or it is not a mapping, or when `safeload` refuses it."""
+    safeload.check_size(text, where, safeload.MAX_PAGE_CHARS, "a page")
     fast = split_page(text)
     return fast if fast is not None else yamlio.load_markdown(text, where=where)

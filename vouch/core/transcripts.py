@@ -22,10 +22,11 @@ carries its session's date. Malformed input raises `TranscriptError` naming the 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+
+from vouch.core import safeload
 
 FORMATS = ("plain", "jsonl", "claude-code")
 MAX_SPEAKER = 60
@@ -247,8 +248,8 @@ def _detected(text: str) -> Transcript | None:
 def _json_format(lines: list[str]) -> str | None:
     for raw in lines:
         try:
-            obj = json.loads(raw)
-        except ValueError:
+            obj = safeload.json_value(raw, "line")
+        except safeload.Unreadable:
             return None
         if not isinstance(obj, dict):
             return None
@@ -414,9 +415,9 @@ def _json_lines(text: str, *, claude: bool) -> list[Turn]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
-        except ValueError as exc:
-            raise TranscriptError(n, f"not a JSON object ({exc.args[0].split(':')[0]})") from None
+            obj = safeload.json_value(raw, "line")
+        except safeload.Unreadable as exc:
+            raise TranscriptError(n, f"not a JSON object ({_why(exc.detail)})") from None
         if not isinstance(obj, dict):
             raise TranscriptError(n, "not a JSON object")
         found = _claude_turn(obj, n) if claude else _chat_turn(obj, n)
@@ -433,6 +434,11 @@ def _json_lines(text: str, *, claude: bool) -> list[Turn]:
             raise TranscriptError(n, "the speaker is empty")
         b.add(speaker, body.strip(), parse_time(when), n, n)
     return b.turns
+
+
+def _why(detail: str) -> str:
+    """`not JSON (Expecting value: line 1 column 5 (char 4))` -> `Expecting value`."""
+    return detail.removeprefix("not JSON (").split(":")[0].rstrip(")")
 
 
 def _text_or_none(value: object) -> str | None:

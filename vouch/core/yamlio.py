@@ -4,7 +4,9 @@ Writes go through ruamel's round-trip mode so that output is canonical and
 diff-friendly, a file vouch wrote re-dumps to the same bytes, and comments a person added
 survive an edit; `fastdump` writes ruamel's exact bytes for plain objects without it.
 Bulk reads (listing, indexing) use libyaml through PyYAML, about fifteen times faster
-than ruamel, because they never write back.
+than ruamel, because they never write back; `safeload` first refuses what no parser
+should see (anchors, aliases, deep nesting, oversize documents), scanning PyYAML's
+events only when a byte check says a text could hold one.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from datetime import date, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from vouch.core import fastdump
+from vouch.core import fastdump, safeload
 from vouch.errors import CorruptFile
 
 if TYPE_CHECKING:
@@ -164,7 +166,9 @@ def _emit(doc: Any) -> str:
 
 
 def load_yaml(text: str, *, where: str = "YAML") -> dict[str, Any]:
-    """Fast, read-only parse into plain JSON-friendly values."""
+    """Fast, read-only parse into plain JSON-friendly values; CorruptFile for what
+    `safeload` refuses (anchors, aliases, deep nesting, a document too large)."""
+    safeload.check_yaml(text, where)
     yaml = _pyyaml()
     try:
         data = yaml.load(text, Loader=_fast_loader())
@@ -260,6 +264,7 @@ def dump_markdown(meta: Mapping[str, Any], body: str) -> str:
 
 
 def load_markdown(text: str, *, where: str = "page") -> tuple[dict[str, Any], str]:
+    safeload.check_size(text, where, safeload.MAX_PAGE_CHARS, "a page")
     if not _frontmatter().detect(text):
         raise CorruptFile(f"{where} has no YAML frontmatter")
     try:

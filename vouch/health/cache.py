@@ -28,6 +28,7 @@ _VERSION = b"vouch-lint-cache-1"
 _MODULES = (
     "vouch.core.fastyaml",
     "vouch.core.yamlio",
+    "vouch.core.safeload",
     "vouch.core.ids",
     "vouch.kinds.base",
     "vouch.kinds.claim",

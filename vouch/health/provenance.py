@@ -15,7 +15,6 @@ vouch write cut short by a crash (its audit events are staged with it).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -223,9 +222,8 @@ def new_audit_events(k: Knowledge, changes: list[Change]) -> list[dict[str, Any]
     events = []
     for line in after:
         if line.strip() and line not in before:
-            try:
-                record = json.loads(line)
-            except ValueError:
+            record = audit.parse_line(line)
+            if record is None:
                 continue
             if isinstance(record, dict) and record.get("hash") == audit.event_hash(record):
                 events.append(record)

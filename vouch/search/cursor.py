@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from vouch.core import safeload
 from vouch.errors import StaleCursor, UsageError
 
 VERSION = 1
@@ -59,11 +60,18 @@ def decode(token: str, *, revision: str, expected_fingerprint: str) -> Cursor:
     """Parse a cursor for this query at this revision; raise InvalidCursor / StaleCursor."""
     try:
         padded = token.strip() + "=" * (-len(token.strip()) % 4)
-        body = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+        body = safeload.json_value(base64.urlsafe_b64decode(padded.encode("ascii")), "cursor")
         cursor = Cursor(str(body["r"]), str(body["f"]), int(body["o"]), int(body["d"]))
         if body.get("v") != VERSION or cursor.offset < 0 or not 1 <= cursor.depth <= MAX_DEPTH:
             raise ValueError("unsupported cursor")
-    except (ValueError, KeyError, TypeError, UnicodeError, binascii.Error) as exc:
+    except (
+        ValueError,
+        KeyError,
+        TypeError,
+        UnicodeError,
+        binascii.Error,
+        safeload.Unreadable,
+    ) as exc:
         raise InvalidCursor(
             "not a valid search cursor", hint="pass the next_cursor of a previous search unchanged"
         ) from exc

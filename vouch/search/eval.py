@@ -7,13 +7,13 @@ judged on object ids: the ranked chunk list is collapsed to distinct object ids 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vouch.core import safeload
 from vouch.core.progress import Progress, each
 from vouch.errors import UsageError
 
@@ -38,7 +38,7 @@ def load_golden(path: Path) -> list[GoldenQuery]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = safeload.json_value(line, f"{path} line {n}")
             query, relevant = row["query"], row["relevant"]
             if (
                 not isinstance(query, str)
@@ -48,7 +48,7 @@ def load_golden(path: Path) -> list[GoldenQuery]:
                 or not all(isinstance(r, str) for r in relevant)
             ):
                 raise ValueError
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, safeload.Unreadable) as exc:
             raise UsageError(f'{path}:{n}: expected {{"query": str, "relevant": [ids]}}') from exc
         out.append(GoldenQuery(query, frozenset(relevant), str(row.get("group") or "all")))
     if not out:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from vouch.core import safeload
 from vouch.core.ids import now_iso
 
 LOG_NAME = "searches.log.jsonl"
@@ -68,8 +69,8 @@ def read(vouch_dir: Path) -> Iterator[dict[str, Any]]:
     with fh:
         for line in fh:
             try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
+                entry = safeload.json_value(line, "search log line")
+            except safeload.Unreadable:
                 continue
             if (
                 isinstance(entry, dict)

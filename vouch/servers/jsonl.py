@@ -126,12 +126,20 @@ def handle_line(ctx: CallContext, line: bytes) -> dict[str, Any]:
         result = ops.invoke(ctx, method, params)
     except (Exception, SystemExit) as exc:  # every failure is a response; serving goes on
         body = error_body(exc)
-        if body["code"] == "internal_error":
-            log.error("%s failed", method, exc_info=exc)
+        if body["code"] == "internal_error":  # a known system error needs no traceback
+            log.error(
+                "%s failed: %s", method, body["message"], exc_info=None if _known(exc) else exc
+            )
         else:
             log.debug("%s refused: %s", method, body["message"])
         return {"id": request_id, "ok": False, "error": body}
     return {"id": request_id, "ok": True, "result": result}
+
+
+def _known(exc: BaseException) -> bool:
+    from vouch.errors import VouchError
+
+    return isinstance(exc, VouchError) and exc.code != "E200"
 
 
 def encode(response: dict[str, Any]) -> bytes:

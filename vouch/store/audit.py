@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from vouch.core import ids
+from vouch.core import ids, safeload
 
 LOG_NAME = "audit.log.jsonl"
 SEGMENT_DIR = "audit"
@@ -95,11 +95,21 @@ def read_events(vouch_dir: Path) -> Iterator[dict[str, Any]]:
 
 # -- appending inside a commit (no work tree) ----------------------------------------------
 def parse_line(line: bytes | str) -> dict[str, Any] | None:
+    """The event on one line, or None when it is not a JSON object `safeload` reads."""
     try:
-        record = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        record = safeload.json_value(line, "audit line")
+    except safeload.Unreadable:
         return None
     return record if isinstance(record, dict) else None
+
+
+def line_problem(line: bytes | str) -> str:
+    """Why `parse_line` read no event from a line."""
+    try:
+        safeload.json_value(line, "audit line")
+    except safeload.Unreadable as exc:
+        return exc.detail
+    return "not a JSON object"
 
 
 def last_in(content: bytes) -> dict[str, Any] | None:
@@ -236,7 +246,7 @@ def verify(vouch_dir: Path, anchors: Iterable[tuple[str, str]] = ()) -> dict[str
                 continue
             record = parse_line(raw)
             if record is None:
-                issues.append({"file": rel, "line": lineno, "detail": "not a JSON object"})
+                issues.append({"file": rel, "line": lineno, "detail": line_problem(raw)})
                 continue
             if record.get("hash") != event_hash(record):
                 issues.append(
