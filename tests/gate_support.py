@@ -55,6 +55,17 @@ def propose_claim(
     return pid
 
 
+def proposed(
+    kb: KB, method: str, params: dict[str, Any], actor: str = ALICE, *, shown: bool = True
+) -> Any:
+    """`call` of a kb.propose_* method by the agent `actor`; a valid proposal is then
+    shown to a reviewer (`vouch show`), pinning it, unless `shown` is False."""
+    result = call(kb, method, params, actor=actor)
+    if shown and isinstance(result, dict) and result.get("proposal_id"):
+        show(kb, str(result["proposal_id"]))
+    return result
+
+
 def show(kb: KB, *proposal_ids: str) -> None:
     """`vouch show` of each proposal at the CLI: the reviewer's look that pins its commit
     (refs/vouch/reviewed/<id>)."""

@@ -277,9 +277,12 @@ def test_strict_settings_compare_signing_keys(
     _as(monkeypatch, ADA)
     pid = _propose(run_cli, kb, "Strictly reviewed claim", "--as", "Rita Reviewer")
     commit = head(kb.root, f"refs/heads/vouch/proposal/{pid}")
-    assert "Good" in subprocess.run(
-        ["git", "verify-commit", commit], cwd=kb.root, capture_output=True, text=True
-    ).stderr  # proposals are signed when the repository signs
+    assert (
+        "Good"
+        in subprocess.run(
+            ["git", "verify-commit", commit], cwd=kb.root, capture_output=True, text=True
+        ).stderr
+    )  # proposals are signed when the repository signs
     before = kb_state(kb.root)
     _refused_self(run_cli("approve", pid, cwd=kb.root))
     _unchanged(kb, before)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import ALICE, BOB, a_source, branches, call, head
+from gate_support import ALICE, BOB, a_source, branches, call, head, show
 from servers_support import JsonlServer, kb_state
 
 from vouch.kinds import claim, page, session
@@ -48,6 +48,7 @@ def worked(kb_with_sources: KB) -> dict[str, Any]:
             "Fridays are deploy freeze days",
         )
     ]
+    show(kb, made[0]["proposal_id"], made[1]["proposal_id"])  # the reviewer reads both
     call(kb, "kb.approve", {"proposal_id": made[0]["proposal_id"]}, actor=BOB)
     call(kb, "kb.reject", {"proposal_id": made[1]["proposal_id"], "reason": "no source"}, actor=BOB)
     outside = propose(kb, "The billing service uses Postgres", None)  # not in the session
@@ -207,7 +208,8 @@ def test_crystallize_proposes_and_never_approves(worked: dict[str, Any], run_cli
     # proposing the same summary twice is one proposal
     again = call(kb, "kb.crystallize", {"session_id": sid})
     assert again["proposal_id"] == result["proposal_id"] and again["duplicate"] == "pending"
-    # a reviewer approves it like any proposal
+    # a reviewer reads and approves it like any proposal
+    show(kb, result["proposal_id"])
     call(kb, "kb.approve", {"proposal_id": result["proposal_id"]}, actor=BOB)
     assert page.load(committed(kb, page.path_for(result["page_id"])))["approved_by"] == BOB
 

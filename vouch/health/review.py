@@ -348,6 +348,7 @@ class _Checker:
                 )
             )
             return
+        proposal = records.with_people(self.kb, proposal)  # its author proposed it
         require = self.settings.get("review.require_citations", True) is not False
         try:
             verify.check(self.kb, proposal, self.base, require_citations=require)
