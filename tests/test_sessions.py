@@ -55,9 +55,10 @@ def worked(kb_with_sources: KB) -> dict[str, Any]:
     return {"kb": kb, "sid": sid, "made": made, "outside": outside}
 
 
-def test_start_commits_an_open_session(kb_with_sources: KB, run_cli) -> None:
+def test_start_commits_an_open_session(kb_with_sources: KB, run_cli, monkeypatch) -> None:
     kb = kb_with_sources
     before = head(kb.root)
+    monkeypatch.setenv("VOUCH_AGENT", "agent-7")  # an agent acts (`--as` would be a label)
     res = run_cli(
         "session",
         "start",
@@ -65,8 +66,6 @@ def test_start_commits_an_open_session(kb_with_sources: KB, run_cli) -> None:
         "Triage the incident",
         "--note",
         "pager",
-        "--as",
-        "agent-7",
         cwd=kb.root,
     )
     assert res.code == 0, res.err
@@ -98,9 +97,12 @@ def test_proposals_carry_the_session(worked: dict[str, Any]) -> None:
     assert [p["proposal_id"] for p in listed] == [pending]
 
 
-def test_end_counts_and_records_the_sessions_proposals(worked: dict[str, Any], run_cli) -> None:
+def test_end_counts_and_records_the_sessions_proposals(
+    worked: dict[str, Any], run_cli, monkeypatch
+) -> None:
     kb, sid, made = worked["kb"], worked["sid"], worked["made"]
-    res = run_cli("session", "end", sid, "--json", "--as", "agent-7", cwd=kb.root)
+    monkeypatch.setenv("VOUCH_AGENT", "agent-7")
+    res = run_cli("session", "end", sid, "--json", cwd=kb.root)
     assert res.code == 0, res.err
     assert res.json() == {"ok": True, "session_id": sid, "proposals": 3}
     obj = session.load(committed(kb, session.path_for(sid)))

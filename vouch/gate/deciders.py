@@ -107,13 +107,11 @@ def event_fields(decider: Identity, self_approved: bool) -> dict[str, Any]:
     return out
 
 
-def self_approval_note(kb: KB) -> str | None:
-    """What `vouch status` and `doctor` say when the committed configuration of the
-    checked-out branch lets a person approve their own proposals; None otherwise."""
-    from vouch.gate.decide import gate_settings
-
-    tip = kb.repo.peek("HEAD")
-    if tip is None or gate_settings(kb, tip).get(ALLOW_SELF) is not True:
+def self_approval_note(settings: Config) -> str | None:
+    """What `vouch status` and `doctor` say when the committed configuration (of the
+    checked-out branch: `decide.gate_settings`) lets a person approve their own
+    proposals; None otherwise."""
+    if settings.get(ALLOW_SELF) is not True:
         return None
     return (
         f"{ALLOW_SELF} is on (committed): a person may approve their own proposals; "

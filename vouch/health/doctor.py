@@ -78,9 +78,11 @@ def doctor(kb: KB, progress: Progress | None = None) -> dict[str, Any]:
 
 
 def _self_approval(kb: KB) -> list[Issue]:
+    from vouch.gate.decide import gate_settings
     from vouch.gate.deciders import ALLOW_SELF, self_approval_note
 
-    note = self_approval_note(kb)
+    tip = kb.repo.peek("HEAD")
+    note = self_approval_note(gate_settings(kb, tip)) if tip else None
     return [warn("self-approval-allowed", note, id=ALLOW_SELF)] if note else []
 
 
