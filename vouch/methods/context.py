@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vouch.core.progress import Progress
-from vouch.gate.identity import Identity
 from vouch.store.kb import KB
+
+if TYPE_CHECKING:
+    from vouch.gate.identity import Identity
 
 
 @dataclass
