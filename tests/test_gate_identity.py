@@ -318,3 +318,33 @@ def test_lint_matches_approvers_by_identity_not_label(
     assert [i["kind"] for i in lint["issues"] if i["severity"] == "error"] == [
         "approver-not-allowed"
     ]
+
+
+def test_a_hand_made_author_with_an_invisible_character_is_still_its_agent(
+    kb_with_sources: KB, run_cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vouch refuses such names when it writes; a commit built by hand can still carry
+    one (and another address): it is compared folded, so the agent is still itself."""
+    kb = kb_with_sources
+    monkeypatch.setenv("VOUCH_AGENT", "bot")
+    pid = _propose(run_cli, kb, "Built by hand in another name")
+    ref = f"refs/heads/vouch/proposal/{pid}"
+    old = head(kb.root, ref)
+    message = git(kb.root, "log", "-1", "--format=%B", old)
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b\u200bot",
+        "GIT_AUTHOR_EMAIL": "someone@example.invalid",
+    }
+    new = subprocess.run(
+        ["git", "commit-tree", f"{old}^{{tree}}", "-p", f"{old}^", "-m", message],
+        cwd=kb.root,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    git(kb.root, "update-ref", ref, new, old)
+    before = kb_state(kb.root)
+    _refused_self(run_cli("approve", pid, "--expect", new, cwd=kb.root))
+    _unchanged(kb, before)
