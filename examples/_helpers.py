@@ -21,7 +21,8 @@ from typing import Any, NoReturn
 
 SOURCES = Path(__file__).resolve().parent / "sources"  # three documents about billing
 AUTHOR = "Ada Author"  # git's user.name in the scratch directory: who proposes
-REVIEWER = "Rita Reviewer"  # a second person, with --as: who approves
+REVIEWER = "Rita Reviewer"  # a second person at the same machine: who approves
+REVIEWER_EMAIL = "rita@example.invalid"
 
 
 class ExampleFailed(Exception):
@@ -56,10 +57,20 @@ class Scratch:
         self.env |= {"GIT_CONFIG_GLOBAL": str(gitconfig), "GIT_CONFIG_NOSYSTEM": "1"}
 
     def run(
-        self, argv: list[str], cwd: Path, expect: int = 0, input: str | None = None
+        self,
+        argv: list[str],
+        cwd: Path,
+        expect: int = 0,
+        input: str | None = None,
+        env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
-            argv, cwd=cwd, env=self.env, input=input, capture_output=True, text=True
+            argv,
+            cwd=cwd,
+            env={**self.env, **(env or {})},
+            input=input,
+            capture_output=True,
+            text=True,
         )
         shown = " ".join(argv[2:] if argv[0] == sys.executable else argv)
         check(
@@ -73,6 +84,18 @@ class Scratch:
         A non-zero `expect` returns stdout and stderr together."""
         proc = self.run([sys.executable, "-m", "vouch", *args], cwd, expect)
         return proc.stdout if expect == 0 else proc.stdout + proc.stderr
+
+    def as_reviewer(self, *args: str, cwd: Path, expect: int = 0) -> str:
+        """`vouch ARGS` run by Rita, as git knows her (GIT_COMMITTER_NAME/EMAIL): who
+        acts is a git identity, never a name typed with --as."""
+        who = {"GIT_COMMITTER_NAME": REVIEWER, "GIT_COMMITTER_EMAIL": REVIEWER_EMAIL}
+        proc = self.run([sys.executable, "-m", "vouch", *args], cwd, expect, env=who)
+        return proc.stdout if expect == 0 else proc.stdout + proc.stderr
+
+    def review(self, *proposal_ids: str, cwd: Path) -> None:
+        """Rita reads each proposal (`vouch show`), which pins the commit she approves."""
+        for pid in proposal_ids:
+            self.as_reviewer("show", pid, cwd=cwd)
 
     def vouch_json(self, *args: str, cwd: Path) -> Any:
         return json.loads(self.vouch(*args, "--json", cwd=cwd))

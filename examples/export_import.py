@@ -23,7 +23,8 @@ def main(s: Scratch) -> None:
         cwd=team,
     )  # fmt: skip
     claim = made["claim_id"]
-    s.vouch("--as", REVIEWER, "approve", made["proposal_id"], cwd=team)
+    s.review(made["proposal_id"], cwd=team)
+    s.as_reviewer("approve", made["proposal_id"], cwd=team)
     say(f"billing/: a source and an approved claim, {claim}")
 
     bundle = s.root / "billing.tar.gz"
@@ -44,7 +45,7 @@ def main(s: Scratch) -> None:
     check(imported["approved_by"] == REVIEWER, f"imported claim: {imported}")
     say(f"vouch import-apply → one commit ({subject!r}), approved_by still {REVIEWER}")
 
-    s.vouch("--as", REVIEWER, "archive", claim, cwd=team)
+    s.as_reviewer("archive", claim, cwd=team)
     s.vouch("export", "--out", str(bundle), cwd=team)
     plan = s.vouch_json("import-check", str(bundle), cwd=other)
     check(plan["conflict"] == [claim], f"after the archive: {plan}")

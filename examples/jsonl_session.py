@@ -91,7 +91,8 @@ def main(s: Scratch) -> None:
 
     pending = s.vouch_json("pending", cwd=kb)
     check([p["proposer"] for p in pending] == ["triage-bot"], f"pending: {pending}")
-    s.vouch("--as", REVIEWER, "approve", pid, cwd=kb)
+    s.review(pid, cwd=kb)
+    s.as_reviewer("approve", pid, cwd=kb)
     say(f"vouch pending → the agent's proposal; vouch approve {pid}, as {REVIEWER}")
 
 

@@ -44,15 +44,16 @@ def main(s: Scratch) -> None:
     say(f"four vouch propose-claim --session {session}; vouch session end → 4 proposals")
 
     ids = {key: m["claim_id"] for key, m in made.items()}
-    s.vouch("--as", REVIEWER, "approve", *(m["proposal_id"] for m in made.values()), cwd=kb)
+    s.review(*(m["proposal_id"] for m in made.values()), cwd=kb)
+    s.as_reviewer("approve", *(m["proposal_id"] for m in made.values()), cwd=kb)
     say(f"vouch approve (four ids), as {REVIEWER} → four claims, status working")
 
     why = "the fuller statement of the same section"
-    s.vouch("--as", REVIEWER, "supersede", ids["short"], ids["full"], "--reason", why, cwd=kb)
+    s.as_reviewer("supersede", ids["short"], ids["full"], "--reason", why, cwd=kb)
     say(f"vouch supersede {ids['short']} {ids['full']}")
-    s.vouch("--as", REVIEWER, "promote", ids["idempotent"], "--reason", "incident fix", cwd=kb)
+    s.as_reviewer("promote", ids["idempotent"], "--reason", "incident fix", cwd=kb)
     say(f"vouch promote {ids['idempotent']} → actionable")
-    s.vouch("--as", REVIEWER, "archive", ids["freeze"], cwd=kb)
+    s.as_reviewer("archive", ids["freeze"], cwd=kb)
     say(f"vouch archive {ids['freeze']}")
 
     listed = {claim["id"]: claim for claim in s.vouch_json("list", "claims", cwd=kb)["items"]}

@@ -80,7 +80,8 @@ def main(s: Scratch) -> None:
     check(
         [(p["proposal_id"], p["proposer"]) for p in pending] == [(pid, "mcp-agent")], f"{pending}"
     )
-    s.vouch("--as", REVIEWER, "approve", pid, cwd=kb)
+    s.review(pid, cwd=kb)
+    s.as_reviewer("approve", pid, cwd=kb)
     hits = s.vouch_json("search", "invoices PostgreSQL", "--kind", "claim", cwd=kb)["results"]
     check(hits and "PostgreSQL 15" in hits[0]["text"], f"claim search: {hits}")
     say(f"vouch approve {pid}, as {REVIEWER}; vouch search --kind claim finds the claim")

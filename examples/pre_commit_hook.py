@@ -24,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from _helpers import REVIEWER, Scratch, check, run, say
+from _helpers import Scratch, check, run, say
 
 HOOKS = Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml"
 
@@ -46,7 +46,8 @@ def main(s: Scratch) -> None:
     made = s.vouch_json(
         "propose-claim", "--text", "Rollbacks do not need a review.", "--evidence", src, cwd=kb
     )
-    s.vouch("--as", REVIEWER, "approve", made["proposal_id"], cwd=kb)
+    s.review(made["proposal_id"], cwd=kb)
+    s.as_reviewer("approve", made["proposal_id"], cwd=kb)
     say("vouch init; a source and an approved claim")
 
     (kb / ".pre-commit-config.yaml").write_text(local_hook_config())

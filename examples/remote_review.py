@@ -9,7 +9,7 @@ approved claim; the proposal is no longer pending anywhere.
 
 from __future__ import annotations
 
-from _helpers import REVIEWER, SOURCES, Scratch, check, run, say
+from _helpers import REVIEWER, REVIEWER_EMAIL, SOURCES, Scratch, check, run, say
 
 
 def main(s: Scratch) -> None:
@@ -24,7 +24,8 @@ def main(s: Scratch) -> None:
 
     s.git("clone", "-q", "origin.git", "rita", cwd=s.root)
     rita = s.root / "rita"
-    s.git("config", "user.name", REVIEWER, cwd=rita)  # Rita's clone, Rita's name
+    s.git("config", "user.name", REVIEWER, cwd=rita)  # Rita's clone, Rita's identity
+    s.git("config", "user.email", REVIEWER_EMAIL, cwd=rita)
     say("Rita's clone: git clone origin.git")
 
     made = s.vouch_json(

@@ -2,7 +2,8 @@
 """The review gate: a proposal is a branch, and someone other than its proposer decides.
 
 Ada registers the deploy runbook and proposes two claims citing lines of it. She cannot
-approve her own proposal; Rita approves one and rejects the other with a reason.
+approve her own proposal; Rita (another git identity) reads both, approves one and
+rejects the other with a reason.
 """
 
 from __future__ import annotations
@@ -42,13 +43,15 @@ def main(s: Scratch) -> None:
     check("E104" in refused and "cannot also approve" in refused, f"self-approval: {refused}")
     say(f"vouch approve, as {AUTHOR} → refused [E104]: nobody approves their own proposal")
 
-    s.vouch("--as", REVIEWER, "approve", ci["proposal_id"], "--reason", "line 4", cwd=kb)
+    s.review(ci["proposal_id"], fridays["proposal_id"], cwd=kb)
+    say(f"vouch show, as {REVIEWER} → each proposal with its cited lines; showing pins it")
+    s.as_reviewer("approve", ci["proposal_id"], "--reason", "line 4", cwd=kb)
     subject = s.git("log", "-1", "--format=%s", cwd=kb)
     check(subject.startswith("vouch: approve claim"), f"main's last commit: {subject}")
     say(f"vouch approve, as {REVIEWER} → merged into main: {ci['claim_id']}")
 
     reason = "the runbook forbids deploys on Friday afternoons"
-    s.vouch("--as", REVIEWER, "reject", fridays["proposal_id"], "--reason", reason, cwd=kb)
+    s.as_reviewer("reject", fridays["proposal_id"], "--reason", reason, cwd=kb)
     shown = s.vouch_json("show", fridays["proposal_id"], cwd=kb)
     check(shown["state"] == "rejected", f"state: {shown['state']}")
     check(shown["decision"]["reason"] == reason, f"decision: {shown['decision']}")

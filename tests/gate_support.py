@@ -15,12 +15,14 @@ from vouch.methods import registry as ops
 from vouch.methods.context import CallContext
 from vouch.store.kb import KB, PROPOSAL_PREFIX
 
-ALICE = "alice"
-BOB = "bob"
+ALICE = "alice"  # an agent (declared through the library's `agent`)
+BOB = "bob"  # another agent, or a label (`--as bob`) beside the git user
+PERSON = "Test Person"  # the git user of the test repositories (conftest)
 
 
 def ctx(kb: KB, actor: str = ALICE) -> CallContext:
-    return CallContext(kb_path=str(kb.root), actor_override=actor)
+    """A library caller acting as the declared agent `actor` (run by the git user)."""
+    return CallContext(kb_path=str(kb.root), agent=actor)
 
 
 def call(kb: KB, method: str, params: dict[str, Any] | None = None, actor: str = ALICE) -> Any:
@@ -34,13 +36,41 @@ def a_source(kb: KB) -> str:
 
 
 def propose_claim(
-    kb: KB, text: str = "Deploys need a green CI run", actor: str = ALICE, **extra: Any
+    kb: KB,
+    text: str = "Deploys need a green CI run",
+    actor: str = ALICE,
+    *,
+    shown: bool = True,
+    **extra: Any,
 ) -> str:
+    """A claim proposed by the agent `actor`; unless `shown` is False, a reviewer then
+    looks at it (`vouch show`), which pins the commit approve may land."""
     result = call(
         kb, "kb.propose_claim", {"text": text, "evidence": [a_source(kb)], **extra}, actor=actor
     )
     assert result["valid"], result
-    return str(result["proposal_id"])
+    pid = str(result["proposal_id"])
+    if shown:
+        show(kb, pid)
+    return pid
+
+
+def proposed(
+    kb: KB, method: str, params: dict[str, Any], actor: str = ALICE, *, shown: bool = True
+) -> Any:
+    """`call` of a kb.propose_* method by the agent `actor`; a valid proposal is then
+    shown to a reviewer (`vouch show`), pinning it, unless `shown` is False."""
+    result = call(kb, method, params, actor=actor)
+    if shown and isinstance(result, dict) and result.get("proposal_id"):
+        show(kb, str(result["proposal_id"]))
+    return result
+
+
+def show(kb: KB, *proposal_ids: str) -> None:
+    """`vouch show` of each proposal at the CLI: the reviewer's look that pins its commit
+    (refs/vouch/reviewed/<id>)."""
+    for pid in proposal_ids:
+        ops.invoke(CallContext(kb_path=str(kb.root)), "kb.read_proposal", {"id": pid})
 
 
 def branches(root: Path) -> list[str]:

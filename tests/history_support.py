@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import git
-from gate_support import ALICE, BOB, call
+from gate_support import ALICE, BOB, call, show
 
 from vouch.store.kb import KB
 
@@ -53,6 +53,7 @@ def proposed(kb: KB, method: str, params: dict[str, Any], actor: str = ALICE) ->
 
 
 def approve(kb: KB, pid: str, actor: str = BOB) -> str:
+    show(kb, pid)  # the reviewer reads it first: `vouch show` pins the commit
     call(kb, "kb.approve", {"proposal_id": pid}, actor=actor)
     return head(kb.root)
 

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import jsonschema
-from gate_support import BOB, call
+from gate_support import BOB, call, proposed
 from search_support import SCHEMA
 
 from vouch.core import headings
@@ -175,14 +175,14 @@ def test_claim_and_page_hits_carry_evidence_and_confidence(kb: KB, run_cli) -> N
     ids = _add(kb, run_cli, {"client.rst": RST})
     sid = ids["client.rst"]
     hit = _hit(run_cli, kb, "thirty seconds ReadTimeout")
-    claim = call(
+    claim = proposed(
         kb,
         "kb.propose_claim",
         {"text": "Client requests time out after thirty seconds.", "evidence": [hit["cite"]],
          "confidence": 0.9},
     )  # fmt: skip
     call(kb, "kb.approve", {"proposal_id": claim["proposal_id"]}, actor=BOB)
-    page = call(
+    page = proposed(
         kb,
         "kb.propose_page",
         {"title": "Client timeouts", "body": "Timeouts\n========\n\nThirty seconds.\n",
@@ -208,7 +208,9 @@ def test_claim_and_page_hits_carry_evidence_and_confidence(kb: KB, run_cli) -> N
 def test_a_pending_claim_hit_carries_its_evidence(kb: KB, run_cli) -> None:
     ids = _add(kb, run_cli, {"client.rst": RST})
     sid = ids["client.rst"]
-    call(kb, "kb.propose_claim", {"text": "Connections are pooled per host.", "evidence": [sid]})
+    proposed(
+        kb, "kb.propose_claim", {"text": "Connections are pooled per host.", "evidence": [sid]}
+    )
     res = run_cli(
         "search", "pooled per host", "--kind", "claim", "--include-pending", "--json",
         cwd=kb.root,

@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -70,11 +71,21 @@ async def revise_after_review(call: Call, made: dict[str, Any]) -> dict[str, Any
     return {**made, "claim": {**claim, "claim_id": revised["claim_id"]}}
 
 
+def as_bob(run_cli: Any, *args: str, cwd: Path) -> Any:
+    """`vouch ARGS` run by bob, a person at the same machine as git knows him — not the
+    agent the environment declares (who acts is a git identity, never `--as`)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("VOUCH_AGENT", raising=False)
+        mp.setenv("GIT_COMMITTER_NAME", "bob")
+        mp.setenv("GIT_COMMITTER_EMAIL", "bob@example.invalid")
+        return run_cli(*args, cwd=cwd)
+
+
 def review_and_approve(kb: KB, run_cli, made: dict[str, Any]) -> None:
     pids = [made[k]["proposal_id"] for k in ("page", "rel", "claim", "ship", "billing")]
     for pid in pids:  # a reviewer looks at each (pinning the revision shown)
-        assert run_cli("show", pid, "--as", "bob", cwd=kb.root).code == 0
-    res = run_cli("approve", *pids, "--as", "bob", "--json", cwd=kb.root)
+        assert as_bob(run_cli, "show", pid, cwd=kb.root).code == 0
+    res = as_bob(run_cli, "approve", *pids, "--json", cwd=kb.root)
     assert res.code == 0, res.err
     order = [r["proposal_id"] for r in res.json()]
     assert order.index(made["rel"]["proposal_id"]) > order.index(made["ship"]["proposal_id"])
@@ -97,8 +108,8 @@ def walk_with_a_comment(kb: KB, run_cli: Any, call: Call) -> None:
     """The whole path through `call`, with a reviewer's comment from the CLI between
     the agent's proposal and its revision."""
     made = anyio.run(propose_in_one_sitting, call)
-    said = run_cli("comment", made["claim"]["proposal_id"], "say every window", "--as", "bob",
-                   cwd=kb.root)  # fmt: skip
+    said = as_bob(run_cli, "comment", made["claim"]["proposal_id"], "say every window",
+                  cwd=kb.root)  # fmt: skip
     assert said.code == 0, said.err
     made = anyio.run(revise_after_review, call, made)
     review_and_approve(kb, run_cli, made)
@@ -149,12 +160,11 @@ def test_the_agents_path_over_the_mcp_sdk_client(kb_with_sources: KB, run_cli) -
             made = await propose_in_one_sitting(call)
             # the reviewer comments at the CLI while the agent's session stays open
             await anyio.to_thread.run_sync(
-                lambda: run_cli(
+                lambda: as_bob(
+                    run_cli,
                     "comment",
                     made["claim"]["proposal_id"],
                     "say every window",
-                    "--as",
-                    "bob",
                     cwd=kb.root,
                 )
             )

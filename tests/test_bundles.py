@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import ALICE, BOB, a_source, call, propose_claim, vouch_proc
+from gate_support import ALICE, BOB, PERSON, a_source, call, propose_claim, proposed, vouch_proc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -47,7 +47,7 @@ def origin(kb_with_sources: KB) -> KB:
     claims = [
         approve(
             kb,
-            call(
+            proposed(
                 kb, "kb.propose_claim", {"text": text, "evidence": [evidence], "tags": ["deploy"]}
             ),
         )
@@ -58,11 +58,11 @@ def origin(kb_with_sources: KB) -> KB:
         )
     ]
     entity = approve(
-        kb, call(kb, "kb.propose_entity", {"name": "Billing service", "type": "system"})
+        kb, proposed(kb, "kb.propose_entity", {"name": "Billing service", "type": "system"})
     )
     approve(
         kb,
-        call(
+        proposed(
             kb,
             "kb.propose_page",
             {
@@ -74,7 +74,7 @@ def origin(kb_with_sources: KB) -> KB:
     )
     approve(
         kb,
-        call(
+        proposed(
             kb,
             "kb.propose_relation",
             {"source": entity, "relation": "references", "target": claims[0]},
@@ -262,12 +262,13 @@ def test_import_into_a_fresh_knowledge_base_searches_the_same(
     # one commit, naming the bundle; one audit event naming it and the importer
     message = git(fresh.root, "log", "-1", "--format=%B")
     assert sha[:12] in message.splitlines()[0] and f"Vouch-Bundle: {sha}" in message
-    assert "Vouch-Event: bundle.import" in message and "Vouch-Actor: Importer" in message
+    # the importer is the git user; `--as Importer` is only a label beside them
+    assert "Vouch-Event: bundle.import" in message and f"Vouch-Actor: {PERSON}" in message
     assert git(fresh.root, "status", "--porcelain") == ""
     events = call(fresh, "kb.audit", {"filter": {"event": "bundle.import"}})
-    assert len(events) == 1 and events[0]["actor"] == "Importer"
+    assert len(events) == 1 and events[0]["actor"] == PERSON
     assert events[0]["data"]["bundle_sha256"] == sha
-    assert events[0]["data"]["importer"] == "Importer"
+    assert events[0]["data"]["importer"] == PERSON
     assert len(events[0]["object_ids"]) == 16
     # the origin's audit events stay in the bundle: this chain is this repository's
     assert [e["event"] for e in call(fresh, "kb.audit")] == ["kb.init", "bundle.import"]

@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 from conftest import git, hermetic
 from gate_support import ALICE, BOB, call, propose_claim
+from gate_support import proposed as propose_shown
 
 from vouch import bundle
 from vouch.bundle.reading import Limits
@@ -87,19 +88,21 @@ def _build(root: Path) -> KB:
     for n, text in enumerate(HOSTILE):
         claim = _approve(
             kb,
-            call(
+            propose_shown(
                 kb,
                 "kb.propose_claim",
                 {"text": f"c {text}", "evidence": [f"{sources[n]}:L1-L1"], "tags": [text[:300]]},
             ),
         )
         entities.append(
-            _approve(kb, call(kb, "kb.propose_entity", {"name": f"e {text}", "type": "concept"}))
+            _approve(
+                kb, propose_shown(kb, "kb.propose_entity", {"name": f"e {text}", "type": "concept"})
+            )
         )
         body = f"# Head\n\n{text}\n---\n{text}\r\n\n## Next\n\n---\n\n{text}\n"
         _approve(
             kb,
-            call(
+            propose_shown(
                 kb,
                 "kb.propose_page",
                 {"title": f"p {text[:100]}", "body": body, "claims": [claim]},
@@ -107,11 +110,14 @@ def _build(root: Path) -> KB:
         )
     for a, b in itertools.pairwise(entities):
         _approve(
-            kb, call(kb, "kb.propose_relation", {"source": a, "relation": "uses", "target": b})
+            kb,
+            propose_shown(
+                kb, "kb.propose_relation", {"source": a, "relation": "uses", "target": b}
+            ),
         )
     _approve(
         kb,
-        call(
+        propose_shown(
             kb,
             "kb.propose_claim",
             {"text": "Cites many sources", "evidence": sources, "tags": ["t" * 4000]},
@@ -131,7 +137,7 @@ def _build(root: Path) -> KB:
     transcript = call(
         kb, "kb.register_source_from_path", {"path": "chat.jsonl", "type": "transcript"}
     )["id"]
-    proposed = call(
+    proposed = propose_shown(
         kb,
         "kb.propose_claim",
         {"text": "A turn says hi", "evidence": [f"{transcript}:T1"], "session_id": session},

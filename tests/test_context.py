@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import ALICE, BOB, a_source, call
+from gate_support import ALICE, BOB, a_source, call, proposed
 from servers_support import JsonlServer, kb_state
 
 from vouch.kinds import claim, page
@@ -42,7 +42,7 @@ No deploys on Fridays after 15:00 UTC. No deploys during the invoice run.
 
 def approved(kb: KB, method: str, params: dict[str, Any]) -> str:
     """Propose as alice, approve as bob; the new object's id."""
-    result = call(kb, method, params, actor=ALICE)
+    result = proposed(kb, method, params, actor=ALICE)  # proposed, then shown to bob
     assert result["valid"] and result["proposal_id"], result
     call(kb, "kb.approve", {"proposal_id": result["proposal_id"]}, actor=BOB)
     return str(next(v for k, v in result.items() if k.endswith("_id") and k != "proposal_id"))
@@ -248,7 +248,7 @@ def test_an_uncited_item_is_dropped_when_citations_are_required(ctx_kb: dict[str
 
 def test_open_proposals_and_sources_are_not_knowledge(ctx_kb: dict[str, Any]) -> None:
     kb = ctx_kb["kb"]
-    pending = call(
+    pending = proposed(
         kb, "kb.propose_claim", {"text": "Quokkas review every deploy", "evidence": [ctx_kb["src"]]}
     )
     assert pending["proposal_id"]

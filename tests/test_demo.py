@@ -19,7 +19,7 @@ def test_demo_walks_propose_approve_search(run_cli, tmp_path, monkeypatch) -> No
     assert time.perf_counter() - started < 15  # issue 16.5: under 15 seconds
     assert res.code == 0, res.err
     steps = [int(m) for m in re.findall(r"^(\d+)\. ", res.out, flags=re.M)]
-    assert steps == list(range(1, 15)), res.out
+    assert steps == list(range(1, 16)), res.out  # 7: the reviewer shows (pins) each
     assert "refused [E104]" in res.out  # the proposer may not approve their own proposal
     assert "7 proposals merged together" in res.out and "rejected" in res.out
     assert "vouch audit --verify → OK" in res.out
@@ -30,7 +30,7 @@ def test_demo_walks_propose_approve_search(run_cli, tmp_path, monkeypatch) -> No
     as_json = run_cli("demo", "--json")
     assert as_json.code == 0, as_json.err
     data = as_json.json()
-    assert len(data["steps"]) >= 14 and data["steps"][0].startswith("1. vouch init")
+    assert len(data["steps"]) >= 15 and data["steps"][0].startswith("1. vouch init")
     assert data["repository"] is None
 
 

@@ -8,6 +8,7 @@ import pytest
 from conftest import git
 from gate_support import (
     BOB,
+    PERSON,
     a_source,
     branches,
     call,
@@ -121,7 +122,7 @@ def test_approve_killed_at_each_step_is_before_or_after(
     assert git(kb.root, "status", "--porcelain", ".vouch") == ""
     assert user_state(kb.root) == user_before
     cid = claim.KIND.make_id({"text": f"Crash test claim {step}"})
-    assert kb.read(claim.KIND, cid)["approved_by"] == BOB
+    assert kb.read(claim.KIND, cid)["approved_by"] == PERSON
     assert len(git(kb.root, "log", "--merges", "--format=%H").split()) == 1
     assert audit.verify(kb.dir)["ok"]
     assert [e["event"] for e in audit.query(kb.dir, event="proposal")] == [
@@ -165,5 +166,5 @@ def test_recovery_leaves_edits_made_after_the_crash(kb_with_sources: KB, run_cli
     assert res.code == 1 and "already approved" in res.err
     assert log.read_text().endswith("my own line\n")  # not overwritten
     cid = claim.KIND.make_id({"text": "Recovered claim"})
-    assert kb.read(claim.KIND, cid)["approved_by"] == BOB  # the rest was brought along
+    assert kb.read(claim.KIND, cid)["approved_by"] == PERSON  # the rest was brought along
     assert git(kb.root, "status", "--porcelain", ".vouch") == " M .vouch/audit.log.jsonl\n"

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import BOB, branches, propose_claim, vouch_proc
+from gate_support import BOB, PERSON, branches, propose_claim, vouch_proc
 
 import vouch
 from vouch.cli import main
@@ -88,7 +88,7 @@ def _approval_intact(kb: KB, pid: str, text: str) -> list[str]:
     tree = git(kb.root, "ls-tree", "-r", "--name-only", "HEAD", "--", ".vouch").split()
     if f".vouch/{claim.path_for(cid)}" not in tree:
         problems.append("claim not on the branch")
-    elif (kb.read(claim.KIND, cid) or {}).get("approved_by") != BOB:
+    elif (kb.read(claim.KIND, cid) or {}).get("approved_by") != PERSON:
         problems.append("claim without approved_by")
     if f".vouch/{records.decided_path(pid)}" not in tree:
         problems.append("no decision record")

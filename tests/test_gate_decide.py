@@ -7,6 +7,7 @@ from conftest import git
 from gate_support import (
     ALICE,
     BOB,
+    PERSON,
     branches,
     call,
     head,
@@ -40,19 +41,27 @@ def test_approve_merges_with_trailers_and_leaves_user_work_alone(
     parents = git(kb.root, "log", "-1", "--format=%P").split()
     assert parents[0] == before_head and len(parents) == 2
     message = git(kb.root, "log", "-1", "--format=%B")
+    # the approver is the git identity running vouch; `--as bob` is a label beside it
     for trailer in (
         f"Vouch-Proposal: {pid}",
         "Vouch-Decision: approved",
-        f"Vouch-Approver: {BOB}",
+        f"Vouch-Approver: {PERSON}",
+        "Vouch-Approver-Email: test@example.invalid",
+        f"Vouch-As: {BOB}",
         f"Vouch-Proposer: {ALICE}",
     ):
         assert trailer in message
     assert "matches the runbook" in message
     # the object carries approved_by; the decision record exists; the branch is gone
     obj = kb.read(claim.KIND, claim_id("Deploys need a green CI run"))
-    assert obj["approved_by"] == BOB and obj["proposed_by"] == ALICE
+    assert obj["approved_by"] == PERSON and obj["proposed_by"] == ALICE
     decision = yamlio.load_yaml((kb.dir / records.decided_path(pid)).read_text())
-    assert decision["decision"] == "approved" and decision["decided_by"] == BOB
+    assert decision["decision"] == "approved" and decision["decided_by"] == PERSON
+    assert decision["decided_as"] == BOB and decision["proposer"] == ALICE
+    assert decision["proposer_email"] == "alice@agent.vouch.invalid"
+    assert decision["proposer_operator"] == "Test Person <test@example.invalid>"
+    assert decision["proposal_commit"] == parents[1]  # the commit that was reviewed
+    assert "self_approved" not in decision
     assert branches(kb.root) == []
     # user's staged/unstaged/untracked work untouched and not in the merge commit
     assert user_state(kb.root) == before_user
@@ -79,7 +88,9 @@ def test_self_approval_is_refused_unless_trusted_agent(kb_with_sources: KB, run_
 
 def test_actor_resolution_order(kb_with_sources: KB, run_cli, monkeypatch) -> None:
     kb = kb_with_sources
-    # git user.name is "Test Person" (conftest); proposals below are by alice
+    # git user.name is "Test Person" (conftest); proposals below are by the agent alice.
+    # A declared agent (VOUCH_AGENT, then config `agent`) acts, else the git user;
+    # `--as` is only a label beside either, never the one who acts
     p1, p2, p3, p4 = (propose_claim(kb, f"Actor order claim {n}") for n in range(4))
     cfg = kb.dir / "config.yaml"
     cfg.write_text(cfg.read_text().replace('agent: ""', 'agent: "config-agent"'))
@@ -93,7 +104,9 @@ def test_actor_resolution_order(kb_with_sources: KB, run_cli, monkeypatch) -> No
     git(kb.root, "commit", "-qam", "no agent")
     assert run_cli("approve", p4, cwd=kb.root).code == 0
     who = [e["actor"] for e in audit.query(kb.dir, event="proposal.approve")]
-    assert who == ["flag-agent", "env-agent", "config-agent", "Test Person"]
+    assert who == ["env-agent", "env-agent", "config-agent", "Test Person"]
+    labels = [e["data"].get("as") for e in audit.query(kb.dir, event="proposal.approve")]
+    assert labels[0] == "flag-agent" and labels[1:] == [None, None, None]
 
 
 def test_approver_param_needs_a_trusted_caller(kb_with_sources: KB) -> None:
@@ -176,7 +189,7 @@ def test_approving_twice_and_unknown_ids(kb_with_sources: KB, run_cli) -> None:
     assert res.code == 0, res.err
     assert [r["proposal_id"] for r in res.json()] == [p1, p2]
     res = run_cli("approve", p1, "--as", BOB, cwd=kb.root)
-    assert res.code == 1 and "already approved by bob" in res.err
+    assert res.code == 1 and f"already approved by {PERSON}" in res.err
     res = run_cli("approve", "20990101-000000-00000000", "--as", BOB, cwd=kb.root)
     assert res.code == 1 and "E101" in res.err
     res = run_cli("approve", "../../etc", "--as", BOB, cwd=kb.root)

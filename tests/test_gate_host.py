@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import git
-from gate_support import BOB, call, propose_claim
+from gate_support import BOB, PERSON, call, propose_claim
 
 from vouch.kinds import claim
 from vouch.store.kb import KB
@@ -29,10 +29,11 @@ def test_pushed_proposal_is_approved_in_another_clone(
     assert [(r["proposal_id"], r["ref"]) for r in rows] == [
         (pid, f"refs/remotes/origin/vouch/proposal/{pid}")
     ]
+    assert run_cli("show", pid, cwd=reviewer_root).code == 0  # reviewed in this clone
     res = run_cli("approve", pid, "--as", BOB, cwd=reviewer_root)
     assert res.code == 0, res.err
     cid = claim.KIND.make_id({"text": "Reviewed on the host"})
-    assert reviewer.read(claim.KIND, cid)["approved_by"] == BOB
+    assert reviewer.read(claim.KIND, cid)["approved_by"] == PERSON
     # the remote branch outlives the approval until deleted, but it is no longer pending
     assert run_cli("pending", "--json", cwd=reviewer_root).json() == []
     res = run_cli("approve", pid, "--as", BOB, cwd=reviewer_root)
@@ -41,7 +42,7 @@ def test_pushed_proposal_is_approved_in_another_clone(
 
     # the author pulls the approval; their local proposal branch is now decided
     git(author.root, "pull", "-q", "--no-rebase", "origin", "main")
-    assert author.read(claim.KIND, cid)["approved_by"] == BOB
+    assert author.read(claim.KIND, cid)["approved_by"] == PERSON
     res = run_cli("approve", pid, "--as", BOB, cwd=author.root)
     assert res.code == 1 and "already approved" in res.err
     assert call(author, "kb.audit_verify")["ok"]
@@ -55,6 +56,7 @@ def test_a_pulled_decision_closes_the_local_branch(
     other = tmp_path / "other"
     git(tmp_path, "clone", "-q", str(author.root), str(other))
     git(other, "fetch", "-q", "origin", f"vouch/proposal/{pid}:vouch/proposal/{pid}")
+    assert run_cli("show", pid, cwd=other).code == 0  # reviewed in that clone
     assert run_cli("reject", pid, "--reason", "no", "--as", BOB, cwd=other).code == 0
     assert run_cli("status", "--json", cwd=author.root).json()["pending"] == 1
     git(author.root, "pull", "-q", "--no-rebase", str(other), "main")
@@ -80,7 +82,7 @@ def test_the_same_claim_approved_in_two_clones(
     assert call(author, "kb.audit_verify")["ok"]
 
 
-def test_the_gate_works_in_a_sha256_repository(tmp_path: Path, run_cli) -> None:
+def test_the_gate_works_in_a_sha256_repository(tmp_path: Path, run_cli, monkeypatch) -> None:
     root = tmp_path / "s256"
     root.mkdir()
     git(root, "init", "-q", "--object-format=sha256")
@@ -89,8 +91,14 @@ def test_the_gate_works_in_a_sha256_repository(tmp_path: Path, run_cli) -> None:
     git(root, "commit", "-qm", "init")
     assert run_cli("init", cwd=root).code == 0
     sid = run_cli("source", "add", "-", cwd=root, input="hello world\n").out.split()[0]
+    monkeypatch.setenv("VOUCH_AGENT", "bot")  # an agent proposes; the git user decides
     p1 = run_cli("propose-claim", "--text", "Hello", "--source", sid, cwd=root).out.strip()
     p2 = run_cli("propose-claim", "--text", "Bye", "--evidence", f"{sid}:L1", cwd=root).out.strip()
+    monkeypatch.delenv("VOUCH_AGENT")
+    for pid in (p1, p2):  # the reviewer reads each: 64-hex commits pinned whole
+        assert f"--expect {git(root, 'rev-parse', 'vouch/proposal/' + pid).strip()}" in (
+            run_cli("show", pid, cwd=root).out
+        )
     assert run_cli("approve", p1, "--as", BOB, cwd=root).code == 0
     assert run_cli("reject", p2, "--reason", "no", "--as", BOB, cwd=root).code == 0
     assert git(root, "status", "--porcelain") == ""

@@ -55,13 +55,22 @@ def blob(root: Path, data: bytes) -> str:
     return git_in(root, "hash-object", "-w", "--stdin", data=data)
 
 
+def author_of(root: Path, rev: str) -> dict[str, str]:
+    """GIT_AUTHOR_* of `rev`'s author: a commit built by hand in the proposer's name."""
+    name, email = git_in(root, "log", "-1", "--format=%an%n%ae", rev).split("\n")
+    return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email}
+
+
 def rewrite(kb: KB, pid: str, tree: str, parent: str | None = None) -> str:
-    """Point the proposal branch at a new commit: `tree`, same parent and message."""
+    """Point the proposal branch at a new commit: `tree`, same parent, message and
+    author (the proposer rewrites their own proposal)."""
     ref = PROPOSAL_PREFIX + pid
     old = git_in(kb.root, "rev-parse", ref)
     message = git_in(kb.root, "log", "-1", "--format=%B", ref)
     parent = parent or git_in(kb.root, "rev-parse", f"{ref}^")
-    new = git_in(kb.root, "commit-tree", tree, "-p", parent, "-m", message)
+    new = git_in(
+        kb.root, "commit-tree", tree, "-p", parent, "-m", message, env=author_of(kb.root, ref)
+    )
     git_in(kb.root, "update-ref", ref, new, old)
     return new
 
@@ -101,9 +110,16 @@ def snapshot(kb: KB) -> tuple[str, ...]:
     )
 
 
-def refused(kb: KB, run_cli: Callable[..., object], pid: str, *needles: str) -> str:
+def refused(
+    kb: KB, run_cli: Callable[..., object], pid: str, *needles: str, pinned: bool = False
+) -> str:
+    """Approve is refused with nothing written. Unless `pinned` (the reviewed pin is the
+    point), the reviewer pins the branch's current commit by its full id, so what
+    refuses is the check of the commit itself."""
     before = snapshot(kb)
-    res = run_cli("approve", pid, "--as", BOB, cwd=kb.root)
+    tip = git_in(kb.root, "rev-parse", PROPOSAL_PREFIX + pid)
+    expect = () if pinned else ("--expect", tip)
+    res = run_cli("approve", pid, *expect, cwd=kb.root)
     assert res.code == 1, (res.out, res.err)  # type: ignore[attr-defined]
     err: str = res.err  # type: ignore[attr-defined]
     assert "E104" in err and "Traceback" not in err
@@ -114,7 +130,7 @@ def refused(kb: KB, run_cli: Callable[..., object], pid: str, *needles: str) -> 
 
 
 def _proposal(kb: KB, text: str = "Hostile proposals are refused") -> tuple[str, str]:
-    pid = propose_claim(kb, text)
+    pid = propose_claim(kb, text, shown=False)
     return pid, git_in(kb.root, "rev-parse", f"{PROPOSAL_PREFIX}{pid}^{{tree}}")
 
 
@@ -249,7 +265,7 @@ def test_approve_pins_what_was_reviewed(kb_with_sources: KB, run_cli) -> None:
     pid, _ = _proposal(kb, text)
     path = f".vouch/{claim.path_for(claim.KIND.make_id({'text': text}))}"
     shown = run_cli("show", pid, cwd=kb.root)
-    assert shown.code == 0 and f"--expect {head(kb.root, PROPOSAL_PREFIX + pid)[:12]}" in shown.out
+    assert shown.code == 0 and f"--expect {head(kb.root, PROPOSAL_PREFIX + pid)}" in shown.out
     reviewed = head(kb.root, PROPOSAL_PREFIX + pid)
     # rewritten after review: same id (the text is unchanged), another confidence
     original = git_in(kb.root, "show", f"{PROPOSAL_PREFIX}{pid}:{path}") + "\n"
@@ -260,14 +276,14 @@ def test_approve_pins_what_was_reviewed(kb_with_sources: KB, run_cli) -> None:
             kb, pid, {path: original.replace("confidence: 0.7", "confidence: 1.0").encode()}
         ),
     )
-    refused(kb, run_cli, pid, "changed after review", reviewed[:12])
+    refused(kb, run_cli, pid, "changed after review", reviewed, pinned=True)
     before = snapshot(kb)
-    res = run_cli("approve", pid, "--as", BOB, "--expect", reviewed[:12], cwd=kb.root)
+    res = run_cli("approve", pid, "--as", BOB, "--expect", reviewed, cwd=kb.root)
     assert res.code == 1 and "changed after review" in res.err and snapshot(kb) == before
     # shown again, the new content can be approved — and only that commit
     run_cli("show", pid, cwd=kb.root)
     now = head(kb.root, PROPOSAL_PREFIX + pid)
-    res = run_cli("approve", pid, "--as", BOB, "--expect", now[:12], "--json", cwd=kb.root)
+    res = run_cli("approve", pid, "--as", BOB, "--expect", now, "--json", cwd=kb.root)
     assert res.code == 0, res.err
     assert res.json()["proposal_commit"] == now
     assert kb.read(claim.KIND, claim.KIND.make_id({"text": text}))["confidence"] == 1.0

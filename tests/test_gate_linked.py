@@ -6,7 +6,7 @@ all or none — and a hostile member of the set lands nothing."""
 from __future__ import annotations
 
 from conftest import git
-from gate_support import ALICE, BOB, a_source, call, head
+from gate_support import ALICE, BOB, PERSON, a_source, call, head, proposed
 from test_gate_hostile import edited_tree, rewrite, snapshot
 
 from vouch.kinds import entity, relation
@@ -15,9 +15,9 @@ from vouch.store.kb import KB
 
 def _linked(kb: KB) -> dict[str, dict]:
     """Two entities and the relation between them, proposed in one sitting."""
-    a = call(kb, "kb.propose_entity", {"name": "requests", "type": "project"})
-    b = call(kb, "kb.propose_entity", {"name": "urllib3", "type": "project"})
-    rel = call(
+    a = proposed(kb, "kb.propose_entity", {"name": "requests", "type": "project"})
+    b = proposed(kb, "kb.propose_entity", {"name": "urllib3", "type": "project"})
+    rel = proposed(
         kb,
         "kb.propose_relation",
         {"source": a["entity_id"], "relation": "depends_on", "target": b["entity_id"],
@@ -66,7 +66,7 @@ def test_a_relation_between_pending_entities_waits_and_lands_with_them(
     assert git(kb.root, "rev-list", "--count", "--first-parent", f"{tip}..HEAD").strip() == "3"
     reflog = git(kb.root, "reflog", "-2", "--format=%gs", "refs/heads/main").splitlines()
     assert reflog[0].startswith("vouch: approve ") and len(reflog[0].split()) == 5
-    assert kb.read(relation.KIND, rel["relation_id"])["approved_by"] == BOB
+    assert kb.read(relation.KIND, rel["relation_id"])["approved_by"] == PERSON
     assert kb.read(entity.KIND, a["entity_id"]) is not None
     assert call(kb, "kb.list_pending") == []
 
@@ -92,7 +92,7 @@ def test_messages_say_pending_or_nowhere_and_reject_says_who_waits(
     kb_with_sources: KB, run_cli
 ) -> None:
     kb = kb_with_sources
-    nowhere = call(
+    nowhere = proposed(
         kb,
         "kb.propose_relation",
         {"source": "ghost-1a2b3c4d", "relation": "uses", "target": "spirit-5e6f7a8b"},
@@ -116,8 +116,10 @@ def test_messages_say_pending_or_nowhere_and_reject_says_who_waits(
 def test_a_page_lists_the_claim_proposed_with_it(kb_with_sources: KB, run_cli) -> None:
     kb = kb_with_sources
     sid = a_source(kb)
-    claim = call(kb, "kb.propose_claim", {"text": "Deploys need two reviewers.", "evidence": [sid]})
-    page = call(
+    claim = proposed(
+        kb, "kb.propose_claim", {"text": "Deploys need two reviewers.", "evidence": [sid]}
+    )
+    page = proposed(
         kb,
         "kb.propose_page",
         {"title": "Deploy rules", "body": "Two reviewers.", "claims": [claim["claim_id"]]},

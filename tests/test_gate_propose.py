@@ -5,12 +5,14 @@ from __future__ import annotations
 from conftest import git
 from gate_support import (
     ALICE,
+    PERSON,
     a_source,
     branches,
     call,
     head,
     make_user_mess,
     propose_claim,
+    proposed,
     user_state,
 )
 
@@ -59,7 +61,8 @@ def test_propose_claim_cli_prints_only_the_id_and_makes_one_branch(
     for trailer in (
         f"Vouch-Proposal: {pid}",
         "Vouch-Kind: claim",
-        f"Vouch-Proposer: {ALICE}",
+        f"Vouch-Proposer: {PERSON}",  # the git user proposes; `--as alice` is a label
+        f"Vouch-As: {ALICE}",
         "Vouch-Base: refs/heads/main",
         f"Vouch-Base-Commit: {before_head}",
     ):
@@ -222,7 +225,7 @@ def test_entity_relation_and_page(kb_with_sources: KB, run_cli, tmp_path) -> Non
     )
     assert res.code == 1 and "does not exist" in res.err
     call(kb, "kb.approve", {"proposal_id": ent_pid}, actor="bob")
-    other = call(kb, "kb.propose_entity", {"name": "PostgreSQL", "type": "tool"})
+    other = proposed(kb, "kb.propose_entity", {"name": "PostgreSQL", "type": "tool"})
     call(kb, "kb.approve", {"proposal_id": other["proposal_id"]}, actor="bob")
     res = run_cli(
         "propose-relation",
@@ -327,11 +330,12 @@ def test_proposing_rejected_content_again_warns_unless_again(kb, run_cli) -> Non
     from vouch.methods import registry as ops
     from vouch.methods.context import CallContext
 
-    agent = CallContext(kb_path=str(kb.root), actor_override="agent")
-    reviewer = CallContext(kb_path=str(kb.root), actor_override="Reviewer")
+    agent = CallContext(kb_path=str(kb.root), agent="agent")
+    reviewer = CallContext(kb_path=str(kb.root), agent="Reviewer")
     source = ops.invoke(agent, "kb.register_source", {"content": "Alpha.\n", "locator": "a"})
     claim = {"text": "Alpha is the first letter.", "evidence": [source["id"]]}
     first = ops.invoke(agent, "kb.propose_claim", claim)
+    ops.invoke(reviewer, "kb.read_proposal", {"id": first["proposal_id"]})  # shown: pinned
     ops.invoke(reviewer, "kb.reject", {"proposal_id": first["proposal_id"], "reason": "vague"})
     head = kb.repo.resolve("HEAD")
     again = ops.invoke(agent, "kb.propose_claim", claim)

@@ -6,7 +6,7 @@ import json
 import subprocess
 
 from conftest import git
-from gate_support import BOB, call, propose_claim
+from gate_support import BOB, PERSON, call, propose_claim
 
 from vouch.gate import provenance
 from vouch.kinds import claim
@@ -119,7 +119,7 @@ def test_a_git_merge_of_a_proposal_is_recognised_and_can_be_recorded(
         assert res.code == 0, res.err
         assert res.json()["recorded_after_merge"] is True
     cid = claim.KIND.make_id({"text": text})
-    assert kb.read(claim.KIND, cid)["approved_by"] == BOB
+    assert kb.read(claim.KIND, cid)["approved_by"] == PERSON
     assert run_cli("audit", "--verify", cwd=kb.root).code == 0
     assert git(kb.root, "status", "--porcelain") == ""
     res = run_cli("approve", pid, "--as", BOB, cwd=kb.root)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 from conftest import git
-from gate_support import ALICE, BOB, a_source, call, propose_claim
-from test_gate_hostile import edited_tree, git_in, refused, rewrite
+from gate_support import ALICE, BOB, PERSON, a_source, call, propose_claim
+from test_gate_hostile import author_of, edited_tree, git_in, refused, rewrite
 
 from vouch.kinds import claim
 from vouch.store.kb import KB, PROPOSAL_PREFIX
@@ -18,7 +18,9 @@ def _revise(kb: KB, pid: str, actor: str = ALICE, **changes: object) -> dict:
     return call(kb, "kb.revise_proposal", {"proposal_id": pid, **changes}, actor=actor)
 
 
-def test_comment_revise_show_and_approve_the_revision_shown(kb_with_sources: KB, run_cli) -> None:
+def test_comment_revise_show_and_approve_the_revision_shown(
+    kb_with_sources: KB, run_cli, monkeypatch
+) -> None:
     kb = kb_with_sources
     sid = a_source(kb)
     made = call(kb, "kb.propose_claim", {"text": "Deploys need one green CI run.",
@@ -30,10 +32,12 @@ def test_comment_revise_show_and_approve_the_revision_shown(kb_with_sources: KB,
     # only the proposer revises; the reviewer is told to comment instead
     other = run_cli("revise", pid, "--text", "x", "--as", BOB, cwd=kb.root)
     assert other.code == 1 and "E104" in other.err and "only its proposer" in other.err
+    monkeypatch.setenv("VOUCH_AGENT", ALICE)  # the agent that proposed it revises it
     res = run_cli(
         "revise", pid, "--text", "Deploys need two green CI runs.", "--rationale", "per review",
-        "--as", ALICE, "--json", cwd=kb.root,
+        "--json", cwd=kb.root,
     )  # fmt: skip
+    monkeypatch.delenv("VOUCH_AGENT")
     assert res.code == 0, res.err
     revised = res.json()
     assert revised["revision"] == 2 and revised["claim_id"] != first_id
@@ -44,12 +48,16 @@ def test_comment_revise_show_and_approve_the_revision_shown(kb_with_sources: KB,
     shown = run_cli("show", pid, "--json", cwd=kb.root).json()
     assert [r["revision"] for r in shown["revisions"]] == [1, 2]
     assert [c["text"] for c in shown["comments"]] == ["one? the runbook says two"]
-    assert shown["comments"][0]["author"] == BOB
+    assert shown["comments"][0]["author"] == PERSON  # the git user, `--as bob` a label
     assert "-text: Deploys need one" not in shown["diff"]  # the diff is against the base
     assert "two green CI runs" in shown["diff"] and shown["problems"] == []
     human = run_cli("show", pid, "--as", BOB, cwd=kb.root).out
     thread = human.split("Thread:")[1]
-    assert thread.index("revision 1") < thread.index("comment by bob") < thread.index("revision 2")
+    assert (
+        thread.index("revision 1")
+        < thread.index(f"comment by {PERSON}")
+        < thread.index("revision 2")
+    )
     done = run_cli("approve", pid, "--as", BOB, "--json", cwd=kb.root)
     assert done.code == 0, done.err
     approved = kb.read(claim.KIND, revised["claim_id"])
@@ -89,7 +97,9 @@ def test_a_stray_file_in_an_earlier_revision_is_refused(kb_with_sources: KB, run
     stray = rewrite(kb, pid, edited_tree(kb, pid, {"hooks/post-merge": b"evil\n"}))
     message = git_in(kb.root, "log", "-1", "--format=%B", tip)
     tree = git_in(kb.root, "rev-parse", f"{tip}^{{tree}}")
-    top = git_in(kb.root, "commit-tree", tree, "-p", stray, "-m", message)
+    top = git_in(
+        kb.root, "commit-tree", tree, "-p", stray, "-m", message, env=author_of(kb.root, tip)
+    )
     git_in(kb.root, "update-ref", PROPOSAL_PREFIX + pid, top)
     refused(kb, run_cli, pid, "revision 1", "hooks/post-merge")
 
@@ -104,7 +114,9 @@ def test_a_hand_built_revision_is_refused(kb_with_sources: KB, run_cli, trailer:
     if key not in message:
         forged = message.rstrip("\n") + "\n" + trailer
     tree = git_in(kb.root, "rev-parse", f"{tip}^{{tree}}")
-    new = git_in(kb.root, "commit-tree", tree, "-p", f"{tip}^", "-m", forged)
+    new = git_in(
+        kb.root, "commit-tree", tree, "-p", f"{tip}^", "-m", forged, env=author_of(kb.root, tip)
+    )
     git_in(kb.root, "update-ref", PROPOSAL_PREFIX + pid, new)
     refused(kb, run_cli, pid, "not a line of vouch revisions")
 
@@ -116,7 +128,10 @@ def test_a_revision_on_another_base_is_refused(kb_with_sources: KB, run_cli) -> 
     message = git_in(kb.root, "log", "-1", "--format=%B", tip)
     tree = git_in(kb.root, "rev-parse", f"{tip}^{{tree}}")
     # revision 2 whose parent is another proposal's commit: the chain misses its base
-    new = git_in(kb.root, "commit-tree", tree, "-p", f"{PROPOSAL_PREFIX}{other}", "-m", message)
+    parent = f"{PROPOSAL_PREFIX}{other}"
+    new = git_in(
+        kb.root, "commit-tree", tree, "-p", parent, "-m", message, env=author_of(kb.root, tip)
+    )
     git_in(kb.root, "update-ref", PROPOSAL_PREFIX + pid, new)
     refused(kb, run_cli, pid, "not a line of vouch revisions")
     # comments never count as revisions: they are on their own ref

@@ -12,12 +12,13 @@ import pytest
 from conftest import git
 from gate_support import (
     BOB,
+    PERSON,
     a_source,
     branches,
-    call,
     head,
     make_user_mess,
     propose_claim,
+    proposed,
     user_state,
     vouch_proc,
 )
@@ -88,18 +89,21 @@ def test_hashing_follows_the_repository(algo_kb: KB) -> None:
     git(root, "fsck", "--strict", "--no-dangling", commit)
 
 
-def test_the_gate_end_to_end(algo_kb: KB, run_cli) -> None:
+def test_the_gate_end_to_end(algo_kb: KB, run_cli, monkeypatch) -> None:
     kb, root = algo_kb, algo_kb.root
     sid = a_source(kb)
     assert run_cli("source", "add", "-", cwd=root, input="another source\n").code == 0
+    monkeypatch.setenv("VOUCH_AGENT", "bot")  # an agent proposes; the git user decides
     p1 = run_cli(
         "propose-claim", "--text", "Deploys need a green CI run", "--source", sid, cwd=root
     ).out.strip()
     p2 = run_cli(
         "propose-claim", "--text", "A doubtful claim", "--source", sid, cwd=root
     ).out.strip()
+    monkeypatch.delenv("VOUCH_AGENT")
     shown = run_cli("show", p1, "--json", cwd=root).json()
     assert shown["state"] == "pending" and "+text: Deploys need a green CI run" in shown["diff"]
+    assert run_cli("show", p2, cwd=root).code == 0  # the reviewer reads both
     make_user_mess(root)
     before = user_state(root)
     res = run_cli("approve", p1, "--as", BOB, cwd=root)
@@ -111,7 +115,7 @@ def test_the_gate_end_to_end(algo_kb: KB, run_cli) -> None:
     assert run_cli("show", p1, "--json", cwd=root).json()["state"] == "approved"
     assert run_cli("show", p2, "--json", cwd=root).json()["state"] == "rejected"
     cid = claim.KIND.make_id({"text": "Deploys need a green CI run"})
-    assert kb.read(claim.KIND, cid)["approved_by"] == BOB
+    assert kb.read(claim.KIND, cid)["approved_by"] == PERSON  # the git user; --as bob a label
     found = run_cli("search", "green CI run", "--fts-only", cwd=root).json()["results"]
     assert any(r["id"] == cid for r in found)
     assert run_cli("audit", "--verify", cwd=root).code == 0
@@ -151,11 +155,11 @@ def test_an_approve_killed_midway_is_finished_by_the_next_write(
     assert proc.returncode == 86, proc.stderr  # died on the spot
     # the next write, of anything, finishes the landing first (it used to fail with
     # E105 in a sha256 repository: the work tree was hashed with sha1)
-    later = call(kb, "kb.propose_claim", {"text": "A later claim", "evidence": [a_source(kb)]})
+    later = proposed(kb, "kb.propose_claim", {"text": "A later claim", "evidence": [a_source(kb)]})
     assert later["valid"], later
     assert f"refs/heads/vouch/proposal/{pid}" not in branches(root)
     cid = claim.KIND.make_id({"text": f"Crash claim {step}"})
-    assert kb.read(claim.KIND, cid)["approved_by"] == BOB
+    assert kb.read(claim.KIND, cid)["approved_by"] == PERSON  # the git user; --as bob a label
     assert len(git(root, "log", "--merges", "--format=%H").split()) == 1
     assert user_state(root) == before
     assert not (kb.dir / landing.JOURNAL).exists()
@@ -170,7 +174,7 @@ def test_a_reject_killed_at_staged_is_finished(algo_kb: KB) -> None:
         root, "reject", pid, "--reason", "no", "--as", BOB, env={landing.FAULT_ENV: "staged"}
     )
     assert isinstance(proc, subprocess.CompletedProcess) and proc.returncode == 86
-    call(kb, "kb.propose_claim", {"text": "a later write", "evidence": [a_source(kb)]})
+    proposed(kb, "kb.propose_claim", {"text": "a later write", "evidence": [a_source(kb)]})
     assert git(root, "for-each-ref", f"refs/vouch/rejected/{pid}").strip()
     assert git(root, "status", "--porcelain") == ""
     _consistent(root)

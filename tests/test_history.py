@@ -33,6 +33,9 @@ def test_why_names_proposer_rationale_session_approver_and_the_merge(story: Stor
     assert d["proposed"] == {
         "proposal_id": s.proposals["c1"],
         "proposer": ALICE,
+        "proposer_email": "alice@agent.vouch.invalid",
+        "proposed_by": "agent alice <alice@agent.vouch.invalid>, run by Test Person "
+        "<test@example.invalid>",
         "commit": s.commits["c1-proposal"],
         "date": d["proposed"]["date"],
         "rationale": "the runbook says so\nin its deploy section",
@@ -89,7 +92,8 @@ def test_why_of_an_archived_claim_and_of_an_unknown_id(story: Story, run_cli: An
 def test_why_human_output(story: Story, run_cli: Any) -> None:
     res = run_cli("why", story.ids["c1"], "--kb", str(story.root))
     assert res.code == 0, res.err
-    assert f"proposed by {ALICE}" in res.out and f"approved by {BOB}" in res.out
+    assert f"proposed by agent {ALICE} <{ALICE}@agent.vouch.invalid>, run by" in res.out
+    assert f"approved by agent {BOB} <{BOB}@agent.vouch.invalid>" in res.out
     assert "why: the runbook says so" in res.out
     assert f"superseded by: {story.ids['c3']}" in res.out
     assert "runbook.md L7-L8" in res.out and "last confirmed: never" in res.out

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
-from gate_support import a_source, call, propose_claim
+from gate_support import a_source, call, propose_claim, proposed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -121,7 +121,7 @@ def test_a_page_whose_body_opens_with_blank_lines_can_be_approved(
     refused the page forever."""
     kb = kb_with_sources
     body = " \t\n\u3000\n  Deploys roll back with `ship undo`.\n"
-    made = call(kb, "kb.propose_page", {"title": "Rollbacks", "body": body})
+    made = proposed(kb, "kb.propose_page", {"title": "Rollbacks", "body": body})
     res = run_cli("approve", made["proposal_id"], "--as", "bob", cwd=kb.root)
     assert res.code == 0, res.err
     page_obj = call(kb, "kb.read_page", {"id": made["page_id"]})

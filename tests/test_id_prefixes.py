@@ -6,7 +6,7 @@ other ids are taken whole."""
 from __future__ import annotations
 
 import pytest
-from gate_support import a_source, call
+from gate_support import a_source, call, proposed
 
 from vouch.errors import InvalidId, NotFound
 from vouch.store import prefixes
@@ -39,7 +39,7 @@ def test_printed_prefixes_are_taken_back_everywhere(kb_with_sources: KB, run_cli
     )  # fmt: skip
     assert made.code == 0 and made.json()["valid"], made.err
     # the methods (JSONL, MCP) resolve through the same registry door
-    page = call(kb, "kb.propose_page", {"title": "Runbook", "sources": [sid[:9]]})
+    page = proposed(kb, "kb.propose_page", {"title": "Runbook", "sources": [sid[:9]]})
     assert page["valid"], page
     assert call(kb, "kb.source_verify", {"id": sid[:12]})["ok"]
     evidence = call(kb, "kb.register_evidence", {"source_id": sid[:8] + "…", "locator": "L2"})
@@ -55,7 +55,7 @@ def test_unknown_short_and_ambiguous_prefixes_are_refused(kb_with_sources: KB, r
     res = run_cli("show", sid[:7], cwd=kb.root)  # below 8 digits: not an id at all
     assert res.code == 1 and "not a vouch id" in res.err
     # a slug-hash id is taken whole only: a prefix of one is no id
-    claim = call(kb, "kb.propose_claim", {"text": "A claim to abbreviate.", "evidence": [sid]})
+    claim = proposed(kb, "kb.propose_claim", {"text": "A claim to abbreviate.", "evidence": [sid]})
     res = run_cli("show", claim["claim_id"][:-3], cwd=kb.root)
     assert res.code == 1
     # two sources sharing a prefix (directories as the store lays them out): ambiguous

@@ -171,7 +171,7 @@ def test_a_pending_claim_scores_as_it_will_once_approved(kb_with_sources: KB) ->
     _claims(kb, 70)
     source = kb.ids(KINDS["source"])[0]
     text = "The Acme platform keeps licences in the vault for every service"
-    author = CallContext(kb_path=str(kb.root), actor_override="agent")
+    author = CallContext(kb_path=str(kb.root), agent="agent")
     proposed = ops.invoke(author, "kb.propose_claim", {"text": text, "evidence": [source]})
 
     def cosine(found: dict[str, object]) -> float:
@@ -183,7 +183,8 @@ def test_a_pending_claim_scores_as_it_will_once_approved(kb_with_sources: KB) ->
         "licences vault", mode="vector", include_pending=True, trace=True, log=False
     )
     before = cosine(search(kb, request))
-    reviewer = CallContext(kb_path=str(kb.root), actor_override="reviewer")
+    reviewer = CallContext(kb_path=str(kb.root), agent="reviewer")
+    ops.invoke(reviewer, "kb.read_proposal", {"id": proposed["proposal_id"]})  # shown: pinned
     ops.invoke(reviewer, "kb.approve", {"proposal_id": proposed["proposal_id"]})
     index = Index.open(KB(kb.dir))
     assert index.last_report is not None and index.last_report.mode == "refresh"

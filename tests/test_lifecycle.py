@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import ALICE, BOB, call, head, propose_claim, vouch_proc
+from gate_support import ALICE, BOB, call, head, propose_claim, proposed, vouch_proc
 
 from vouch.core import ids
 from vouch.errors import Conflict, GateRefused, InvalidId, NotFound, ValidationFailed
@@ -271,7 +271,7 @@ def test_archive_hides_a_claim_and_says_when_it_already_is(
 
 def test_archive_a_page(kb_with_sources: KB) -> None:
     kb = kb_with_sources
-    result = call(kb, "kb.propose_page", {"title": "Deploy handbook", "body": "## Steps\n"})
+    result = proposed(kb, "kb.propose_page", {"title": "Deploy handbook", "body": "## Steps\n"})
     page_id = call(kb, "kb.approve", {"proposal_id": result["proposal_id"]}, actor=BOB)["object_id"]
     archived = call(kb, "kb.archive", {"id": page_id})
     assert archived["event"] == "page.archive"

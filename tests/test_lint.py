@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import ALICE, BOB, a_source, call, propose_claim, vouch_proc
+from gate_support import ALICE, BOB, a_source, call, propose_claim, proposed, vouch_proc
 
 from vouch.kinds import claim as claim_kind
 from vouch.kinds import evidence as evidence_kind
@@ -295,7 +295,9 @@ def test_staged_checks_what_a_commit_adds(reviewed: KB, run_cli: Any) -> None:
 
 def test_staged_deletion_checks_what_referred_to_it(reviewed: KB, run_cli: Any) -> None:
     [cid] = [c["id"] for c in call(reviewed, "kb.list_claims")]
-    pid = call(reviewed, "kb.propose_page", {"title": "Deploys", "claims": [cid]})["proposal_id"]
+    pid = proposed(reviewed, "kb.propose_page", {"title": "Deploys", "claims": [cid]})[
+        "proposal_id"
+    ]
     page_id = call(reviewed, "kb.approve", {"proposal_id": pid}, actor=BOB)["object_id"]
     git(reviewed.root, "rm", "-q", str(reviewed.dir / claim_kind.path_for(cid)))
     code, report = lint(run_cli, "--staged")
@@ -449,8 +451,11 @@ def test_since_requires_signed_decisions_when_configured(
     # own decision commits are signed, as `git commit` would sign them
     base = git(reviewed.root, "rev-parse", "HEAD").strip()  # the unsigned one stays before
     _ssh_signing(reviewed.root, tmp_path, "bob@example.invalid")
+    # proposed before this clone signs: a proposal signed with bob's own key would make
+    # his approval a self-approval (tests/test_gate_identity.py)
+    pid = propose_claim(reviewed, "Approved and signed by vouch")
     git(reviewed.root, "config", "commit.gpgsign", "true")
-    approve(reviewed, "Approved and signed by vouch")
+    call(reviewed, "kb.approve", {"proposal_id": pid}, actor=BOB)
     assert (
         "Good"
         in subprocess.run(
@@ -461,9 +466,12 @@ def test_since_requires_signed_decisions_when_configured(
     assert code == 0, report["issues"]
 
     # signed by a key nobody listed in the allowed signers file
+    git(reviewed.root, "config", "commit.gpgsign", "false")
+    pid = propose_claim(reviewed, "Signed by a stranger")
+    git(reviewed.root, "config", "commit.gpgsign", "true")
     _ssh_signing(reviewed.root, tmp_path / "..", "mallory@example.invalid", trusted=False)
     git(reviewed.root, "config", "gpg.ssh.allowedSignersFile", str(tmp_path / "allowed_signers"))
-    approve(reviewed, "Signed by a stranger")
+    call(reviewed, "kb.approve", {"proposal_id": pid}, actor=BOB)
     code, report = lint(run_cli, "--since", base)
     assert code == 1 and issues_of(report, "unsigned-decision")
 

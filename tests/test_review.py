@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import ALICE, BOB, call
+from gate_support import ALICE, BOB, PERSON, call, proposed
 from history_support import RUNBOOK
 
 from vouch.kinds import source as source_kind
@@ -30,7 +30,7 @@ def runbook(kb: KB) -> str:
 
 
 def _propose(kb: KB, text: str, evidence: list[str], **extra: Any) -> dict[str, Any]:
-    result = call(kb, "kb.propose_claim", {"text": text, "evidence": evidence, **extra})
+    result = proposed(kb, "kb.propose_claim", {"text": text, "evidence": evidence, **extra})
     assert result["valid"], result
     return result
 
@@ -238,7 +238,8 @@ def test_vouch_review_walks_the_queue_on_a_terminal(kb: KB, runbook: str) -> Non
     assert b"1 approved, 1 rejected, 1 skipped" in term.seen
 
     why = call(kb, "kb.why", {"id": first["claim_id"]})
-    assert why["approved"]["approver"] == BOB and why["proposed"]["proposer"] == ALICE
+    # the terminal's person decides (`--as bob` is a label beside them)
+    assert why["approved"]["approver"] == PERSON and why["proposed"]["proposer"] == ALICE
     decided = call(kb, "kb.read_proposal", {"id": second["proposal_id"]})
     assert decided["state"] == "rejected"
     assert decided["decision"]["reason"] == "the runbook says the opposite"

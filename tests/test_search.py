@@ -540,7 +540,7 @@ def test_include_pending(tmp_path: Path, run_cli: Any) -> None:
     repo.mkdir()
     git(repo, "init", "-q")
     made = build(repo)
-    ctx = CallContext(kb_path=str(repo), actor_override="agent")
+    ctx = CallContext(kb_path=str(repo), agent="agent")
     proposed = ops.invoke(
         ctx,
         "kb.propose_claim",
@@ -578,7 +578,7 @@ def test_a_cursor_walk_equals_one_call_with_ties_and_pending(tmp_path: Path, run
         write_object(kb, "claim", KINDS["claim"].new(text=twin, evidence=[source]))
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "ties")
-    ctx = CallContext(kb_path=str(repo), actor_override="agent")
+    ctx = CallContext(kb_path=str(repo), agent="agent")
     for n in (1, 2):  # pending, tied with each other
         claim = {"text": f"{twin} ({n})", "evidence": [made["sources"][0]]}
         done = ops.invoke(ctx, "kb.propose_claim", claim)
@@ -653,15 +653,15 @@ def test_stale_index_with_auto_refresh_off_is_e002_and_logged(tmp_path: Path, ru
 
 
 def test_type_filter_matches_a_relations_type(kb_with_sources, run_cli) -> None:
-    from gate_support import BOB, call
+    from gate_support import BOB, call, proposed
 
     kb = kb_with_sources
     ids = []
     for name in ("Billing service", "Postgres"):
-        res = call(kb, "kb.propose_entity", {"name": name, "type": "system"})
+        res = proposed(kb, "kb.propose_entity", {"name": name, "type": "system"})
         call(kb, "kb.approve", {"proposal_id": res["proposal_id"]}, actor=BOB)
         ids.append(res["entity_id"])
-    res = call(
+    res = proposed(
         kb, "kb.propose_relation", {"source": ids[0], "relation": "depends_on", "target": ids[1]}
     )
     call(kb, "kb.approve", {"proposal_id": res["proposal_id"]}, actor=BOB)
@@ -698,7 +698,7 @@ def test_reviewed_knowledge_ranks_above_the_source_it_cites(tmp_path: Path, run_
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "knowledge")
     ops.invoke(
-        CallContext(kb_path=str(repo), actor_override="agent"),
+        CallContext(kb_path=str(repo), agent="agent"),
         "kb.propose_claim",
         {"text": "Git archive leaves out export-ignore files, always.", "evidence": [source]},
     )

@@ -320,8 +320,11 @@ def test_scripted_agent_session_across_two_servers(kb: KB) -> None:
         assert kb_state(kb.root) == before
 
         with JsonlServer(kb.root, "--allow-decisions", env={"VOUCH_AGENT": "alice"}) as reviewer:
+            # a server does not pin what it shows: the decision names the commit read
+            commit = reviewer.result("kb.read_proposal", {"id": proposal_id})["commit"]
             approved = reviewer.result(
-                "kb.approve", {"proposal_id": proposal_id, "reason": "checked the notes"}
+                "kb.approve",
+                {"proposal_id": proposal_id, "reason": "checked the notes", "expect": commit},
             )
             assert approved["ok"] is True and approved["object_id"] == claim_id
             assert reviewer.close() == 0
@@ -346,8 +349,10 @@ def test_trusted_host_may_name_the_approver(kb: KB) -> None:
     with JsonlServer(
         kb.root, "--trusted-host", "--allow-decisions", env={"VOUCH_AGENT": "host-bot"}
     ) as host:
+        commit = host.result("kb.read_proposal", {"id": proposed["proposal_id"]})["commit"]
         approved = host.result(
-            "kb.approve", {"proposal_id": proposed["proposal_id"], "approver": "alice"}
+            "kb.approve",
+            {"proposal_id": proposed["proposal_id"], "approver": "alice", "expect": commit},
         )
         assert approved["ok"] is True
         assert host.close() == 0

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import ALICE, BOB, a_source, branches, call, head
+from gate_support import ALICE, BOB, a_source, branches, call, head, show
 from servers_support import JsonlServer, kb_state
 
 from vouch.kinds import claim, page, session
@@ -48,15 +48,17 @@ def worked(kb_with_sources: KB) -> dict[str, Any]:
             "Fridays are deploy freeze days",
         )
     ]
+    show(kb, made[0]["proposal_id"], made[1]["proposal_id"])  # the reviewer reads both
     call(kb, "kb.approve", {"proposal_id": made[0]["proposal_id"]}, actor=BOB)
     call(kb, "kb.reject", {"proposal_id": made[1]["proposal_id"], "reason": "no source"}, actor=BOB)
     outside = propose(kb, "The billing service uses Postgres", None)  # not in the session
     return {"kb": kb, "sid": sid, "made": made, "outside": outside}
 
 
-def test_start_commits_an_open_session(kb_with_sources: KB, run_cli) -> None:
+def test_start_commits_an_open_session(kb_with_sources: KB, run_cli, monkeypatch) -> None:
     kb = kb_with_sources
     before = head(kb.root)
+    monkeypatch.setenv("VOUCH_AGENT", "agent-7")  # an agent acts (`--as` would be a label)
     res = run_cli(
         "session",
         "start",
@@ -64,8 +66,6 @@ def test_start_commits_an_open_session(kb_with_sources: KB, run_cli) -> None:
         "Triage the incident",
         "--note",
         "pager",
-        "--as",
-        "agent-7",
         cwd=kb.root,
     )
     assert res.code == 0, res.err
@@ -97,9 +97,12 @@ def test_proposals_carry_the_session(worked: dict[str, Any]) -> None:
     assert [p["proposal_id"] for p in listed] == [pending]
 
 
-def test_end_counts_and_records_the_sessions_proposals(worked: dict[str, Any], run_cli) -> None:
+def test_end_counts_and_records_the_sessions_proposals(
+    worked: dict[str, Any], run_cli, monkeypatch
+) -> None:
     kb, sid, made = worked["kb"], worked["sid"], worked["made"]
-    res = run_cli("session", "end", sid, "--json", "--as", "agent-7", cwd=kb.root)
+    monkeypatch.setenv("VOUCH_AGENT", "agent-7")
+    res = run_cli("session", "end", sid, "--json", cwd=kb.root)
     assert res.code == 0, res.err
     assert res.json() == {"ok": True, "session_id": sid, "proposals": 3}
     obj = session.load(committed(kb, session.path_for(sid)))
@@ -207,7 +210,8 @@ def test_crystallize_proposes_and_never_approves(worked: dict[str, Any], run_cli
     # proposing the same summary twice is one proposal
     again = call(kb, "kb.crystallize", {"session_id": sid})
     assert again["proposal_id"] == result["proposal_id"] and again["duplicate"] == "pending"
-    # a reviewer approves it like any proposal
+    # a reviewer reads and approves it like any proposal
+    show(kb, result["proposal_id"])
     call(kb, "kb.approve", {"proposal_id": result["proposal_id"]}, actor=BOB)
     assert page.load(committed(kb, page.path_for(result["page_id"])))["approved_by"] == BOB
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import ALICE, BOB, call, head
+from gate_support import ALICE, BOB, call, head, proposed
 
 from vouch.errors import NotFound
 from vouch.kinds import claim as claim_kind
@@ -195,7 +195,7 @@ def test_locators_that_need_quoting_are_versioned(kb: KB) -> None:
 
 # -- claims citing a superseded version ---------------------------------------------------
 def _approved_claim(kb: KB, text: str, evidence: list[str]) -> str:
-    result = call(kb, "kb.propose_claim", {"text": text, "evidence": evidence}, actor=ALICE)
+    result = proposed(kb, "kb.propose_claim", {"text": text, "evidence": evidence}, actor=ALICE)
     assert result["valid"], result
     return str(
         call(kb, "kb.approve", {"proposal_id": result["proposal_id"]}, actor=BOB)["object_id"]

@@ -262,7 +262,7 @@ def test_a_session_keeps_its_transcript_and_the_reviewer_sees_the_exchange(
     from vouch.methods.context import CallContext
 
     kb, sid = chat_kb
-    agent = CallContext(kb_path=str(kb.root), actor_override="agent")
+    agent = CallContext(kb_path=str(kb.root), agent="agent")
     session = ops.invoke(agent, "kb.session_start", {"task": "pets"})["session_id"]
     made = ops.invoke(
         agent,
@@ -296,10 +296,11 @@ def test_a_context_pack_carries_the_cited_turns_with_their_neighbours(
     from vouch.methods.context import CallContext
 
     kb, sid = chat_kb
-    agent = CallContext(kb_path=str(kb.root), actor_override="agent")
-    reviewer = CallContext(kb_path=str(kb.root), actor_override="Reviewer")
+    agent = CallContext(kb_path=str(kb.root), agent="agent")
+    reviewer = CallContext(kb_path=str(kb.root), agent="Reviewer")
     for text, turn in (("Ann's greyhound is called Pepper.", "T3"), ("Bob plays cello.", "T5")):
         made = ops.invoke(agent, "kb.propose_claim", {"text": text, "evidence": [f"{sid}:{turn}"]})
+        ops.invoke(reviewer, "kb.read_proposal", {"id": made["proposal_id"]})  # shown: pinned
         ops.invoke(reviewer, "kb.approve", {"proposal_id": made["proposal_id"]})
     pack = ops.invoke(agent, "kb.context", {"task": "greyhound called Pepper"})
     by_text = {i["text"]: i for i in pack["items"] if i["kind"] == "claim"}

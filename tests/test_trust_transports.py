@@ -96,7 +96,10 @@ def test_jsonl_agent_decides_only_on_a_server_started_with_allow_decisions(
 
     with JsonlServer(kb.root, "--allow-decisions", env={"VOUCH_AGENT": "agent-b"}) as b:
         assert b.result("kb.capabilities")["caller"]["may_decide"] is True
-        approved = b.result("kb.approve", {"proposal_id": proposal_id, "reason": "checked"})
+        commit = b.result("kb.read_proposal", {"id": proposal_id})["commit"]
+        approved = b.result(
+            "kb.approve", {"proposal_id": proposal_id, "reason": "checked", "expect": commit}
+        )
         assert approved["ok"] is True
         assert b.close() == 0
         assert "decisions=allowed" in b.stderr()

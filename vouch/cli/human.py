@@ -29,6 +29,8 @@ def status(data: dict[str, Any]) -> str:
         lines.append(f"Index: {data['index_state']}, {data.get('total_chunks', 0)} chunks")
     if data.get("invalid_files"):
         lines.append(f"Invalid knowledge files (not indexed): {data['invalid_files']}")
+    if data.get("self_approval"):
+        lines.append(f"Self-approval: {data['self_approval']}")
     return "\n".join(lines)
 
 

@@ -24,7 +24,7 @@ def why(d: dict[str, Any]) -> str:
     out.append(f"  {d['title']}")
     proposed, approved, added = d.get("proposed"), d.get("approved"), d.get("added")
     if proposed:
-        line = f"proposed by {proposed.get('proposer')}"
+        line = f"proposed by {proposed.get('proposed_by') or proposed.get('proposer')}"
         if proposed.get("date"):
             line += f" at {proposed['date']}"
         line += f" (proposal {proposed.get('proposal_id')}"
@@ -34,7 +34,8 @@ def why(d: dict[str, Any]) -> str:
             out += ["  why: " + ln for ln in str(proposed["rationale"]).split("\n")]
     if approved:
         out.append(
-            f"approved by {approved['approver']} at {approved['date']} "
+            f"approved by {approved.get('approved_by') or approved['approver']} at "
+            f"{approved['date']} "
             f"(merge {_short(approved['commit'])})"
         )
         if approved.get("reason"):
@@ -76,7 +77,7 @@ def log(d: dict[str, Any]) -> str:
     for c in d["commits"]:
         what = c.get("event") or c.get("decision") or c["role"]
         pid = f" {c['proposal_id']}" if c.get("proposal_id") else ""
-        out.append(f"{_short(c['commit'])} {c['date']} {what}{pid} by {c['actor']}")
+        out.append(f"{_short(c['commit'])} {c['date']} {what}{pid} by {c.get('by') or c['actor']}")
         out.append(f"    {c['subject']}")
         for e in c.get("events") or []:
             ids = " ".join(map(str, e.get("object_ids") or []))[:80]

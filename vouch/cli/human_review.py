@@ -65,7 +65,8 @@ def proposal(data: dict[str, Any]) -> str:
     kind, obj = str(data.get("kind")), data["object"]
     out = [
         f"proposal {data['proposal_id']} ({data.get('state')}): {kind} {data.get('object_id')}",
-        f"  proposed by {data.get('proposer')} at {data.get('created_at')}"
+        f"  proposed by {data.get('proposed_by') or data.get('proposer')} at "
+        f"{data.get('created_at')}"
         + (f" in session {data['session_id']}" if data.get("session_id") else "")
         + f", onto {str(data.get('base') or '?').removeprefix('refs/heads/')}",
     ]
@@ -98,7 +99,7 @@ def proposal(data: dict[str, Any]) -> str:
         out += [
             "",
             f"To approve exactly this: vouch approve {data['proposal_id']} "
-            f"--expect {str(data['commit'])[:12]}",
+            f"--expect {data['commit']}",
         ]
     return "\n".join(out)
 
@@ -175,7 +176,7 @@ def markdown(data: dict[str, Any]) -> str:
     rows = [
         ("State", data.get("state")),
         ("Object", f"`{data.get('object_id')}`" if data.get("object_id") else None),
-        ("Proposer", data.get("proposer")),
+        ("Proposer", data.get("proposed_by") or data.get("proposer")),
         ("Proposed at", data.get("created_at")),
         ("Session", data.get("session_id")),
         ("Base", str(data.get("base") or "").removeprefix("refs/heads/") or None),
@@ -232,7 +233,7 @@ def markdown(data: dict[str, Any]) -> str:
         out += [
             "",
             f"Approve exactly this: `vouch approve {data['proposal_id']} "
-            f"--expect {str(data['commit'])[:12]}`",
+            f"--expect {data['commit']}`",
         ]
     return "\n".join(out) + "\n"
 

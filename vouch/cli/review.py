@@ -92,7 +92,11 @@ def _one(ctx: CallContext, proposal_id: str, position: str) -> str:
                 if not reason:
                     click.echo("a rejection needs a reason")
                     continue
-                ops.invoke(ctx, "kb.reject", {"proposal_id": proposal_id, "reason": reason})
+                ops.invoke(
+                    ctx,
+                    "kb.reject",
+                    {"proposal_id": proposal_id, "reason": reason, "expect": screen["commit"]},
+                )
                 click.echo(f"rejected {proposal_id}")
                 return "rejected"
             if choice == "comment":

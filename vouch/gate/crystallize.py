@@ -22,6 +22,7 @@ from typing import Any
 from vouch.core import ids
 from vouch.errors import CorruptFile, NotFound
 from vouch.gate import pending, propose, records
+from vouch.gate.identity import Identity
 from vouch.kinds import KINDS, Obj
 from vouch.kinds import claim as claim_kind
 from vouch.kinds import evidence as evidence_kind
@@ -108,7 +109,9 @@ def end_session(
 
 
 # -- crystallize ---------------------------------------------------------------------------
-def crystallize(kb: KB, actor: str, session_id: str, no_page: bool = False) -> dict[str, Any]:
+def crystallize(
+    kb: KB, actor: str | Identity, session_id: str, no_page: bool = False
+) -> dict[str, Any]:
     """Propose the session's summary page (unless `no_page`) and flag its promotable
     claims. Result: {page_id, claims_promoted, proposal_id, promotable, proposals}."""
     head = kb.repo.resolve("HEAD")

@@ -24,15 +24,16 @@ from typing import Any
 from vouch.core import ids, yamlio
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import CorruptFile, GateRefused, UsageError
-from vouch.gate import linked, pending, records, verify
+from vouch.gate import deciders, linked, pending, records, verify
+from vouch.gate.identity import Identity, principal
 from vouch.gate.records import Proposal
 from vouch.kinds import KINDS, Kind
 from vouch.store import writer
 from vouch.store.kb import KB
 from vouch.store.landing import RefUpdate, checked_out_branch, fault, gate_lock, land
 
-TRUSTED_ROLE = "trusted-agent"
-_COMMIT_PREFIX = re.compile(r"[0-9a-fA-F]{7,64}")
+TRUSTED_ROLE = deciders.TRUSTED_ROLE
+_FULL_COMMIT = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
 
 
 def gate_settings(kb: KB, tip: str) -> Config:
@@ -57,39 +58,45 @@ def _target(kb: KB, proposal: Proposal, current: str | None) -> tuple[str, str]:
     )
 
 
-def _check_approver(actor: str, proposal: Proposal, settings: Config) -> None:
-    if actor == proposal.proposer and settings.get("review.approver_role") != TRUSTED_ROLE:
-        raise GateRefused(
-            f"{actor} proposed {proposal.id} and cannot also approve it",
-            hint="another person reviews and approves it",
-        )
-
-
 def _pinned(kb: KB, proposal: Proposal, expect: str | None) -> list[RefUpdate]:
-    """Refuse a proposal that changed since it was reviewed; the reviewed ref to drop.
+    """Refuse a proposal that nobody pinned, or that changed since it was reviewed; the
+    reviewed ref to drop.
 
-    `expect` pins the commit explicitly; otherwise the commit `vouch show` last
-    displayed here (refs/vouch/reviewed/<id>) must still be the tip.
+    `expect` pins the commit explicitly, by its full id (a prefix can be matched by
+    another commit built to share it); otherwise the commit `vouch show` last displayed
+    in this clone (refs/vouch/reviewed/<id>) must still be the tip. Neither: refused,
+    naming the full commit to pass — a decision is about a commit someone saw.
     """
     ref = records.REVIEWED_PREFIX + proposal.id
     reviewed = kb.repo.peek(ref)
     if expect is not None:
-        if not isinstance(expect, str) or not _COMMIT_PREFIX.fullmatch(expect):
+        if not isinstance(expect, str) or not _FULL_COMMIT.fullmatch(expect):
             raise UsageError(
-                f"--expect {expect!r} is not a commit id",
-                hint="pass the commit `vouch show ID` printed (7 or more hex digits)",
+                f"--expect {str(expect)[:80]!r} is not a full commit id",
+                hint=f"pass the whole id of the commit you reviewed ({len(proposal.commit)} "
+                f"hex digits); proposal {proposal.id} is now {proposal.commit} — check it "
+                "is the one you saw, or review it again with `vouch show "
+                f"{proposal.id}`",
             )
-        if not proposal.commit.startswith(expect.lower()):
+        if expect.lower() != proposal.commit:
             raise _changed(proposal, expect)
-    elif reviewed and reviewed != proposal.commit:
+    elif reviewed is None:
+        raise GateRefused(
+            f"nobody reviewed proposal {proposal.id} in this clone: a decision pins the "
+            "commit it is about",
+            hint=f"review it with `vouch show {proposal.id}` (or `vouch review`), or pass "
+            f"the commit you reviewed: `vouch approve {proposal.id} --expect "
+            f"{proposal.commit}`",
+        )
+    elif reviewed != proposal.commit:
         raise _changed(proposal, reviewed)
     return [(ref, None, reviewed)] if reviewed else []
 
 
 def _changed(proposal: Proposal, seen: str) -> GateRefused:
     return GateRefused(
-        f"proposal {proposal.id} is now commit {proposal.commit[:12]}, not the "
-        f"{seen[:12]} that was reviewed: it changed after review",
+        f"proposal {proposal.id} is now commit {proposal.commit}, not the "
+        f"{seen} that was reviewed: it changed after review",
         hint=f"review it again (vouch show {proposal.id}), then approve what you saw",
     )
 
@@ -118,7 +125,12 @@ def _with_approver(kind: Kind, text: str, actor: str, where: str) -> str:
 
 
 def _decision(
-    proposal: Proposal, decision: str, actor: str, reason: str | None, note: str | None = None
+    proposal: Proposal,
+    decision: str,
+    actor: str,
+    reason: str | None,
+    note: str | None = None,
+    people: dict[str, Any] | None = None,
 ) -> bytes:
     record = {
         "proposal_id": proposal.id,
@@ -130,8 +142,10 @@ def _decision(
         "decided_at": ids.now_iso(),
         "reason": reason or None,
         "base": proposal.base,
+        # the commit that was reviewed: `_pinned` refused anything but the pinned one
         "proposal_commit": proposal.commit,
         "note": note,
+        **(people or {}),  # e-mails, operators, labels, self_approved (`deciders`)
     }
     return yamlio.dump_yaml({k: v for k, v in record.items() if v is not None}).encode()
 
@@ -143,6 +157,7 @@ def _message(
     reason: str,
     chain: str,
     subject: str | None = None,
+    extra: dict[str, str | None] | None = None,
 ) -> str:
     """The decision commit's message: `vouch: approve|reject <kind> <id>` plus trailers."""
     verb = "approve" if decision == "approved" else "reject"
@@ -157,6 +172,7 @@ def _message(
             "Vouch-Kind": proposal.kind,
             "Vouch-Object": proposal.object_id,
             "Vouch-Proposal-Commit": proposal.commit,
+            **(extra or {}),
             writer.AUDIT_HEAD: chain,
         },
     )
@@ -194,7 +210,7 @@ def _logs(
 
 def approve(
     kb: KB,
-    actor: str,
+    actor: str | Identity,
     proposal_id: str,
     reason: str | None = None,
     *,
@@ -204,8 +220,10 @@ def approve(
     """Approve one proposal, or several `together` (linked proposals): each is checked
     on the commit that already holds the ones before it, dependencies first, and all
     land in one ref update — or none does. A proposal that waits for one outside the
-    set is refused, naming it."""
+    set is refused, naming it. Each must be pinned (`_pinned`) and decided by someone
+    other than its proposer (`deciders`)."""
     repo = kb.repo
+    who = principal(kb, actor)
     wanted = list(dict.fromkeys([proposal_id, *together]))
     if expect is not None and len(wanted) > 1:
         raise UsageError(
@@ -222,15 +240,18 @@ def approve(
                     hint="approve them one branch at a time",
                 )
         settings = gate_settings(kb, tip)
+        selfs: dict[str, bool] = {}
         for proposal in proposals:
-            _check_approver(actor, proposal, settings)
+            selfs[proposal.id] = deciders.check(who, proposal, settings)
             _decided_check(kb, proposal, tip)
         if len(proposals) == 1 and repo.is_ancestor(proposals[0].commit, tip):
             proposal = proposals[0]
             dropped = _pinned(kb, proposal, expect)
             if proposal.local:
                 dropped.append((proposal.ref, None, proposal.commit))
-            return _record_merged(kb, proposal, actor, reason, branch, tip, dropped, current)
+            return _record_merged(
+                kb, proposal, who, reason, branch, tip, dropped, current, selfs[proposal.id]
+            )
         for proposal in proposals:
             if repo.is_ancestor(proposal.commit, tip):
                 raise GateRefused(
@@ -250,7 +271,15 @@ def approve(
         for proposal in ordered:
             linked.refuse_waiting(kb, proposal, running, open_objects)
             running, step = _merge_one(
-                kb, actor, proposal, reason, branch, running, settings, open_objects
+                kb,
+                who,
+                proposal,
+                reason,
+                branch,
+                running,
+                settings,
+                open_objects,
+                selfs[proposal.id],
             )
             changes.update(step)
             results.append(_approved(proposal, running))
@@ -273,16 +302,20 @@ def approve(
 
 def _merge_one(
     kb: KB,
-    actor: str,
+    who: Identity,
     proposal: Proposal,
     reason: str | None,
     branch: str,
     tip: str,
     settings: Config,
     open_objects: Callable[[], dict[str, str]],
+    self_approved: bool,
 ) -> tuple[str, dict[str, str | None]]:
-    """The merge commit that lands one checked proposal on `tip`, and what it changes."""
+    """The merge commit that lands one checked proposal on `tip`, and what it changes.
+    A signed decision whose key signed the proposal is a self-approval too: refused, or
+    (when allowed) made again saying so."""
     repo = kb.repo
+    actor = who.name
     kind = KINDS.get(proposal.kind)
     obj_path = kb.rel(kind.path_for(proposal.object_id)) if kind else ""
     if kind and ids.is_object_id(proposal.object_id) and repo.blob_at(tip, obj_path):
@@ -305,16 +338,29 @@ def _merge_one(
     }
     edited = _with_approver(checked.kind, checked.text, actor, obj_path)
     changes[obj_path] = repo.write_blob(edited.encode())
-    changes[kb.rel(records.decided_path(proposal.id))] = repo.write_blob(
-        _decision(proposal, "approved", actor, reason)
-    )
-    logs, chain = _logs(
-        kb, tip, _events(proposal, "proposal.approve", actor, {"reason": reason or ""})
-    )
-    changes.update(logs)
-    final = repo.edit_tree(repo.store.peel_tree(tip), changes)
-    message = _message(proposal, "approved", actor, reason or "", chain)
-    return repo.write_commit(final, [tip, proposal.commit], message), changes
+    base = dict(changes)
+    while True:
+        changes = dict(base)
+        changes[kb.rel(records.decided_path(proposal.id))] = repo.write_blob(
+            _decision(
+                proposal,
+                "approved",
+                actor,
+                reason,
+                people=deciders.record_fields(proposal, who, self_approved),
+            )
+        )
+        data = {"reason": reason or "", **deciders.event_fields(who, self_approved)}
+        logs, chain = _logs(kb, tip, _events(proposal, "proposal.approve", actor, data))
+        changes.update(logs)
+        final = repo.edit_tree(repo.store.peel_tree(tip), changes)
+        trailers = deciders.trailers(who, self_approved)
+        message = _message(proposal, "approved", actor, reason or "", chain, extra=trailers)
+        commit = repo.write_commit(final, [tip, proposal.commit], message)
+        keyed = deciders.check_keys(kb, commit, proposal, settings, self_approved)
+        if keyed == self_approved:
+            return commit, changes
+        self_approved = keyed
 
 
 def _approved(proposal: Proposal, commit: str) -> dict[str, Any]:
@@ -332,15 +378,17 @@ def _approved(proposal: Proposal, commit: str) -> dict[str, Any]:
 def _record_merged(
     kb: KB,
     proposal: Proposal,
-    actor: str,
+    who: Identity,
     reason: str | None,
     branch: str,
     tip: str,
     others: list[RefUpdate],
     current: str | None,
+    self_approved: bool,
 ) -> dict[str, Any]:
     """Record the decision for a proposal already merged by git (not by vouch)."""
     repo = kb.repo
+    actor = who.name
     kind = KINDS.get(proposal.kind)
     obj_path = (
         kb.rel(kind.path_for(proposal.object_id))
@@ -359,14 +407,18 @@ def _record_merged(
     changes: dict[str, str | None] = {
         obj_path: repo.write_blob(kind.edit(text, {"approved_by": actor}, where=obj_path).encode()),
         kb.rel(records.decided_path(proposal.id)): repo.write_blob(
-            _decision(proposal, "approved", actor, reason, note)
+            _decision(
+                proposal,
+                "approved",
+                actor,
+                reason,
+                note,
+                deciders.record_fields(proposal, who, self_approved),
+            )
         ),
     }
-    logs, chain = _logs(
-        kb,
-        tip,
-        _events(proposal, "proposal.approve", actor, {"reason": reason or "", "note": note}),
-    )
+    data = {"reason": reason or "", "note": note, **deciders.event_fields(who, self_approved)}
+    logs, chain = _logs(kb, tip, _events(proposal, "proposal.approve", actor, data))
     changes.update(logs)
     changes = {p: b for p, b in changes.items() if repo.blob_at(tip, p) != b}
     final = repo.edit_tree(repo.store.peel_tree(tip), changes)
@@ -377,8 +429,12 @@ def _record_merged(
         reason or "",
         chain,
         f"vouch: record approval of {proposal.kind} {proposal.object_id} (merged outside vouch)",
+        deciders.trailers(who, self_approved),
     )
     commit = repo.write_commit(final, [tip], message)
+    settings = gate_settings(kb, tip)
+    if deciders.check_keys(kb, commit, proposal, settings, self_approved) != self_approved:
+        return _record_merged(kb, proposal, who, reason, branch, tip, others, current, True)
     fault("committed")
     land(
         kb,
@@ -393,7 +449,13 @@ def _record_merged(
     return {**_approved(proposal, commit), "recorded_after_merge": True}
 
 
-def reject(kb: KB, actor: str, proposal_id: str, reason: str) -> dict[str, Any]:
+def reject(
+    kb: KB, actor: str | Identity, proposal_id: str, reason: str, *, expect: str | None = None
+) -> dict[str, Any]:
+    """Reject one proposal — the commit that was reviewed (pinned as approve pins it).
+    A proposer may withdraw their own: no self-check here."""
+    who = principal(kb, actor)
+    actor = who.name
     if not isinstance(reason, str) or not reason.strip():
         raise UsageError("a rejection needs a reason", hint="pass --reason")
     repo = kb.repo
@@ -416,26 +478,33 @@ def reject(kb: KB, actor: str, proposal_id: str, reason: str) -> dict[str, Any]:
                 hint=f"record the decision with `vouch approve {proposal.id}`, or revert "
                 "the merge with `git revert` first",
             )
+        others: list[RefUpdate] = _pinned(kb, proposal, expect)
         changes: dict[str, str | None] = {
             kb.rel(records.decided_path(proposal.id)): repo.write_blob(
-                _decision(proposal, "rejected", actor, reason)
+                _decision(
+                    proposal,
+                    "rejected",
+                    actor,
+                    reason,
+                    people=deciders.record_fields(proposal, who, False),
+                )
             ),
         }
-        logs, chain = _logs(
-            kb, tip, _events(proposal, "proposal.reject", actor, {"reason": reason})
-        )
+        data = {"reason": reason, **deciders.event_fields(who, False)}
+        logs, chain = _logs(kb, tip, _events(proposal, "proposal.reject", actor, data))
         changes.update(logs)
         tree = repo.edit_tree(repo.store.peel_tree(tip), changes)
         commit = repo.write_commit(
-            tree, [tip], _message(proposal, "rejected", actor, reason, chain)
+            tree,
+            [tip],
+            _message(
+                proposal, "rejected", actor, reason, chain, extra=deciders.trailers(who, False)
+            ),
         )
         fault("committed")
-        others: list[RefUpdate] = [(records.REJECTED_PREFIX + proposal.id, proposal.commit, None)]
+        others.append((records.REJECTED_PREFIX + proposal.id, proposal.commit, None))
         if proposal.local:
             others.append((proposal.ref, None, proposal.commit))
-        reviewed = repo.peek(records.REVIEWED_PREFIX + proposal.id)
-        if reviewed:
-            others.append((records.REVIEWED_PREFIX + proposal.id, None, reviewed))
         land(
             kb,
             branch,

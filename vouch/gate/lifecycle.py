@@ -312,7 +312,9 @@ def promote(
     """A reviewer's step up the ladder working → actionable → stable (one rung by
     default). Never down, never for a retired claim, never for a contested claim whose
     contradiction is still live, never by the claim's own proposer."""
-    from vouch.gate.decide import TRUSTED_ROLE, gate_settings
+    from vouch.gate.decide import gate_settings
+    from vouch.gate.deciders import self_allowed
+    from vouch.gate.identity import fold
 
     with gate_lock(kb):
         branch = Branch(kb)
@@ -346,9 +348,8 @@ def promote(
                 else [],
                 "promotion",
             )
-        if (
-            target.get("proposed_by") == actor
-            and gate_settings(kb, str(branch.tip)).get("review.approver_role") != TRUSTED_ROLE
+        if fold(str(target.get("proposed_by") or "")) == fold(actor) and not self_allowed(
+            gate_settings(kb, str(branch.tip))
         ):
             raise GateRefused(
                 f"{actor} proposed claim {object_id} and cannot also promote it",

@@ -15,6 +15,7 @@ from typing import Any
 from vouch.core import ids
 from vouch.errors import UsageError, ValidationFailed
 from vouch.gate import records
+from vouch.gate.identity import Identity, principal
 from vouch.gate.references import BaseView, Pending, check_references
 from vouch.kinds import KINDS, Kind, Obj
 from vouch.kinds import evidence as evidence_kind
@@ -102,7 +103,7 @@ def pending_for(kb: KB, object_id: str) -> str | None:
 
 def propose(
     kb: KB,
-    actor: str,
+    actor: str | Identity,
     kind_name: str,
     values: dict[str, Any],
     *,
@@ -120,6 +121,8 @@ def propose(
     """
     kind = KINDS[kind_name]
     key = f"{kind_name}_id"
+    who = principal(kb, actor)
+    actor = who.name
     if session_id is not None:
         # it goes into a trailer and a file: a well-formed id, then an open session
         sessions.check_session_id(session_id)
@@ -184,7 +187,7 @@ def propose(
             }
         pid = ids.proposal_id({"object": oid, "proposer": actor, "nonce": secrets.token_hex(8)})
         commit = _write_proposal(
-            kb, kind, obj, made, pid, actor, branch, base, rationale, session_id, waits
+            kb, kind, obj, made, pid, who, branch, base, rationale, session_id, waits
         )
         repo.update_ref(PROPOSAL_PREFIX + pid, commit, None, message=f"vouch: propose {pid}")
     return {
@@ -202,18 +205,20 @@ def _write_proposal(
     obj: Obj,
     made: dict[str, Obj],
     pid: str,
-    actor: str,
+    who: Identity,
     branch: str,
     base: str,
     rationale: str | None,
     session_id: str | None,
     waits: dict[str, str] | None = None,
 ) -> str:
+    """The proposal commit: authored by the proposer (a declared agent, or the person),
+    committed (and signed, when the repository signs) by the person running vouch."""
     tree = proposal_tree(kb, kind, obj, made, base)
     message = proposal_message(
-        kind, obj, pid, actor, branch, base, rationale, session_id, waits or {}
+        kind, obj, pid, who.name, branch, base, rationale, session_id, waits or {}, label=who.label
     )
-    return kb.repo.write_commit(tree, [base], message)
+    return kb.repo.write_commit(tree, [base], message, author=(who.name, who.email))
 
 
 def proposal_tree(kb: KB, kind: Kind, obj: Obj, made: dict[str, Obj], base: str) -> str:
@@ -240,6 +245,7 @@ def proposal_message(
     waits: dict[str, str],
     *,
     revision: int | None = None,
+    label: str | None = None,
 ) -> str:
     """A proposal (or revision) commit's message: subject, rationale, Vouch-* trailers."""
     title = " ".join(kind.title_of(obj).split())[:72] or obj["id"]
@@ -250,7 +256,8 @@ def proposal_message(
             "Vouch-Proposal": pid,
             "Vouch-Kind": kind.name,
             "Vouch-Object": obj["id"],
-            "Vouch-Proposer": actor,
+            "Vouch-Proposer": actor,  # shown; the proposer is the commit's author
+            "Vouch-As": label if label and label != actor else None,
             "Vouch-Base": branch,
             "Vouch-Base-Commit": base,
             "Vouch-Session": session_id,

@@ -15,6 +15,7 @@ from typing import Any
 
 from vouch.core import ids
 from vouch.errors import CorruptFile, GateRefused, InvalidId, NotFound
+from vouch.gate.identity import AGENT_DOMAIN, Identity, parse_who
 from vouch.kinds import KINDS
 from vouch.store.kb import KB, PROPOSAL_PREFIX, decided_path
 
@@ -42,10 +43,29 @@ class Proposal:
     title: str
     rationale: str
     trailers: dict[str, list[str]] = field(default_factory=dict)
+    # who proposed, read from the commit itself (its author; the committer, when an
+    # agent authored it, is the operator who ran it); never from a trailer alone
+    proposer_email: str = ""
+    operator: str | None = None
 
     @property
     def local(self) -> bool:
         return self.ref.startswith(PROPOSAL_PREFIX)
+
+    @property
+    def label(self) -> str | None:
+        """The `--as` label the proposer typed (`Vouch-As`): shown, never trusted."""
+        found = self.trailers.get("Vouch-As")
+        return found[0] if found else None
+
+    def identity(self) -> Identity:
+        return Identity(
+            self.proposer,
+            self.proposer_email,
+            agent=self.proposer_email.endswith("@" + AGENT_DOMAIN),
+            operator=self.operator,
+            label=self.label,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +74,8 @@ class Proposal:
             "object_id": self.object_id,
             "title": self.title,
             "proposer": self.proposer,
+            "proposer_email": self.proposer_email,
+            "proposed_by": self.identity().describe(),
             "base": self.base,
             "created_at": self.created_at,
             "rationale": self.rationale,
@@ -178,7 +200,38 @@ def read_commit(kb: KB, commit: str, ref: str) -> Proposal | None:
     if found is None or found[0] != "commit":
         return None
     _, _, message = found[1].partition(b"\n\n")
-    return from_record([ref, commit, "", message.decode("utf-8", "replace")])
+    proposal = from_record([ref, commit, "", message.decode("utf-8", "replace")])
+    return with_people(kb, proposal) if proposal else None
+
+
+def people(kb: KB, commit: str) -> tuple[tuple[str, str], tuple[str, str]] | None:
+    """((author name, email), (committer name, email)) of a commit, read from the
+    object itself (the first of each header line, as git reads it)."""
+    found = kb.repo.store.read(commit)
+    if found is None or found[0] != "commit":
+        return None
+    header = found[1].split(b"\n\n", 1)[0].decode("utf-8", "replace")
+    got: dict[str, tuple[str, str]] = {}
+    for line in header.split("\n"):
+        role, _, rest = line.partition(" ")
+        if role in ("author", "committer") and role not in got:
+            got[role] = parse_who(rest.rsplit(" ", 2)[0] if rest.count(" ") >= 2 else rest)
+    if "author" not in got or "committer" not in got:
+        return None
+    return got["author"], got["committer"]
+
+
+def with_people(kb: KB, proposal: Proposal) -> Proposal:
+    """The proposal with its proposer read from its commit: the author. A commit
+    whose author differs from its committer was made by an agent its committer ran."""
+    from dataclasses import replace
+
+    found = people(kb, proposal.commit)
+    if found is None:
+        return replace(proposal, proposer="", proposer_email="")
+    (name, email), (cname, cemail) = found
+    operator = f"{cname} <{cemail}>" if (cname, cemail) != (name, email) else None
+    return replace(proposal, proposer=name, proposer_email=email, operator=operator)
 
 
 def read_proposals(kb: KB, patterns: list[str], *, unmerged: bool = False) -> list[Proposal]:
@@ -186,7 +239,7 @@ def read_proposals(kb: KB, patterns: list[str], *, unmerged: bool = False) -> li
     `unmerged`, only those whose commit HEAD's history does not hold yet."""
     extra = ["--no-merged=HEAD"] if unmerged and kb.repo.peek("HEAD") else []
     rows = kb.repo.ref_records(patterns, REF_FIELDS, extra)
-    return [p for p in (from_record(r) for r in rows) if p is not None]
+    return [with_people(kb, p) for p in (from_record(r) for r in rows) if p is not None]
 
 
 def decision_of(kb: KB, proposal_id: str, commit: str | None) -> dict[str, Any] | None:
@@ -261,5 +314,5 @@ def find_merged(kb: KB, proposal_id: str, commit: str | None) -> Proposal | None
     for parts in rows:
         found = from_record([f"merged/{proposal_id}", *parts]) if len(parts) == 3 else None
         if found is not None and "Vouch-Decision" not in found.trailers:
-            return found
+            return with_people(kb, found)
     return None

@@ -22,6 +22,7 @@ from typing import Any
 from vouch.core import ids
 from vouch.errors import CorruptFile, GateRefused, UsageError
 from vouch.gate import records
+from vouch.gate.identity import Identity, principal, same
 from vouch.gate.propose import BaseView, proposal_message, proposal_tree, validate_values
 from vouch.gate.thread import COMMENTS_PREFIX
 from vouch.kinds import KINDS
@@ -42,13 +43,14 @@ _DERIVED = ("id", "approved_by")  # updated_at is kept until the content changes
 
 def revise(
     kb: KB,
-    actor: str,
+    actor: str | Identity,
     proposal_id: str,
     changes: dict[str, Any],
     rationale: str | None = None,
 ) -> dict[str, Any]:
     """Add a revision to an open proposal. Result: proposal_id, revision, commit,
     <kind>_id, valid, errors (an invalid revision writes nothing), changed."""
+    who = principal(kb, actor)
     with gate_lock(kb):
         proposal = records.find(kb, proposal_id)
         if not proposal.local:
@@ -56,7 +58,7 @@ def revise(
                 f"proposal {proposal.id} is not a branch of this clone",
                 hint="revise it where it was proposed (its proposer's clone), then push",
             )
-        if actor != proposal.proposer:
+        if not same(who, Identity(proposal.proposer, proposal.proposer_email)):
             raise GateRefused(
                 f"only its proposer ({proposal.proposer}) revises proposal {proposal.id}",
                 hint=f'ask for the change instead: vouch comment {proposal.id} "..."',
@@ -114,15 +116,17 @@ def revise(
             kind,
             obj,
             proposal.id,
-            actor,
+            proposal.proposer,
             proposal.base,
             proposal.base_commit,
             rationale if rationale is not None else proposal.rationale,
             proposal.session_id,
             waits,
             revision=number,
+            label=proposal.label,
         )
-        commit = repo.write_commit(tree, [proposal.commit], message)
+        author = (proposal.proposer, proposal.proposer_email)
+        commit = repo.write_commit(tree, [proposal.commit], message, author=author)
         repo.update_ref(
             PROPOSAL_PREFIX + proposal.id,
             commit,

@@ -263,9 +263,19 @@ def _revisions(kb: KB, proposal: Proposal) -> list[tuple[str, Proposal]]:
     while True:
         parents = repo.commit_parents(commit)
         found = records.read_commit(kb, commit, proposal.ref) if len(parents) == 1 else None
-        same = found is not None and (
-            (found.id, found.kind, found.proposer, found.base, found.base_commit)
-            == (proposal.id, proposal.kind, proposal.proposer, proposal.base, proposal.base_commit)
+        same = (
+            found is not None
+            and (found.id, found.kind, found.proposer, found.proposer_email, found.base)
+            == (
+                proposal.id,
+                proposal.kind,
+                proposal.proposer,
+                proposal.proposer_email,
+                proposal.base,
+            )
+            and found.base_commit == proposal.base_commit
+            # the trailer vouch writes names the commit's author; any other is forged
+            and found.trailers.get("Vouch-Proposer") == [found.proposer]
         )
         if not same or found is None or len(chain) >= records.MAX_REVISIONS:
             raise refused

@@ -11,7 +11,10 @@ saving and half-hour zones included), which is what git does.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
+import struct
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,3 +94,30 @@ def _parse(ident: str, role: str) -> Signature:
     GIT_<role>_DATE fixed it; otherwise it is git's clock, taken again per commit."""
     who, seconds, zone = ident.strip().rsplit(" ", 2)
     return Signature(who, f"{seconds} {zone}" if os.environ.get(f"GIT_{role}_DATE") else None)
+
+
+_SSH_ARMOR = (b"-----BEGIN SSH SIGNATURE-----", b"-----END SSH SIGNATURE-----")
+
+
+def ssh_signing_key(header: bytes) -> str | None:
+    """The SHA256 fingerprint (as `ssh-keygen -l` prints it) of the public key inside a
+    commit header's SSH signature (`gpgsig`), or None when there is none. Read from the
+    signature itself, so it needs no allowed-signers file: whether git trusts the key is
+    `git verify-commit`'s question, which key signed is this one's."""
+    start = header.find(_SSH_ARMOR[0])
+    end = header.find(_SSH_ARMOR[1], start)
+    if start < 0 or end < 0:
+        return None
+    armored = header[start + len(_SSH_ARMOR[0]) : end]
+    try:
+        raw = base64.b64decode(b"".join(line.strip() for line in armored.split(b"\n")))
+        if not raw.startswith(b"SSHSIG"):
+            return None
+        (size,) = struct.unpack(">I", raw[10:14])  # after the magic and the version
+        key = raw[14 : 14 + size]
+    except (ValueError, struct.error):
+        return None
+    if not key or len(key) != size:
+        return None
+    digest = base64.b64encode(hashlib.sha256(key).digest()).decode().rstrip("=")
+    return f"SHA256:{digest}"

@@ -229,22 +229,28 @@ class Repo(WorkTree):
     def write_blob(self, data: bytes) -> str:
         return self.store.write("blob", data)
 
-    def write_commit(self, tree: str, parents: list[str], message: str) -> str:
+    def write_commit(
+        self, tree: str, parents: list[str], message: str, author: tuple[str, str] | None = None
+    ) -> str:
         """A commit object written in-process: the bytes `git commit-tree` would write in
         the same environment (identity, GIT_*_DATE, local timezone). With
         `commit.gpgSign` set, git writes and signs it (`git commit-tree -S`: GPG or SSH,
-        as `git commit` would)."""
+        as `git commit` would). `author` (name, email) replaces git's author — a declared
+        agent authors what its operator commits."""
         if self.signs_commits():
             args = ["commit-tree", tree, *(a for p in parents for a in ("-p", p)), "-S"]
-            return self.git(*args, input=message).strip()
+            env = {"GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1]} if author else None
+            return self.git(*args, input=message, env=env).strip()
         from vouch.git import ident
 
-        author, committer = self.signatures()
+        signed_author, committer = self.signatures()
+        if author is not None:
+            signed_author = ident.Signature(f"{author[0]} <{author[1]}>", signed_author.date)
         now = ident.now_stamp()
         lines = [
             f"tree {tree}",
             *(f"parent {p}" for p in parents),
-            f"author {author.line(now)}",
+            f"author {signed_author.line(now)}",
             f"committer {committer.line(now)}",
             "",
             message,
@@ -253,6 +259,27 @@ class Repo(WorkTree):
         return self.store.write(
             "commit", body.encode() if body.endswith("\n") else (body + "\n").encode()
         )
+
+    def identity(self) -> tuple[str, str]:
+        """(name, email) of whoever commits here, as `git var GIT_COMMITTER_IDENT` says."""
+        who = self.signatures()[1].who
+        name, _, email = who.removesuffix(">").rpartition(" <")
+        return name.strip(), email.strip()
+
+    def signing_key(self, commit: str) -> str | None:
+        """The key that signed `commit` (an SSH key's SHA256 fingerprint, read from the
+        signature itself; a GPG key as git reports it), or None when it is unsigned."""
+        from vouch.git import ident
+
+        found = self.store.read(commit)
+        if found is None or found[0] != "commit":
+            return None
+        header = found[1].split(b"\n\n", 1)[0]
+        key = ident.ssh_signing_key(header)
+        if key is not None or b"\ngpgsig" not in header:
+            return key
+        out = self.git("log", "-1", "--no-walk", "--format=%GF%n%GK", commit, check=False)
+        return next((ln.strip() for ln in out.splitlines() if ln.strip()), None)
 
     def signs_commits(self) -> bool:
         """Whether `commit.gpgSign` asks for signed commits here (read for every commit:

@@ -63,7 +63,7 @@ def doctor(kb: KB, progress: Progress | None = None) -> dict[str, Any]:
     checks["audit"] = audit_check
     issues += [{**i, "check": "audit"} for i in audit_issues]
 
-    config_issues = config_drift(kb)
+    config_issues = config_drift(kb) + _self_approval(kb)
     checks["config"] = {"verdict": verdict(config_issues), **counts(config_issues)}
     issues += [{**i, "check": "config"} for i in config_issues]
 
@@ -75,6 +75,15 @@ def doctor(kb: KB, progress: Progress | None = None) -> dict[str, Any]:
         "checks": checks,
         "issues": found_all,
     }
+
+
+def _self_approval(kb: KB) -> list[Issue]:
+    from vouch.gate.decide import gate_settings
+    from vouch.gate.deciders import ALLOW_SELF, self_approval_note
+
+    tip = kb.repo.peek("HEAD")
+    note = self_approval_note(gate_settings(kb, tip)) if tip else None
+    return [warn("self-approval-allowed", note, id=ALLOW_SELF)] if note else []
 
 
 def _index(kb: KB) -> tuple[dict[str, Any], list[Issue]]:

@@ -39,8 +39,11 @@ _FIELDS = (
 def self_approvals(k: Knowledge, records: Iterable[Obj], settings: Config) -> list[Issue]:
     """Approved decisions whose approver is the proposer (unless the committed
     configuration trusts agents to approve their own proposals)."""
+    from vouch.gate.identity import fold
+
     if settings.get("review.approver_role") == TRUSTED_ROLE:
         return []
+    alone = settings.get("review.allow_self_approval") is True
     return [
         error(
             "self-approved",
@@ -49,7 +52,12 @@ def self_approvals(k: Knowledge, records: Iterable[Obj], settings: Config) -> li
             path=object_path(k, DECISION, str(r["proposal_id"])),
         )
         for r in records
-        if r["decision"] == "approved" and r["decided_by"] == r["proposer"]
+        if r["decision"] == "approved"
+        and not (alone and r.get("self_approved") is True)
+        and (
+            fold(str(r["decided_by"])) == fold(str(r["proposer"]))
+            or (r.get("decider_email") and r.get("decider_email") == r.get("proposer_email"))
+        )
     ]
 
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import GateRefused, UsageError
+from vouch.gate.identity import fold
 from vouch.health.files import DECISION, catalog, prefix
 from vouch.health.issues import Issue, error, warn
 from vouch.health.provenance import TRUSTED_ROLE
@@ -177,6 +178,13 @@ def _identities(*values: str) -> set[str]:
     return out
 
 
+def _allowed(approvers: list[str], *values: str) -> bool:
+    """Whether `review.approvers` names any of these identities (name, e-mail or
+    `Name <email>`), compared folded."""
+    listed = {fold(x) for x in _identities(*approvers)} - {""}
+    return bool(listed & ({fold(x) for x in _identities(*values)} - {""}))
+
+
 class _Checker:
     def __init__(self, kb: KB, settings: Config, head: str, base: str):
         self.kb = kb
@@ -243,7 +251,7 @@ class _Checker:
                     )
                 )
                 return
-            if self.approvers and not _identities(sig.signer) & set(self.approvers):
+            if self.approvers and not _allowed(self.approvers, sig.signer):
                 self._add(
                     error(
                         "approver-not-allowed",
@@ -253,30 +261,32 @@ class _Checker:
                     )
                 )
             return
-        if self.approvers:
-            names = _identities(
-                actor, *commit.committer, f"{commit.committer[0]} <{commit.committer[1]}>"
-            )
-            if not names & set(self.approvers):
-                self._add(
-                    error(
-                        "approver-not-allowed",
-                        f"{what} commit {cid} was made by "
-                        f"{actor or commit.committer[0]!r}, who is not in "
-                        "review.approvers",
-                        id=commit.sha,
-                    )
+        # the git identity that made the commit (and vouch's record of it), never a
+        # `--as` label; compared folded (`vouch.gate.identity`)
+        if self.approvers and not _allowed(self.approvers, actor, *commit.committer):
+            self._add(
+                error(
+                    "approver-not-allowed",
+                    f"{what} commit {cid} was made by "
+                    f"{actor or commit.committer[0]!r}, who is not in "
+                    "review.approvers",
+                    id=commit.sha,
                 )
+            )
 
     def _decision(self, commit: Commit, signed: dict[str, Any]) -> None:
         pid = commit.trailer("Vouch-Proposal")
         approver = commit.trailer("Vouch-Approver")
         proposer = commit.trailer("Vouch-Proposer")
         object_id = commit.trailer("Vouch-Object")
+        allowed_self = self.trusted_self or (
+            self.settings.get("review.allow_self_approval") is True
+            and commit.trailer("Vouch-Self-Approved") == "true"
+        )
         if (
             commit.trailer("Vouch-Decision") == "approved"
-            and approver == proposer
-            and not self.trusted_self
+            and fold(approver) == fold(proposer)
+            and not allowed_self
         ):
             self._add(
                 error(
@@ -338,6 +348,7 @@ class _Checker:
                 )
             )
             return
+        proposal = records.with_people(self.kb, proposal)  # its author proposed it
         require = self.settings.get("review.require_citations", True) is not False
         try:
             verify.check(self.kb, proposal, self.base, require_citations=require)

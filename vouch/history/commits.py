@@ -9,7 +9,7 @@ from typing import Any
 from vouch.gate.records import parse_message
 from vouch.store.kb import KB
 
-_FIELDS = ("%H", "%P", "%an", "%ae", "%aI", "%B")
+_FIELDS = ("%H", "%P", "%an", "%ae", "%aI", "%cn", "%ce", "%B")
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,7 @@ class Commit:
     subject: str
     body: str  # the message without subject and trailers (a proposal's rationale)
     trailers: dict[str, list[str]] = field(default_factory=dict)
+    committer: str = ""  # `Name <email>`
 
     def trailer(self, key: str) -> str:
         return (self.trailers.get(key) or [""])[0]
@@ -43,13 +44,36 @@ class Commit:
 
     @property
     def actor(self) -> str:
-        """Who acted, as vouch recorded it (else git's author)."""
-        return (
-            self.trailer("Vouch-Approver")
-            or self.trailer("Vouch-Proposer")
-            or self.trailer("Vouch-Actor")
-            or self.author
-        )
+        """Who acted: a proposal's author (never its trailer alone), a decision's
+        approver as vouch recorded it, else the vouch actor or git's author."""
+        if self.role == "proposal":
+            return self.author
+        return self.trailer("Vouch-Approver") or self.trailer("Vouch-Actor") or self.author
+
+    @property
+    def by(self) -> str:
+        """Who acted, in full: `Name <email>`, `agent X <...>, run by Y <...>`, `as <label>`."""
+        from vouch.gate.identity import AGENT_DOMAIN, Identity
+
+        if self.role == "proposal":
+            operator = self.committer if self.committer != f"{self.author} <{self.email}>" else None
+            who = Identity(
+                self.author,
+                self.email,
+                agent=self.email.endswith("@" + AGENT_DOMAIN),
+                operator=operator,
+                label=self.trailer("Vouch-As") or None,
+            )
+        elif self.role == "decision":
+            who = Identity(
+                self.actor,
+                self.trailer("Vouch-Approver-Email"),
+                agent=self.trailer("Vouch-Approver-Email").endswith("@" + AGENT_DOMAIN),
+                label=self.trailer("Vouch-As") or None,
+            )
+        else:
+            return self.actor
+        return who.describe()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -59,6 +83,7 @@ class Commit:
             "date": self.date,
             "author": self.author,
             "actor": self.actor,
+            "by": self.by,
             "subject": self.subject,
         }
         extra = {
@@ -74,9 +99,19 @@ class Commit:
 def parse(row: list[str]) -> Commit | None:
     if len(row) < len(_FIELDS):
         return None
-    sha, parents, name, email, date, message = row[: len(_FIELDS)]
+    sha, parents, name, email, date, cname, cemail, message = row[: len(_FIELDS)]
     subject, body, trailers = parse_message(message)
-    return Commit(sha, tuple(parents.split()), name, email, date, subject, body, trailers)
+    return Commit(
+        sha,
+        tuple(parents.split()),
+        name,
+        email,
+        date,
+        subject,
+        body,
+        trailers,
+        f"{cname} <{cemail}>",
+    )
 
 
 def read_log(

@@ -108,7 +108,11 @@ def _proposed(proposal: Commit | None, decision: Commit | None, obj: Obj) -> dic
         "proposer": source.trailer("Vouch-Proposer") or obj.get("proposed_by"),
     }
     if proposal is not None:
+        # who proposed is the proposal commit's author, never a trailer alone
         out.update(
+            proposer=proposal.author,
+            proposer_email=proposal.email,
+            proposed_by=proposal.by,
             commit=proposal.sha,
             date=proposal.date,
             rationale=proposal.body or None,
@@ -123,6 +127,7 @@ def _approved(decision: Commit | None) -> dict[str, Any] | None:
         return None
     return {
         "approver": decision.trailer("Vouch-Approver"),
+        "approved_by": decision.by,
         "date": decision.date,
         "commit": decision.sha,
         "reason": decision.body or None,

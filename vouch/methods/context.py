@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vouch.core.progress import Progress
 from vouch.store.kb import KB
+
+if TYPE_CHECKING:
+    from vouch.gate.identity import Identity
 
 
 @dataclass
 class CallContext:
     kb_path: str | None = None  # --kb / VOUCH_KB; None walks up from `start`
     start: Path | None = None
-    actor_override: str | None = None  # --as on the CLI; never a request parameter
+    actor_override: str | None = None  # --as on the CLI: a label, never an identity
+    agent: str | None = None  # a library caller's declared agent (else VOUCH_AGENT/config)
     trusted: bool = True  # may `approver` override the actor? (servers: --trusted-host)
     transport: str = "cli"
     allow_decisions: bool = False  # servers: --allow-decisions (the CLI always may decide)
@@ -35,9 +39,16 @@ class CallContext:
         return self.transport == "cli" or self.allow_decisions
 
     def actor(self) -> str:
-        """Who is acting; over a transport only a declared agent (else GateRefused)."""
-        from vouch.methods.actor import declared_agent, resolve_actor
+        """Who is acting (the identity's name); over a transport only a declared agent
+        (else GateRefused)."""
+        return self.identity().name
+
+    def identity(self) -> Identity:
+        """The acting principal: a git identity, or a declared agent run by one; `--as`
+        rides along as a label (DESIGN §4.1)."""
+        from vouch.methods.actor import configured_actor, declared_agent, identity
 
         if self.transport == "cli":
-            return resolve_actor(self.kb, self.actor_override)
-        return declared_agent(self.kb, self.transport)
+            return identity(self.kb, configured_actor(self.kb, self.agent), self.actor_override)
+        agent = configured_actor(self.kb, self.agent) or declared_agent(self.kb, self.transport)
+        return identity(self.kb, agent)

@@ -42,8 +42,10 @@ def run_demo(repo: Path) -> Iterator[str]:
     result = init_kb(repo, AUTHOR)
     yield f"{next(number)}. vouch init → {result.root} (committed: {', '.join(result.files)})"
 
-    agent = CallContext(kb_path=str(repo), actor_override=AUTHOR)
-    reviewer = CallContext(kb_path=str(repo), actor_override=REVIEWER)
+    # the agent is a declared agent (its own principal: it authors its proposals); the
+    # reviewer is the person running the demo, as git knows them (its operator)
+    agent = CallContext(kb_path=str(repo), agent=AUTHOR)
+    reviewer = CallContext(kb_path=str(repo))
     yield f"{next(number)}. vouch source add — the agent registers the example documents:"
     docs: dict[str, str] = {}
     for path in example_files():
@@ -150,6 +152,12 @@ def _person_decides(
     docs: dict[str, str],
     number: Iterator[int],
 ) -> Iterator[str]:
+    for made in proposed.values():  # `vouch show`: the reviewer reads each, pinning it
+        ops.invoke(reviewer, "kb.read_proposal", {"id": made["proposal_id"]})
+    yield (
+        f"{next(number)}. vouch show … (as {REVIEWER}) → each proposal read with its cited "
+        "lines; showing pins the commit an approval may land"
+    )
     wanted = [proposed[k]["proposal_id"] for k in proposed if k != "fridays"]
     approved = ops.invoke(
         reviewer,
@@ -182,6 +190,7 @@ def _person_decides(
         },
     )
     fuller = {**fuller_made, "object_id": fuller_made["claim_id"]}
+    ops.invoke(reviewer, "kb.read_proposal", {"id": fuller["proposal_id"]})
     ops.invoke(reviewer, "kb.approve", {"proposal_id": fuller["proposal_id"]})
     ops.invoke(
         reviewer,

@@ -10,6 +10,7 @@ from typing import Any
 
 from vouch.errors import UsageError
 from vouch.gate import decide, pending, propose
+from vouch.gate.identity import Identity, check_name
 from vouch.methods.context import CallContext
 from vouch.store import audit, evidence
 
@@ -39,7 +40,7 @@ def propose_claim(
     }
     return propose.propose(
         ctx.kb,
-        ctx.actor(),
+        ctx.identity(),
         "claim",
         values,
         rationale=rationale,
@@ -70,7 +71,7 @@ def propose_page(
         "sources": sources,
         "tags": sorted(set(tags)) if tags else None,
     }
-    return propose.propose(ctx.kb, ctx.actor(), "page", values, dry_run=dry_run, again=again)
+    return propose.propose(ctx.kb, ctx.identity(), "page", values, dry_run=dry_run, again=again)
 
 
 def propose_entity(
@@ -83,7 +84,7 @@ def propose_entity(
     again: bool = False,
 ) -> dict[str, Any]:
     values = {"name": name, "type": type, "aliases": aliases, "description": description}
-    return propose.propose(ctx.kb, ctx.actor(), "entity", values, dry_run=dry_run, again=again)
+    return propose.propose(ctx.kb, ctx.identity(), "entity", values, dry_run=dry_run, again=again)
 
 
 def propose_relation(
@@ -103,7 +104,7 @@ def propose_relation(
         "confidence": confidence,
         "evidence": evidence,
     }
-    return propose.propose(ctx.kb, ctx.actor(), "relation", values, dry_run=dry_run, again=again)
+    return propose.propose(ctx.kb, ctx.identity(), "relation", values, dry_run=dry_run, again=again)
 
 
 def revise_proposal(
@@ -111,7 +112,7 @@ def revise_proposal(
 ) -> dict[str, Any]:
     from vouch.gate import revise
 
-    return revise.revise(ctx.kb, ctx.actor(), proposal_id, changes, rationale)
+    return revise.revise(ctx.kb, ctx.identity(), proposal_id, changes, rationale)
 
 
 def comment_proposal(ctx: CallContext, proposal_id: str, text: str) -> dict[str, Any]:
@@ -148,14 +149,19 @@ def approve(
             "approver may only be set by a trusted caller",
             hint="the server must run with --trusted-host",
         )
-    actor = approver.strip() if approver and approver.strip() else ctx.actor()
+    actor = ctx.identity()
+    if approver and approver.strip():
+        # a trusted host names the person it authenticated; its operator runs vouch
+        actor = Identity(check_name(approver, "approver"), operator=actor.who)
     return decide.approve(
         ctx.kb, actor, proposal_id, reason, expect=expect, together=together or ()
     )
 
 
-def reject(ctx: CallContext, proposal_id: str, reason: str) -> dict[str, Any]:
-    result = decide.reject(ctx.kb, ctx.actor(), proposal_id, reason)
+def reject(
+    ctx: CallContext, proposal_id: str, reason: str, expect: str | None = None
+) -> dict[str, Any]:
+    result = decide.reject(ctx.kb, ctx.identity(), proposal_id, reason, expect=expect)
     return {
         "ok": result["ok"],
         "proposal_id": result["proposal_id"],

@@ -278,7 +278,9 @@ def _register_gate() -> None:
                 Param(
                     "expect",
                     {"type": "string"},
-                    description="the proposal commit that was reviewed; refused if it differs",
+                    description="the full id of the proposal commit that was reviewed; refused "
+                    "if it differs. Without it, the commit `vouch show` recorded in this clone "
+                    "is the pin, and with neither the decision is refused",
                 ),
                 Param(
                     "together",
@@ -300,6 +302,12 @@ def _register_gate() -> None:
             (
                 Param("proposal_id", {"type": "string"}, required=True),
                 Param("reason", {"type": "string"}, required=True),
+                Param(
+                    "expect",
+                    {"type": "string"},
+                    description="the full id of the proposal commit that was reviewed "
+                    "(as for approve)",
+                ),
             ),
             writes=True,
             cli=Cli(args=("proposal_id",), human=f"{_HUMAN}rejected"),

@@ -123,13 +123,13 @@ def capabilities(ctx: CallContext) -> dict[str, Any]:
 def _caller(ctx: CallContext) -> dict[str, Any]:
     """What this caller may do here, so that an agent learns it before being refused.
 
-    `agent` is the declared actor (--as, VOUCH_AGENT, config `agent`); at the CLI a null
-    one means the git user acts.
+    `agent` is the declared agent (VOUCH_AGENT, config `agent`); at the CLI a null one
+    means the git user acts (`--as` is only a label beside them).
     """
     from vouch.methods.actor import configured_actor
 
     cli = ctx.transport == "cli"
-    agent = configured_actor(ctx.kb, ctx.actor_override if cli else None)
+    agent = configured_actor(ctx.kb, ctx.agent)
     may_write = cli or agent is not None
     return {
         "transport": ctx.transport,

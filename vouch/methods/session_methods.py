@@ -38,7 +38,7 @@ def session_end(ctx: CallContext, session_id: str, transcript: str | None = None
 def crystallize(ctx: CallContext, session_id: str, no_page: bool = False) -> dict[str, Any]:
     from vouch.gate.crystallize import crystallize as crystallize_session
 
-    return crystallize_session(ctx.kb, ctx.actor(), session_id, no_page=no_page)
+    return crystallize_session(ctx.kb, ctx.identity(), session_id, no_page=no_page)
 
 
 METHODS: tuple[Method, ...] = (

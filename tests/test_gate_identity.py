@@ -1,0 +1,350 @@
+"""Identity you cannot type your way into (ISSUE-34 finding 5, DESIGN §4.1).
+
+The proposer is the proposal commit's author, the decider the git identity running the
+decision (or the agent it declared); they are compared folded (NFKC, case, invisible
+characters, spacing). `--as` is a label beside the identity, never instead of it. A
+person working alone allows self-approval in committed config; with signed decisions
+required, the key that signs is compared too. Each attack below is built in a real
+repository with real git (and a real throwaway SSH key) and shown refused with nothing
+written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import git
+from gate_support import a_source, branches, head, show
+from servers_support import JsonlServer, kb_state
+
+from vouch.core import yamlio
+from vouch.gate import records
+from vouch.store import audit
+from vouch.store.kb import KB
+
+ADA = ("Ada Author", "ada@example.invalid")
+RITA = ("Rita Reviewer", "rita@example.invalid")
+CAROL = ("Carol Checker", "carol@example.invalid")
+HAS_SSH = not subprocess.run(["which", "ssh-keygen"], capture_output=True).returncode
+
+
+def _as(monkeypatch: pytest.MonkeyPatch, person: tuple[str, str]) -> None:
+    """Be this person, as git knows them (GIT_COMMITTER_NAME/EMAIL)."""
+    monkeypatch.setenv("GIT_COMMITTER_NAME", person[0])
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", person[1])
+
+
+def _propose(run_cli: Any, kb: KB, text: str, *extra: str) -> str:
+    res = run_cli(
+        "propose-claim", "--text", text, "--source", a_source(kb), *extra, "--json", cwd=kb.root
+    )
+    assert res.code == 0, res.err
+    pid = str(res.json()["proposal_id"])
+    show(kb, pid)  # a reviewer looked at it: pinned
+    return pid
+
+
+def _refused_self(res: Any) -> None:
+    assert res.code == 1 and "E104" in res.err, res.err
+    assert "cannot approve" in res.err and "the same person" in res.err, res.err
+    assert "allow_self_approval" in res.err  # the way for a person working alone
+
+
+def _unchanged(kb: KB, before: tuple[str, str, str]) -> None:
+    assert kb_state(kb.root) == before
+
+
+def _decision(kb: KB, pid: str) -> dict[str, Any]:
+    return yamlio.load_yaml((kb.dir / records.decided_path(pid)).read_text())
+
+
+def test_typing_the_proposers_name_differently_is_still_the_proposer(
+    kb_with_sources: KB, run_cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb = kb_with_sources
+    _as(monkeypatch, ADA)
+    pid = _propose(run_cli, kb, "Deploys need a green CI run")
+    commit = head(kb.root, f"refs/heads/vouch/proposal/{pid}")
+    # the proposer is the commit's author: Ada, as git knows her
+    assert git(kb.root, "log", "-1", "--format=%an <%ae>|%cn <%ce>", commit).strip() == (
+        "Ada Author <ada@example.invalid>|Ada Author <ada@example.invalid>"
+    )
+    before = kb_state(kb.root)
+    for label in ("ada author", "Rita Reviewer", "ADA  AUTHOR", "Ｒｉｔａ"):
+        _refused_self(run_cli("approve", pid, "--as", label, cwd=kb.root))
+        _unchanged(kb, before)
+    # Rita herself typing Ada's name as her label is refused too (labels are compared)
+    _as(monkeypatch, RITA)
+    _refused_self(run_cli("approve", pid, "--as", "ada author", cwd=kb.root))
+    _unchanged(kb, before)
+    # the same e-mail under another name is the same person
+    _as(monkeypatch, ("A. Author", "ADA@example.invalid"))
+    _refused_self(run_cli("approve", pid, cwd=kb.root))
+    _unchanged(kb, before)
+    # Rita, as git knows her, approves
+    _as(monkeypatch, RITA)
+    res = run_cli("approve", pid, cwd=kb.root)
+    assert res.code == 0, res.err
+    decision = _decision(kb, pid)
+    assert decision["decided_by"] == "Rita Reviewer" and decision["proposer"] == "Ada Author"
+    assert decision["decider_email"] == RITA[1] and decision["proposer_email"] == ADA[1]
+
+
+def test_a_label_on_the_proposal_changes_nothing_and_why_names_the_author(
+    kb_with_sources: KB, run_cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb = kb_with_sources
+    _as(monkeypatch, ADA)
+    pid = _propose(run_cli, kb, "Rollbacks take under five minutes", "--as", "Rita Reviewer")
+    shown = run_cli("show", pid, "--json", cwd=kb.root).json()
+    assert shown["proposer"] == "Ada Author"
+    assert shown["proposed_by"] == "Ada Author <ada@example.invalid>, as Rita Reviewer"
+    before = kb_state(kb.root)
+    _refused_self(run_cli("approve", pid, cwd=kb.root))
+    _unchanged(kb, before)
+    # a label is compared as an extra check, so the Rita it names does not approve
+    # either (nobody reads "Rita approved Rita's proposal"); a third person does, and
+    # `why` and `log` name Ada, with her label beside her
+    _as(monkeypatch, RITA)
+    _refused_self(run_cli("approve", pid, cwd=kb.root))
+    _unchanged(kb, before)
+    _as(monkeypatch, CAROL)
+    assert run_cli("approve", pid, cwd=kb.root).code == 0
+    claim_id = shown["object_id"]
+    why = run_cli("why", claim_id, cwd=kb.root).out
+    assert "proposed by Ada Author <ada@example.invalid>, as Rita Reviewer" in why, why
+    assert "approved by Carol Checker <carol@example.invalid>" in why, why
+    assert _decision(kb, pid)["proposed_as"] == "Rita Reviewer"
+    log = run_cli("log", cwd=kb.root).out
+    assert "by Ada Author <ada@example.invalid>, as Rita Reviewer" in log, log
+
+
+def test_an_agent_is_its_own_principal_run_by_its_operator(
+    kb_with_sources: KB, run_cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb = kb_with_sources
+    _as(monkeypatch, ADA)
+    monkeypatch.setenv("VOUCH_AGENT", "bot")
+    pid = _propose(run_cli, kb, "Agents propose as themselves")
+    commit = head(kb.root, f"refs/heads/vouch/proposal/{pid}")
+    assert git(kb.root, "log", "-1", "--format=%an <%ae>|%cn <%ce>", commit).strip() == (
+        "bot <bot@agent.vouch.invalid>|Ada Author <ada@example.invalid>"
+    )
+    before = kb_state(kb.root)
+    # the agent approving its own proposal, however its name is written, is refused
+    for agent in ("bot", "BOT", "ｂｏｔ", " bot  "):
+        monkeypatch.setenv("VOUCH_AGENT", agent)
+        _refused_self(run_cli("approve", pid, cwd=kb.root))
+        _unchanged(kb, before)
+    # a name holding an invisible character is refused outright, before anything
+    for agent in ("bot\u200b", "b\u202eot", "bot\x07"):
+        monkeypatch.setenv("VOUCH_AGENT", agent)
+        res = run_cli("approve", pid, cwd=kb.root)
+        assert res.code == 1 and "E100" in res.err and "invisible" in res.err, res.err
+        _unchanged(kb, before)
+    monkeypatch.delenv("VOUCH_AGENT")
+    res = run_cli("approve", pid, "--as", "rita\u200breviewer", cwd=kb.root)
+    assert res.code == 1 and "E100" in res.err and "U+200B" in res.err
+    _unchanged(kb, before)
+    # its operator (a different principal) approves it
+    res = run_cli("approve", pid, cwd=kb.root)
+    assert res.code == 0, res.err
+    decision = _decision(kb, pid)
+    assert decision["proposer"] == "bot" and decision["decided_by"] == "Ada Author"
+    assert decision["proposer_operator"] == "Ada Author <ada@example.invalid>"
+
+
+def test_an_agent_with_an_invisible_character_cannot_approve_its_own_over_jsonl(
+    kb_with_sources: KB,
+) -> None:
+    kb = kb_with_sources
+    with JsonlServer(kb.root, env={"VOUCH_AGENT": "bot"}) as srv:
+        made = srv.result(
+            "kb.propose_claim", {"text": "Servers pin too", "evidence": [a_source(kb)]}
+        )
+        assert srv.close() == 0
+    pid = made["proposal_id"]
+    commit = head(kb.root, f"refs/heads/vouch/proposal/{pid}")
+    before = kb_state(kb.root)
+    # a server declared with an invisible character in its agent's name does not start
+    started = subprocess.run(
+        [sys.executable, "-m", "vouch", "serve", "--transport", "jsonl", "--allow-decisions"],
+        cwd=kb.root,
+        env={**os.environ, "VOUCH_AGENT": "bot\u200b"},
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert started.returncode == 1 and "E100" in started.stderr, started.stderr
+    assert "U+200B" in started.stderr
+    _unchanged(kb, before)
+    for agent, code in (("Bot", "E104"), ("ｂｏｔ", "E104"), (" bot ", "E104")):
+        with JsonlServer(kb.root, "--allow-decisions", env={"VOUCH_AGENT": agent}) as srv:
+            reply = srv.call("kb.approve", {"proposal_id": pid, "expect": commit})
+            assert reply["ok"] is False and reply["error"]["vouch_code"] == code, reply
+            srv.close()
+        _unchanged(kb, before)
+    # another agent on a server a person allowed to decide approves it
+    with JsonlServer(kb.root, "--allow-decisions", env={"VOUCH_AGENT": "checker"}) as srv:
+        reply = srv.call("kb.approve", {"proposal_id": pid, "expect": commit})
+        assert reply["ok"] is True, reply
+        srv.close()
+    event = [json.loads(x) for x in (kb.dir / "audit.log.jsonl").read_text().splitlines()][-1]
+    assert event["actor"] == "checker" and event["data"]["proposer"] == "bot"
+
+
+def _commit_config(kb: KB, **review: Any) -> None:
+    cfg = kb.dir / "config.yaml"
+    text = cfg.read_text()
+    for key, value in review.items():
+        old = next(ln for ln in text.splitlines() if ln.strip().startswith(f"{key}:"))
+        text = text.replace(old, f"  {key}: {json.dumps(value)}")
+    cfg.write_text(text)
+    git(kb.root, "commit", "-qam", f"review settings {sorted(review)}")
+
+
+def test_self_approval_allowed_only_in_committed_config_and_recorded(
+    kb_with_sources: KB, run_cli: Any
+) -> None:
+    kb = kb_with_sources
+    pid = _propose(run_cli, kb, "A person working alone")
+    before = kb_state(kb.root)
+    # the work tree's config is not the gate's: an uncommitted setting changes nothing
+    cfg = kb.dir / "config.yaml"
+    original = cfg.read_text()
+    cfg.write_text(original.replace("allow_self_approval: false", "allow_self_approval: true"))
+    _refused_self(run_cli("approve", pid, cwd=kb.root))
+    cfg.write_text(original)
+    _unchanged(kb, before)
+    assert "Self-approval" not in run_cli("status", cwd=kb.root).out
+    _commit_config(kb, allow_self_approval=True)
+    status = run_cli("status", cwd=kb.root).out
+    assert "Self-approval: review.allow_self_approval is on" in status, status
+    doctor = run_cli("doctor", "--json", cwd=kb.root).json()
+    assert any(i["kind"] == "self-approval-allowed" for i in doctor["issues"])
+    res = run_cli("approve", pid, cwd=kb.root)
+    assert res.code == 0, res.err
+    assert _decision(kb, pid)["self_approved"] is True
+    event = audit.query(kb.dir, event="proposal.approve")[-1]
+    assert event["data"]["self_approved"] is True
+    assert "Vouch-Self-Approved: true" in git(kb.root, "log", "-1", "--format=%B")
+    # lint accepts a self-approval the committed config allows, and says nothing else
+    lint = run_cli("lint", "--json", cwd=kb.root).json()
+    assert not [i for i in lint["issues"] if i["kind"] == "self-approved"]
+
+
+def _ssh_key(tmp: Path, principal: str, allowed: Path) -> Path:
+    key = tmp / f"key-{principal}"
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", principal, "-f", str(key)],
+        check=True,
+        capture_output=True,
+    )
+    with allowed.open("a") as fh:
+        fh.write(f"{principal} {(tmp / f'key-{principal}.pub').read_text()}")
+    return key
+
+
+def _sign_with(root: Path, key: Path) -> None:
+    git(root, "config", "user.signingkey", str(key))
+
+
+@pytest.mark.skipif(not HAS_SSH, reason="ssh-keygen is not installed")
+def test_strict_settings_compare_signing_keys(
+    kb_with_sources: KB, run_cli: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    kb = kb_with_sources
+    allowed = kb.root / "allowed_signers"  # the allowed signers file lives in the repo
+    ada_key = _ssh_key(tmp_path, ADA[1], allowed)
+    carol_key = _ssh_key(tmp_path, CAROL[1], allowed)
+    git(kb.root, "add", "allowed_signers")
+    _commit_config(kb, require_signed_decisions=True, approvers=[RITA[1], ADA[1], CAROL[1]])
+    for key, value in (
+        ("gpg.format", "ssh"),
+        ("gpg.ssh.allowedSignersFile", str(allowed)),
+        ("commit.gpgsign", "true"),
+    ):
+        git(kb.root, "config", key, value)
+    _sign_with(kb.root, ada_key)
+    # Ada proposes as Rita by label, and approves with her own valid signature
+    _as(monkeypatch, ADA)
+    pid = _propose(run_cli, kb, "Strictly reviewed claim", "--as", "Rita Reviewer")
+    commit = head(kb.root, f"refs/heads/vouch/proposal/{pid}")
+    assert (
+        "Good"
+        in subprocess.run(
+            ["git", "verify-commit", commit], cwd=kb.root, capture_output=True, text=True
+        ).stderr
+    )  # proposals are signed when the repository signs
+    before = kb_state(kb.root)
+    _refused_self(run_cli("approve", pid, cwd=kb.root))
+    _unchanged(kb, before)
+    # she types another git identity too: the names differ, the key does not
+    _as(monkeypatch, ("Mallory Mask", "mallory@example.invalid"))
+    res = run_cli("approve", pid, cwd=kb.root)
+    assert res.code == 1 and "E104" in res.err and "signed proposal" in res.err, res.err
+    _unchanged(kb, before)
+    # Carol, with Carol's key, approves; lint --since passes the signed range
+    _as(monkeypatch, CAROL)
+    _sign_with(kb.root, carol_key)
+    base = head(kb.root)
+    res = run_cli("approve", pid, cwd=kb.root)
+    assert res.code == 0, res.err
+    lint = run_cli("lint", "--since", base, "--json", cwd=kb.root).json()
+    assert lint["errors"] == 0, lint["issues"]
+    assert branches(kb.root) == []
+
+
+def test_lint_matches_approvers_by_identity_not_label(
+    kb_with_sources: KB, run_cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb = kb_with_sources
+    _commit_config(kb, approvers=["rita@example.invalid"])
+    base = head(kb.root)
+    monkeypatch.setenv("VOUCH_AGENT", "bot")
+    pid = _propose(run_cli, kb, "Approved by someone not listed")
+    monkeypatch.delenv("VOUCH_AGENT")
+    # Test Person, labelled as the listed approver, is still Test Person
+    res = run_cli("approve", pid, "--as", "rita@example.invalid", cwd=kb.root)
+    assert res.code == 0, res.err
+    lint = run_cli("lint", "--since", base, "--json", cwd=kb.root).json()
+    assert [i["kind"] for i in lint["issues"] if i["severity"] == "error"] == [
+        "approver-not-allowed"
+    ]
+
+
+def test_a_hand_made_author_with_an_invisible_character_is_still_its_agent(
+    kb_with_sources: KB, run_cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vouch refuses such names when it writes; a commit built by hand can still carry
+    one (and another address): it is compared folded, so the agent is still itself."""
+    kb = kb_with_sources
+    monkeypatch.setenv("VOUCH_AGENT", "bot")
+    pid = _propose(run_cli, kb, "Built by hand in another name")
+    ref = f"refs/heads/vouch/proposal/{pid}"
+    old = head(kb.root, ref)
+    message = git(kb.root, "log", "-1", "--format=%B", old)
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b\u200bot",
+        "GIT_AUTHOR_EMAIL": "someone@example.invalid",
+    }
+    new = subprocess.run(
+        ["git", "commit-tree", f"{old}^{{tree}}", "-p", f"{old}^", "-m", message],
+        cwd=kb.root,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    git(kb.root, "update-ref", ref, new, old)
+    before = kb_state(kb.root)
+    _refused_self(run_cli("approve", pid, "--expect", new, cwd=kb.root))
+    _unchanged(kb, before)

@@ -1,0 +1,119 @@
+"""Who may decide a proposal: never its proposer, unless a person working alone says so.
+
+The proposer is the proposal commit's author (`records.with_people`); the decider is the
+identity of whoever runs the decision (`vouch.gate.identity`). They are the same principal
+when their e-mails or names match after folding, or a `--as` label names the other. With
+`review.require_signed_decisions: true` the signer is the identity too: a decision commit
+signed with the key that signed the proposal is the proposer's own, whatever names the
+two commits carry.
+
+A self-approval is refused unless the target branch's committed configuration says
+`review.allow_self_approval: true` (a person working alone) — then it is recorded as
+such (`self_approved: true` in the decision record, the audit event and a trailer) — or
+`review.approver_role: trusted-agent` (agents approve their own, as before).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vouch.core.config import Config
+from vouch.errors import GateRefused
+from vouch.gate.identity import Identity, same
+from vouch.gate.records import Proposal
+from vouch.store.kb import KB
+
+TRUSTED_ROLE = "trusted-agent"
+ALLOW_SELF = "review.allow_self_approval"
+SELF_HINT = (
+    "another person reviews and approves it; a person working alone sets "
+    "`review.allow_self_approval: true` in the committed .vouch/config.yaml"
+)
+
+
+def self_allowed(settings: Config) -> bool:
+    return settings.get(ALLOW_SELF) is True or settings.get("review.approver_role") == TRUSTED_ROLE
+
+
+def check(decider: Identity, proposal: Proposal, settings: Config) -> bool:
+    """Whether this approval is a self-approval the settings allow (True), not one
+    (False); GateRefused when it is one they do not allow."""
+    proposer = proposal.identity()
+    if not proposer.name and not proposer.email:
+        raise GateRefused(
+            f"proposal {proposal.id} names no author, so nobody can tell who proposed it",
+            hint="reject it, and propose the content again with vouch",
+        )
+    if not same(decider, proposer):
+        return False
+    if self_allowed(settings):
+        return True
+    raise GateRefused(
+        f"{decider.describe()} cannot approve proposal {proposal.id}: it was proposed by "
+        f"{proposer.describe()}, the same person, who cannot also approve it",
+        hint=SELF_HINT,
+    )
+
+
+def check_keys(
+    kb: KB, decision_commit: str, proposal: Proposal, settings: Config, self_approved: bool
+) -> bool:
+    """With signed decisions required: whether the decision commit is signed with the
+    key that signed the proposal (a self-approval, whatever the names say). Refused
+    (GateRefused) when it is and the settings do not allow it."""
+    if settings.get("review.require_signed_decisions") is not True or self_approved:
+        return self_approved
+    mine = kb.repo.signing_key(decision_commit)
+    if mine is None or mine != kb.repo.signing_key(proposal.commit):
+        return False
+    if self_allowed(settings):
+        return True
+    raise GateRefused(
+        f"the key that signs this decision ({mine}) signed proposal {proposal.id}: it is "
+        "the proposer's own, whatever name either commit carries",
+        hint=SELF_HINT,
+    )
+
+
+def record_fields(proposal: Proposal, decider: Identity, self_approved: bool) -> dict[str, Any]:
+    """What a decision record keeps about both principals, beside `proposer` and
+    `decided_by` (their names)."""
+    return {
+        "proposer_email": proposal.proposer_email or None,
+        "proposer_operator": proposal.operator,
+        "proposed_as": proposal.label,
+        "decider_email": decider.email or None,
+        "decider_operator": decider.operator if decider.agent else None,
+        "decided_as": decider.label,
+        "self_approved": True if self_approved else None,
+    }
+
+
+def trailers(decider: Identity, self_approved: bool) -> dict[str, str | None]:
+    return {
+        "Vouch-Approver-Email": decider.email or None,
+        "Vouch-As": decider.label,
+        "Vouch-Self-Approved": "true" if self_approved else None,
+    }
+
+
+def event_fields(decider: Identity, self_approved: bool) -> dict[str, Any]:
+    """What the decision's audit event adds: the `--as` label, and a self-approval."""
+    out: dict[str, Any] = {}
+    if decider.label:
+        out["as"] = decider.label
+    if self_approved:
+        out["self_approved"] = True
+    return out
+
+
+def self_approval_note(settings: Config) -> str | None:
+    """What `vouch status` and `doctor` say when the committed configuration (of the
+    checked-out branch: `decide.gate_settings`) lets a person approve their own
+    proposals; None otherwise."""
+    if settings.get(ALLOW_SELF) is not True:
+        return None
+    return (
+        f"{ALLOW_SELF} is on (committed): a person may approve their own proposals; "
+        "each such decision is recorded as self_approved"
+    )
