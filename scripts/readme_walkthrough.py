@@ -38,10 +38,20 @@ class Step:
 
     lines: tuple[tuple[str, ...], ...]
     capture: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)  # shown before the command
 
 
 def _step(*lines: tuple[str, ...], **capture: str) -> Step:
     return Step(lines, capture)
+
+
+# Rita is a second git identity (in her own clone she would have her own user.name and
+# user.email; here git's environment variables say it): `--as` never changes who acts
+RITA = {"GIT_COMMITTER_NAME": "Rita Reviewer", "GIT_COMMITTER_EMAIL": "rita@example.invalid"}
+
+
+def _rita(*lines: tuple[str, ...], **capture: str) -> Step:
+    return Step(lines, capture, RITA)
 
 
 STEPS = (
@@ -54,8 +64,9 @@ STEPS = (
     ),
     _step(("vouch", "pending")),
     _step(("vouch", "approve", "{proposal}")),
-    _step(
-        ("vouch", "approve", "{proposal}", "--as", "Rita Reviewer", "--reason", "as line 4 says"),
+    _rita(("vouch", "show", "{proposal}")),
+    _rita(
+        ("vouch", "approve", "{proposal}", "--reason", "as line 4 says"),
         claim=r"→ claim (\S+)$",
     ),
     _step(("vouch", "search", "does a deploy need CI", "--format", "human", "--top", "2")),
@@ -95,7 +106,7 @@ def walkthrough() -> str:
             proc = subprocess.run(
                 [sys.executable, "-m", *argv],
                 cwd=repo,
-                env=env,
+                env=env | step.env,
                 capture_output=True,
                 text=True,
             )
@@ -105,7 +116,9 @@ def walkthrough() -> str:
                 if not found:
                     raise SystemExit(f"{shlex.join(argv)}: no {name} in:\n{printed}")
                 values[name] = found[1]
-            out.append("$ " + " \\\n    ".join(shlex.join(line) for line in lines))
+            shown = [f"{k}={shlex.quote(v)}" for k, v in step.env.items()]
+            lines = [shown, *lines] if shown else lines
+            out.append("$ " + " \\\n    ".join(shlex.join(line) if line is not shown else " ".join(line) for line in lines))
             out.extend(printed.rstrip("\n").splitlines())
     return "\n".join([START, "```console", *out, "```", END])
 

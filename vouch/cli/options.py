@@ -22,6 +22,11 @@ _chosen: dict[str, str] = {}
 _before_command: dict[str, Any] = {}  # --kb/--as/--format/--json given before the command
 _shared_warm: list[dict[Any, Any]] = []  # the warm process's caches, kept across commands
 
+AS_HELP = (
+    "A label recorded beside who acts (your git identity, or the VOUCH_AGENT agent); "
+    "never instead of it."
+)
+
 
 def share_warm(warm: dict[Any, Any]) -> None:
     """Every command this process runs from now on keeps its index, model and object
@@ -47,7 +52,7 @@ def shared_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         "--as",
         "actor",
         metavar="NAME",
-        help="Act as NAME (else VOUCH_AGENT, config agent, git user.name).",
+        help=AS_HELP,
     )(fn)
     fn = click.option(
         "--format", "fmt", type=click.Choice(FORMATS), default=None, help="Output format."
@@ -110,7 +115,7 @@ def shared_params(
             ["--as", "actor"],
             metavar="NAME",
             hidden=not writes_actor,
-            help="Act as NAME (else VOUCH_AGENT, config agent, git user.name).",
+            help=AS_HELP,
         ),
         click.Option(
             ["--format", "fmt"],
