@@ -24,7 +24,7 @@ from typing import Any
 from vouch.core import ids, yamlio
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import CorruptFile, GateRefused, UsageError
-from vouch.gate import linked, pending, records, verify
+from vouch.gate import linked, pending, records, seals, verify
 from vouch.gate.records import Proposal
 from vouch.kinds import KINDS, Kind
 from vouch.store import writer
@@ -118,9 +118,14 @@ def _with_approver(kind: Kind, text: str, actor: str, where: str) -> str:
 
 
 def _decision(
-    proposal: Proposal, decision: str, actor: str, reason: str | None, note: str | None = None
+    proposal: Proposal,
+    decision: str,
+    actor: str,
+    reason: str | None,
+    note: str | None = None,
+    blobs: dict[str, str] | None = None,
 ) -> bytes:
-    record = {
+    record: dict[str, Any] = {
         "proposal_id": proposal.id,
         "decision": decision,
         "kind": proposal.kind,
@@ -132,6 +137,7 @@ def _decision(
         "base": proposal.base,
         "proposal_commit": proposal.commit,
         "note": note,
+        seals.FIELD: blobs or None,  # the approved bytes (vouch.gate.seals)
     }
     return yamlio.dump_yaml({k: v for k, v in record.items() if v is not None}).encode()
 
@@ -306,7 +312,7 @@ def _merge_one(
     edited = _with_approver(checked.kind, checked.text, actor, obj_path)
     changes[obj_path] = repo.write_blob(edited.encode())
     changes[kb.rel(records.decided_path(proposal.id))] = repo.write_blob(
-        _decision(proposal, "approved", actor, reason)
+        _decision(proposal, "approved", actor, reason, blobs=seals.landed(kb, changes))
     )
     logs, chain = _logs(
         kb, tip, _events(proposal, "proposal.approve", actor, {"reason": reason or ""})
@@ -356,10 +362,13 @@ def _record_merged(
         )
     note = "merged outside vouch; decision recorded afterwards"
     text = repo.read_blob(blob).decode("utf-8")
+    stamped = {
+        obj_path: repo.write_blob(kind.edit(text, {"approved_by": actor}, where=obj_path).encode())
+    }
     changes: dict[str, str | None] = {
-        obj_path: repo.write_blob(kind.edit(text, {"approved_by": actor}, where=obj_path).encode()),
+        **stamped,
         kb.rel(records.decided_path(proposal.id)): repo.write_blob(
-            _decision(proposal, "approved", actor, reason, note)
+            _decision(proposal, "approved", actor, reason, note, seals.landed(kb, stamped))
         ),
     }
     logs, chain = _logs(

@@ -186,3 +186,46 @@ def hooks_dir(repo: Repo) -> Path:
     """Where git runs hooks from for this work tree (core.hooksPath or .git/hooks)."""
     path = Path(repo.git("rev-parse", "--git-path", "hooks").strip())
     return path if path.is_absolute() else repo.root / path
+
+
+def last_writers(
+    repo: Repo, rev: str, pathspecs: Iterable[str], wanted: Iterable[str], fields: Iterable[str]
+) -> dict[str, list[str]]:
+    """For each path of `wanted`: the `fields` (pretty-format placeholders) of the newest
+    commit in `rev`'s history that changed it — a merge counts only for what differs from
+    every parent (its own resolution) — found in one walk of the history under
+    `pathspecs`. A path no commit changed is absent."""
+    todo = set(wanted)
+    if not todo:
+        return {}
+    fmt = "%x01" + "%x00".join(fields) + "%x02"
+    out = repo.git(
+        "log",
+        "--topo-order",
+        "--no-renames",
+        "--name-only",
+        "-z",
+        "--diff-merges=dense-combined",
+        f"--format={fmt}",
+        rev,
+        "--",
+        *pathspecs,
+    )
+    found: dict[str, list[str]] = {}
+    for record in out.split("\x01")[1:]:
+        head, _, names = record.partition("\x02")
+        for name in names.split("\0"):
+            name = name.strip("\n")
+            if name in todo:
+                found[name] = head.split("\0")
+                todo.discard(name)
+        if not todo:
+            break
+    return found
+
+
+def unstaged_paths(repo: Repo, pathspecs: Iterable[str]) -> set[str]:
+    """Tracked paths under `pathspecs` whose work-tree file differs from the index (or
+    is gone): git's stat check, so only those files need reading."""
+    out = repo.git("diff-files", "--name-only", "-z", "--no-renames", "--", *pathspecs)
+    return {p for p in out.split("\0") if p}

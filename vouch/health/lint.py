@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from vouch.core import ids
 from vouch.core.config import Config
 from vouch.core.progress import Progress, each
-from vouch.health import files, provenance, rules
+from vouch.health import files, provenance, rules, sealed
 from vouch.health.issues import Issue, counts, ordered, verdict, warn
 from vouch.kinds import KINDS
 from vouch.store.kb import KB
@@ -124,6 +124,7 @@ def everything(
     if days:
         issues += rules.stale(k, claims, days)
     issues += provenance.full(k, records, settings)
+    issues += sealed.full(k, records)  # approved bytes that no vouch write left
     issues += superseded_citations(kb)
     return k, issues
 
@@ -244,7 +245,11 @@ def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
 
     issues, info = review.since(kb, base)
     changes = tree_diff(kb.repo, info["merge_base"], info["head"], [kb.rel(".")])
+    # judged by its net change: a file an edit and its revert leave as it was is fine
+    net = {c.path for c in changes}
+    issues = [i for i in issues if not i.get("path") or i["path"] in net]
     k = rules.Knowledge(files.at_commit(kb, info["head"]))
     settings = review.committed_settings(kb, info["base"])
     issues += _changed(k, changes, settings, stale_days, {"rev": info["head"]})
+    issues += sealed.changed(k, (c.path for c in changes if c.new is not None))
     return report("since", k, issues, changed=len(changes), range=info)

@@ -1,0 +1,287 @@
+"""Approved knowledge as vouch wrote it: the objects whose bytes differ from their seal.
+
+A seal (`vouch.gate.seals`) is the blob a vouch write left for an object file: the
+decision record names what `approve` landed, and each lifecycle write's audit event
+names the blob it changed and the one it left. Following those links from the approval
+gives the bytes the file must hold now; any other bytes were written by hand (an edit
+committed with `--no-verify`, on a clone without the hook, or not committed yet). The
+check compares blob ids — git's index and `git diff-files` for the work tree, the tree
+for a commit — and parses nothing but the decision records lint loads anyway and the
+audit lines that carry a seal.
+
+Two cases fall back to history, one `git log` over the paths concerned:
+
+- objects approved before seals existed (a decision record without `blobs`, no sealed
+  lifecycle write since): the newest commit that changed the file must be vouch's (a
+  decision or a vouch direct commit);
+- a file whose bytes differ from its seal but that a bundle import landed (a bundle
+  carries decision records, not the exporting clone's audit log): the newest commit
+  that changed it must be that import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from vouch.gate import seals
+from vouch.git import history
+from vouch.health.files import DECISION, GitView, View, catalog
+from vouch.health.issues import Issue, error
+from vouch.health.rules import Knowledge, Obj
+from vouch.kinds import KINDS
+from vouch.store import audit
+from vouch.store.kb import KB, decided_path
+
+IMPORT_EVENT = "bundle.import"
+_WRITER = (
+    "%H",
+    "%(trailers:key=Vouch-Decision,valueonly,separator=%x2C)",
+    "%(trailers:key=Vouch-Event,valueonly,separator=%x2C)",
+    "%s",
+)
+_LIFECYCLE = "vouch supersede, contradict, archive, confirm, cite or promote"
+
+
+@dataclass(frozen=True)
+class Seal:
+    blob: str
+    by: str  # what recorded it, for the message
+
+
+def _dirs(kb: KB) -> list[str]:
+    return [kb.rel(d) for d in seals.GATED_DIRS]
+
+
+def current(view: View, only: Iterable[str] | None = None) -> dict[str, str]:
+    """`.vouch/`-relative path -> blob of each knowledge file of `view` (of `only`).
+    A commit's tree names them; in the work tree they are the index's blobs, and the
+    bytes' blob only for the files git's stat check finds changed or untracked."""
+    wanted = [r for r in (view.listing if only is None else only) if r in view.listing]
+    wanted = [r for r in wanted if seals.is_gated(r)]
+    if isinstance(view, GitView):
+        return {r: b for r in wanted if (b := view.listing[r]) is not None}
+    repo = view.kb.repo
+    staged = history.index_blobs(repo, _dirs(view.kb))
+    changed = history.unstaged_paths(repo, _dirs(view.kb)) if staged else set()
+    out: dict[str, str] = {}
+    for rel in wanted:
+        path = view.prefix + rel
+        blob = staged.get(path) if path not in changed else None
+        if blob is None:
+            data = view.read(rel)
+            blob = repo.blob_id(data) if data is not None else None
+        if blob is not None:
+            out[rel] = blob
+    return out
+
+
+def decided(k: Knowledge, records: Iterable[Obj]) -> dict[str, Seal | None]:
+    """The object file each approved record decided -> its seal (None: a record made
+    before seals existed). Several records for one file: the newest decides."""
+    out: dict[str, Seal | None] = {}
+    when: dict[str, str] = {}
+    for record in records:
+        kind = KINDS.get(str(record.get("kind")))
+        if record.get("decision") != "approved" or kind is None:
+            continue
+        oid = str(record["object_id"])
+        try:
+            rel = kind.path_for(oid)
+        except (TypeError, ValueError):
+            continue
+        stamp = str(record.get("decided_at") or "")
+        if rel in when and when[rel] > stamp:
+            continue
+        when[rel] = stamp
+        blobs = record.get(seals.FIELD)
+        blob = blobs.get(rel) if isinstance(blobs, dict) else None
+        where = k.path(decided_path(str(record["proposal_id"])))
+        out[rel] = Seal(blob, f"its decision record {where}") if isinstance(blob, str) else None
+    return out
+
+
+def lifecycle(view: View) -> dict[str, dict[str, tuple[str, str]]]:
+    """path -> {blob before -> (blob after, who)} from the sealed audit events of
+    `view`, oldest first (a later write from the same bytes wins)."""
+    edges: dict[str, dict[str, tuple[str, str]]] = {}
+    for data in _audit_files(view):
+        for line in data.split(b"\n"):
+            if b'"' + seals.FIELD.encode() + b'"' not in line:
+                continue
+            record = audit.parse_line(line)
+            if record is None or record.get("hash") != audit.event_hash(record):
+                continue
+            body = record.get("data")
+            blobs = body.get(seals.FIELD) if isinstance(body, dict) else None
+            if not isinstance(blobs, dict):
+                continue
+            who = (
+                f"the {record.get('event')} by {record.get('actor')} "
+                f"at {record.get('created_at')} (audit event {record.get('id')})"
+            )
+            for rel, pair in blobs.items():
+                if (
+                    isinstance(rel, str)
+                    and isinstance(pair, list)
+                    and len(pair) == 2
+                    and all(isinstance(b, str) for b in pair)
+                ):
+                    edges.setdefault(rel, {})[pair[0]] = (pair[1], who)
+    return edges
+
+
+def _audit_files(view: View) -> list[bytes]:
+    if isinstance(view, GitView):
+        names = sorted(r for r in view.listing if r.startswith(audit.SEGMENT_DIR + "/"))
+        names += [audit.LOG_NAME] if audit.LOG_NAME in view.listing else []
+        return [d for d in (view.read(n) for n in names) if d is not None]
+    out = []
+    for path in audit.log_files(view.kb.dir):
+        try:
+            out.append(path.read_bytes())
+        except OSError:
+            continue
+    return out
+
+
+def expected(start: Seal | None, edges: dict[str, tuple[str, str]]) -> Seal | None:
+    """The seal a file must match now: its approval's, moved along each lifecycle write
+    from those bytes. Without an approval seal, the bytes the first sealed lifecycle
+    write started from (an object approved before seals existed); None: no seal."""
+    if start is None:
+        if not edges:
+            return None
+        start = Seal(next(iter(edges)), "the first lifecycle write that recorded it")
+    node, seen = start, {start.blob}
+    while node.blob in edges:
+        after, who = edges[node.blob]
+        if after in seen:
+            break
+        node = Seal(after, who)
+        seen.add(after)
+    return node
+
+
+# -- the check ------------------------------------------------------------------------------
+def check(k: Knowledge, records: Iterable[Obj], only: Iterable[str] | None = None) -> list[Issue]:
+    """Approved objects of `k`'s view (those of `only`, `.vouch/`-relative) whose bytes
+    differ from their seal. Objects without an approved record are provenance's to
+    report (no-decision), not this check's."""
+    view = k.view
+    kb = view.kb
+    now = current(view, only)
+    approved = decided(k, records)
+    edges = lifecycle(view) if any(r in approved for r in now) else {}
+    issues: list[Issue] = []
+    unsealed: list[str] = []
+    differs: dict[str, Seal] = {}
+    for rel, blob in sorted(now.items()):
+        if rel not in approved:
+            continue
+        seal = expected(approved[rel], edges.get(rel, {}))
+        if seal is None:
+            unsealed.append(rel)
+        elif seal.blob != blob:
+            differs[rel] = seal
+    if not unsealed and not differs:
+        return issues
+    repo = kb.repo
+    head = repo.peek("HEAD")
+    committed = repo.tree_blobs(head, _dirs(kb)) if head else {}
+    in_history = [
+        view.prefix + r for r in (*unsealed, *differs) if committed.get(view.prefix + r) == now[r]
+    ]
+    writers = history.last_writers(repo, head, _dirs(kb), in_history, _WRITER) if head else {}
+    for rel in unsealed:
+        path = view.prefix + rel
+        writer = writers.get(path)
+        if committed.get(path) != now[rel]:
+            issues.append(
+                _issue(
+                    rel,
+                    path,
+                    "it differs from the last commit by no vouch write",
+                    f"`git checkout HEAD -- {path}` undoes it",
+                )
+            )
+        elif writer is None or not (writer[1].strip() or writer[2].strip()):
+            made = f"commit {writer[0][:12]} ({writer[3][:60]})" if writer else "a commit"
+            issues.append(
+                _issue(
+                    rel,
+                    path,
+                    f"it was last changed by {made}, which vouch did not make",
+                    f"`git revert {writer[0][:12]}` undoes it" if writer else "revert it",
+                )
+            )
+    for rel, seal in differs.items():
+        path = view.prefix + rel
+        writer = writers.get(path)
+        if writer is not None and IMPORT_EVENT in writer[2].split(","):
+            continue  # a bundle brings decision records, not its clone's lifecycle seals
+        issues.append(
+            _issue(
+                rel,
+                path,
+                f"its bytes (blob {now[rel][:12]}) are not what {seal.by} recorded "
+                f"(blob {seal.blob[:12]})",
+                f"`git cat-file blob {seal.blob} > {path}` restores them",
+            )
+        )
+    return issues
+
+
+def _issue(rel: str, path: str, what: str, undo: str) -> Issue:
+    entry = catalog(rel)
+    kind = entry.kind if entry is not None else "object"
+    oid = entry.id if entry is not None else None
+    return error(
+        "hand-edited",
+        f"approved {kind} edited outside vouch: {what}. {undo[0].upper()}{undo[1:]}; "
+        f"to change approved knowledge use the lifecycle commands ({_LIFECYCLE})",
+        id=oid,
+        path=path,
+    )
+
+
+def full(k: Knowledge, records: Iterable[Obj]) -> list[Issue]:
+    """Every approved object of the view (the work tree: lint, doctor)."""
+    return check(k, records)
+
+
+def changed(k: Knowledge, paths: Iterable[str], **grep: Any) -> list[Issue]:
+    """The approved objects at repository `paths` (a range's net change, a commit's
+    staged edits), with the decision records that name them found by `git grep` in the
+    view (`rev=` its commit, or `cached=True` for the index; default HEAD)."""
+    start = k.view.prefix
+    rels = [p[len(start) :] for p in paths if p.startswith(start)]
+    rels = [r for r in rels if seals.is_gated(r) and r in k.view.listing]
+    ids = [e.id for r in rels if (e := catalog(r)) is not None and e.id]
+    if not ids:
+        return []
+    kb = k.view.kb
+    where = grep or {"rev": kb.repo.peek("HEAD")}
+    records = []
+    for path in history.grep_paths(kb.repo, ids, [kb.rel("decided")], **where):
+        entry = catalog(path[len(start) :]) if path.startswith(start) else None
+        obj = k.load(entry) if entry is not None and entry.kind == DECISION else None
+        if obj is not None:
+            records.append(obj)
+    return check(k, records, rels)
+
+
+def restoring(k: Knowledge, paths: Iterable[str]) -> set[str]:
+    """Of the staged edits at repository `paths`, those that put back exactly the bytes
+    vouch last wrote (undoing a hand edit): a commit may record them."""
+    wanted = list(paths)
+    if not wanted:
+        return set()
+    still = {i["path"] for i in changed(k, wanted, cached=True)}
+    start = k.view.prefix
+    return {
+        p
+        for p in wanted
+        if p not in still and p.startswith(start) and p[len(start) :] in k.view.listing
+    }
