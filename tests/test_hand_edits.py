@@ -271,3 +271,53 @@ def test_objects_approved_before_seals_are_judged_by_the_commit_that_last_wrote_
     path = hooked.dir / claim_kind.path_for(other)
     path.write_text(yamlio.edit_yaml(path.read_text(), {"confidence": 1.0}))
     assert {i["id"] for i in found(lint(run_cli)[1])} == {cid, other}
+
+
+# -- bundles ----------------------------------------------------------------------------------
+def test_an_imported_object_changed_by_lifecycle_writes_over_there_stays_sealed(
+    hooked: KB, fresh: KB, tmp_path: Path, run_cli: Any
+) -> None:
+    """A bundle carries decision records (with their seals) but not the audit log: the
+    import's own event links the approval's seal to the bytes it lands, so the object,
+    confirmed in the exporting clone and promoted here afterwards, is still vouch's."""
+    cid = the_claim(hooked)
+    call(hooked, "kb.confirm", {"id": cid}, actor=BOB)  # over there, after approval
+    bundle = tmp_path / "kb.tar.gz"
+    assert run_cli("export", "--out", str(bundle), "--kb", str(hooked.dir)).code == 0
+    assert run_cli("import-apply", str(bundle), "--kb", str(fresh.dir)).code == 0
+    event = audit.last_event(fresh.dir)
+    assert event is not None and event["event"] == "bundle.import"
+    assert list(event["data"][seals.FIELD]) == [claim_kind.path_for(cid)]
+    assert lint(run_cli, "--kb", str(fresh.dir))[0] == 0
+    call(fresh, "kb.promote", {"id": cid}, actor=BOB)
+    assert lint(run_cli, "--kb", str(fresh.dir))[0] == 0
+    path = fresh.dir / claim_kind.path_for(cid)
+    path.write_text(yamlio.edit_yaml(path.read_text(), {"confidence": 1.0}))
+    code, report = lint(run_cli, "--kb", str(fresh.dir))
+    assert code == 1 and [i["id"] for i in found(report)] == [cid]
+
+
+def test_an_audit_line_that_is_not_an_event_seals_nothing(hooked: KB, run_cli: Any) -> None:
+    """A seal counts only in an audit event that hashes to itself: a line typed beside a
+    hand edit, claiming a promote wrote its bytes, is not one. (A forger who also
+    computes the hash and chains it forges the audit log: `audit --verify` and doctor's
+    audit check answer that, not this one.)"""
+    root, cid = hooked.root, the_claim(hooked)
+    rel = claim_kind.path_for(cid)
+    before = git(root, "rev-parse", f"HEAD:{hooked.rel(rel)}").strip()
+    path = hand_promote(hooked, cid)
+    after = git(root, "hash-object", str(path)).strip()
+    line = {
+        "id": "20260101T000000Z-00000000",
+        "event": "claim.promote",
+        "actor": BOB,
+        "created_at": "2026-01-01T00:00:00Z",
+        "object_ids": [cid],
+        "data": {seals.FIELD: {rel: [before, after]}},
+        "prev_hash": "",
+        "hash": "0" * 64,
+    }
+    with open(hooked.dir / audit.LOG_NAME, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(line) + "\n")
+    code, report = lint(run_cli)
+    assert code == 1 and [i["id"] for i in found(report)] == [cid]

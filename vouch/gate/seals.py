@@ -9,7 +9,11 @@ doctor can tell vouch's own writes from a hand edit without walking history:
 - a lifecycle write (supersede, contradict, archive, confirm, cite, promote) records
   `blobs: {path: [before, after]}` in the data of its audit event (`edited`): the
   blob it changed and the one it left, so the writes of one file form a chain from its
-  approval to its current bytes.
+  approval to its current bytes;
+- a bundle import lands decision records with their seals, but not the exporting
+  clone's audit log: for each object whose bytes are not its decision's seal (changed
+  by lifecycle writes over there) its event records [that seal, the bytes it landed]
+  (`imported`), which links the chain again.
 
 Paths are `.vouch/`-relative, blob ids in the repository's own object format.
 `vouch.health.sealed` reads them back.
@@ -18,6 +22,7 @@ Paths are `.vouch/`-relative, blob ids in the repository's own object format.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from vouch.kinds import GATED, KINDS
 from vouch.store.kb import KB
@@ -52,3 +57,23 @@ def edited(kb: KB, files: Iterable[tuple[str, bytes, bytes]]) -> dict[str, list[
         for rel, old, new in sorted(files)
         if is_gated(rel) and old != new
     }
+
+
+def imported(
+    kb: KB, landing: Mapping[str, bytes], parsed: Mapping[str, Mapping[str, Any]]
+) -> dict[str, list[str]]:
+    """The seal of a bundle import: [decision's seal, blob landed] for each knowledge
+    file of `landing` whose bytes differ from the seal its decision record names
+    (`parsed`: the bundle's objects by path, decision records among them)."""
+    sealed: dict[str, str] = {}
+    for rel, record in parsed.items():
+        blobs = record.get(FIELD) if rel.startswith("decided/") else None
+        if record.get("decision") == "approved" and isinstance(blobs, dict):
+            sealed.update({p: b for p, b in blobs.items() if isinstance(b, str)})
+    out: dict[str, list[str]] = {}
+    for rel, data in sorted(landing.items()):
+        if rel in sealed and is_gated(rel):
+            blob = kb.repo.blob_id(data)
+            if blob != sealed[rel]:
+                out[rel] = [sealed[rel], blob]
+    return out

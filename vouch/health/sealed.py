@@ -9,14 +9,11 @@ check compares blob ids — git's index and `git diff-files` for the work tree, 
 for a commit — and parses nothing but the decision records lint loads anyway and the
 audit lines that carry a seal.
 
-Two cases fall back to history, one `git log` over the paths concerned:
-
-- objects approved before seals existed (a decision record without `blobs`, no sealed
-  lifecycle write since): the newest commit that changed the file must be vouch's (a
-  decision or a vouch direct commit);
-- a file whose bytes differ from its seal but that a bundle import landed (a bundle
-  carries decision records, not the exporting clone's audit log): the newest commit
-  that changed it must be that import.
+Objects approved before seals existed (a decision record without `blobs`, and no
+sealed lifecycle write since) fall back to history, one `git log` over their paths: the
+newest commit that changed the file must be vouch's (a decision or a vouch direct
+commit: its trailers say so) and the work tree must hold what it committed. The first
+sealed lifecycle write of such an object starts its chain from the bytes it found.
 """
 
 from __future__ import annotations
@@ -34,7 +31,6 @@ from vouch.kinds import KINDS
 from vouch.store import audit
 from vouch.store.kb import KB, decided_path
 
-IMPORT_EVENT = "bundle.import"
 _WRITER = (
     "%H",
     "%(trailers:key=Vouch-Decision,valueonly,separator=%x2C)",
@@ -189,10 +185,8 @@ def check(k: Knowledge, records: Iterable[Obj], only: Iterable[str] | None = Non
         return issues
     repo = kb.repo
     head = repo.peek("HEAD")
-    committed = repo.tree_blobs(head, _dirs(kb)) if head else {}
-    in_history = [
-        view.prefix + r for r in (*unsealed, *differs) if committed.get(view.prefix + r) == now[r]
-    ]
+    committed = repo.tree_blobs(head, _dirs(kb)) if head and unsealed else {}
+    in_history = [view.prefix + r for r in unsealed if committed.get(view.prefix + r) == now[r]]
     writers = history.last_writers(repo, head, _dirs(kb), in_history, _WRITER) if head else {}
     for rel in unsealed:
         path = view.prefix + rel
@@ -218,9 +212,6 @@ def check(k: Knowledge, records: Iterable[Obj], only: Iterable[str] | None = Non
             )
     for rel, seal in differs.items():
         path = view.prefix + rel
-        writer = writers.get(path)
-        if writer is not None and IMPORT_EVENT in writer[2].split(","):
-            continue  # a bundle brings decision records, not its clone's lifecycle seals
         issues.append(
             _issue(
                 rel,
