@@ -43,7 +43,13 @@ _LIFECYCLE = "vouch supersede, contradict, archive, confirm, cite or promote"
 @dataclass(frozen=True)
 class Seal:
     blob: str
-    by: str  # what recorded it, for the message
+    by: str  # what recorded it: a proposal id (`decision`), else words for the message
+    decision: bool = False
+
+    def recorder(self, k: Knowledge) -> str:
+        if self.decision:
+            return f"its decision record {k.path(decided_path(self.by))}"
+        return self.by
 
 
 def _dirs(kb: KB) -> list[str]:
@@ -73,28 +79,39 @@ def current(view: View, only: Iterable[str] | None = None) -> dict[str, str]:
     return out
 
 
-def decided(k: Knowledge, records: Iterable[Obj]) -> dict[str, Seal | None]:
+def decided(records: Iterable[Obj]) -> dict[str, Seal | None]:
     """The object file each approved record decided -> its seal (None: a record made
-    before seals existed). Several records for one file: the newest decides."""
+    before seals existed). Several records for one file: the newest decides. A record
+    seals only its own object's file."""
     out: dict[str, Seal | None] = {}
     when: dict[str, str] = {}
     for record in records:
-        kind = KINDS.get(str(record.get("kind")))
-        if record.get("decision") != "approved" or kind is None:
+        if record.get("decision") != "approved":
             continue
-        oid = str(record["object_id"])
-        try:
-            rel = kind.path_for(oid)
-        except (TypeError, ValueError):
-            continue
+        oid, pid = str(record["object_id"]), str(record["proposal_id"])
         stamp = str(record.get("decided_at") or "")
-        if rel in when and when[rel] > stamp:
-            continue
-        when[rel] = stamp
         blobs = record.get(seals.FIELD)
-        blob = blobs.get(rel) if isinstance(blobs, dict) else None
-        where = k.path(decided_path(str(record["proposal_id"])))
-        out[rel] = Seal(blob, f"its decision record {where}") if isinstance(blob, str) else None
+        found: list[tuple[str, Seal | None]] = []
+        if isinstance(blobs, dict) and blobs:
+            found = [
+                (rel, Seal(blob, pid, decision=True))
+                for rel, blob in blobs.items()
+                if isinstance(rel, str)
+                and isinstance(blob, str)
+                and rel.rpartition("/")[2].startswith(oid + ".")
+                and seals.is_gated(rel)
+            ]
+        else:
+            kind = KINDS.get(str(record.get("kind")))
+            try:
+                found = [(kind.path_for(oid), None)] if kind is not None else []
+            except (TypeError, ValueError):
+                continue
+        for rel, seal in found:
+            if rel in when and when[rel] > stamp:
+                continue
+            when[rel] = stamp
+            out[rel] = seal
     return out
 
 
@@ -168,7 +185,7 @@ def check(k: Knowledge, records: Iterable[Obj], only: Iterable[str] | None = Non
     view = k.view
     kb = view.kb
     now = current(view, only)
-    approved = decided(k, records)
+    approved = decided(records)
     edges = lifecycle(view) if any(r in approved for r in now) else {}
     issues: list[Issue] = []
     unsealed: list[str] = []
@@ -216,7 +233,7 @@ def check(k: Knowledge, records: Iterable[Obj], only: Iterable[str] | None = Non
             _issue(
                 rel,
                 path,
-                f"its bytes (blob {now[rel][:12]}) are not what {seal.by} recorded "
+                f"its bytes (blob {now[rel][:12]}) are not what {seal.recorder(k)} recorded "
                 f"(blob {seal.blob[:12]})",
                 f"`git cat-file blob {seal.blob} > {path}` restores them",
             )
