@@ -7,12 +7,15 @@ id), `added_in_history` (which commit added a file), `signatures` (`git verify-c
 for many commits at once) and `hooks_dir` (where git looks for hooks).
 """
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from vouch.git.command import run
 from vouch.git.repo import Repo
+
+_HEX = re.compile(r"[0-9a-f]+")
 
 
 @dataclass(frozen=True)
@@ -189,16 +192,18 @@ def hooks_dir(repo: Repo) -> Path:
 
 
 def last_writers(
-    repo: Repo, rev: str, pathspecs: Iterable[str], wanted: Iterable[str], fields: Iterable[str]
-) -> dict[str, list[str]]:
-    """For each path of `wanted`: the `fields` (pretty-format placeholders) of the newest
-    commit in `rev`'s history that changed it — a merge counts only for what differs from
-    every parent (its own resolution) — found in one walk of the history under
-    `pathspecs`. A path no commit changed is absent."""
+    repo: Repo, rev: str, pathspecs: Iterable[str], wanted: Iterable[str]
+) -> dict[str, str]:
+    """For each path of `wanted`: the newest commit in `rev`'s history that changed it
+    (a merge counts only for what differs from every parent: its own resolution), found
+    in one walk of the history under `pathspecs`. A path no commit changed is absent.
+
+    Only commit ids and paths are read (no message, which a commit's author writes and
+    could shape like another record): a token of the `-z` output that is a whole object
+    id starts a commit; every path under `pathspecs` holds a `/`, so none is one."""
     todo = set(wanted)
     if not todo:
         return {}
-    fmt = "%x01" + "%x00".join(fields) + "%x02"
     out = repo.git(
         "log",
         "--topo-order",
@@ -206,22 +211,36 @@ def last_writers(
         "--name-only",
         "-z",
         "--diff-merges=dense-combined",
-        f"--format={fmt}",
+        "--format=%H",
         rev,
         "--",
         *pathspecs,
     )
-    found: dict[str, list[str]] = {}
-    for record in out.split("\x01")[1:]:
-        head, _, names = record.partition("\x02")
-        for name in names.split("\0"):
-            name = name.strip("\n")
-            if name in todo:
-                found[name] = head.split("\0")
-                todo.discard(name)
-        if not todo:
-            break
+    width = len(repo.store.null_id)
+    found: dict[str, str] = {}
+    commit = None
+    for token in out.split("\0"):
+        if len(token) == width and _HEX.fullmatch(token):
+            commit = token
+            continue
+        name = token[1:] if token.startswith("\n") else token
+        if commit is not None and name in todo:
+            found[name] = commit
+            todo.discard(name)
+            if not todo:
+                break
     return found
+
+
+def commit_messages(repo: Repo, commits: Iterable[str]) -> dict[str, str]:
+    """commit -> its message, read from the commit objects (one cat-file pipe)."""
+    wanted = list(dict.fromkeys(commits))
+    out: dict[str, str] = {}
+    for sha, got in zip(wanted, repo.store.read_many(wanted), strict=True):
+        if got is not None and got[0] == "commit":
+            _, _, message = got[1].partition(b"\n\n")
+            out[sha] = message.decode("utf-8", "replace")
+    return out
 
 
 def unstaged_paths(repo: Repo, pathspecs: Iterable[str]) -> set[str]:

@@ -31,12 +31,6 @@ from vouch.kinds import KINDS
 from vouch.store import audit
 from vouch.store.kb import KB, decided_path
 
-_WRITER = (
-    "%H",
-    "%(trailers:key=Vouch-Decision,valueonly,separator=%x2C)",
-    "%(trailers:key=Vouch-Event,valueonly,separator=%x2C)",
-    "%s",
-)
 _LIFECYCLE = "vouch supersede, contradict, archive, confirm, cite or promote"
 
 
@@ -204,7 +198,8 @@ def check(k: Knowledge, records: Iterable[Obj], only: Iterable[str] | None = Non
     head = repo.peek("HEAD")
     committed = repo.tree_blobs(head, _dirs(kb)) if head and unsealed else {}
     in_history = [view.prefix + r for r in unsealed if committed.get(view.prefix + r) == now[r]]
-    writers = history.last_writers(repo, head, _dirs(kb), in_history, _WRITER) if head else {}
+    writers = history.last_writers(repo, head, _dirs(kb), in_history) if head else {}
+    made_by = _vouch_commits(kb, writers.values())
     for rel in unsealed:
         path = view.prefix + rel
         writer = writers.get(path)
@@ -217,14 +212,15 @@ def check(k: Knowledge, records: Iterable[Obj], only: Iterable[str] | None = Non
                     f"`git checkout HEAD -- {path}` undoes it",
                 )
             )
-        elif writer is None or not (writer[1].strip() or writer[2].strip()):
-            made = f"commit {writer[0][:12]} ({writer[3][:60]})" if writer else "a commit"
+        elif writer is None or not made_by.get(writer, (False, ""))[0]:
+            subject = f" ({made_by.get(writer, (False, ''))[1][:60]})" if writer else ""
+            made = f"commit {writer[:12]}{subject}" if writer else "a commit"
             issues.append(
                 _issue(
                     rel,
                     path,
                     f"it was last changed by {made}, which vouch did not make",
-                    f"`git revert {writer[0][:12]}` undoes it" if writer else "revert it",
+                    f"`git revert {writer[:12]}` undoes it" if writer else "revert it",
                 )
             )
     for rel, seal in differs.items():
@@ -239,6 +235,17 @@ def check(k: Knowledge, records: Iterable[Obj], only: Iterable[str] | None = Non
             )
         )
     return issues
+
+
+def _vouch_commits(kb: KB, commits: Iterable[str]) -> dict[str, tuple[bool, str]]:
+    """commit -> (made by vouch: a decision or a vouch direct commit, its subject)."""
+    from vouch.gate.records import parse_message
+
+    out: dict[str, tuple[bool, str]] = {}
+    for sha, message in history.commit_messages(kb.repo, commits).items():
+        subject, _, trailers = parse_message(message)
+        out[sha] = (bool(trailers.get("Vouch-Decision") or trailers.get("Vouch-Event")), subject)
+    return out
 
 
 def _issue(rel: str, path: str, what: str, undo: str) -> Issue:
