@@ -8,7 +8,13 @@ Three scopes, one set of rules:
   read from the index, so a hook costs a few git processes and the changed files, not
   the whole knowledge base;
 - a range (`--since BASE`, CI on a pull request): the files BASE..HEAD changed, read
-  from HEAD, plus the proof of review over each commit of the range (`review`).
+  from HEAD, plus the proof of review over each commit of the range (`review`), judged
+  by the range's net change: what a commit did to a file the range leaves as it was
+  (an edit and its revert) is not held against it.
+
+In every scope an approved object must hold the bytes vouch's last write of it left
+(`sealed`: the decision record and the lifecycle events name them); the hook refuses
+a commit that edits or deletes one by hand (`provenance.staged`).
 
 Every broken file is an issue with its path and reason, never an exception: lint is
 what a person runs when something is wrong.
