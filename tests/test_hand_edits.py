@@ -321,3 +321,18 @@ def test_an_audit_line_that_is_not_an_event_seals_nothing(hooked: KB, run_cli: A
         fh.write(json.dumps(line) + "\n")
     code, report = lint(run_cli)
     assert code == 1 and [i["id"] for i in found(report)] == [cid]
+
+
+def test_an_approval_recorded_after_a_plain_merge_seals_the_stamped_object(
+    hooked: KB, run_cli: Any
+) -> None:
+    root = hooked.root
+    pid = propose_claim(hooked, "Merged with plain git")
+    git(root, "merge", "-q", "--no-edit", f"vouch/proposal/{pid}")
+    res = run_cli("approve", pid, "--as", BOB, "--json")
+    assert res.code == 0 and res.json()["recorded_after_merge"] is True
+    cid = res.json()["object_id"]
+    rel = claim_kind.path_for(cid)
+    record = yamlio.load_yaml((hooked.dir / decided_path(pid)).read_text())
+    assert record[seals.FIELD] == {rel: git(root, "rev-parse", f"HEAD:{hooked.rel(rel)}").strip()}
+    assert found(lint(run_cli)[1]) == []
