@@ -336,3 +336,17 @@ def test_an_approval_recorded_after_a_plain_merge_seals_the_stamped_object(
     record = yamlio.load_yaml((hooked.dir / decided_path(pid)).read_text())
     assert record[seals.FIELD] == {rel: git(root, "rev-parse", f"HEAD:{hooked.rel(rel)}").strip()}
     assert found(lint(run_cli)[1]) == []
+
+
+def test_a_hand_deletion_that_got_through_is_reported(hooked: KB, run_cli: Any) -> None:
+    root, cid = hooked.root, the_claim(hooked)
+    rel = claim_kind.path_for(cid)
+    approved = git(root, "rev-parse", f"HEAD:{hooked.rel(rel)}").strip()
+    git(root, "rm", "-q", hooked.rel(rel))
+    assert commit(root, "--no-verify", message="drop a claim").returncode == 0
+    code, report = lint(run_cli)
+    [issue] = found(report)
+    assert code == 1 and issue["id"] == cid and "deleted outside vouch" in issue["message"]
+    assert f"git cat-file blob {approved}" in issue["message"]
+    doctor = run_cli("doctor", "--json")
+    assert doctor.code == 1 and cid in {i["id"] for i in doctor.json()["issues"]}

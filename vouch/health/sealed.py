@@ -180,8 +180,10 @@ def check(k: Knowledge, records: Iterable[Obj], only: Iterable[str] | None = Non
     kb = view.kb
     now = current(view, only)
     approved = decided(records)
-    edges = lifecycle(view) if any(r in approved for r in now) else {}
-    issues: list[Issue] = []
+    # the whole view (lint, doctor): an approved object whose file is gone was deleted
+    gone = sorted(r for r in approved if r not in view.listing) if only is None else []
+    edges = lifecycle(view) if gone or any(r in approved for r in now) else {}
+    issues = [_deleted(k, rel, expected(approved[rel], edges.get(rel, {}))) for rel in gone]
     unsealed: list[str] = []
     differs: dict[str, Seal] = {}
     for rel, blob in sorted(now.items()):
@@ -237,6 +239,17 @@ def check(k: Knowledge, records: Iterable[Obj], only: Iterable[str] | None = Non
     return issues
 
 
+def _deleted(k: Knowledge, rel: str, seal: Seal | None) -> Issue:
+    path = k.view.prefix + rel
+    if seal is not None:
+        what = f"{seal.recorder(k)} names its bytes (blob {seal.blob[:12]}), the file is gone"
+        undo = f"`git cat-file blob {seal.blob} > {path}` restores it"
+    else:
+        what = "its decision record names it, the file is gone"
+        undo = f"restore it from before its deletion (`git log -1 -- {path}` names the commit)"
+    return _issue(rel, path, what, f"{undo}; `vouch archive` retires knowledge", "deleted")
+
+
 def _vouch_commits(kb: KB, commits: Iterable[str]) -> dict[str, tuple[bool, str]]:
     """commit -> (made by vouch: a decision or a vouch direct commit, its subject)."""
     from vouch.gate.records import parse_message
@@ -248,13 +261,13 @@ def _vouch_commits(kb: KB, commits: Iterable[str]) -> dict[str, tuple[bool, str]
     return out
 
 
-def _issue(rel: str, path: str, what: str, undo: str) -> Issue:
+def _issue(rel: str, path: str, what: str, undo: str, verb: str = "edited") -> Issue:
     entry = catalog(rel)
     kind = entry.kind if entry is not None else "object"
     oid = entry.id if entry is not None else None
     return error(
         "hand-edited",
-        f"approved {kind} edited outside vouch: {what}. {undo[0].upper()}{undo[1:]}; "
+        f"approved {kind} {verb} outside vouch: {what}. {undo[0].upper()}{undo[1:]}; "
         f"to change approved knowledge use the lifecycle commands ({_LIFECYCLE})",
         id=oid,
         path=path,
