@@ -101,6 +101,7 @@ def decided(records: Iterable[Obj]) -> dict[str, Seal | None]:
                 found = [(kind.path_for(oid), None)] if kind is not None else []
             except (TypeError, ValueError):
                 continue
+            found = [(rel, seal) for rel, seal in found if seals.is_gated(rel)]
         for rel, seal in found:
             if rel in when and when[rel] > stamp:
                 continue
