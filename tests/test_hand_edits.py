@@ -63,7 +63,7 @@ def lint(run_cli: Any, *args: str) -> tuple[int, dict[str, Any]]:
     return res.code, json.loads(res.out)
 
 
-def found(report: dict[str, Any], kind: str = "hand-edited") -> list[dict[str, Any]]:
+def found(report: dict[str, Any], kind: str = "hand-edit") -> list[dict[str, Any]]:
     return [i for i in report["issues"] if i["kind"] == kind]
 
 
@@ -107,9 +107,7 @@ def test_the_hook_refuses_a_hand_promotion_and_lint_and_doctor_report_it(
     assert "lifecycle commands" in issue["message"]
     doctor = run_cli("doctor", "--json")
     assert doctor.code == 1
-    assert [i["id"] for i in json.loads(doctor.out)["issues"] if i["kind"] == "hand-edited"] == [
-        cid
-    ]
+    assert [i["id"] for i in json.loads(doctor.out)["issues"] if i["kind"] == "hand-edit"] == [cid]
     # the fix the message gives: restore what vouch wrote, commit it; all clean again
     blob = issue["message"].split("git cat-file blob ")[1].split()[0]
     path.write_bytes(
@@ -226,7 +224,7 @@ def test_since_passes_an_edit_followed_by_its_revert_and_fails_one_left_in_place
     code, report = lint(run_cli, "--since", base)
     assert code == 1
     assert {(i["kind"], i["id"]) for i in report["issues"]} >= {
-        ("hand-edited", cid),
+        ("hand-edit", cid),
         ("outside-vouch", cid),
     }
     git(root, "revert", "--no-edit", "HEAD")

@@ -267,7 +267,7 @@ def _issue(rel: str, path: str, what: str, undo: str, verb: str = "edited") -> I
     kind = entry.kind if entry is not None else "object"
     oid = entry.id if entry is not None else None
     return error(
-        "hand-edited",
+        "hand-edit",
         f"approved {kind} {verb} outside vouch: {what}. {undo[0].upper()}{undo[1:]}; "
         f"to change approved knowledge use the lifecycle commands ({_LIFECYCLE})",
         id=oid,
