@@ -348,3 +348,23 @@ def test_a_hand_deletion_that_got_through_is_reported(hooked: KB, run_cli: Any) 
     assert f"git cat-file blob {approved}" in issue["message"]
     doctor = run_cli("doctor", "--json")
     assert doctor.code == 1 and cid in {i["id"] for i in doctor.json()["issues"]}
+
+
+def test_a_page_edited_by_hand_is_refused_and_reported_like_a_claim(
+    hooked: KB, run_cli: Any
+) -> None:
+    from vouch.kinds import page as page_kind
+
+    cid = the_claim(hooked)
+    pid = call(hooked, "kb.propose_page", {"title": "Deploys", "claims": [cid]})["proposal_id"]
+    page_id = call(hooked, "kb.approve", {"proposal_id": pid}, actor=BOB)["object_id"]
+    path = hooked.dir / page_kind.path_for(page_id)
+    path.write_text(path.read_text() + "\nOne more line nobody reviewed.\n")
+    git(hooked.root, "add", str(path))
+    refused = commit(hooked.root, message="edit a page")
+    assert refused.returncode != 0 and "error[hand-edit]" in refused.stdout + refused.stderr
+    assert commit(hooked.root, "--no-verify", message="edit a page").returncode == 0
+    code, report = lint(run_cli)
+    assert code == 1 and [(i["id"], i["path"]) for i in found(report)] == [
+        (page_id, hooked.rel(page_kind.path_for(page_id)))
+    ]
