@@ -209,3 +209,22 @@ def test_pre_commit_framework_runs_vouch_lint_and_fails_an_uncited_claim(
         timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    # and refuses a hand edit of approved knowledge (a promotion typed into the file)
+    from gate_support import BOB, call, propose_claim
+
+    pid = propose_claim(kb_with_sources, "Deploys need a green CI run")
+    cid = call(kb_with_sources, "kb.approve", {"proposal_id": pid}, actor=BOB)["object_id"]
+    path = kb_with_sources.dir / claim_kind.path_for(cid)
+    path.write_text(path.read_text().replace("status: working", "status: stable"))
+    git(root, "add", str(path))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(snapshot), "vouch-lint"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "error[hand-edit]" in out and "--no-verify" in out

@@ -22,6 +22,7 @@ from vouch.bundle.layout import committed_files
 from vouch.bundle.reading import Limits
 from vouch.core.progress import Progress
 from vouch.errors import Conflict, UsageError, ValidationFailed
+from vouch.gate import seals
 from vouch.health.files import catalog
 from vouch.store.kb import KB
 
@@ -160,6 +161,9 @@ def import_apply(
                 for k in ("imported", "skipped", "overwritten", "identical", "on_conflict")
             },
         }
+        moved = seals.imported(kb, files, bundle.parsed)  # bytes lifecycle writes changed
+        if moved:
+            data[seals.FIELD] = moved
         result["commit"] = writer.commit_direct(
             kb,
             files,

@@ -24,7 +24,7 @@ from typing import Any
 from vouch.core import ids, yamlio
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import CorruptFile, GateRefused, UsageError
-from vouch.gate import deciders, linked, pending, records, verify
+from vouch.gate import deciders, linked, pending, records, seals, verify
 from vouch.gate.identity import Identity, principal
 from vouch.gate.records import Proposal
 from vouch.kinds import KINDS, Kind
@@ -131,8 +131,9 @@ def _decision(
     reason: str | None,
     note: str | None = None,
     people: dict[str, Any] | None = None,
+    blobs: dict[str, str] | None = None,
 ) -> bytes:
-    record = {
+    record: dict[str, Any] = {
         "proposal_id": proposal.id,
         "decision": decision,
         "kind": proposal.kind,
@@ -146,6 +147,7 @@ def _decision(
         "proposal_commit": proposal.commit,
         "note": note,
         **(people or {}),  # e-mails, operators, labels, self_approved (`deciders`)
+        seals.FIELD: blobs or None,  # the approved bytes (vouch.gate.seals)
     }
     return yamlio.dump_yaml({k: v for k, v in record.items() if v is not None}).encode()
 
@@ -348,6 +350,7 @@ def _merge_one(
                 actor,
                 reason,
                 people=deciders.record_fields(proposal, who, self_approved),
+                blobs=seals.landed(kb, base),
             )
         )
         data = {"reason": reason or "", **deciders.event_fields(who, self_approved)}
@@ -404,8 +407,11 @@ def _record_merged(
         )
     note = "merged outside vouch; decision recorded afterwards"
     text = repo.read_blob(blob).decode("utf-8")
+    stamped = {
+        obj_path: repo.write_blob(kind.edit(text, {"approved_by": actor}, where=obj_path).encode())
+    }
     changes: dict[str, str | None] = {
-        obj_path: repo.write_blob(kind.edit(text, {"approved_by": actor}, where=obj_path).encode()),
+        **stamped,
         kb.rel(records.decided_path(proposal.id)): repo.write_blob(
             _decision(
                 proposal,
@@ -414,6 +420,7 @@ def _record_merged(
                 reason,
                 note,
                 deciders.record_fields(proposal, who, self_approved),
+                seals.landed(kb, stamped),
             )
         ),
     }

@@ -11,6 +11,7 @@ from typing import Any
 
 from vouch.core import ids
 from vouch.errors import CorruptFile, NotFound, ValidationFailed
+from vouch.gate import seals
 from vouch.kinds import Kind, Obj
 from vouch.kinds import claim as claim_kind
 from vouch.store import writer
@@ -178,6 +179,8 @@ def land_edit(
             changes["updated_at"] = now
         files[o.path] = o.kind.edit(o.text, changes, where=kb.rel(o.path)).encode()
         o.changes = changes
+    # the bytes this write leaves, so a check tells it from a hand edit (vouch.gate.seals)
+    sealed = seals.edited(kb, [(o.path, o.text.encode(), files[o.path]) for o in changed])
     verb = event.split(".", 1)[1]
     subject = f"vouch: {verb} {objects[0].kind.name} {objects[0].id}"
     commit = writer.commit_direct(
@@ -187,7 +190,11 @@ def land_edit(
         event=event,
         actor=actor,
         object_ids=[*(o.id for o in objects), *extra_ids],
-        data={**(data or {}), **({"reason": reason} if reason else {})},
+        data={
+            **(data or {}),
+            **({"reason": reason} if reason else {}),
+            **({seals.FIELD: sealed} if sealed else {}),
+        },
         extra_trailers={"Vouch-Object": objects[0].id, "Vouch-Reason": one_line(reason)},
     )
     return result(event, objects, message, commit)

@@ -7,12 +7,15 @@ id), `added_in_history` (which commit added a file), `signatures` (`git verify-c
 for many commits at once) and `hooks_dir` (where git looks for hooks).
 """
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from vouch.git.command import run
 from vouch.git.repo import Repo
+
+_HEX = re.compile(r"[0-9a-f]+")
 
 
 @dataclass(frozen=True)
@@ -212,3 +215,62 @@ def path_blobs(repo: Repo, rev: str, paths: Iterable[str]) -> dict[str, set[str]
         if change.new is not None and change.path in found:
             found[change.path].add(change.new)
     return found
+
+
+def last_writers(
+    repo: Repo, rev: str, pathspecs: Iterable[str], wanted: Iterable[str]
+) -> dict[str, str]:
+    """For each path of `wanted`: the newest commit in `rev`'s history that changed it
+    (a merge counts only for what differs from every parent: its own resolution), found
+    in one walk of the history under `pathspecs`. A path no commit changed is absent.
+
+    Only commit ids and paths are read (no message, which a commit's author writes and
+    could shape like another record): a token of the `-z` output that is a whole object
+    id starts a commit; every path under `pathspecs` holds a `/`, so none is one."""
+    todo = set(wanted)
+    if not todo:
+        return {}
+    out = repo.git(
+        "log",
+        "--topo-order",
+        "--no-renames",
+        "--name-only",
+        "-z",
+        "--diff-merges=dense-combined",
+        "--format=%H",
+        rev,
+        "--",
+        *pathspecs,
+    )
+    width = len(repo.store.null_id)
+    found: dict[str, str] = {}
+    commit = None
+    for token in out.split("\0"):
+        if len(token) == width and _HEX.fullmatch(token):
+            commit = token
+            continue
+        name = token[1:] if token.startswith("\n") else token
+        if commit is not None and name in todo:
+            found[name] = commit
+            todo.discard(name)
+            if not todo:
+                break
+    return found
+
+
+def commit_messages(repo: Repo, commits: Iterable[str]) -> dict[str, str]:
+    """commit -> its message, read from the commit objects (one cat-file pipe)."""
+    wanted = list(dict.fromkeys(commits))
+    out: dict[str, str] = {}
+    for sha, got in zip(wanted, repo.store.read_many(wanted), strict=True):
+        if got is not None and got[0] == "commit":
+            _, _, message = got[1].partition(b"\n\n")
+            out[sha] = message.decode("utf-8", "replace")
+    return out
+
+
+def unstaged_paths(repo: Repo, pathspecs: Iterable[str]) -> set[str]:
+    """Tracked paths under `pathspecs` whose work-tree file differs from the index (or
+    is gone): git's stat check, so only those files need reading."""
+    out = repo.git("diff-files", "--name-only", "-z", "--no-renames", "--", *pathspecs)
+    return {p for p in out.split("\0") if p}

@@ -24,8 +24,10 @@ MARKER = "# vouch-hook: pre-commit"
 LEGACY = "pre-commit.legacy"
 TEMPLATE = """#!/bin/sh
 # Runs `vouch lint --staged` before each commit that stages knowledge files: the commit
-# fails when a staged file is broken, uncited, dangling, or knowledge added by hand
-# instead of through `vouch propose-*` and `vouch approve`. Skip it once with
+# fails when a staged file is broken, uncited, dangling, knowledge added by hand
+# instead of through `vouch propose-*` and `vouch approve`, or approved knowledge
+# edited or deleted by hand instead of through the lifecycle commands (vouch promote,
+# archive, supersede, ...). vouch's own writes never run this hook. Skip it once with
 # `git commit --no-verify`.
 {marker} (written by `vouch hooks install`, which replaces only its own hook)
 VOUCH_PYTHON={python}

@@ -8,7 +8,13 @@ Three scopes, one set of rules:
   read from the index, so a hook costs a few git processes and the changed files, not
   the whole knowledge base;
 - a range (`--since BASE`, CI on a pull request): the files BASE..HEAD changed, read
-  from HEAD, plus the proof of review over each commit of the range (`review`).
+  from HEAD, plus the proof of review over each commit of the range (`review`), judged
+  by the range's net change: what a commit did to a file the range leaves as it was
+  (an edit and its revert) is not held against it.
+
+In every scope an approved object must hold the bytes vouch's last write of it left
+(`sealed`: the decision record and the lifecycle events name them); the hook refuses
+a commit that edits or deletes one by hand (`provenance.staged`).
 
 Every broken file is an issue with its path and reason, never an exception: lint is
 what a person runs when something is wrong.
@@ -22,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from vouch.core import ids
 from vouch.core.config import Config
 from vouch.core.progress import Progress, each
-from vouch.health import files, provenance, rules
+from vouch.health import files, provenance, rules, sealed
 from vouch.health.file_versions import unverified_in_range
 from vouch.health.issues import Issue, counts, ordered, verdict, warn
 from vouch.kinds import KINDS
@@ -125,6 +131,7 @@ def everything(
     if days:
         issues += rules.stale(k, claims, days)
     issues += provenance.full(k, records, settings)
+    issues += sealed.full(k, records)  # approved bytes that no vouch write left
     issues += superseded_citations(kb)
     return k, issues
 
@@ -245,8 +252,12 @@ def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
 
     issues, info = review.since(kb, base)
     changes = tree_diff(kb.repo, info["merge_base"], info["head"], [kb.rel(".")])
+    # judged by its net change: a file an edit and its revert leave as it was is fine
+    net = {c.path for c in changes}
+    issues = [i for i in issues if not i.get("path") or i["path"] in net]
     k = rules.Knowledge(files.at_commit(kb, info["head"]))
     settings = review.committed_settings(kb, info["base"])
     issues += _changed(k, changes, settings, stale_days, {"rev": info["head"]})
     issues += unverified_in_range(kb, info["head"], changes)
+    issues += sealed.changed(k, (c.path for c in changes if c.new is not None))
     return report("since", k, issues, changed=len(changes), range=info)

@@ -260,6 +260,7 @@ def staged(k: Knowledge, changes: list[Change], settings: Config) -> list[Issue]
         oid: r for oid, r in approved_objects(records).items() if str(r["proposal_id"]) in named
     }
     cleared: set[str] = set()
+    edits: list[Issue] = []  # approved knowledge changed by hand
     for oid in approved:
         obj = k.get(str(approved[oid]["kind"]), oid)
         cleared.update(str(i) for i in (obj or {}).get("evidence") or ())
@@ -290,17 +291,7 @@ def staged(k: Knowledge, changes: list[Change], settings: Config) -> list[Issue]
                     )
                 )
             elif change.status != "A" and oid not in named:
-                verb = "deleted" if change.status == "D" else "edited"
-                out.append(
-                    warn(
-                        "hand-edit",
-                        f"approved {kind} {verb} by hand; vouch's "
-                        "lifecycle methods (supersede, archive, ...) keep such "
-                        "changes audited",
-                        id=oid,
-                        path=where,
-                    )
-                )
+                edits.append(hand_edit(kind, oid, where, change.status))
         elif kind in ("source", "evidence") and oid not in named and oid not in cleared:
             if change.status == "A" and entry.part != "content":
                 how = "`vouch source add`" if kind == "source" else "`vouch evidence add`"
@@ -326,4 +317,24 @@ def staged(k: Knowledge, changes: list[Change], settings: Config) -> list[Issue]
             elif change.status != "A":
                 verb = "deleted" if change.status == "D" else "edited"
                 out.append(warn("hand-edit", f"{kind} {verb} by hand", id=oid, path=where))
+    if edits:  # a change that puts back what vouch last wrote undoes a hand edit: fine
+        from vouch.health.sealed import restoring
+
+        back = restoring(k, [str(i["path"]) for i in edits if "edited by hand" in i["message"]])
+        out += [i for i in edits if i["path"] not in back]
     return out
+
+
+def hand_edit(kind: str, oid: str, where: str, status: str) -> Issue:
+    """An approved object edited or deleted in a commit vouch did not make: refused."""
+    verb = "deleted" if status == "D" else "edited"
+    return error(
+        "hand-edit",
+        f"approved {kind} {verb} by hand in {where}: approved knowledge changes only "
+        "through vouch's lifecycle commands (vouch supersede, contradict, archive, "
+        "confirm, cite, promote), which keep the change reviewed and audited; restore "
+        f"the file (`git restore --staged --worktree {where}`), or, if you mean it, "
+        "commit with `git commit --no-verify`",
+        id=oid,
+        path=where,
+    )
