@@ -128,7 +128,9 @@ def walkthrough() -> str:
 # times get one placeholder for all, since two steps may fall in the same second or not
 _VOLATILE = (
     ("proposal", re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{8}\b")),
-    ("commit", re.compile(r"(?:(?<=merge )|(?<=commit ))[0-9a-f]{7,40}\b")),
+    ("commit", re.compile(r"(?:(?<=merge )|(?<=commit )|(?<=--expect ))[0-9a-f]{7,64}\b")),
+    # a new file's blob in the review screen's diff: its bytes hold the proposal's time
+    ("blob", re.compile(r"(?<=^index 0000000\.\.)[0-9a-f]{7,}\b", re.M)),
     ("cursor", re.compile(r"(?<=--cursor )\S+")),  # bound to the knowledge base's state
     # a hit's score: float arithmetic may round its last digit otherwise on another CPU
     ("score", re.compile(r"(?<=^\d\. \[)\d+\.\d{3}(?=\])", re.M)),

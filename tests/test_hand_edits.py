@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import BOB, a_source, call, propose_claim, vouch_proc
+from gate_support import BOB, a_source, call, propose_claim, proposed, vouch_proc
 
 from vouch.core import yamlio
 from vouch.gate import seals
@@ -356,7 +356,7 @@ def test_a_page_edited_by_hand_is_refused_and_reported_like_a_claim(
     from vouch.kinds import page as page_kind
 
     cid = the_claim(hooked)
-    pid = call(hooked, "kb.propose_page", {"title": "Deploys", "claims": [cid]})["proposal_id"]
+    pid = proposed(hooked, "kb.propose_page", {"title": "Deploys", "claims": [cid]})["proposal_id"]
     page_id = call(hooked, "kb.approve", {"proposal_id": pid}, actor=BOB)["object_id"]
     path = hooked.dir / page_kind.path_for(page_id)
     path.write_text(path.read_text() + "\nOne more line nobody reviewed.\n")
