@@ -116,9 +116,9 @@ def walkthrough() -> str:
                 if not found:
                     raise SystemExit(f"{shlex.join(argv)}: no {name} in:\n{printed}")
                 values[name] = found[1]
-            shown = [f"{k}={shlex.quote(v)}" for k, v in step.env.items()]
-            lines = [shown, *lines] if shown else lines
-            out.append("$ " + " \\\n    ".join(shlex.join(line) if line is not shown else " ".join(line) for line in lines))
+            shown = [" ".join(f"{k}={shlex.quote(v)}" for k, v in step.env.items())]
+            words = [shlex.join(line) for line in lines]
+            out.append("$ " + " \\\n    ".join([*shown, *words] if step.env else words))
             out.extend(printed.rstrip("\n").splitlines())
     return "\n".join([START, "```console", *out, "```", END])
 
