@@ -262,7 +262,7 @@ class Index:
         return out
 
     # -- writing -----------------------------------------------------------------------------
-    def patched(self, entries: dict[str, tuple[str, os.stat_result] | None]) -> bytearray:
+    def patched(self, entries: dict[str, tuple[str, os.stat_result | None] | None]) -> bytearray:
         """New index bytes with these paths set to (blob, work-tree stat) or removed."""
         out = bytearray()
         self.write_patched(entries, out.extend)
@@ -270,7 +270,7 @@ class Index:
 
     def write_patched(
         self,
-        entries: dict[str, tuple[str, os.stat_result] | None],
+        entries: dict[str, tuple[str, os.stat_result | None] | None],
         write: Callable[[bytes | memoryview], object],
     ) -> None:
         """Stream the patched index to `write`, checksum last, without a whole copy."""
@@ -316,7 +316,12 @@ class Index:
         write(digest.digest())
 
 
-def _pack_entry(path: bytes, sha: str, st: os.stat_result) -> bytes:
+def _pack_entry(path: bytes, sha: str, st: os.stat_result | None) -> bytes:
+    if st is None:  # no stat data (as `git update-index --index-info`): git re-hashes
+        head = struct.pack(">IIIIIIIIII", 0, 0, 0, 0, 0, 0, _MODE_FILE, 0, 0, 0)
+        flags = min(len(path), _NAME_MASK)
+        body = head + bytes.fromhex(sha) + struct.pack(">H", flags) + path
+        return body + b"\0" * (8 - (len(body) % 8))
     head = struct.pack(
         ">IIIIIIIIII",
         int(st.st_ctime) & 0xFFFFFFFF,
@@ -348,7 +353,7 @@ def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
 
 def update(
     path: Path,
-    entries: dict[str, tuple[str, os.stat_result] | None],
+    entries: dict[str, tuple[str, os.stat_result | None] | None],
     snapshot: Index | None = None,
     algo: str = "sha1",
 ) -> bool:
