@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from vouch.core import ids
 from vouch.core.config import Config
 from vouch.core.progress import Progress, each
-from vouch.health import files, provenance, rules
+from vouch.health import files, leftovers, provenance, rules, tracked_state
 from vouch.health.issues import Issue, counts, ordered, verdict, warn
 from vouch.kinds import KINDS
 from vouch.store.kb import KB
@@ -125,6 +125,7 @@ def everything(
         issues += rules.stale(k, claims, days)
     issues += provenance.full(k, records, settings)
     issues += superseded_citations(kb)
+    issues += tracked_state.tracked(kb)
     return k, issues
 
 
@@ -235,6 +236,7 @@ def _staged(kb: KB, stale_days: int | None) -> dict[str, Any]:
     k = rules.Knowledge(files.staged(kb))
     issues = _changed(k, changes, settings, stale_days, {"cached": True})
     issues += provenance.staged(k, changes, settings)
+    issues += tracked_state.tracked(kb) + leftovers.half_landing(kb)
     return report("staged", k, issues, changed=len(changes))
 
 
@@ -247,4 +249,5 @@ def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
     k = rules.Knowledge(files.at_commit(kb, info["head"]))
     settings = review.committed_settings(kb, info["base"])
     issues += _changed(k, changes, settings, stale_days, {"rev": info["head"]})
+    issues += tracked_state.tracked(kb, info["head"])
     return report("since", k, issues, changed=len(changes), range=info)

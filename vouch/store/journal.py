@@ -113,6 +113,15 @@ def load(kb: KB) -> Journal | None:
         return None
 
 
+def peek(kb: KB) -> Journal | None:
+    """The journal when there is one and it passes every check; nothing is moved (a
+    read-only check, e.g. the pre-commit hook's)."""
+    try:
+        return check(kb, _read(path(kb)))
+    except (FileNotFoundError, InvalidJournal):
+        return None
+
+
 def _read(where: Path) -> bytes:
     fd = os.open(where, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as fh:

@@ -21,8 +21,8 @@ files are written, a plain `git commit` records the staged landing whole, and
 `git commit -a` or `git add -A` records none of it (the work tree still holds the old
 files); once they are written, every kind of commit records it whole. Only between two
 renames (microseconds) could a commit of the work tree take objects without their
-records — never records without their objects. The pre-commit hook (`vouch lint
---staged`) refuses any commit while a landing is unfinished.
+records — never records without their objects — and the pre-commit hook (`vouch lint
+--staged`) refuses a commit that would take part of an unfinished landing.
 
 A kill after 4 leaves the refs moved and the files in step. The next vouch write (under
 the clone's write lock) reads the journal — checked field by field first; one that fails
