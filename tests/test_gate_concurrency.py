@@ -141,7 +141,7 @@ def test_reject_killed_midway_is_before_or_after(kb_with_sources: KB, step: str)
     branch_there = bool(branches(kb.root))
     assert (branch_there and not rejected_ref) or (rejected_ref and not branch_there)
     call(kb, "kb.list_pending")  # a read does not need the lock
-    if step in ("journal", "index", "worktree", "staged"):  # the next write finishes it
+    if step in ("journal", "index", "objects", "worktree", "staged"):  # the next write ends it
         call(kb, "kb.propose_claim", {"text": "a later write", "evidence": [a_source(kb)]})
         assert not branches(kb.root) or all("rejected" not in b for b in branches(kb.root))
         assert git(kb.root, "for-each-ref", f"refs/vouch/rejected/{pid}").strip()

@@ -134,7 +134,7 @@ def test_a_stale_index_lock_of_a_dead_vouch_process_is_cleared(
     dead = subprocess.Popen(["true"])
     dead.wait()
     lock = kb.root / ".git" / "index.lock"
-    owner = state.shared(kb) / gitlocks.OWNER
+    owner = state.shared(kb) / gitlocks.OWNER.format(pid=dead.pid)
     record = {"pid": dead.pid, "children": [], "locks": [str(lock)], "at": time.time()}
     owner.write_text(json.dumps(record))
     lock.write_bytes(b"")  # what a kill inside the index write leaves

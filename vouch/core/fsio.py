@@ -36,10 +36,11 @@ def replace_unsynced(path: str, data: bytes) -> None:
     _replace(path, data, sync=False)
 
 
-def write_temp(path: str, data: bytes) -> str:
-    """`data` in a new temp file beside `path` (unsynced), for the caller to rename
-    over `path` later (`os.replace`): several files then appear within microseconds."""
-    fd, tmp = _create_temp(path)
+def write_temp(path: str, data: bytes, folder: str | None = None) -> str:
+    """`data` in a new temp file beside `path` (or in `folder`, named after it),
+    unsynced, for the caller to rename over `path` later (`os.replace`): several files
+    then appear within microseconds."""
+    fd, tmp = _create_temp(path if folder is None else os.path.join(folder, os.path.basename(path)))
     try:
         try:
             view = memoryview(data)

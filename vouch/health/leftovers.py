@@ -87,7 +87,7 @@ def half_landing(kb: KB) -> list[Issue]:
 
 
 def git_locks(kb: KB) -> list[Issue]:
-    stale, pid = gitlocks.stale(kb)
+    stale = gitlocks.stale(kb)
     out = [
         error(
             "stale-git-lock",
@@ -95,11 +95,12 @@ def git_locks(kb: KB) -> list[Issue]:
             "write fails until it is removed. The next vouch write removes it (`vouch "
             f"init`), or: rm '{path}'",
         )
-        for path in stale
+        for path, pid in stale
     ]
+    left = {path for path, _ in stale}
     now = time.time()
     for path in gitlocks.present(kb):
-        if path in stale:
+        if path in left:
             continue
         try:
             age = now - os.lstat(path).st_mtime

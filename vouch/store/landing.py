@@ -40,6 +40,7 @@ if killed (tests walk every step; see `STEPS`). It costs one dict lookup when un
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping
@@ -53,7 +54,17 @@ from vouch.store.journal import Journal, RefUpdate
 from vouch.store.kb import DECIDED_DIR, KB
 
 FAULT_ENV = "VOUCH_FAULT"
-STEPS = ("merged", "committed", "journal", "index", "worktree", "staged", "refs", "synced")
+STEPS = (
+    "merged",
+    "committed",
+    "journal",
+    "index",
+    "objects",
+    "worktree",
+    "staged",
+    "refs",
+    "synced",
+)
 __all__ = ["RefUpdate", "fault", "gate_lock", "land", "recover"]
 
 
@@ -130,12 +141,40 @@ def _finish(kb: KB, j: Journal) -> None:
         with contextlib.suppress(GitFailure):
             _update_refs(kb, j.others, "vouch: finish an interrupted landing")
         _catch_up(kb, j.branch, j.changes, j.before)
+    elif checked_out_branch(kb) == j.branch and _took_part(kb, j, tip):
+        # the user's commit took some of the landed files (a commit of the work tree
+        # killed between two renames: objects without their records), the rest as they
+        # were: land the rest on top, so the approval is whole and recorded once
+        _land_rest(kb, j, tip)
     elif checked_out_branch(kb) == j.branch:
         # the branch moved without it (the user committed other work): the landing
         # cannot finish on its old tip, so what it wrote goes back to the branch's own
         # blobs — never left staged for a later `git commit -a` to record without a
         # decision; a file the user edited since stays as it is
         _undo(kb, missing, {p: repo.blob_at(tip, p) for p in missing})
+
+
+def _took_part(kb: KB, j: Journal, tip: str) -> bool:
+    """Whether `tip` holds some of the landing's files as it wrote them and, at every
+    other path it changes, the file as it was before (nothing else in the way)."""
+    at_tip = {p: kb.repo.blob_at(tip, p) for p in j.changes}
+    took = [p for p, b in j.changes.items() if at_tip[p] == b and j.before.get(p) != b]
+    return bool(took) and all(at_tip[p] in (b, j.before.get(p)) for p, b in j.changes.items())
+
+
+def _land_rest(kb: KB, j: Journal, tip: str) -> None:
+    """The landing's commit made again on `tip` (same parents beyond the first, same
+    message and trailers) and landed: the files `tip` lacks, then the refs."""
+    repo = kb.repo
+    found = repo.store.read(j.commit)
+    if found is None:
+        return
+    message = found[1].split(b"\n\n", 1)[1].decode("utf-8")
+    parents = repo.commit_parents(j.commit)
+    tree = repo.edit_tree(repo.store.peel_tree(tip), j.changes)
+    commit = repo.write_commit(tree, [tip, *parents[1:]], message)
+    rest = {p: b for p, b in j.changes.items() if repo.blob_at(tip, p) != b}
+    land(kb, j.branch, tip, commit, rest, j.others, "vouch: finish an interrupted landing")
 
 
 def _catch_up(
@@ -302,24 +341,34 @@ def _write_files(
         _write(kb, records, None)
         _write(kb, objects, progress)
         return
-    prepared: list[tuple[str, str | None]] = []  # (target, temp file; None removes)
+    # the records' bytes wait in the state folder, where `git add -A` cannot take them
+    folder = str(state.local(kb)) if records else ""
+    prepared: list[tuple[str, str | None, bytes]] = []  # (target, temp or None: remove)
     try:
         for path, blob in records:
             target = os.path.join(kb.root, path)
             if blob is None:
-                prepared.append((target, None))
+                prepared.append((target, None, b""))
                 continue
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            prepared.append((target, fsio.write_temp(target, kb.repo.read_blob(blob))))
+            data = kb.repo.read_blob(blob)
+            prepared.append((target, fsio.write_temp(target, data, folder), data))
         _write(kb, objects, progress)
-        for target, temp in prepared:  # the records appear last, within microseconds
+        fault("objects")
+        for target, temp, data in prepared:  # the records appear last, within microseconds
             if temp is None:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(target)
-            else:
+                continue
+            try:
                 os.replace(temp, target)
+            except OSError as exc:  # the git directory on another file system
+                if exc.errno != errno.EXDEV:
+                    raise
+                fsio.replace_unsynced(target, data)
+                os.unlink(temp)
     except BaseException:
-        for _, temp in prepared:
+        for _, temp, _ in prepared:
             if temp is not None:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(temp)
