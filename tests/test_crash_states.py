@@ -135,6 +135,20 @@ def test_doctor_reports_a_decision_record_without_its_object(kb_with_sources: KB
     report = run_cli("doctor", "--json", cwd=kb.root).json()
     [found] = [i for i in report["issues"] if i["kind"] == "approval-without-object"]
     assert found["id"] == pid
+    # a decision record no audit event names (written by hand): judged on its own
+    git(kb.root, "revert", "--no-edit", "HEAD")
+    record = kb.dir / records.decided_path(pid)
+    other = "20260101-000000-0badf00d"
+    forged = kb.dir / records.decided_path(other)
+    forged.parent.mkdir(parents=True, exist_ok=True)
+    forged.write_text(
+        record.read_text().replace(pid, other).replace(cid, claim.KIND.make_id({"text": "x"}))
+    )
+    git(kb.root, "add", str(forged))
+    git(kb.root, "commit", "-qm", "a decision record by hand")
+    report = run_cli("doctor", "--json", cwd=kb.root).json()
+    found = [i["id"] for i in report["issues"] if i["kind"] == "approval-without-object"]
+    assert found == [other]
 
 
 # -- git's lock files left by a killed vouch ---------------------------------------------------
@@ -267,3 +281,22 @@ def test_a_lock_no_vouch_took_is_reported_not_removed(kb_with_sources: KB, run_c
     [found] = [i for i in report["issues"] if i["kind"] == "git-lock"]
     assert f"rm '{lock}'" in found["message"] and found["severity"] == "warn"
     assert lock.exists()
+
+
+@pytest.mark.parametrize("made", ["before the record", "long after the record"])
+def test_a_lock_outside_the_records_window_is_left(kb_with_sources: KB, run_cli, made: str) -> None:
+    """A record of a dead vouch names `HEAD.lock`, but the lock there was made before
+    that vouch started (someone else's) or long after it died: not vouch's, left alone."""
+    kb = kb_with_sources
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    lock = kb.root / ".git" / "HEAD.lock"
+    lock.write_text("")
+    at = time.time()
+    when = at - 600 if made == "before the record" else at + 600
+    os.utime(lock, (when, when))
+    record = {"pid": dead.pid, "children": [], "locks": [str(lock)], "at": at}
+    (kb.state_dir / gitlocks.OWNER.format(pid=dead.pid)).write_text(json.dumps(record))
+    pid = propose_claim(kb, "Not past someone else's lock")
+    res = run_cli("approve", pid, "--as", BOB, cwd=kb.root)
+    assert res.code == 2 and "E202" in res.err and lock.exists(), res.err
