@@ -81,7 +81,10 @@ class WorkTree:
                 return False
             stats[path] = (blob, st)
         snapshot, self._index_snapshot = self._index_snapshot, None
-        return gitindex.update(self.store.index, stats, snapshot, self.store.algo)
+        written, self._index_snapshot = gitindex.patch(
+            self.store.index, stats, snapshot, self.store.algo
+        )
+        return written
 
     def index_dirty(
         self, paths: Iterable[str], committed: Mapping[str, str | None]
@@ -91,7 +94,12 @@ class WorkTree:
         work. None when the index needs git itself to answer (see `index_file`)."""
         from vouch.git import index_file as gitindex
 
-        index = gitindex.read(self.store.index, self.store.algo)
+        index = self._index_snapshot  # the one vouch itself wrote last, when unchanged
+        try:
+            if index is None or index.stat_key != gitindex.stat_key(os.stat(self.store.index)):
+                index = gitindex.read(self.store.index, self.store.algo)
+        except FileNotFoundError:
+            index = None
         if index is None:
             return None
         self._index_snapshot = index  # stage_entries may reuse it
