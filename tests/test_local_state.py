@@ -324,3 +324,41 @@ def test_the_state_folder_is_refused_when_it_is_not_ours(kb: KB, run_cli, tmp_pa
     kb.state_dir.unlink()
     assert run_cli("source", "add", "doc.md", cwd=kb.root).code == 0
     assert os.stat(kb.state_dir).st_mode & 0o777 == 0o700
+
+
+def test_worktrees_share_the_write_lock_and_keep_their_own_journal(
+    kb_with_sources: KB, run_cli, tmp_path: Path
+) -> None:
+    """A linked worktree (`git worktree add`) shares the refs, so it shares the clone's
+    write lock; its landing journal is its own (it writes that work tree), so a write in
+    one worktree never executes the other's."""
+    kb = kb_with_sources
+    other = tmp_path / "other"
+    git(kb.root, "worktree", "add", "-q", "-b", "side", str(other))
+    side = KB.open(other)
+    assert state.local_path(side) != state.local_path(kb)
+    assert side.state_dir == kb.state_dir
+    cfg = side.dir / "config.yaml"
+    cfg.write_text(cfg.read_text().replace("timeout_seconds: 30", "timeout_seconds: 0.2"))
+    (other / "doc.md").write_text("the side's document\n")
+    with state.write_lock(kb):  # a writer of the main work tree holds it
+        res = run_cli("source", "add", "doc.md", cwd=other)
+    assert res.code == 1 and "E106" in res.err and "write.lock" in res.err, res.err
+    # an approval in the main work tree killed before its refs moved: its journal waits
+    pid = propose_claim(kb, "Approved in the main work tree")
+    killed = vouch_proc(kb.root, "approve", pid, "--as", BOB, env={"VOUCH_FAULT": "staged"})
+    assert killed.returncode == 86, killed.stderr
+    assert journal.exists(kb) and not journal.exists(side)
+    res = run_cli("source", "add", "doc.md", cwd=other)
+    assert res.code == 0, res.err
+    assert journal.exists(kb) and journal.rejected(side) == [] and journal.rejected(kb) == []
+    cid = claim.KIND.make_id({"text": "Approved in the main work tree"})
+    assert not (side.dir / claim.path_for(cid)).exists()
+    assert git(other, "status", "--porcelain", "--untracked-files=all") == (
+        " M .vouch/config.yaml\n?? doc.md\n"  # the side's own changes, nothing landed
+    )
+    # the main work tree's next write finishes its own landing
+    again = vouch_proc(kb.root, "approve", pid, "--as", BOB)
+    assert again.returncode == 1 and "already approved" in again.stderr
+    assert not journal.exists(kb) and (kb.dir / claim.path_for(cid)).exists()
+    assert git(kb.root, "status", "--porcelain", "--untracked-files=all") == ""
