@@ -8,21 +8,23 @@ the branch is checked out, the steps are:
    changes;
 2. write the journal (`vouch.store.journal`, inside the git directory): branch, old and
    new commit, the other ref updates, and each changed path's blob before and after;
-3. stage the new blobs in the user's index (one atomic write), then write the work-tree
-   files — knowledge objects first, their records (`decided/`, the audit log) last, each
-   file atomically and the records' bytes prepared before the first object appears —
-   then record the files' stat data in the index;
+3. write the new knowledge objects (untracked files), put the bytes of every other
+   file (tracked objects, `decided/` records, the audit log) in temp files in the state
+   folder, stage everything in the user's index (one atomic write), rename those files
+   into place within microseconds (the audit log last), then record the files' stat
+   data in the index (`sync_worktree`);
 4. move every ref in one git transaction (compare-and-swap): the commit point;
 5. remove the journal.
 
-The order is what makes a kill safe for an ordinary `git commit` afterwards: the audit
-lines and the objects they record are committed together or not at all. Before the
-files are written, a plain `git commit` records the staged landing whole, and
-`git commit -a` or `git add -A` records none of it (the work tree still holds the old
-files); once they are written, every kind of commit records it whole. Only between two
-renames (microseconds) could a commit of the work tree take objects without their
-records — never records without their objects — and the pre-commit hook (`vouch lint
---staged`) refuses a commit that would take part of an unfinished landing.
+The order is what makes a kill safe for an ordinary commit afterwards: the audit lines
+never reach a commit without the objects they record. Before the index is written, a
+plain `git commit` and `git commit -a` take none of the landing (the new objects are
+untracked, the tracked files untouched); from then on a plain `git commit` takes all of
+it. Only a commit of the work tree (`-a`, `git add -A`) made between the index write and
+the renames — or, for `git add -A`, while the new objects are written — can take
+objects without their records, never records without their objects; the next write then
+lands the rest on top (`_land_rest`), and the pre-commit hook (`vouch lint --staged`)
+refuses a commit that would take part of an unfinished landing.
 
 A kill after 4 leaves the refs moved and the files in step. The next vouch write (under
 the clone's write lock) reads the journal — checked field by field first; one that fails
@@ -58,8 +60,8 @@ STEPS = (
     "merged",
     "committed",
     "journal",
-    "index",
     "objects",
+    "index",
     "worktree",
     "staged",
     "refs",
@@ -200,7 +202,7 @@ def _undo(
     last — the reverse of `sync_worktree`, so a kill on the way leaves no record
     without its object for a commit to take."""
     files = {p: before.get(p) for p, b in changes.items() if _current_blob(kb, p) == b}
-    _write_files(kb, files, None, forward=False)
+    _write_back(kb, files)
     staged = kb.repo.index_blobs(changes)
     index = {p: before.get(p) for p, b in changes.items() if staged.get(p) == b}
     if index:
@@ -310,42 +312,57 @@ def sync_worktree(
     """Make index and work tree hold these blobs at exactly these paths (None: absent);
     `write`: only these paths' files (the index takes every path).
 
-    The index first (one atomic write, without stat data), then the files — objects,
-    then decision records, then the audit log — then the index again with the files'
-    stat data, so git sees them clean without re-hashing (see the module docstring for
-    why this order). Files are replaced atomically (temp file + rename) but not fsynced:
-    the commit is the durable record and the journal repeats this step after a crash, as
-    `git checkout` would; an fsync per file would double the cost of an approval. Every
-    path was built by vouch from validated ids, never taken from a branch.
+    In the order that keeps a commit made after a kill whole (see the module docstring):
+
+    1. new knowledge objects — files not in the work tree yet, untracked, so neither
+       `git commit` nor `git commit -a` takes them;
+    2. the bytes of every other file (objects git tracks, decision records, the audit
+       log) put in temp files in the state folder, out of any commit's reach;
+    3. the index, in one atomic write, without stat data: from here a plain commit
+       takes the whole landing;
+    4. those files renamed into place in a tight loop, objects first, the audit log
+       last (removals too);
+    5. the index again, with the files' stat data, so git sees them clean.
+
+    Files are not fsynced: the commit is the durable record and the journal repeats
+    this step after a crash, as `git checkout` would; an fsync per file would double the
+    cost of an approval. Every path was built by vouch from validated ids, never taken
+    from a branch.
     """
-    with gitlocks.owned(kb, index=True):
-        kb.repo.stage_entries(changes, worktree_matches=False)
-    fault("index")
     files = changes if write is None else {p: b for p, b in changes.items() if p in write}
-    _write_files(kb, files, progress, forward=True)
+    ranked = sorted(files.items(), key=lambda item: _rank(kb, item[0]))
+    root = kb.root
+    fresh: list[tuple[str, str | None]] = [
+        (p, b)
+        for p, b in ranked
+        if b is not None and _rank(kb, p) == 0 and not os.path.lexists(root / p)
+    ]
+    _write(kb, fresh, progress)
+    fault("objects")
+    taken = {p for p, _ in fresh}
+    prepared = _prepare(kb, [(p, b) for p, b in ranked if p not in taken])
+    try:
+        with gitlocks.owned(kb, index=True):
+            kb.repo.stage_entries(changes, worktree_matches=False)
+        fault("index")
+        _place(prepared)
+    finally:
+        _discard(prepared)
     fault("worktree")
     with gitlocks.owned(kb, index=True):
         kb.repo.stage_entries(files)
 
 
-def _write_files(
-    kb: KB, changes: Mapping[str, str | None], progress: Progress | None, *, forward: bool
-) -> None:
-    """Write these files: `forward`, objects, then records, whose bytes are put in temp
-    files before the first object is written and renamed into place last; otherwise
-    (an undo) records first, then objects."""
-    ranked = sorted(changes.items(), key=lambda item: _rank(kb, item[0]), reverse=not forward)
-    objects = [(p, b) for p, b in ranked if _rank(kb, p) == 0]
-    records = [(p, b) for p, b in ranked if _rank(kb, p) > 0]
-    if not forward:
-        _write(kb, records, None)
-        _write(kb, objects, progress)
-        return
-    # the records' bytes wait in the state folder, where `git add -A` cannot take them
-    folder = str(state.local(kb)) if records else ""
-    prepared: list[tuple[str, str | None, bytes]] = []  # (target, temp or None: remove)
+Prepared = list[tuple[str, str | None, bytes]]  # (target, temp file or None: remove, bytes)
+
+
+def _prepare(kb: KB, changes: list[tuple[str, str | None]]) -> Prepared:
+    """Each file's bytes in a temp file in the state folder, where `git add -A` cannot
+    take them, ready to be renamed into place (`_place`)."""
+    folder = str(state.local(kb)) if changes else ""
+    prepared: Prepared = []
     try:
-        for path, blob in records:
+        for path, blob in changes:
             target = os.path.join(kb.root, path)
             if blob is None:
                 prepared.append((target, None, b""))
@@ -353,26 +370,38 @@ def _write_files(
             os.makedirs(os.path.dirname(target), exist_ok=True)
             data = kb.repo.read_blob(blob)
             prepared.append((target, fsio.write_temp(target, data, folder), data))
-        _write(kb, objects, progress)
-        fault("objects")
-        for target, temp, data in prepared:  # the records appear last, within microseconds
-            if temp is None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(target)
-                continue
-            try:
-                os.replace(temp, target)
-            except OSError as exc:  # the git directory on another file system
-                if exc.errno != errno.EXDEV:
-                    raise
-                fsio.replace_unsynced(target, data)
-                os.unlink(temp)
     except BaseException:
-        for _, temp, _ in prepared:
-            if temp is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(temp)
+        _discard(prepared)
         raise
+    return prepared
+
+
+def _place(prepared: Prepared) -> None:
+    for target, temp, data in prepared:  # within microseconds of each other
+        if temp is None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(target)
+            continue
+        try:
+            os.replace(temp, target)
+        except OSError as exc:  # the git directory on another file system
+            if exc.errno != errno.EXDEV:
+                raise
+            fsio.replace_unsynced(target, data)
+
+
+def _discard(prepared: Prepared) -> None:
+    for _, temp, _ in prepared:
+        if temp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+
+
+def _write_back(kb: KB, changes: Mapping[str, str | None]) -> None:
+    """An undo's files: the records first, then the objects (the reverse of
+    `sync_worktree`, so no record is left without its object)."""
+    ranked = sorted(changes.items(), key=lambda item: _rank(kb, item[0]), reverse=True)
+    _write(kb, ranked, None)
 
 
 def _write(kb: KB, changes: list[tuple[str, str | None]], progress: Progress | None) -> None:
