@@ -362,3 +362,19 @@ def test_worktrees_share_the_write_lock_and_keep_their_own_journal(
     assert again.returncode == 1 and "already approved" in again.stderr
     assert not journal.exists(kb) and (kb.dir / claim.path_for(cid)).exists()
     assert git(kb.root, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_an_old_untracked_journal_is_reported_never_read(kb_with_sources: KB, run_cli) -> None:
+    """A journal left at the old place (an older vouch killed mid-write, or planted,
+    untracked): the next write ignores it, doctor warns with the command that removes it."""
+    kb = kb_with_sources
+    old = kb.dir / "locks" / "landing.json"
+    old.parent.mkdir(exist_ok=True)
+    old.write_text(json.dumps({"branch": "refs/heads/x", "commit": "0" * 40}))
+    (kb.root / "doc.md").write_text("a document\n")
+    before = head(kb.root)
+    assert run_cli("source", "add", "doc.md", cwd=kb.root).code == 0
+    assert git(kb.root, "rev-parse", "HEAD^").strip() == before and old.exists()
+    report = run_cli("doctor", "--json", cwd=kb.root).json()
+    [found] = [i for i in report["issues"] if i["kind"] == "old-journal"]
+    assert found["severity"] == "warn" and f"rm '{old}'" in found["message"]

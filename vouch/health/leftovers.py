@@ -44,6 +44,18 @@ def journals(kb: KB) -> list[Issue]:
         for where, reason in journal.rejected(kb)
     ]
     out += pending(kb, severity="warn")
+    old = kb.dir / "locks" / journal.NAME  # where older versions kept it: never read now
+    if os.path.lexists(old) and not kb.repo.tracked(kb.rel(f"locks/{journal.NAME}")):
+        out.append(
+            warn(
+                "old-journal",
+                f"{kb.rel('locks/' + journal.NAME)} is a landing journal where an older "
+                "vouch kept it (or a file someone put there); vouch no longer reads it. If "
+                "an older vouch was killed mid-write, check `git status`; then remove it: "
+                f"rm '{old}'",
+                path=kb.rel(f"locks/{journal.NAME}"),
+            )
+        )
     return out
 
 

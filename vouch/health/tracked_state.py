@@ -17,19 +17,21 @@ LOCAL_DIRS = ("locks",)  # inside `.vouch/`: local to a clone, never committed
 
 def tracked(kb: KB, rev: str | None = None) -> list[Issue]:
     """Files under `.vouch/locks/` in the index (`rev` None) or in commit `rev`."""
-    folders = [kb.rel(d) for d in LOCAL_DIRS]
-    if rev is None:
-        found = [p for folder in folders for p in kb.repo.tracked(folder)]
-    else:
-        found = sorted(kb.repo.tree_blobs(rev, folders))
-    return [
-        error(
-            "tracked-local-state",
-            f"{path} is committed where vouch used to keep its local state (locks, "
-            "journals); vouch never reads it (that state lives in .git/vouch/), but no "
-            "commit may carry it: remove it with "
-            f"`git rm -r --cached -- {path.rsplit('/', 1)[0]}` and commit",
-            path=path,
-        )
-        for path in found
-    ]
+    out: list[Issue] = []
+    for folder in (kb.rel(d) for d in LOCAL_DIRS):
+        if rev is None:
+            found = kb.repo.tracked(folder)
+        else:
+            found = sorted(kb.repo.tree_blobs(rev, [folder]))
+        out += [
+            error(
+                "tracked-local-state",
+                f"{path} is committed where vouch used to keep its local state (locks, "
+                "journals); vouch never reads it (that state lives in .git/vouch/), but "
+                f"no commit may carry it: remove it with `git rm -r --cached -- {folder}` "
+                "and commit",
+                path=path,
+            )
+            for path in found
+        ]
+    return out
