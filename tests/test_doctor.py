@@ -34,7 +34,7 @@ def test_a_healthy_knowledge_base(reviewed: KB, run_cli: Any) -> None:
     code, report = doctor(run_cli)
     assert code == 0, report["issues"]
     assert report["verdict"] == "ok" and report["issues"] == []
-    assert set(report["checks"]) == {"lint", "sources", "index", "audit", "config"}
+    assert set(report["checks"]) == {"lint", "sources", "index", "audit", "config", "local"}
     assert report["checks"]["sources"] == {"ok": True, "checked": 3, "issues": 0}
     assert report["checks"]["index"]["state"] in ("missing", "fresh", "stale")
     assert report["checks"]["audit"]["ok"]

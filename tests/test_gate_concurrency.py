@@ -19,10 +19,9 @@ from gate_support import (
     vouch_proc,
 )
 
-from vouch.core.lock import write_lock
 from vouch.gate import records
 from vouch.kinds import claim
-from vouch.store import audit, landing
+from vouch.store import audit, landing, state
 from vouch.store.kb import KB
 
 
@@ -76,7 +75,7 @@ def test_a_held_lock_times_out_with_a_clear_error(kb_with_sources: KB, run_cli) 
     kb = kb_with_sources
     cfg = kb.dir / "config.yaml"
     cfg.write_text(cfg.read_text().replace("timeout_seconds: 30", "timeout_seconds: 0.2"))
-    with write_lock(kb.dir):
+    with state.write_lock(kb):
         res = run_cli("propose-claim", "--text", "Blocked", "--source", a_source(kb), cwd=kb.root)
     assert res.code == 1 and "E106" in res.err and "write.lock" in res.err
     assert branches(kb.root) == []
@@ -143,7 +142,7 @@ def test_reject_killed_midway_is_before_or_after(kb_with_sources: KB, step: str)
     branch_there = bool(branches(kb.root))
     assert (branch_there and not rejected_ref) or (rejected_ref and not branch_there)
     call(kb, "kb.list_pending")  # a read does not need the lock
-    if step in ("journal", "worktree", "staged"):  # the next write finishes the landing
+    if step in ("journal", "index", "objects", "worktree", "staged"):  # the next write ends it
         call(kb, "kb.propose_claim", {"text": "a later write", "evidence": [a_source(kb)]})
         assert not branches(kb.root) or all("rejected" not in b for b in branches(kb.root))
         assert git(kb.root, "for-each-ref", f"refs/vouch/rejected/{pid}").strip()

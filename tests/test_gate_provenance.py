@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 
 from conftest import git
 from gate_support import BOB, PERSON, call, propose_claim
 
 from vouch.gate import provenance
 from vouch.kinds import claim
-from vouch.store import audit, landing
+from vouch.store import audit, gitlocks, state
 from vouch.store.kb import KB
 
 
@@ -132,11 +133,12 @@ def test_a_stale_index_lock_of_a_dead_vouch_process_is_cleared(
     kb = kb_with_sources
     dead = subprocess.Popen(["true"])
     dead.wait()
-    owner = kb.dir / landing.INDEX_OWNER
-    owner.write_text(str(dead.pid))
     lock = kb.root / ".git" / "index.lock"
+    owner = state.shared(kb) / gitlocks.OWNER.format(pid=dead.pid)
+    record = {"pid": dead.pid, "children": [], "locks": [str(lock)], "at": time.time()}
+    owner.write_text(json.dumps(record))
     lock.write_bytes(b"")  # what a kill inside the index write leaves
-    stale_tmp = kb.dir / "locks" / ".landing.json.abc123.tmp"
+    stale_tmp = state.shared(kb) / ".landing.json.abc123.tmp"
     stale_tmp.write_text("{")
     pid = propose_claim(kb, "Written after a crash")
     res = run_cli("approve", pid, "--as", BOB, cwd=kb.root)

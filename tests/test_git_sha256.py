@@ -26,7 +26,7 @@ from gate_support import (
 from vouch.git import Repo
 from vouch.git import index_file as gitindex
 from vouch.kinds import claim
-from vouch.store import audit, landing
+from vouch.store import audit, journal, landing
 from vouch.store.kb import KB
 
 ALGOS = ["sha1", "sha256"]
@@ -142,7 +142,7 @@ def test_uncommitted_work_is_refused_and_equal_content_is_not(algo_kb: KB, run_c
     _consistent(root)
 
 
-@pytest.mark.parametrize("step", ["worktree", "staged", "refs"])
+@pytest.mark.parametrize("step", ["index", "worktree", "staged", "refs"])
 def test_an_approve_killed_midway_is_finished_by_the_next_write(
     algo_kb: KB, step: str, run_cli
 ) -> None:
@@ -162,7 +162,7 @@ def test_an_approve_killed_midway_is_finished_by_the_next_write(
     assert kb.read(claim.KIND, cid)["approved_by"] == PERSON  # the git user; --as bob a label
     assert len(git(root, "log", "--merges", "--format=%H").split()) == 1
     assert user_state(root) == before
-    assert not (kb.dir / landing.JOURNAL).exists()
+    assert not journal.exists(kb)
     assert audit.verify(kb.dir)["ok"]
     _consistent(root)
 

@@ -20,6 +20,7 @@ from vouch.kinds import page as page_kind
 from vouch.methods import registry as ops
 from vouch.methods.context import CallContext
 from vouch.servers import jsonl, server_context
+from vouch.store import journal
 from vouch.store.kb import KB
 
 TEXTS = (
@@ -626,7 +627,7 @@ def test_a_killed_landing_is_undone_when_the_user_committed_other_work(
     assert git(kb.root, "show", "HEAD:notes.txt").strip() == "my own work"
     committed = git(kb.root, "show", f"HEAD:.vouch/{claim_kind.KIND.path_for(claims[0])}")
     assert "status: superseded" not in committed
-    assert not (kb.dir / "locks" / "landing.json").exists()
+    assert not journal.exists(kb)
     events = [e["event"] for e in call(kb, "kb.audit", {"tail": 5})]
     assert "claim.supersede" not in events and "claim.archive" in events
     assert call(kb, "kb.audit_verify")["ok"]
@@ -652,6 +653,6 @@ def test_recovery_leaves_another_checked_out_branch_alone(
     after = vouch_proc(kb.root, "archive", claims[3])
     assert "Traceback" not in after.stderr, after.stderr
     assert git(kb.root, "status", "--porcelain", "--", ".vouch") == ""
-    assert not (kb.dir / "locks" / "landing.json").exists()
+    assert not journal.exists(kb)
     landed = git(kb.root, "show", f"{main_branch}:.vouch/{claim_kind.KIND.path_for(claims[0])}")
     assert "status: superseded" in landed

@@ -36,6 +36,25 @@ def replace_unsynced(path: str, data: bytes) -> None:
     _replace(path, data, sync=False)
 
 
+def write_temp(path: str, data: bytes, folder: str | None = None) -> str:
+    """`data` in a new temp file beside `path` (or in `folder`, named after it),
+    unsynced, for the caller to rename over `path` later (`os.replace`): several files
+    then appear within microseconds."""
+    fd, tmp = _create_temp(path if folder is None else os.path.join(folder, os.path.basename(path)))
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
 def _replace(path: str, data: bytes, *, sync: bool) -> None:
     """`data` at `path` through a temp file beside it and a rename; fsync'ed first when
     `sync`. Bare os calls: buffered file objects cost more than the write."""

@@ -62,22 +62,20 @@ def file_lock(
 
 
 @contextmanager
-def write_lock(vouch_dir: Path, timeout: float = 30.0) -> Iterator[None]:
-    """Hold `.vouch/locks/write.lock` exclusively."""
-    lock_dir = vouch_dir / "locks"
-    for folder in (vouch_dir, lock_dir):  # real folders: a link would lead the writes out
-        try:
-            mode = os.lstat(folder).st_mode
-        except FileNotFoundError:
-            continue
-        if not stat.S_ISDIR(mode):
-            raise Conflict(
-                f"{folder} is a link or a file where vouch keeps a folder: locking and "
-                "recovery would write through it, outside the repository",
-                hint="remove it (`git rm` it if it is committed), then run the command again",
-            )
-    lock_dir.mkdir(exist_ok=True)
-    path = lock_dir / "write.lock"
+def write_lock(state_dir: Path, timeout: float = 30.0) -> Iterator[None]:
+    """Hold `write.lock` in the clone's state folder (`vouch.store.state.shared`: inside
+    the git directory, never in the work tree, where a commit could plant a file or a
+    link), so every vouch writer of the clone and its worktrees takes turns."""
+    try:
+        mode = os.lstat(state_dir).st_mode
+    except FileNotFoundError:
+        mode = 0
+    if not stat.S_ISDIR(mode):  # made by the caller: a link would lead the lock elsewhere
+        raise Conflict(
+            f"{state_dir} is not a folder, so vouch cannot take its write lock there",
+            hint="remove it if you did not make it, then run the command again",
+        )
+    path = state_dir / "write.lock"
     with file_lock(
         path,
         timeout,

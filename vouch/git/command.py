@@ -6,7 +6,7 @@ Every failure becomes a `GitFailure` (exit 2) or a user error.
 import atexit
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from vouch.errors import GitFailure
@@ -46,18 +46,35 @@ def run_bytes(
     input: bytes | str | None = None,
     env: Mapping[str, str] | None = None,
     check: bool = True,
+    started: Callable[[int], None] | None = None,
 ) -> bytes:
     full_env = {**os.environ, **_BASE_ENV, **(env or {})}
     data = input.encode() if isinstance(input, str) else input
     try:
-        proc = subprocess.run(
-            ["git", *args], cwd=cwd, input=data, capture_output=True, env=full_env, check=False
-        )
+        if started is None:
+            proc = subprocess.run(
+                ["git", *args], cwd=cwd, input=data, capture_output=True, env=full_env, check=False
+            )
+            out, err, code = proc.stdout, proc.stderr, proc.returncode
+        else:  # the caller records the pid before git may take any lock
+            child = subprocess.Popen(
+                ["git", *args],
+                cwd=cwd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=full_env,
+            )
+            try:
+                started(child.pid)
+            finally:
+                out, err = child.communicate(data)
+            code = child.returncode
     except FileNotFoundError as exc:
         raise GitFailure("git is not installed or not on PATH") from exc
-    if check and proc.returncode != 0:
-        raise GitCommandFailed(args, proc.returncode, proc.stderr.decode("utf-8", "replace"))
-    return proc.stdout
+    if check and code != 0:
+        raise GitCommandFailed(args, code, err.decode("utf-8", "replace"))
+    return out
 
 
 class Started:

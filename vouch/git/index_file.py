@@ -123,6 +123,28 @@ class Index:
         self._cursor = 12  # searches for path-sorted lookups start here
         self.entries_end, self.extensions = self._extensions()
 
+    @classmethod
+    def written_by(cls, old: Index, path: Path) -> Index | None:
+        """The index `old.write_patched` just wrote to `path`, from the layout it
+        recorded (no search for where the entries end); None when the file changed."""
+        count, entries_end, extensions = old.written
+        index = cls.__new__(cls)
+        index.path, index.algo, index.width, index._heads = path, old.algo, old.width, old._heads
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        tail = entries_end + sum(8 + len(body) for _, body in extensions) + old.width
+        if len(data) != tail or data[:4] != b"DIRC":
+            return None
+        index.stat_key = stat_key(st)
+        index._found = {}
+        index.version, index.count = struct.unpack_from(">II", data, 4)
+        if (index.version, index.count) != (old.version, count):
+            return None
+        index.data, index._cursor = data, 12
+        index.entries_end, index.extensions = entries_end, extensions
+        return index
+
     def _extensions(self) -> tuple[int, list[tuple[bytes, bytes]]]:
         """Where entries end, and the extensions after them, verified as a chain.
 
@@ -262,7 +284,7 @@ class Index:
         return out
 
     # -- writing -----------------------------------------------------------------------------
-    def patched(self, entries: dict[str, tuple[str, os.stat_result] | None]) -> bytearray:
+    def patched(self, entries: dict[str, tuple[str, os.stat_result | None] | None]) -> bytearray:
         """New index bytes with these paths set to (blob, work-tree stat) or removed."""
         out = bytearray()
         self.write_patched(entries, out.extend)
@@ -270,7 +292,7 @@ class Index:
 
     def write_patched(
         self,
-        entries: dict[str, tuple[str, os.stat_result] | None],
+        entries: dict[str, tuple[str, os.stat_result | None] | None],
         write: Callable[[bytes | memoryview], object],
     ) -> None:
         """Stream the patched index to `write`, checksum last, without a whole copy."""
@@ -287,12 +309,14 @@ class Index:
             delta += (1 if value is not None else 0) - (1 if found is not None else 0)
         spans.sort(key=lambda span: (span[0], span[2]))  # same offset: path order
         tail = bytearray()
+        kept: list[tuple[bytes, bytes]] = []
         for sig, body in self.extensions:
             if sig not in _KEPT:
                 continue
             if sig == b"TREE":
                 body = cache_tree.invalidate(body, entries, self.width)
             tail += sig + struct.pack(">I", len(body)) + body
+            kept.append((sig, bytes(body)))
         digest = hashlib.new(self.algo)
 
         def emit(chunk: bytes | memoryview) -> None:
@@ -301,6 +325,7 @@ class Index:
 
         emit(self.data[:4] + struct.pack(">II", self.version, self.count + delta))
         view = memoryview(self.data)  # slices without copies
+        written = 12
         try:
             pos = 12
             for start, end, _path, new in spans:
@@ -308,15 +333,23 @@ class Index:
                     raise Unsupported("overlapping index edits")
                 emit(view[pos:start])
                 emit(new)
+                written += start - pos + len(new)
                 pos = end
             emit(view[pos : self.entries_end])
+            written += self.entries_end - pos
         finally:
             view.release()
         emit(bytes(tail))
         write(digest.digest())
+        self.written = (self.count + delta, written, kept)
 
 
-def _pack_entry(path: bytes, sha: str, st: os.stat_result) -> bytes:
+def _pack_entry(path: bytes, sha: str, st: os.stat_result | None) -> bytes:
+    if st is None:  # no stat data (as `git update-index --index-info`): git re-hashes
+        head = struct.pack(">IIIIIIIIII", 0, 0, 0, 0, 0, 0, _MODE_FILE, 0, 0, 0)
+        flags = min(len(path), _NAME_MASK)
+        body = head + bytes.fromhex(sha) + struct.pack(">H", flags) + path
+        return body + b"\0" * (8 - (len(body) % 8))
     head = struct.pack(
         ">IIIIIIIIII",
         int(st.st_ctime) & 0xFFFFFFFF,
@@ -348,21 +381,31 @@ def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
 
 def update(
     path: Path,
-    entries: dict[str, tuple[str, os.stat_result] | None],
+    entries: dict[str, tuple[str, os.stat_result | None] | None],
     snapshot: Index | None = None,
     algo: str = "sha1",
 ) -> bool:
+    """`patch`, True when it wrote the index."""
+    return patch(path, entries, snapshot, algo)[0]
+
+
+def patch(
+    path: Path,
+    entries: dict[str, tuple[str, os.stat_result | None] | None],
+    snapshot: Index | None = None,
+    algo: str = "sha1",
+) -> tuple[bool, Index | None]:
     """Patch the index under git's `index.lock`, so no git command runs in between.
 
     `snapshot` (from an earlier `read`) is reused when the file has not changed since,
-    sparing a second parse. False (nothing written) when the index needs git itself or
-    git holds the lock.
+    sparing a second parse. Returns whether it wrote (False: the index needs git itself,
+    or git holds the lock) and the new index as a snapshot for the next patch.
     """
     lock = path.with_name(path.name + ".lock")
     try:
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
-        return False
+        return False, None
     try:
         with os.fdopen(fd, "wb") as fh:
             try:
@@ -376,9 +419,12 @@ def update(
                 current.write_patched(entries, fh.write)
             except (Unsupported, FileNotFoundError, ValueError, struct.error):
                 lock.unlink(missing_ok=True)
-                return False
+                return False, None
         os.replace(lock, path)
     except BaseException:
         lock.unlink(missing_ok=True)
         raise
-    return True
+    try:
+        return True, Index.written_by(current, path)
+    except (OSError, ValueError, struct.error):
+        return True, None

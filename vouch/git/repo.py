@@ -4,7 +4,7 @@ the user's index kept in step for the few paths vouch changes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +14,7 @@ from vouch.git.command import (
     Started,
     config_value,
     run,
+    run_bytes,
     start,
 )
 from vouch.git.objects import ObjectStore, format_tree, parse_tree
@@ -301,11 +302,16 @@ class Repo(WorkTree):
         return self.git("merge-base", commit, of, check=False).strip() == commit
 
     def update_refs(
-        self, updates: Iterable[tuple[str, str | None, str | None]], message: str = "vouch"
+        self,
+        updates: Iterable[tuple[str, str | None, str | None]],
+        message: str = "vouch",
+        *,
+        started: Callable[[int], None] | None = None,
     ) -> None:
         """Several ref changes in one git transaction: all happen or none do.
 
         Each update is (ref, new, old): new None deletes, old None means "must not exist".
+        `started` hears the pid of the git process before it takes any lock.
         """
         lines = []
         for ref, new, old in updates:
@@ -315,7 +321,12 @@ class Repo(WorkTree):
                 lines.append(f"create {ref} {new}")
             else:
                 lines.append(f"update {ref} {new} {old}")
-        self.git("update-ref", "-m", message, "--stdin", input="\n".join(lines) + "\n")
+        run_bytes(
+            ["update-ref", "-m", message, "--stdin"],
+            self.root,
+            input="\n".join(lines) + "\n",
+            started=started,
+        )
 
     def tree_changes(self, old: str | None, new: str, prefix: str = "") -> dict[str, str | None]:
         """Paths that differ between two trees: path -> new blob sha (None: deleted).

@@ -52,7 +52,7 @@ class WorkTree:
         Otherwise, or for any other index, `git update-index` records the blobs without
         stat data.
         """
-        if worktree_matches and self._stage_fast(entries):
+        if self._stage_fast(entries, with_stat=worktree_matches):
             return
         lines = []
         for path, blob in entries.items():
@@ -62,13 +62,16 @@ class WorkTree:
                 lines.append(f"100644 {blob}\t{path}")
         self.git("update-index", "--index-info", input="\n".join(lines) + "\n")
 
-    def _stage_fast(self, entries: Mapping[str, str | None]) -> bool:
+    def _stage_fast(self, entries: Mapping[str, str | None], *, with_stat: bool = True) -> bool:
         from vouch.git import index_file as gitindex
 
-        stats: dict[str, tuple[str, os.stat_result] | None] = {}
+        stats: dict[str, tuple[str, os.stat_result | None] | None] = {}
         for path, blob in entries.items():
             if blob is None:
                 stats[path] = None
+                continue
+            if not with_stat:  # no stat data: git compares the file's content
+                stats[path] = (blob, None)
                 continue
             try:
                 st = os.lstat(self.root / path)
@@ -78,7 +81,10 @@ class WorkTree:
                 return False
             stats[path] = (blob, st)
         snapshot, self._index_snapshot = self._index_snapshot, None
-        return gitindex.update(self.store.index, stats, snapshot, self.store.algo)
+        written, self._index_snapshot = gitindex.patch(
+            self.store.index, stats, snapshot, self.store.algo
+        )
+        return written
 
     def index_dirty(
         self, paths: Iterable[str], committed: Mapping[str, str | None]
@@ -88,7 +94,12 @@ class WorkTree:
         work. None when the index needs git itself to answer (see `index_file`)."""
         from vouch.git import index_file as gitindex
 
-        index = gitindex.read(self.store.index, self.store.algo)
+        index = self._index_snapshot  # the one vouch itself wrote last, when unchanged
+        try:
+            if index is None or index.stat_key != gitindex.stat_key(os.stat(self.store.index)):
+                index = gitindex.read(self.store.index, self.store.algo)
+        except FileNotFoundError:
+            index = None
         if index is None:
             return None
         self._index_snapshot = index  # stage_entries may reuse it
@@ -112,6 +123,26 @@ class WorkTree:
         except gitindex.Unsupported:
             return None
         return dirty
+
+    def index_blobs(self, paths: Iterable[str]) -> dict[str, str | None]:
+        """The blob the index holds at each of `paths` (None: not in the index)."""
+        from vouch.git import index_file as gitindex
+
+        wanted = list(paths)
+        index = gitindex.read(self.store.index, self.store.algo)
+        if index is not None:
+            try:
+                return {p: (e.sha if e else None) for p, e in index.entries(wanted).items()}
+            except gitindex.Unsupported:
+                pass
+        found: dict[str, str | None] = dict.fromkeys(wanted)
+        if wanted:
+            out = run_bytes(["ls-files", "-s", "-z", "--", *wanted], self.root)
+            for row in out.split(b"\0"):
+                info, _, name = row.partition(b"\t")
+                if name and os.fsdecode(name) in found:
+                    found[os.fsdecode(name)] = info.split()[1].decode()
+        return found
 
     def _file_blob(self, path: str) -> str | None:
         try:

@@ -10,7 +10,9 @@ the `check` it came from) with a verdict — ok, warnings or errors:
 - audit: the audit chain against the anchors git history recorded;
 - config: keys of `.vouch/config.yaml` the template does not know (a typo is silently
   ignored otherwise), values of the wrong type, and review settings edited but not
-  committed (the gate obeys the committed ones).
+  committed (the gate obeys the committed ones);
+- local: what a killed or attacked write left (`leftovers`): a refused journal, stale
+  git lock files, an approval whose object the branch lacks.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from vouch.core.config import CONFIG_NAME, Config, parse, template_text
 from vouch.core.progress import Progress
 from vouch.errors import CorruptFile, VouchError
-from vouch.health import lint, verify
+from vouch.health import leftovers, lint, verify
 from vouch.health.issues import Issue, counts, error, ordered, verdict, warn
 from vouch.store.kb import KB
 
@@ -66,6 +68,10 @@ def doctor(kb: KB, progress: Progress | None = None) -> dict[str, Any]:
     config_issues = config_drift(kb) + _self_approval(kb)
     checks["config"] = {"verdict": verdict(config_issues), **counts(config_issues)}
     issues += [{**i, "check": "config"} for i in config_issues]
+
+    local_issues = leftovers.issues(kb)  # crash and attack leftovers in .git/vouch/
+    checks["local"] = {"verdict": verdict(local_issues), **counts(local_issues)}
+    issues += [{**i, "check": "local"} for i in local_issues]
 
     found_all = ordered(issues)
     return {

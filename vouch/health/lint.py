@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from vouch.core import ids
 from vouch.core.config import Config
 from vouch.core.progress import Progress, each
-from vouch.health import files, provenance, rules, sealed
+from vouch.health import files, leftovers, provenance, rules, sealed, tracked_state
 from vouch.health.file_versions import unverified_in_range
 from vouch.health.issues import Issue, counts, ordered, verdict, warn
 from vouch.kinds import KINDS
@@ -133,6 +133,7 @@ def everything(
     issues += provenance.full(k, records, settings)
     issues += sealed.full(k, records)  # approved bytes that no vouch write left
     issues += superseded_citations(kb)
+    issues += tracked_state.tracked(kb)
     return k, issues
 
 
@@ -243,6 +244,7 @@ def _staged(kb: KB, stale_days: int | None) -> dict[str, Any]:
     k = rules.Knowledge(files.staged(kb))
     issues = _changed(k, changes, settings, stale_days, {"cached": True})
     issues += provenance.staged(k, changes, settings)
+    issues += tracked_state.tracked(kb) + leftovers.half_landing(kb)
     return report("staged", k, issues, changed=len(changes))
 
 
@@ -260,4 +262,5 @@ def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
     issues += _changed(k, changes, settings, stale_days, {"rev": info["head"]})
     issues += unverified_in_range(kb, info["head"], changes)
     issues += sealed.changed(k, (c.path for c in changes if c.new is not None))
+    issues += tracked_state.tracked(kb, info["head"])
     return report("since", k, issues, changed=len(changes), range=info)

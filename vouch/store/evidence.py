@@ -17,11 +17,10 @@ import re
 from typing import Any
 
 from vouch.core import ids
-from vouch.core.lock import write_lock
 from vouch.errors import ValidationFailed
 from vouch.kinds import evidence as evidence_kind
 from vouch.kinds.base import Obj, collapse
-from vouch.store import writer
+from vouch.store import state, writer
 from vouch.store.kb import KB
 
 POINTER = re.compile(r"^([0-9a-f]{64}):(\S.*)\Z")
@@ -103,7 +102,7 @@ def register_evidence(
     if obj is None:
         raise ValidationFailed(errors, what="evidence")
     rel = evidence_kind.path_for(obj["id"])
-    with write_lock(kb.dir, kb.config.number("lock.timeout_seconds", 30)):
+    with state.write_lock(kb):
         if kb.repo.tree_entry("HEAD", kb.rel(rel)):  # None too before the first commit
             return {"id": obj["id"], "deduplicated": True}
         writer.commit_direct(

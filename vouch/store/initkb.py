@@ -7,9 +7,8 @@ from pathlib import Path
 
 from vouch import git
 from vouch.core.config import CONFIG_NAME, template_text
-from vouch.core.lock import write_lock
 from vouch.errors import UsageError
-from vouch.store import writer
+from vouch.store import landing, state, writer
 from vouch.store.audit import LOG_NAME
 from vouch.store.kb import KB, VOUCH_DIR
 
@@ -72,7 +71,8 @@ def init_kb(path: Path, actor: str | None = None) -> InitResult:
     vouch_dir = path / VOUCH_DIR
     vouch_dir.mkdir(exist_ok=True)
     kb = KB(vouch_dir)
-    with write_lock(vouch_dir):
+    with state.write_lock(kb, 30.0):
+        landing.recover(kb)  # run again, init finishes a write a crash cut short
         repo = kb.repo
         missing: dict[str, bytes] = {}
         for name, payload in skeleton().items():

@@ -1,4 +1,4 @@
-"""Landing a commit on a branch: journal, then work tree and index, then the refs.
+"""Landing a commit on a branch: journal, then index and work tree, then the refs.
 
 Every vouch write — a proposal's decision, a source registration, a lifecycle edit —
 ends here. The new commit object already exists (unreachable until the refs move). When
@@ -6,21 +6,34 @@ the branch is checked out, the steps are:
 
 1. refuse (changing nothing) when the user has uncommitted work on a path the commit
    changes;
-2. write the journal `locks/landing.json`: branch, old and new commit, the other ref
-   updates, and each changed path's blob before and after;
-3. write the new blobs into the work tree (each atomically) and the user's index;
+2. write the journal (`vouch.store.journal`, inside the git directory): branch, old and
+   new commit, the other ref updates, and each changed path's blob before and after;
+3. write the new knowledge objects (untracked files), put the bytes of every other
+   file (tracked objects, `decided/` records, the audit log) in temp files in the state
+   folder, stage everything in the user's index (one atomic write), rename those files
+   into place within microseconds (the audit log last), then record the files' stat
+   data in the index (`sync_worktree`);
 4. move every ref in one git transaction (compare-and-swap): the commit point;
 5. remove the journal.
 
-A kill before 4 leaves the index ahead of HEAD, exactly like an interrupted `git merge`:
-an ordinary `git commit` by the user records the landed content, so nothing is lost.
+The order is what makes a kill safe for an ordinary commit afterwards: the audit lines
+never reach a commit without the objects they record. Before the index is written, a
+plain `git commit` and `git commit -a` take none of the landing (the new objects are
+untracked, the tracked files untouched); from then on a plain `git commit` takes all of
+it. Only a commit of the work tree (`-a`, `git add -A`) made between the index write and
+the renames — or, for `git add -A`, while the new objects are written — can take
+objects without their records, never records without their objects; the next write then
+lands the rest on top (`_land_rest`), and the pre-commit hook (`vouch lint --staged`)
+refuses a commit that would take part of an unfinished landing.
+
 A kill after 4 leaves the refs moved and the files in step. The next vouch write (under
-the clone's write lock) reads the journal and finishes the landing — the ref
-transaction again, compare-and-swap — or, when the user committed the content
-themselves, completes the other ref updates, or, when the user committed other work
-instead (the branch moved without it), undoes it; anything the user edited since is
-left alone. It also removes a `.git/index.lock` and temp files that a killed vouch process
-left behind, and nothing that another process may still own.
+the clone's write lock) reads the journal — checked field by field first; one that fails
+is set aside, never executed — and finishes the landing (the ref transaction again,
+compare-and-swap), or, when the user committed the content themselves, completes the
+other ref updates and the work tree, or, when the user committed other work instead
+(the branch moved without it), undoes it; anything the user edited since is left alone.
+It also removes git lock files and temp files that a killed vouch process left behind
+(`vouch.store.gitlocks`), and nothing that another process may still own.
 
 Fault injection: `VOUCH_FAULT=<step>` makes the process exit on the spot at that step, as
 if killed (tests walk every step; see `STEPS`). It costs one dict lookup when unset.
@@ -29,24 +42,32 @@ if killed (tests walk every step; see `STEPS`). It costs one dict lookup when un
 from __future__ import annotations
 
 import contextlib
-import json
+import errno
 import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from vouch.core import fsio
-from vouch.core.lock import write_lock
 from vouch.core.progress import Progress, each
 from vouch.errors import Conflict, GitFailure
-from vouch.store.kb import KB
+from vouch.store import audit, gitlocks, journal, state
+from vouch.store.journal import Journal, RefUpdate
+from vouch.store.kb import DECIDED_DIR, KB
 
 FAULT_ENV = "VOUCH_FAULT"
-STEPS = ("merged", "committed", "journal", "worktree", "staged", "refs", "synced")
-JOURNAL = "locks/landing.json"
-INDEX_OWNER = "locks/index.owner"  # names the vouch process that may hold .git/index.lock
-RefUpdate = tuple[str, str | None, str | None]  # (ref, new or None to delete, old or None)
+STEPS = (
+    "merged",
+    "committed",
+    "journal",
+    "objects",
+    "index",
+    "worktree",
+    "staged",
+    "refs",
+    "synced",
+)
+__all__ = ["RefUpdate", "fault", "gate_lock", "land", "recover"]
 
 
 def fault(step: str) -> None:
@@ -58,7 +79,7 @@ def fault(step: str) -> None:
 @contextlib.contextmanager
 def gate_lock(kb: KB) -> Iterator[None]:
     """The clone's write lock, then finish whatever a killed vouch process left."""
-    with write_lock(kb.dir, kb.config.number("lock.timeout_seconds", 30)):
+    with state.write_lock(kb):
         recover(kb)
         yield
 
@@ -72,55 +93,62 @@ def checked_out_branch(kb: KB) -> str | None:
 def recover(kb: KB) -> None:
     """Finish an interrupted landing and clear what a dead vouch process left.
 
-    The caller holds the write lock, so no other vouch process is landing now.
+    The caller holds the write lock, so no other vouch process is landing now. A journal
+    that fails its checks is set aside (`journal.load`), never executed.
     """
-    _clear_stale_index_lock(kb)
-    path = kb.dir / JOURNAL
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        _sweep_temp(kb.dir / "locks")
+    gitlocks.clear_stale(kb)
+    found = journal.load(kb)
+    if found is not None:
+        _finish(kb, found)
+        journal.remove(kb)
+    for folder in dict.fromkeys((kb.state_dir, state.local_path(kb))):
+        state.sweep_temp(folder)
+
+
+def _update_refs(kb: KB, updates: list[RefUpdate], message: str) -> None:
+    """One ref transaction, its git's lock files recorded as ours (`gitlocks`)."""
+    if not updates:
         return
-    except (OSError, ValueError):
-        data = None
-    if isinstance(data, dict):
-        _finish(kb, data)
-    path.unlink(missing_ok=True)
-    _sweep_temp(kb.dir / "locks")
+    with gitlocks.owned(kb, [ref for ref, _, _ in updates]) as started:
+        kb.repo.update_refs(updates, message=message, started=started)
 
 
-def _finish(kb: KB, data: dict[str, Any]) -> None:
+def _finish(kb: KB, j: Journal) -> None:
     repo = kb.repo
-    branch, old, new = str(data.get("branch", "")), data.get("old"), str(data.get("commit", ""))
-    changes: dict[str, str | None] = dict(data.get("changes") or {})
-    before: dict[str, str | None] = dict(data.get("before") or {})
-    others = [tuple(x) for x in data.get("others") or [] if isinstance(x, list) and len(x) == 3]
-    for rel in changes:
+    for rel in j.changes:
         _sweep_temp((kb.root / rel).parent, (kb.root / rel).name)
-    tip = repo.resolve(branch) if branch.startswith("refs/heads/") else None
-    if tip == old and new:
+    tip = repo.peek(j.branch)
+    if tip == j.old:
         # killed before the ref transaction: do it now (compare-and-swap: it fails
         # harmlessly when any ref moved since)
-        _catch_up(kb, branch, changes, before)
+        _catch_up(kb, j.branch, j.changes, j.before)
         try:
-            repo.update_refs(
-                [(branch, new, old), *others], message="vouch: finish an interrupted landing"
+            _update_refs(
+                kb,
+                [(j.branch, j.commit, j.old), *j.others],
+                "vouch: finish an interrupted landing",
             )
-            return
         except GitFailure:
-            _undo(kb, changes, before)
-            return
-    if tip == new:
-        _catch_up(kb, branch, changes, before)
+            _undo(kb, j.changes, j.before)
+        return
+    if tip == j.commit:
+        _catch_up(kb, j.branch, j.changes, j.before)
         return
     if not tip:
         return
-    missing = {p: b for p, b in changes.items() if repo.blob_at(tip, p) != b}
+    missing = {p: b for p, b in j.changes.items() if repo.blob_at(tip, p) != b}
     if not missing:
-        # the user committed the landed content themselves: finish the other refs
+        # the user committed the landed content themselves: finish the other refs, and
+        # the work tree (a commit of the staged landing leaves the files behind)
         with contextlib.suppress(GitFailure):
-            repo.update_refs(others, message="vouch: finish an interrupted landing")
-    elif checked_out_branch(kb) == branch:
+            _update_refs(kb, j.others, "vouch: finish an interrupted landing")
+        _catch_up(kb, j.branch, j.changes, j.before)
+    elif checked_out_branch(kb) == j.branch and _took_part(kb, j, tip):
+        # the user's commit took some of the landed files (a commit of the work tree
+        # killed between two renames: objects without their records), the rest as they
+        # were: land the rest on top, so the approval is whole and recorded once
+        _land_rest(kb, j, tip)
+    elif checked_out_branch(kb) == j.branch:
         # the branch moved without it (the user committed other work): the landing
         # cannot finish on its old tip, so what it wrote goes back to the branch's own
         # blobs — never left staged for a later `git commit -a` to record without a
@@ -128,40 +156,58 @@ def _finish(kb: KB, data: dict[str, Any]) -> None:
         _undo(kb, missing, {p: repo.blob_at(tip, p) for p in missing})
 
 
+def _took_part(kb: KB, j: Journal, tip: str) -> bool:
+    """Whether `tip` holds some of the landing's files as it wrote them and, at every
+    other path it changes, the file as it was before (nothing else in the way)."""
+    at_tip = {p: kb.repo.blob_at(tip, p) for p in j.changes}
+    took = [p for p, b in j.changes.items() if at_tip[p] == b and j.before.get(p) != b]
+    return bool(took) and all(at_tip[p] in (b, j.before.get(p)) for p, b in j.changes.items())
+
+
+def _land_rest(kb: KB, j: Journal, tip: str) -> None:
+    """The landing's commit made again on `tip` (same parents beyond the first, same
+    message and trailers) and landed: the files `tip` lacks, then the refs."""
+    repo = kb.repo
+    found = repo.store.read(j.commit)
+    if found is None:
+        return
+    message = found[1].split(b"\n\n", 1)[1].decode("utf-8")
+    parents = repo.commit_parents(j.commit)
+    tree = repo.edit_tree(repo.store.peel_tree(tip), j.changes)
+    commit = repo.write_commit(tree, [tip, *parents[1:]], message)
+    rest = {p: b for p, b in j.changes.items() if repo.blob_at(tip, p) != b}
+    land(kb, j.branch, tip, commit, rest, j.others, "vouch: finish an interrupted landing")
+
+
 def _catch_up(
     kb: KB, branch: str, changes: Mapping[str, str | None], before: Mapping[str, str | None]
 ) -> None:
-    """Bring the work tree and index to `changes` for paths the user has not touched —
-    when `branch` is the one checked out: another branch's work tree (the user checked
-    it out since) is not the landing's to write."""
+    """Bring the index to `changes`, and the work tree for paths the user has not
+    touched — when `branch` is the one checked out: another branch's work tree (the
+    user checked it out since) is not the landing's to write. An edited file stays as
+    an unstaged change."""
     if checked_out_branch(kb) != branch:
         return
-    untouched = {p: b for p, b in changes.items() if _current_blob(kb, p) in (before.get(p), b)}
-    sync_worktree(kb, untouched)
-    edited = {p: b for p, b in changes.items() if p not in untouched}
-    if edited:  # the index follows the commit; the edit stays as an unstaged change
-        kb.repo.stage_entries(edited, worktree_matches=False)
+    untouched = {p for p, b in changes.items() if _current_blob(kb, p) in (before.get(p), b)}
+    sync_worktree(kb, changes, write=untouched)
 
 
 def _undo(
     kb: KB,
     changes: Mapping[str, str | None],
     before: Mapping[str, str | None],
-    *,
-    stage: bool = True,
 ) -> None:
-    """Put back the files (and, with `stage`, index entries) a landing that cannot
-    finish had written."""
-    restore = {p: before.get(p) for p, b in changes.items() if _current_blob(kb, p) == b}
-    if stage:
-        sync_worktree(kb, restore)
-        return
-    for path, blob in restore.items():
-        target = kb.root / path
-        if blob is None:
-            target.unlink(missing_ok=True)
-        else:
-            fsio.write_atomic(target, kb.repo.read_blob(blob))
+    """Put back the files and index entries a landing that cannot finish had written
+    (those still holding the landing's blobs): records first, objects next, the index
+    last — the reverse of `sync_worktree`, so a kill on the way leaves no record
+    without its object for a commit to take."""
+    files = {p: before.get(p) for p, b in changes.items() if _current_blob(kb, p) == b}
+    _write_back(kb, files)
+    staged = kb.repo.index_blobs(changes)
+    index = {p: before.get(p) for p, b in changes.items() if staged.get(p) == b}
+    if index:
+        with gitlocks.owned(kb, index=True):
+            kb.repo.stage_entries(index, worktree_matches=False)
 
 
 def _current_blob(kb: KB, path: str) -> str | None:
@@ -183,51 +229,6 @@ def _sweep_temp(directory: Path, name: str = "") -> None:
         return
     for p in found:
         p.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _clear_stale_index_lock(kb: KB) -> None:
-    """Remove `.git/index.lock` when a vouch process that died took it.
-
-    Before vouch writes the index itself it records its pid in `locks/index.owner`, and
-    removes that record afterwards. A record naming a dead process, next to a lock file
-    created after the record and within seconds of it, is that process's lock: nothing
-    else can own it. Any other lock is left for git to report.
-    """
-    owner = kb.dir / INDEX_OWNER
-    try:
-        pid = int(owner.read_text(encoding="ascii").strip() or 0)
-        marked = owner.stat().st_mtime
-    except (FileNotFoundError, ValueError):
-        return
-    if pid and pid != os.getpid() and _alive(pid):
-        return
-    lock = kb.repo.store.index.with_name("index.lock")
-    with contextlib.suppress(FileNotFoundError):
-        made = lock.stat().st_mtime
-        if marked - 1 <= made <= marked + 10:
-            lock.unlink()
-    owner.unlink(missing_ok=True)
-
-
-@contextlib.contextmanager
-def index_owner(kb: KB) -> Iterator[None]:
-    """Mark this process as the one that may take `.git/index.lock` (see above)."""
-    owner = kb.dir / INDEX_OWNER
-    owner.write_text(str(os.getpid()), encoding="ascii")  # no fsync: a process record
-    try:
-        yield
-    finally:
-        owner.unlink(missing_ok=True)
 
 
 # -- landing -------------------------------------------------------------------------------
@@ -292,22 +293,124 @@ def not_folders(root: Path, paths: Iterable[str]) -> list[str]:
 _READ_AT_ONCE = 256  # blobs read from git per pipelined round trip
 
 
-def sync_worktree(
-    kb: KB, changes: Mapping[str, str | None], progress: Progress | None = None
-) -> None:
-    """Make work tree and index hold these blobs at exactly these paths (None: absent).
+def _rank(kb: KB, path: str) -> int:
+    """0 for a knowledge object, 1 for a decision record, 2 for the audit log: the
+    order in which a landing's files appear (`sync_worktree`)."""
+    vouch = kb.rel(".")
+    if path == f"{vouch}/{audit.LOG_NAME}" or path.startswith(f"{vouch}/{audit.SEGMENT_DIR}/"):
+        return 2
+    return 1 if path.startswith(f"{vouch}/{DECIDED_DIR}/") else 0
 
-    Files are replaced atomically (temp file + rename) but not fsynced: the commit is the
-    durable record and the journal repeats this step after a crash, as `git checkout`
-    would; an fsync per file would double the cost of an approval. Every path was built
-    by vouch from validated ids, never taken from a branch.
+
+def sync_worktree(
+    kb: KB,
+    changes: Mapping[str, str | None],
+    progress: Progress | None = None,
+    *,
+    write: set[str] | None = None,
+) -> None:
+    """Make index and work tree hold these blobs at exactly these paths (None: absent);
+    `write`: only these paths' files (the index takes every path).
+
+    In the order that keeps a commit made after a kill whole (see the module docstring):
+
+    1. new knowledge objects — files not in the work tree yet, untracked, so neither
+       `git commit` nor `git commit -a` takes them;
+    2. the bytes of every other file (objects git tracks, decision records, the audit
+       log) put in temp files in the state folder, out of any commit's reach;
+    3. the index, in one atomic write, without stat data: from here a plain commit
+       takes the whole landing;
+    4. those files renamed into place in a tight loop, objects first, the audit log
+       last (removals too);
+    5. the index again, with the files' stat data, so git sees them clean.
+
+    Files are not fsynced: the commit is the durable record and the journal repeats
+    this step after a crash, as `git checkout` would; an fsync per file would double the
+    cost of an approval. Every path was built by vouch from validated ids, never taken
+    from a branch.
     """
-    for path, blob in changes.items():  # removals first, as git does: a removed file
+    files = changes if write is None else {p: b for p, b in changes.items() if p in write}
+    ranked = sorted(files.items(), key=lambda item: _rank(kb, item[0]))
+    root = kb.root
+    fresh: list[tuple[str, str | None]] = [
+        (p, b)
+        for p, b in ranked
+        if b is not None and _rank(kb, p) == 0 and not os.path.lexists(root / p)
+    ]
+    _write(kb, fresh, progress)
+    fault("objects")
+    taken = {p for p, _ in fresh}
+    prepared = _prepare(kb, [(p, b) for p, b in ranked if p not in taken])
+    try:
+        with gitlocks.owned(kb, index=True):
+            kb.repo.stage_entries(changes, worktree_matches=False)
+        fault("index")
+        _place(prepared)
+    finally:
+        _discard(prepared)
+    fault("worktree")
+    with gitlocks.owned(kb, index=True):
+        kb.repo.stage_entries(files)
+
+
+Prepared = list[tuple[str, str | None, bytes]]  # (target, temp file or None: remove, bytes)
+
+
+def _prepare(kb: KB, changes: list[tuple[str, str | None]]) -> Prepared:
+    """Each file's bytes in a temp file in the state folder, where `git add -A` cannot
+    take them, ready to be renamed into place (`_place`)."""
+    folder = str(state.local(kb)) if changes else ""
+    prepared: Prepared = []
+    try:
+        for path, blob in changes:
+            target = os.path.join(kb.root, path)
+            if blob is None:
+                prepared.append((target, None, b""))
+                continue
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            data = kb.repo.read_blob(blob)
+            prepared.append((target, fsio.write_temp(target, data, folder), data))
+    except BaseException:
+        _discard(prepared)
+        raise
+    return prepared
+
+
+def _place(prepared: Prepared) -> None:
+    for target, temp, data in prepared:  # within microseconds of each other
+        if temp is None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(target)
+            continue
+        try:
+            os.replace(temp, target)
+        except OSError as exc:  # the git directory on another file system
+            if exc.errno != errno.EXDEV:
+                raise
+            fsio.replace_unsynced(target, data)
+
+
+def _discard(prepared: Prepared) -> None:
+    for _, temp, _ in prepared:
+        if temp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+
+
+def _write_back(kb: KB, changes: Mapping[str, str | None]) -> None:
+    """An undo's files: the records first, then the objects (the reverse of
+    `sync_worktree`, so no record is left without its object)."""
+    ranked = sorted(changes.items(), key=lambda item: _rank(kb, item[0]), reverse=True)
+    _write(kb, ranked, None)
+
+
+def _write(kb: KB, changes: list[tuple[str, str | None]], progress: Progress | None) -> None:
+    for path, blob in changes:  # removals first, as git does: a removed file
         if blob is None:  # may be where a new directory goes
             (kb.root / path).unlink(missing_ok=True)
     root = str(kb.root)
     made: set[str] = set()  # directories known to exist (an import writes 13k files)
-    wanted = [(path, blob) for path, blob in changes.items() if blob is not None]
+    wanted = [(path, blob) for path, blob in changes if blob is not None]
     for start in range(0, len(wanted), _READ_AT_ONCE):
         part = wanted[start : start + _READ_AT_ONCE]
         for (path, _), data in zip(part, kb.repo.read_blobs([b for _, b in part]), strict=True):
@@ -319,9 +422,6 @@ def sync_worktree(
             fsio.replace_unsynced(target, data)
         if progress:
             progress("writing files", start + len(part), len(wanted))
-    fault("worktree")
-    with index_owner(kb):
-        kb.repo.stage_entries(changes)
 
 
 def land(
@@ -339,45 +439,34 @@ def land(
 
     `changes` are the repository paths the commit changed relative to `old`. When the
     branch is checked out they are first checked for uncommitted work, then written to
-    the work tree and index before the refs move (see the module docstring).
+    the index and work tree before the refs move (see the module docstring).
     """
     others = list(other_refs)
     checked_out = (checked_out_branch(kb) if current == "" else current) == branch
-    journal = kb.dir / JOURNAL
+    before: dict[str, str | None] = {}
     if checked_out:
         paths = each(list(changes), progress, "checking the work tree", every=500)
         before = {path: kb.repo.blob_at(old, path) if old else None for path in paths}
         refuse_clobber(kb, before, changes)
-        fsio.write_atomic(
-            journal,
-            json.dumps(
-                {
-                    "branch": branch,
-                    "old": old,
-                    "commit": commit,
-                    "others": others,
-                    "changes": dict(changes),
-                    "before": before,
-                }
-            ),
-        )
+        journal.write(kb, branch, old, commit, others, dict(changes), before)
         fault("journal")
         try:
             sync_worktree(kb, changes, progress)
         except BaseException:
-            # e.g. git holds index.lock: the index was not written, the files were
-            _undo(kb, changes, before, stage=False)
-            journal.unlink(missing_ok=True)
+            # e.g. git holds index.lock (nothing was written), or the disk is full
+            # half-way: put back what was written; the journal stays if that fails
+            _undo(kb, changes, before)
+            journal.remove(kb)
             raise
         fault("staged")
     try:
-        kb.repo.update_refs([(branch, commit, old), *others], message=message)
+        _update_refs(kb, [(branch, commit, old), *others], message)
     except BaseException:
         if checked_out:
             _undo(kb, changes, before)
-            journal.unlink(missing_ok=True)
+            journal.remove(kb)
         raise
     fault("refs")
     if checked_out:
         fault("synced")
-        journal.unlink(missing_ok=True)
+        journal.remove(kb)

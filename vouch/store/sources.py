@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vouch.core.lock import write_lock
 from vouch.core.progress import Progress, each
 from vouch.errors import (
     InvalidPath,
@@ -29,7 +28,7 @@ from vouch.errors import (
     from_os_error,
 )
 from vouch.kinds import source
-from vouch.store import turns, writer
+from vouch.store import state, turns, writer
 from vouch.store.kb import KB
 from vouch.store.versions import Versions, versions_at
 
@@ -63,7 +62,7 @@ def register_many(
             raise _too_large(Path(item.locator or "-"), limit, len(item.content))
     # every transcript is read before anything is written: one bad line, no commit
     metadata = [_transcript_metadata(item) for item in items]
-    with write_lock(kb.dir, kb.config.number("lock.timeout_seconds", 30)):
+    with state.write_lock(kb):
         head = kb.repo.resolve("HEAD")
         versions = Versions(kb, head, {i.locator or "-" for i in items})
         pairs = list(zip(items, metadata, strict=True))
