@@ -240,11 +240,12 @@ def _staged(kb: KB, stale_days: int | None) -> dict[str, Any]:
 
 def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
     from vouch.git.history import tree_diff
-    from vouch.health import review
+    from vouch.health import auditlint, review
 
     issues, info = review.since(kb, base)
     changes = tree_diff(kb.repo, info["merge_base"], info["head"], [kb.rel(".")])
     k = rules.Knowledge(files.at_commit(kb, info["head"]))
     settings = review.committed_settings(kb, info["base"])
     issues += _changed(k, changes, settings, stale_days, {"rev": info["head"]})
+    issues += auditlint.since(kb, info, settings)  # each audit event against its commit
     return report("since", k, issues, changed=len(changes), range=info)

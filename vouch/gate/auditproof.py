@@ -1,0 +1,517 @@
+"""Each audit event against the commit that made it (DESIGN §4.1).
+
+The audit log's chain proves its events were not edited in place; it cannot prove who
+wrote them, since anyone can append a correctly chained line. So the log is read
+together with the history of its files (one `git log` over the audit paths):
+
+- every commit that changes the audit files is a vouch write entitled to append —
+  a decision (`Vouch-Decision`: its trailers and its `decided/<proposal>.yaml`) or a
+  direct write (`Vouch-Event`: registrations, lifecycle edits, sessions, imports) —
+  or a plain merge of two branches' appends (git's union merge), which adds none;
+- the events a commit added are the ones its head (`Vouch-Audit-Head`) reaches back to
+  the events older commits already own, and they are exactly what that write makes:
+  for a decision the proposal's creation and the decision, by the proposer and by the
+  record's `decided_by`, naming the proposal and object of its trailers and record,
+  and an approved object stamped `approved_by` the same actor; for a direct write one
+  event, its `Vouch-Event` by its `Vouch-Actor`;
+- every event of the log is owned by such a commit;
+- with `review.require_signed_decisions` committed (on the commit's parent), a commit
+  that decides or changes approved knowledge carries a good signature, by an allowed
+  approver, who is the actor its events name.
+
+What no local check can see — the same history rewritten consistently and unsigned —
+is caught by an anchor kept outside every branch (`vouch.gate.anchor`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from vouch.core import yamlio
+from vouch.core.config import CONFIG_NAME, Config
+from vouch.errors import CorruptFile
+from vouch.gate.records import parse_message
+from vouch.kinds import KINDS
+from vouch.store import audit, writer
+from vouch.store.kb import KB, decided_path
+
+# events of writes that register or record, never decide: no signature asked of them
+INTAKE_EVENTS = frozenset(
+    {"kb.init", "kb.import", "source.register", "evidence.register", "session.start", "session.end"}
+)
+_BLAME_LIMIT = 3  # unowned events whose adding commit is looked up (one git log -S each)
+_HINT = (
+    "audit events are written only by the vouch command that made them: drop this "
+    "commit from the branch (`git rebase -i`, or reset the branch to before it) and run "
+    "the vouch command again if it recorded a real one"
+)
+
+
+@dataclass
+class Finding:
+    kind: str
+    detail: str
+    commit: str | None = None
+    severity: str = "error"
+
+    def to_verify(self) -> dict[str, Any]:
+        """The shape of `vouch audit --verify` issues."""
+        return {
+            "file": None,
+            "line": None,
+            "detail": self.detail,
+            "kind": self.kind,
+            "commit": self.commit,
+            "severity": self.severity,
+        }
+
+
+@dataclass
+class Chain:
+    """The committed log at one commit: events by hash, and who came before whom."""
+
+    events: dict[str, dict[str, Any]] = field(default_factory=dict)
+    prev: dict[str, str] = field(default_factory=dict)
+
+    def ancestry(self, heads: Iterable[str]) -> set[str]:
+        seen: set[str] = set()
+        todo = [h for h in heads if h in self.events]
+        while todo:
+            node = todo.pop()
+            if node in seen or node not in self.events:
+                continue
+            seen.add(node)
+            if self.prev.get(node):
+                todo.append(self.prev[node])
+        return seen
+
+    def tips(self) -> list[str]:
+        """Events no other event names as its predecessor."""
+        named = set(self.prev.values())
+        return sorted(h for h in self.events if h not in named)
+
+
+def audit_paths(kb: KB) -> list[str]:
+    return [kb.rel(audit.LOG_NAME), kb.rel(audit.SEGMENT_DIR)]
+
+
+def chain_at(kb: KB, rev: str) -> Chain:
+    """Every event (with a hash that matches its body) of the audit files in `rev`."""
+    repo = kb.repo
+    blobs = repo.tree_blobs(rev, audit_paths(kb))
+    chain = Chain()
+    names = sorted(blobs)
+    for found in repo.store.read_many([blobs[n] for n in names]):
+        if found is None:
+            continue
+        for raw in found[1].split(b"\n"):
+            record = audit.parse_line(raw) if raw.strip() else None
+            if record is None or record.get("hash") != audit.event_hash(record):
+                continue
+            key = str(record["hash"])
+            chain.events.setdefault(key, record)
+            chain.prev[key] = str(record.get("prev_hash") or "")
+    return chain
+
+
+def same(a: object, b: object) -> bool:
+    """Two identities as strings, after Unicode normalisation and case folding."""
+    return _norm(a) == _norm(b) and _norm(a) != ""
+
+
+def _norm(value: object) -> str:
+    text = unicodedata.normalize("NFKC", str(value or ""))
+    return "".join(c for c in text if unicodedata.category(c) != "Cf").strip().casefold()
+
+
+def identities(value: str) -> set[str]:
+    """A name, an email, or `Name <email>`, as the forms it may be listed or signed as."""
+    value = _norm(value)
+    out = {value} if value else set()
+    if "<" in value and value.endswith(">"):
+        name, _, email = value[:-1].partition("<")
+        out.update(x for x in (name.strip(), email.strip()) if x)
+    return out
+
+
+# -- the walk ------------------------------------------------------------------------------
+@dataclass
+class _Commit:
+    sha: str
+    parents: list[str]
+    trailers: dict[str, list[str]]
+    subject: str
+    changes: list[Any]
+
+    def one(self, key: str) -> str:
+        return (self.trailers.get(key) or [""])[0].strip()
+
+
+class _Check:
+    def __init__(
+        self,
+        kb: KB,
+        rev: str,
+        policy: Callable[[str], tuple[bool, list[str]]] | None,
+        report: set[str] | None,
+    ):
+        self.kb = kb
+        self.rev = rev
+        self.policy = policy  # commit -> (signatures required, allowed approvers)
+        self.report = report  # commits whose findings are reported (None: all)
+        self.findings: list[Finding] = []
+        self.chain = chain_at(kb, rev)
+        self.owner: dict[str, str] = {}
+        self.commits = 0
+
+    def add(self, commit: str | None, kind: str, detail: str, severity: str = "error") -> None:
+        if commit is None or self.report is None or commit in self.report:
+            self.findings.append(Finding(kind, detail, commit, severity))
+
+    def run(self) -> list[Finding]:
+        from vouch.git import trail
+
+        repo = self.kb.repo
+        touched = trail.touching(repo, self.rev, audit_paths(self.kb))
+        texts = trail.messages(repo, [t.sha for t in touched])
+        commits = []
+        for t in touched:
+            subject, _, trailers = parse_message(texts.get(t.sha, ""))
+            commits.append(_Commit(t.sha, t.parents, trailers, subject, t.changes))
+        self.commits = len(commits)
+        decisions: list[tuple[_Commit, list[str]]] = []
+        directs: list[tuple[_Commit, list[str]]] = []
+        for c in commits:
+            if c.one("Vouch-Decision"):
+                decisions.append((c, self._own(c)))
+            elif c.one("Vouch-Event"):
+                directs.append((c, self._own(c)))
+            elif len(c.parents) > 1:
+                continue  # a plain merge: the events it would add are owned by nobody
+            else:
+                self._plain(c)
+        for c, added in directs:
+            self._direct(c, added)
+        self._decisions(decisions)
+        self._unowned()
+        self._signatures([*decisions, *directs])
+        return self.findings
+
+    def _own(self, c: _Commit) -> list[str]:
+        """The events `c` added: back from its head to the first event an older commit
+        owns. A commit written before vouch recorded heads: the lines it added."""
+        head = c.one(writer.AUDIT_HEAD)
+        if not head:
+            return self._added_lines(c)
+        if head not in self.chain.events:
+            self.add(
+                c.sha,
+                "audit-head-missing",
+                f"commit {c.sha[:12]} ({c.subject[:60]}) recorded audit event {head[:12]}…, "
+                "which the log no longer holds: events were dropped or rewritten",
+            )
+            return []
+        added = []
+        node = head
+        while node and node in self.chain.events and node not in self.owner:
+            self.owner[node] = c.sha
+            added.append(node)
+            node = self.chain.prev.get(node, "")
+        return added[::-1]
+
+    def _added_lines(self, c: _Commit) -> list[str]:
+        repo = self.kb.repo
+        before: set[str] = set()
+        after: list[str] = []
+        olds = [ch.old for ch in c.changes if ch.old]
+        news = [ch.new for ch in c.changes if ch.new]
+        for found in repo.store.read_many(olds):
+            if found is not None:
+                before.update(self._hashes(found[1]))
+        for found in repo.store.read_many(news):
+            if found is not None:
+                after += self._hashes(found[1])
+        added = [h for h in after if h not in before and h in self.chain.events]
+        added = [h for h in dict.fromkeys(added) if h not in self.owner]
+        for h in added:
+            self.owner[h] = c.sha
+        return added
+
+    @staticmethod
+    def _hashes(data: bytes) -> list[str]:
+        out = []
+        for raw in data.split(b"\n"):
+            record = audit.parse_line(raw) if raw.strip() else None
+            if record is not None and isinstance(record.get("hash"), str):
+                out.append(record["hash"])
+        return out
+
+    def _events(self, added: list[str]) -> list[dict[str, Any]]:
+        return [self.chain.events[h] for h in added]
+
+    def _plain(self, c: _Commit) -> None:
+        what = "a proposal commit" if c.one("Vouch-Proposal") else "not a vouch commit"
+        forged = " and types its own Vouch-Audit-Head trailer" if c.one(writer.AUDIT_HEAD) else ""
+        self.add(
+            c.sha,
+            "audit-outside-vouch",
+            f"commit {c.sha[:12]} ({c.subject[:60]}) changes the audit log but is {what}"
+            f"{forged}; {_HINT}",
+        )
+
+    def _direct(self, c: _Commit, added: list[str]) -> None:
+        event, actor = c.one("Vouch-Event"), c.one("Vouch-Actor")
+        made = self._events(added)
+        problem = None
+        if len(made) != 1:
+            problem = f"adds {len(made)} audit events; a {event} write adds exactly one"
+        elif made[0].get("event") != event:
+            problem = f"adds a {made[0].get('event')} event, not the {event} it records"
+        elif not same(made[0].get("actor"), actor):
+            problem = f"adds an event by {made[0].get('actor')!r}, but its Vouch-Actor is {actor!r}"
+        elif c.one("Vouch-Object") and c.one("Vouch-Object") not in (
+            made[0].get("object_ids") or []
+        ):
+            problem = f"adds an event that does not name its object {c.one('Vouch-Object')}"
+        if problem:
+            self.add(
+                c.sha,
+                "audit-mismatch",
+                f"commit {c.sha[:12]} ({c.subject[:60]}) {problem}; {_HINT}",
+            )
+
+    def _decisions(self, decisions: list[tuple[_Commit, list[str]]]) -> None:
+        kb = self.kb
+        names = []
+        for c, _ in decisions:
+            pid = c.one("Vouch-Proposal")
+            names.append(f"{c.sha}:{kb.rel(decided_path(pid))}" if pid else c.sha)
+        stamps = []
+        for c, _ in decisions:
+            kind = KINDS.get(c.one("Vouch-Kind"))
+            oid = c.one("Vouch-Object")
+            path = kb.rel(kind.path_for(oid)) if kind is not None and oid else ""
+            stamps.append(f"{c.sha}:{path}" if path else c.sha)
+        records = kb.repo.store.read_many(names)
+        objects = kb.repo.store.read_many(stamps)
+        for (c, added), rec, obj in zip(decisions, records, objects, strict=True):
+            problem = self._decision(c, self._events(added), rec, obj)
+            if problem:
+                self.add(
+                    c.sha,
+                    "audit-mismatch",
+                    f"decision commit {c.sha[:12]} ({c.subject[:60]}) {problem}; {_HINT}",
+                )
+
+    def _decision(
+        self,
+        c: _Commit,
+        made: list[dict[str, Any]],
+        rec: tuple[str, bytes] | None,
+        obj: tuple[str, bytes] | None,
+    ) -> str | None:
+        pid, oid = c.one("Vouch-Proposal"), c.one("Vouch-Object")
+        decision = c.one("Vouch-Decision")
+        verb = {"approved": "proposal.approve", "rejected": "proposal.reject"}.get(decision)
+        if verb is None:
+            return f"records decision {decision!r}, which is not approved or rejected"
+        record = _record(rec)
+        if record is None:
+            return f"holds no readable decision record decided/{pid}.yaml"
+        for key, want in (
+            ("proposal_id", pid),
+            ("decision", decision),
+            ("object_id", oid),
+            ("kind", c.one("Vouch-Kind")),
+        ):
+            if str(record.get(key) or "") != want:
+                return f"has a decision record whose {key} is {record.get(key)!r}, not {want!r}"
+        if [m.get("event") for m in made] != ["proposal.create", verb]:
+            got = ", ".join(str(m.get("event")) for m in made) or "none"
+            return f"adds the audit events [{got}]; a decision adds proposal.create, {verb}"
+        for m in made:
+            if list(m.get("object_ids") or []) != [pid, oid]:
+                named = m.get("object_ids")
+                return f"adds a {m.get('event')} event naming {named}, not [{pid}, {oid}]"
+        if not same(made[0].get("actor"), record.get("proposer")):
+            return (
+                f"records proposer {record.get('proposer')!r}, but its proposal.create event "
+                f"names {made[0].get('actor')!r}"
+            )
+        if not same(made[1].get("actor"), record.get("decided_by")):
+            return (
+                f"records decided_by {record.get('decided_by')!r}, but its {verb} event "
+                f"names {made[1].get('actor')!r}"
+            )
+        if decision == "approved":
+            stamped = _approved_by(obj)
+            if not same(stamped, record.get("decided_by")):
+                return (
+                    f"records decided_by {record.get('decided_by')!r}, but the "
+                    f"{c.one('Vouch-Kind')} it approved says approved_by {stamped!r}"
+                )
+        return None
+
+    def _unowned(self) -> None:
+        from vouch.git import trail
+
+        loose = [h for h in self.chain.events if h not in self.owner]
+        if not loose:
+            return
+        if self.report is not None:
+            # a range: only events that a commit of the range brought in
+            adders = {
+                h: trail.adder(self.kb.repo, self.rev, h, audit_paths(self.kb))
+                for h in loose[:_BLAME_LIMIT]
+            }
+            if not any(a in self.report for a in adders.values() if a):
+                return
+        else:
+            adders = {
+                h: trail.adder(self.kb.repo, self.rev, h, audit_paths(self.kb))
+                for h in loose[:_BLAME_LIMIT]
+            }
+        first = loose[0]
+        record = self.chain.events[first]
+        by = adders.get(first)
+        self.add(
+            None,
+            "audit-unowned",
+            f"{len(loose)} audit event(s) were made by no vouch commit, e.g. "
+            f"{record.get('event')} by {record.get('actor')!r} ({first[:12]}…)"
+            + (f", added by commit {by[:12]}" if by else "")
+            + f"; {_HINT}",
+        )
+
+    def _signatures(self, made: list[tuple[_Commit, list[str]]]) -> None:
+        if self.policy is None:
+            return
+        from vouch.git.history import signatures
+
+        wanted: list[tuple[_Commit, list[str], list[str]]] = []
+        for c, added in made:
+            if not c.one("Vouch-Decision") and c.one("Vouch-Event") in INTAKE_EVENTS:
+                continue
+            required, approvers = self.policy(c.parents[0] if c.parents else "")
+            if required:
+                wanted.append((c, added, approvers))
+        if not wanted:
+            return
+        found = signatures(self.kb.repo, [c.sha for c, _, _ in wanted])
+        for c, added, approvers in wanted:
+            sig = found.get(c.sha)
+            what = f"commit {c.sha[:12]} ({c.subject[:60]})"
+            if sig is None or not sig.good:
+                self.add(
+                    c.sha,
+                    "audit-unsigned",
+                    f"{what} adds audit events without a good signature, and "
+                    "review.require_signed_decisions asks for one; "
+                    "a decision made again by its approver, signed, replaces it",
+                )
+                continue
+            signer = identities(sig.signer)
+            if approvers and not signer & {x for a in approvers for x in identities(a)}:
+                self.add(
+                    c.sha,
+                    "audit-unsigned",
+                    f"{what} is signed by {sig.signer!r}, who is not in review.approvers",
+                )
+                continue
+            actors = [self.chain.events[h].get("actor") for h in added][-1:]
+            if actors and not signer & identities(str(actors[0])):
+                self.add(
+                    c.sha,
+                    "audit-signer",
+                    f"{what} is signed by {sig.signer!r} but its audit event names "
+                    f"{actors[0]!r}: the signer is who acted",
+                )
+
+
+def _record(found: tuple[str, bytes] | None) -> dict[str, Any] | None:
+    if found is None or found[0] != "blob":
+        return None
+    with contextlib.suppress(CorruptFile, UnicodeDecodeError):
+        return yamlio.load_yaml(found[1].decode("utf-8"), where="decision record")
+    return None
+
+
+def _approved_by(found: tuple[str, bytes] | None) -> str | None:
+    """The `approved_by` of an object file, read from its one line (no full parse)."""
+    if found is None or found[0] != "blob":
+        return None
+    for line in found[1].decode("utf-8", "replace").splitlines():
+        if line.startswith("approved_by:"):
+            with contextlib.suppress(CorruptFile):
+                value = yamlio.load_yaml(line, where="approved_by").get("approved_by")
+                return None if value is None else str(value)
+    return None
+
+
+def committed_policy(kb: KB) -> Callable[[str], tuple[bool, list[str]]]:
+    """commit -> (signatures required, allowed approvers), from the configuration
+    committed in that commit (the parent of the commit being judged); cached by blob."""
+    cache: dict[str | None, tuple[bool, list[str]]] = {}
+
+    def policy(commit: str) -> tuple[bool, list[str]]:
+        blob = kb.repo.blob_at(commit, kb.rel(CONFIG_NAME)) if commit else None
+        if blob not in cache:
+            text = kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None
+            try:
+                cfg = Config.from_text(text, f"{commit[:12]}:{kb.rel(CONFIG_NAME)}")
+            except CorruptFile:
+                cfg = Config.from_text(None, "default")
+            cache[blob] = fixed_policy(cfg)
+        return cache[blob]
+
+    return policy
+
+
+def fixed_policy(settings: Config) -> tuple[bool, list[str]]:
+    listed = settings.get("review.approvers") or []
+    approvers = [str(a) for a in listed] if isinstance(listed, list) else []
+    return settings.get("review.require_signed_decisions") is True, approvers
+
+
+def check(
+    kb: KB,
+    rev: str,
+    *,
+    policy: Callable[[str], tuple[bool, list[str]]] | None = None,
+    report: set[str] | None = None,
+) -> tuple[list[Finding], dict[str, Any]]:
+    """Findings for the audit history of `rev` (only those of the commits in `report`,
+    when given), and what was checked."""
+    from vouch.git.history import is_shallow
+
+    if is_shallow(kb.repo):
+        return [
+            Finding(
+                "history-shallow",
+                "this clone's history is shallow, so which commit made each audit event "
+                "cannot be checked (fetch the whole history: `git fetch --unshallow`)",
+                severity="warn",
+            )
+        ], {"commits": 0}
+    checker = _Check(kb, rev, policy, report)
+    findings = checker.run()
+    return findings, {"commits": checker.commits, "events": len(checker.chain.events)}
+
+
+def verify_history(kb: KB, head: str, anchor_name: str | None = None) -> list[Finding]:
+    """`vouch audit --verify` and `vouch doctor`: the whole history of HEAD, signatures
+    as the configuration committed before each commit asks, and the chain against the
+    last anchor (or the one named)."""
+    from vouch.gate import anchor
+
+    policy = committed_policy(kb)
+    signing = policy(head)[0]  # no signature is asked for: no configuration read per commit
+    findings, _ = check(kb, head, policy=policy if signing else None)
+    chosen = anchor.find(kb, anchor_name) if anchor_name else anchor.latest(kb)
+    if chosen is not None:
+        findings += anchor.compare(kb, chosen, head)
+    return findings
