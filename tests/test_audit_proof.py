@@ -436,3 +436,36 @@ def test_anchors_are_signed_when_the_clone_signs(
     git(kb.root, "config", "commit.gpgsign", "false")
     assert run_cli("audit", "anchor", cwd=kb.root).code == 0
     all_fail(kb, run_cli, base, "anchor vouch/audit/1 has no good signature")
+
+
+def test_an_event_slipped_in_before_a_vouch_write_is_caught(reviewed: KB, run_cli: Any) -> None:
+    """The next vouch write chains onto a forged event: its head then reaches back over
+    an event it did not make."""
+    kb = reviewed
+    base = head(kb.root)
+    claim_id = last_event(kb.root)["object_ids"][1]
+    for follow in ("confirm", "approve"):
+        forge_append(kb.root, "claim.archive", CAROL, [claim_id])
+        git(kb.root, "commit", "-qam", "slip one in")
+        if follow == "confirm":
+            call(kb, "kb.confirm", {"id": claim_id}, actor=BOB)
+        else:
+            approve(kb, "Approved after the slip")
+    all_fail(
+        kb,
+        run_cli,
+        base,
+        "adds 2 audit events; a claim.confirm write adds exactly one",
+        "adds the audit events [claim.archive, proposal.create, proposal.approve]",
+    )
+
+
+def test_dropping_anchored_events_is_caught(reviewed: KB, run_cli: Any) -> None:
+    kb = reviewed
+    base = head(kb.root)
+    approve(kb, "Anchored then dropped")
+    assert run_cli("audit", "anchor", cwd=kb.root).code == 0
+    lines = (kb.root / LOG).read_text().splitlines()
+    (kb.root / LOG).write_text("\n".join(lines[:-2]) + "\n")
+    git(kb.root, "commit", "-qam", "shorter log")
+    all_fail(kb, run_cli, base, "no longer holds event")
