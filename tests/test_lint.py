@@ -450,7 +450,9 @@ def test_since_requires_signed_decisions_when_configured(
     base = git(reviewed.root, "rev-parse", "HEAD").strip()  # the unsigned one stays before
     _ssh_signing(reviewed.root, tmp_path, "bob@example.invalid")
     git(reviewed.root, "config", "commit.gpgsign", "true")
-    approve(reviewed, "Approved and signed by vouch")
+    pid = propose_claim(reviewed, "Approved and signed by vouch")
+    # the signer is who acted: the decision names the identity that signed it
+    call(reviewed, "kb.approve", {"proposal_id": pid}, actor="bob@example.invalid")
     assert (
         "Good"
         in subprocess.run(

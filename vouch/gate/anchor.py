@@ -243,3 +243,16 @@ def _signed(kb: KB, anchor: Anchor, rev: str) -> list[Finding]:
 def latest(kb: KB) -> Anchor | None:
     found = anchors(kb)
     return found[-1] if found else None
+
+
+def verify_history(kb: KB, head: str, anchor_name: str | None = None) -> list[Finding]:
+    """`vouch audit --verify` and `vouch doctor`: the whole history of HEAD
+    (`auditproof`), signatures as the configuration committed before each commit asks,
+    and the chain against the last anchor (or the one named)."""
+    policy = auditproof.committed_policy(kb)
+    signing = policy(head)[0]  # none asked for: no configuration read per commit
+    findings, _ = auditproof.check(kb, head, policy=policy if signing else None)
+    chosen = find(kb, anchor_name) if anchor_name else latest(kb)
+    if chosen is not None:
+        findings += compare(kb, chosen, head)
+    return findings

@@ -500,18 +500,3 @@ def check(
     checker = _Check(kb, rev, policy, report)
     findings = checker.run()
     return findings, {"commits": checker.commits, "events": len(checker.chain.events)}
-
-
-def verify_history(kb: KB, head: str, anchor_name: str | None = None) -> list[Finding]:
-    """`vouch audit --verify` and `vouch doctor`: the whole history of HEAD, signatures
-    as the configuration committed before each commit asks, and the chain against the
-    last anchor (or the one named)."""
-    from vouch.gate import anchor
-
-    policy = committed_policy(kb)
-    signing = policy(head)[0]  # no signature is asked for: no configuration read per commit
-    findings, _ = check(kb, head, policy=policy if signing else None)
-    chosen = anchor.find(kb, anchor_name) if anchor_name else anchor.latest(kb)
-    if chosen is not None:
-        findings += anchor.compare(kb, chosen, head)
-    return findings

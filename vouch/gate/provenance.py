@@ -64,9 +64,9 @@ def verify(kb: KB, anchor: str | None = None) -> dict[str, Any]:
             )
     report["merged_without_decision"] = merged
     if head is not None:
-        from vouch.gate import auditproof
+        from vouch.gate.anchor import verify_history
 
-        found = auditproof.verify_history(kb, head, anchor)
+        found = verify_history(kb, head, anchor)
         report["issues"] += [f.to_verify() for f in found if f.severity == "error"]
         report["warnings"] = [f.to_verify() for f in found if f.severity != "error"]
     report["ok"] = not report["issues"]
