@@ -166,6 +166,7 @@ class _Check:
         self.findings: list[Finding] = []
         self.chain = chain_at(kb, rev)
         self.owner: dict[str, str] = {}
+        self.suspects: list[str] = []  # plain commits and merges that touched the log
         self.commits = 0
 
     def add(self, commit: str | None, kind: str, detail: str, severity: str = "error") -> None:
@@ -191,8 +192,9 @@ class _Check:
             elif c.one("Vouch-Event"):
                 directs.append((c, self._own(c)))
             elif len(c.parents) > 1:
-                continue  # a plain merge: the events it would add are owned by nobody
+                self.suspects.append(c.sha)  # a plain merge: what it adds nobody owns
             else:
+                self.suspects.append(c.sha)
                 self._plain(c)
         for c, added in directs:
             self._direct(c, added)
@@ -357,24 +359,19 @@ class _Check:
         return None
 
     def _unowned(self) -> None:
+        """Events no vouch commit owns; blamed on the plain commit or merge that added
+        them (a few, each one `git log -S` over those commits only)."""
         from vouch.git import trail
 
         loose = [h for h in self.chain.events if h not in self.owner]
         if not loose:
             return
-        if self.report is not None:
-            # a range: only events that a commit of the range brought in
-            adders = {
-                h: trail.adder(self.kb.repo, self.rev, h, audit_paths(self.kb))
-                for h in loose[:_BLAME_LIMIT]
-            }
-            if not any(a in self.report for a in adders.values() if a):
-                return
-        else:
-            adders = {
-                h: trail.adder(self.kb.repo, self.rev, h, audit_paths(self.kb))
-                for h in loose[:_BLAME_LIMIT]
-            }
+        paths = audit_paths(self.kb)
+        adders = {
+            h: trail.adder(self.kb.repo, self.suspects, h, paths) for h in loose[:_BLAME_LIMIT]
+        }
+        if self.report is not None and not any(a in self.report for a in adders.values() if a):
+            return  # a range: only what one of its commits brought in
         first = loose[0]
         record = self.chain.events[first]
         by = adders.get(first)
@@ -395,6 +392,8 @@ class _Check:
         wanted: list[tuple[_Commit, list[str], list[str]]] = []
         for c, added in made:
             if not c.one("Vouch-Decision") and c.one("Vouch-Event") in INTAKE_EVENTS:
+                continue
+            if self.report is not None and c.sha not in self.report:
                 continue
             required, approvers = self.policy(c.parents[0] if c.parents else "")
             if required:

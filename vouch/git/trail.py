@@ -73,14 +73,17 @@ def messages(repo: Repo, commits: list[str]) -> dict[str, str]:
     return out
 
 
-def adder(repo: Repo, rev: str, needle: str, pathspecs: Iterable[str]) -> str | None:
-    """The oldest commit in `rev`'s history that added `needle` under `pathspecs`
-    (`git log -S`), or None."""
+def adder(repo: Repo, candidates: list[str], needle: str, pathspecs: Iterable[str]) -> str | None:
+    """Which of `candidates` added `needle` under `pathspecs` (`git log -S`, only those
+    commits diffed; a merge against each parent), or None."""
+    if not candidates:
+        return None
     out = repo.git(
-        "log", "--full-history", "--format=%H", f"-S{needle}", rev, "--", *pathspecs, check=False
-    )
+        "log", "--no-walk=unsorted", "-m", "--format=%H", f"-S{needle}", *candidates,
+        "--", *pathspecs, check=False,
+    )  # fmt: skip
     lines = out.split()
-    return lines[-1] if lines else None
+    return lines[0] if lines else None
 
 
 # -- anchors: annotated tags no branch carries ----------------------------------------------
