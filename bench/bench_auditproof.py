@@ -55,7 +55,7 @@ def main() -> int:
         before = best(lambda: auditproof.check(kb, head))
         alice = CallContext(kb_path=str(root), actor_override="alice")
         bob = CallContext(kb_path=str(root), actor_override="bob")
-        sid = ops.invoke(alice, "kb.list_sources", {"limit": 1})["items"][0]["id"]
+        sid = ops.invoke(alice, "kb.list_sources", {"limit": 1})[0]["id"]
         start = time.perf_counter()
         for n in range(args.approvals):
             made = ops.invoke(

@@ -44,6 +44,10 @@ INTAKE_EVENTS = frozenset(
     {"kb.init", "kb.import", "source.register", "evidence.register", "session.start", "session.end"}
 )
 _BLAME_LIMIT = 3  # unowned events whose adding commit is looked up (one git log -S each)
+# commits whose events were found to be exactly what they make: a verdict that depends
+# on the commit id alone (its tree, message and ancestors), kept in this clone's git
+# directory where no branch can write, so a long history is read once
+PROVEN = "audit-proven.txt"
 _HINT = (
     "audit events are written only by the vouch command that made them: drop this "
     "commit from the branch (`git rebase -i`, or reset the branch to before it) and run "
@@ -168,6 +172,9 @@ class _Check:
         self.owner: dict[str, str] = {}
         self.suspects: list[str] = []  # plain commits and merges that touched the log
         self.commits = 0
+        self.proven = _load_proven(kb)
+        self.skipped: set[str] = set()  # not judged here (outside a range)
+        self.newly: list[str] = []
 
     def add(self, commit: str | None, kind: str, detail: str, severity: str = "error") -> None:
         if commit is None or self.report is None or commit in self.report:
@@ -196,11 +203,23 @@ class _Check:
             else:
                 self.suspects.append(c.sha)
                 self._plain(c)
+        if self.report is not None:  # a range: its commits alone are judged
+            self.skipped = {c.sha for c, _ in [*decisions, *directs]} - self.report
         for c, added in directs:
-            self._direct(c, added)
-        self._decisions(decisions)
+            if c.sha not in self.proven and c.sha not in self.skipped:
+                self._direct(c, added)
+        self._decisions(
+            [d for d in decisions if d[0].sha not in self.proven and d[0].sha not in self.skipped]
+        )
         self._unowned()
         self._signatures([*decisions, *directs])
+        failed = {f.commit for f in self.findings}
+        self.newly = [
+            c.sha
+            for c, _ in [*decisions, *directs]
+            if c.sha not in self.proven and c.sha not in failed and c.sha not in self.skipped
+        ]
+        _save_proven(self.kb, self.newly)
         return self.findings
 
     def _own(self, c: _Commit) -> list[str]:
@@ -429,6 +448,24 @@ class _Check:
                     f"{what} is signed by {sig.signer!r} but its audit event names "
                     f"{actors[0]!r}: the signer is who acted",
                 )
+
+
+def _load_proven(kb: KB) -> set[str]:
+    try:
+        return set((kb.state_dir / PROVEN).read_text(encoding="ascii").split())
+    except (OSError, UnicodeDecodeError):
+        return set()
+
+
+def _save_proven(kb: KB, shas: list[str]) -> None:
+    """Remember commits found sound (best effort: a clone without a writable git
+    directory checks them again next time)."""
+    if not shas:
+        return
+    with contextlib.suppress(OSError):
+        kb.state_dir.mkdir(parents=True, exist_ok=True)
+        with open(kb.state_dir / PROVEN, "a", encoding="ascii") as fh:
+            fh.write("".join(f"{sha}\n" for sha in shas))
 
 
 def _record(found: tuple[str, bytes] | None) -> dict[str, Any] | None:
