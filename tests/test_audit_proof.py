@@ -469,3 +469,19 @@ def test_dropping_anchored_events_is_caught(reviewed: KB, run_cli: Any) -> None:
     (kb.root / LOG).write_text("\n".join(lines[:-2]) + "\n")
     git(kb.root, "commit", "-qam", "shorter log")
     all_fail(kb, run_cli, base, "no longer holds event")
+
+
+def test_typed_decision_trailers_with_hostile_ids_are_refused_cleanly(
+    reviewed: KB, run_cli: Any
+) -> None:
+    """Trailers are typed text: ids that are not ids never reach git as object names."""
+    base = head(reviewed.root)
+    forged = forge_append(reviewed.root, "proposal.approve", BOB, ["../../x", "HEAD x"])
+    git(reviewed.root, "add", LOG)
+    message = (
+        "vouch: approve claim x\n\nVouch-Proposal: ../../config\nVouch-Decision: approved\n"
+        "Vouch-Kind: claim\nVouch-Object: HEAD --all x\n"
+        f"Vouch-Audit-Head: {forged}\n"
+    )
+    git(reviewed.root, "commit", "-qm", message)
+    all_fail(reviewed, run_cli, base, "holds no readable decision record")

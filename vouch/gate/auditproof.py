@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vouch.core import yamlio
+from vouch.core import ids, yamlio
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import CorruptFile
 from vouch.gate.records import parse_message
@@ -308,15 +308,16 @@ class _Check:
     def _decisions(self, decisions: list[tuple[_Commit, list[str]]]) -> None:
         kb = self.kb
         names = []
-        for c, _ in decisions:
-            pid = c.one("Vouch-Proposal")
-            names.append(f"{c.sha}:{kb.rel(decided_path(pid))}" if pid else c.sha)
         stamps = []
         for c, _ in decisions:
+            # trailers are hostile text: only well-formed ids become object names
+            pid, oid = c.one("Vouch-Proposal"), c.one("Vouch-Object")
             kind = KINDS.get(c.one("Vouch-Kind"))
-            oid = c.one("Vouch-Object")
-            path = kb.rel(kind.path_for(oid)) if kind is not None and oid else ""
-            stamps.append(f"{c.sha}:{path}" if path else c.sha)
+            names.append(
+                f"{c.sha}:{kb.rel(decided_path(pid))}" if ids.is_proposal_id(pid) else c.sha
+            )
+            good = kind is not None and ids.is_object_id(oid)
+            stamps.append(f"{c.sha}:{kb.rel(kind.path_for(oid))}" if kind and good else c.sha)
         records = kb.repo.store.read_many(names)
         objects = kb.repo.store.read_many(stamps)
         for (c, added), rec, obj in zip(decisions, records, objects, strict=True):
