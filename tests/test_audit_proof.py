@@ -485,3 +485,19 @@ def test_typed_decision_trailers_with_hostile_ids_are_refused_cleanly(
     )
     git(reviewed.root, "commit", "-qm", message)
     all_fail(reviewed, run_cli, base, "holds no readable decision record")
+
+
+@needs_ssh
+def test_remembered_signatures_are_judged_again_when_the_trust_changes(
+    reviewed: KB, run_cli: Any, tmp_path: Path
+) -> None:
+    kb = reviewed
+    require_signatures(kb, ["bob@example.invalid"])
+    ssh_signing(kb.root, tmp_path, "bob@example.invalid")
+    base = head(kb.root)
+    approve(kb, "Signed by bob", actor="bob@example.invalid")
+    all_pass(kb, run_cli, base)
+    all_pass(kb, run_cli, base)  # now from what the clone remembers
+    (tmp_path / "allowed_signers").write_text("")  # bob's key is no longer trusted
+    res = run_cli("audit", "--verify", cwd=kb.root)
+    assert res.code == 1 and "without a good signature" in res.out

@@ -35,6 +35,7 @@ from vouch.core import ids, yamlio
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import CorruptFile
 from vouch.gate.records import parse_message
+from vouch.git.history import Signature
 from vouch.kinds import KINDS
 from vouch.store import audit, writer
 from vouch.store.kb import KB, decided_path
@@ -48,6 +49,7 @@ _BLAME_LIMIT = 3  # unowned events whose adding commit is looked up (one git log
 # on the commit id alone (its tree, message and ancestors), kept in this clone's git
 # directory where no branch can write, so a long history is read once
 PROVEN = "audit-proven.txt"
+SIGNED = "audit-signed.txt"  # good signatures, with the allowed signers they were judged by
 _HINT = (
     "audit events are written only by the vouch command that made them: drop this "
     "commit from the branch (`git rebase -i`, or reset the branch to before it) and run "
@@ -407,8 +409,6 @@ class _Check:
     def _signatures(self, made: list[tuple[_Commit, list[str]]]) -> None:
         if self.policy is None:
             return
-        from vouch.git.history import signatures
-
         wanted: list[tuple[_Commit, list[str], list[str]]] = []
         for c, added in made:
             if not c.one("Vouch-Decision") and c.one("Vouch-Event") in INTAKE_EVENTS:
@@ -420,7 +420,7 @@ class _Check:
                 wanted.append((c, added, approvers))
         if not wanted:
             return
-        found = signatures(self.kb.repo, [c.sha for c, _, _ in wanted])
+        found = _signed(self.kb, [c.sha for c, _, _ in wanted])
         for c, added, approvers in wanted:
             sig = found.get(c.sha)
             what = f"commit {c.sha[:12]} ({c.subject[:60]})"
@@ -449,6 +449,35 @@ class _Check:
                     f"{what} is signed by {sig.signer!r} but its audit event names "
                     f"{actors[0]!r}: the signer is who acted",
                 )
+
+
+def _signed(kb: KB, commits: list[str]) -> dict[str, Signature]:
+    """`git verify-commit` of each commit, good verdicts remembered in the clone's git
+    directory together with the allowed signers file they were given under (a changed
+    or revoked key verifies everything again)."""
+    from vouch.git import trail
+    from vouch.git.history import signatures
+
+    trust = trail.trust_fingerprint(kb.repo)
+    path = kb.state_dir / SIGNED
+    known: dict[str, Signature] = {}
+    if trust is not None:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                sha, _, rest = line.partition(" ")
+                fingerprint, _, signer = rest.partition(" ")
+                if fingerprint == trust:
+                    known[sha] = Signature("G", signer, "")
+    found = {c: known[c] for c in commits if c in known}
+    fresh = signatures(kb.repo, [c for c in commits if c not in known])
+    found.update(fresh)
+    good = [(c, s.signer) for c, s in fresh.items() if s.good and "\n" not in s.signer]
+    if trust is not None and good:
+        with contextlib.suppress(OSError):
+            kb.state_dir.mkdir(parents=True, exist_ok=True)
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write("".join(f"{c} {trust} {signer}\n" for c, signer in good))
+    return found
 
 
 def _load_proven(kb: KB) -> set[str]:

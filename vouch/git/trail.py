@@ -136,3 +136,25 @@ def tag_signature(repo: Repo, ref: str) -> Signature:
             if mark in line:
                 signer = line.split(mark, 1)[1].split(" with ", 1)[0].strip().strip('"')
     return Signature("G" if code == 0 and signer else "B", signer, "")
+
+
+def trust_fingerprint(repo: Repo) -> str | None:
+    """What a good SSH signature's verdict depends on here: the allowed signers file
+    (gpg.ssh.allowedSignersFile), by content; None for GPG (its keyring is not a file
+    to fingerprint) or when no file is set."""
+    import hashlib
+    from pathlib import Path
+
+    from vouch.git.command import config_value
+
+    if (config_value(repo.root, "gpg.format") or "").strip().lower() != "ssh":
+        return None
+    where = (config_value(repo.root, "gpg.ssh.allowedSignersFile") or "").strip()
+    if not where:
+        return None
+    path = Path(where).expanduser()
+    try:
+        data = (path if path.is_absolute() else repo.root / path).read_bytes()
+    except OSError:
+        return None
+    return hashlib.sha256(b"ssh\0" + data).hexdigest()[:32]
