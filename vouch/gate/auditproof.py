@@ -173,6 +173,7 @@ class _Check:
         self.chain = chain_at(kb, rev)
         self.owner: dict[str, str] = {}
         self.suspects: list[str] = []  # plain commits and merges that touched the log
+        self.flagged: set[str | None] = set()  # plain commits reported
         self.commits = 0
         self.proven = _load_proven(kb)
         self.skipped: set[str] = set()  # not judged here (outside a range)
@@ -204,6 +205,7 @@ class _Check:
                 self.suspects.append(c.sha)  # a plain merge: what it adds nobody owns
             else:
                 self.suspects.append(c.sha)
+                self.flagged.add(c.sha)
                 self._plain(c)
         if self.report is not None:  # a range: its commits alone are judged
             self.skipped = {c.sha for c, _ in [*decisions, *directs]} - self.report
@@ -394,6 +396,8 @@ class _Check:
         }
         if self.report is not None and not any(a in self.report for a in adders.values() if a):
             return  # a range: only what one of its commits brought in
+        if len(loose) <= _BLAME_LIMIT and all(a in self.flagged for a in adders.values()):
+            return  # each came with a plain commit already reported
         first = loose[0]
         record = self.chain.events[first]
         by = adders.get(first)
