@@ -194,10 +194,11 @@ def test_a_plain_merge_that_adds_an_event_is_caught(reviewed: KB, run_cli: Any) 
     git(reviewed.root, "checkout", "-qb", "side")
     approve(reviewed, "Side claim")
     git(reviewed.root, "checkout", "-q", "main")
-    git(reviewed.root, "merge", "-q", "--no-commit", "side")
+    git(reviewed.root, "merge", "-q", "--no-ff", "--no-commit", "side")
     forge_append(reviewed.root, "claim.confirm", BOB, [])
     git(reviewed.root, "add", LOG)
     git(reviewed.root, "commit", "-qm", "merge side")
+    assert len(git(reviewed.root, "rev-list", "--parents", "-n1", "HEAD").split()) == 3
     all_fail(reviewed, run_cli, base, "made by no vouch commit", "claim.confirm")
 
 
