@@ -199,7 +199,10 @@ def test_a_plain_merge_that_adds_an_event_is_caught(reviewed: KB, run_cli: Any) 
     git(reviewed.root, "add", LOG)
     git(reviewed.root, "commit", "-qm", "merge side")
     assert len(git(reviewed.root, "rev-list", "--parents", "-n1", "HEAD").split()) == 3
-    all_fail(reviewed, run_cli, base, "made by no vouch commit", "claim.confirm")
+    merge = head(reviewed.root)
+    all_fail(
+        reviewed, run_cli, base, "made by no vouch commit", "claim.confirm", f"commit {merge[:12]}"
+    )
 
 
 @needs_ssh
