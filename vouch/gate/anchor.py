@@ -22,7 +22,7 @@ from typing import Any
 
 from vouch.core.lock import write_lock
 from vouch.errors import GateRefused, UsageError
-from vouch.gate import auditproof
+from vouch.gate import auditproof, signers
 from vouch.gate.auditproof import Finding
 from vouch.gate.records import parse_message
 from vouch.store.kb import KB
@@ -94,7 +94,7 @@ def make(kb: KB, actor: str) -> dict[str, Any]:
     if head is None:
         raise UsageError("this branch has no commits yet", hint="nothing to anchor")
     with write_lock(kb.dir, kb.config.number("lock.timeout_seconds", 30)):
-        findings, _ = auditproof.check(kb, head, policy=auditproof.committed_policy(kb))
+        findings, _ = auditproof.check(kb, head, policy=signers.committed_policy(kb))
         errors = [f for f in findings if f.severity == "error"]
         if errors:
             raise GateRefused(
@@ -216,7 +216,7 @@ def _signed(kb: KB, anchor: Anchor, rev: str) -> list[Finding]:
     by an allowed approver."""
     from vouch.git import trail
 
-    required, approvers = auditproof.committed_policy(kb)(rev)
+    required, approvers = signers.committed_policy(kb)(rev)
     if not required:
         return []
     sig = trail.tag_signature(kb.repo, anchor.ref)
@@ -229,8 +229,8 @@ def _signed(kb: KB, anchor: Anchor, rev: str) -> list[Finding]:
                 "asks for one: make anchors with signing on (tag.gpgSign)",
             )
         ]
-    allowed = {x for a in approvers for x in auditproof.identities(a)}
-    if approvers and not auditproof.identities(sig.signer) & allowed:
+    allowed = {x for a in approvers for x in signers.identities(a)}
+    if approvers and not signers.identities(sig.signer) & allowed:
         return [
             Finding(
                 "anchor-unsigned",
@@ -249,7 +249,7 @@ def verify_history(kb: KB, head: str, anchor_name: str | None = None) -> list[Fi
     """`vouch audit --verify` and `vouch doctor`: the whole history of HEAD
     (`auditproof`), signatures as the configuration committed before each commit asks,
     and the chain against the last anchor (or the one named)."""
-    policy = auditproof.committed_policy(kb)
+    policy = signers.committed_policy(kb)
     signing = policy(head)[0]  # none asked for: no configuration read per commit
     findings, _ = auditproof.check(kb, head, policy=policy if signing else None)
     chosen = find(kb, anchor_name) if anchor_name else latest(kb)

@@ -26,16 +26,15 @@ is caught by an anchor kept outside every branch (`vouch.gate.anchor`).
 from __future__ import annotations
 
 import contextlib
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from vouch.core import ids, yamlio
-from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import CorruptFile
+from vouch.gate import signers
 from vouch.gate.records import parse_message
-from vouch.git.history import Signature
+from vouch.gate.signers import identities, same
 from vouch.kinds import KINDS
 from vouch.store import audit, writer
 from vouch.store.kb import KB, decided_path
@@ -49,7 +48,6 @@ _BLAME_LIMIT = 3  # unowned events whose adding commit is looked up (one git log
 # on the commit id alone (its tree, message and ancestors), kept in this clone's git
 # directory where no branch can write, so a long history is read once
 PROVEN = "audit-proven.txt"
-SIGNED = "audit-signed.txt"  # good signatures, with the allowed signers they were judged by
 _HINT = (
     "audit events are written only by the vouch command that made them: drop this "
     "commit from the branch (`git rebase -i`, or reset the branch to before it) and run "
@@ -122,26 +120,6 @@ def chain_at(kb: KB, rev: str) -> Chain:
             chain.events.setdefault(key, record)
             chain.prev[key] = str(record.get("prev_hash") or "")
     return chain
-
-
-def same(a: object, b: object) -> bool:
-    """Two identities as strings, after Unicode normalisation and case folding."""
-    return _norm(a) == _norm(b) and _norm(a) != ""
-
-
-def _norm(value: object) -> str:
-    text = unicodedata.normalize("NFKC", str(value or ""))
-    return "".join(c for c in text if unicodedata.category(c) != "Cf").strip().casefold()
-
-
-def identities(value: str) -> set[str]:
-    """A name, an email, or `Name <email>`, as the forms it may be listed or signed as."""
-    value = _norm(value)
-    out = {value} if value else set()
-    if "<" in value and value.endswith(">"):
-        name, _, email = value[:-1].partition("<")
-        out.update(x for x in (name.strip(), email.strip()) if x)
-    return out
 
 
 # -- the walk ------------------------------------------------------------------------------
@@ -424,7 +402,7 @@ class _Check:
                 wanted.append((c, added, approvers))
         if not wanted:
             return
-        found = _signed(self.kb, [c.sha for c, _, _ in wanted])
+        found = signers.verified(self.kb, [c.sha for c, _, _ in wanted])
         for c, added, approvers in wanted:
             sig = found.get(c.sha)
             what = f"commit {c.sha[:12]} ({c.subject[:60]})"
@@ -453,35 +431,6 @@ class _Check:
                     f"{what} is signed by {sig.signer!r} but its audit event names "
                     f"{actors[0]!r}: the signer is who acted",
                 )
-
-
-def _signed(kb: KB, commits: list[str]) -> dict[str, Signature]:
-    """`git verify-commit` of each commit, good verdicts remembered in the clone's git
-    directory together with the allowed signers file they were given under (a changed
-    or revoked key verifies everything again)."""
-    from vouch.git import trail
-    from vouch.git.history import signatures
-
-    trust = trail.trust_fingerprint(kb.repo)
-    path = kb.state_dir / SIGNED
-    known: dict[str, Signature] = {}
-    if trust is not None:
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                sha, _, rest = line.partition(" ")
-                fingerprint, _, signer = rest.partition(" ")
-                if fingerprint == trust:
-                    known[sha] = Signature("G", signer, "")
-    found = {c: known[c] for c in commits if c in known}
-    fresh = signatures(kb.repo, [c for c in commits if c not in known])
-    found.update(fresh)
-    good = [(c, s.signer) for c, s in fresh.items() if s.good and "\n" not in s.signer]
-    if trust is not None and good:
-        with contextlib.suppress(OSError):
-            kb.state_dir.mkdir(parents=True, exist_ok=True)
-            with open(path, "a", encoding="utf-8") as fh:
-                fh.write("".join(f"{c} {trust} {signer}\n" for c, signer in good))
-    return found
 
 
 def _load_proven(kb: KB) -> set[str]:
@@ -543,31 +492,6 @@ def _approved_by(found: tuple[str, bytes] | None) -> str | None:
                 parsed = yamlio.load_yaml(line, where="approved_by").get("approved_by")
                 return None if parsed is None else str(parsed)
     return None
-
-
-def committed_policy(kb: KB) -> Callable[[str], tuple[bool, list[str]]]:
-    """commit -> (signatures required, allowed approvers), from the configuration
-    committed in that commit (the parent of the commit being judged); cached by blob."""
-    cache: dict[str | None, tuple[bool, list[str]]] = {}
-
-    def policy(commit: str) -> tuple[bool, list[str]]:
-        blob = kb.repo.blob_at(commit, kb.rel(CONFIG_NAME)) if commit else None
-        if blob not in cache:
-            text = kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None
-            try:
-                cfg = Config.from_text(text, f"{commit[:12]}:{kb.rel(CONFIG_NAME)}")
-            except CorruptFile:
-                cfg = Config.from_text(None, "default")
-            cache[blob] = fixed_policy(cfg)
-        return cache[blob]
-
-    return policy
-
-
-def fixed_policy(settings: Config) -> tuple[bool, list[str]]:
-    listed = settings.get("review.approvers") or []
-    approvers = [str(a) for a in listed] if isinstance(listed, list) else []
-    return settings.get("review.require_signed_decisions") is True, approvers
 
 
 def check(

@@ -16,12 +16,12 @@ from vouch.store.kb import KB
 
 
 def since(kb: KB, info: dict[str, Any], settings: Config) -> list[Issue]:
-    from vouch.gate import anchor, auditproof
+    from vouch.gate import anchor, auditproof, signers
 
     repo = kb.repo
     head, start = info["head"], info["merge_base"]
     commits = {row[0] for row in repo.log_records(f"{start}..{head}", ["%H"]) if row}
-    fixed = auditproof.fixed_policy(settings)
+    fixed = signers.fixed_policy(settings)
     findings, _ = auditproof.check(kb, head, policy=lambda _: fixed, report=commits)
     findings = [f for f in findings if f.kind != "audit-unsigned"]  # `review` says it
     last = anchor.latest(kb)
