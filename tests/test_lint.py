@@ -456,7 +456,8 @@ def test_since_requires_signed_decisions_when_configured(
     # his approval a self-approval (tests/test_gate_identity.py)
     pid = propose_claim(reviewed, "Approved and signed by vouch")
     git(reviewed.root, "config", "commit.gpgsign", "true")
-    call(reviewed, "kb.approve", {"proposal_id": pid}, actor=BOB)
+    # the signer is who acted: the decision names the identity that signed it
+    call(reviewed, "kb.approve", {"proposal_id": pid}, actor="bob@example.invalid")
     assert (
         "Good"
         in subprocess.run(

@@ -106,6 +106,7 @@ EXTRA = {
     "kb.register_evidence",
     "kb.read_proposal",
     "kb.audit_verify",
+    "kb.audit_anchor",
     "kb.index_status",
     "kb.info",
     "kb.tags",

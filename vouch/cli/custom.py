@@ -188,17 +188,28 @@ def _source_add_options() -> list[click.Parameter]:
 
 
 def _audit(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
-    """`vouch audit --verify` is `vouch audit-verify`, as the README has always said."""
-    verify = values.pop("verify")
-    if verify:
-        _verified(ops.get("kb.audit_verify"), ctx, out, {})
+    """`vouch audit --verify [--anchor TAG]` is `vouch audit-verify`, as the README has
+    always said; `vouch audit anchor` is `vouch audit-anchor`."""
+    verify, anchor, action = values.pop("verify"), values.pop("anchor"), values.pop("action")
+    if action is not None:
+        if action != "anchor" or verify or anchor:
+            raise UsageError(
+                f"vouch audit {action}: unknown action",
+                hint="`vouch audit anchor` records the chain in a tag; `vouch audit --verify` "
+                "checks it",
+            )
+        chosen = ops.get("kb.audit_anchor")
+        emit(chosen, out, ops.invoke(ctx, chosen.name, {}))
+        return
+    if verify or anchor:
+        _verified(ops.get("kb.audit_verify"), ctx, out, {"anchor": anchor})
         return
     emit(method, out, ops.invoke(ctx, method.name, params_from(method, values)))
 
 
 def _verified(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
     """A broken log is a failed check: exit 1 after the report."""
-    report = ops.invoke(ctx, method.name, {})
+    report = ops.invoke(ctx, method.name, {k: v for k, v in values.items() if v is not None})
     emit(method, out, report)
     if not report["ok"]:
         raise click.exceptions.Exit(1)
@@ -250,7 +261,13 @@ CUSTOM: dict[str, Custom] = {
     "kb.register_source_from_path": Custom(_source_add_options, _source_add),
     "kb.audit": Custom(
         lambda: [
-            click.Option(["--verify"], is_flag=True, help="Check the log instead of listing it.")
+            click.Argument(["action"], required=False, metavar="[anchor]"),
+            click.Option(["--verify"], is_flag=True, help="Check the log instead of listing it."),
+            click.Option(
+                ["--anchor"],
+                metavar="TAG",
+                help="With --verify: compare with this anchor (vouch/audit/N), not the last.",
+            ),
         ],
         _audit,
     ),

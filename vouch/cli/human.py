@@ -191,7 +191,16 @@ def verified(report: dict[str, Any]) -> str:
     lines = [head] + [
         f"  {i['file'] or 'history'}:{i['line'] or '-'}: {i['detail']}" for i in report["issues"]
     ]
+    lines += [f"  warning: {w['detail']}" for w in report.get("warnings") or []]
     return "\n".join(lines)
+
+
+def anchored(data: dict[str, Any]) -> str:
+    signed = "signed " if data["signed"] else ""
+    return (
+        f"Anchored {data['events']} audit events at {data['commit'][:12]} in {signed}tag "
+        f"{data['tag'].removeprefix('refs/tags/')}\npublish it: {data['publish']}"
+    )
 
 
 def rebuilt(data: dict[str, Any]) -> str:

@@ -282,3 +282,16 @@ def edit_markdown(text: str, changes: Mapping[str, Any], *, where: str = "page")
     start = text.index(fm)
     new_fm = edit_yaml(fm, changes, where=where)
     return text[:start] + "\n" + new_fm + text[start + len(fm) :].lstrip("\n")
+
+
+def reads_as_itself(value: str) -> bool:
+    """Whether `value`, written unquoted after `key: `, reads back as this very string
+    (no number, date, boolean or null, no indicator): what a line-by-line reader of
+    vouch's own flat records may take without the parser."""
+    if not value or value != value.strip() or value[0] in "-?:,[]{}#&*!|>'\"%@`":
+        return False
+    if any(c in value for c in "#:\"'\\") or not value.isprintable():
+        return False
+    yaml = _pyyaml()
+    tag = yaml.resolver.Resolver().resolve(yaml.ScalarNode, value, (True, False))
+    return bool(tag == "tag:yaml.org,2002:str")

@@ -41,8 +41,10 @@ def history(kb: KB) -> tuple[list[tuple[str, str]], dict[str, str]]:
     return anchors, proposals
 
 
-def verify(kb: KB) -> dict[str, Any]:
-    """`vouch audit --verify`: the chain, its anchors in git, and undecided merges."""
+def verify(kb: KB, anchor: str | None = None) -> dict[str, Any]:
+    """`vouch audit --verify`: the chain, its anchors in git, undecided merges, each
+    event against the commit that made it (`auditproof`) and the chain against the
+    last anchor tag (or `anchor`)."""
     anchors, proposals = history(kb)
     report = audit.verify(kb.dir, anchors)
     head = kb.repo.peek("HEAD")
@@ -61,5 +63,11 @@ def verify(kb: KB) -> dict[str, Any]:
                 }
             )
     report["merged_without_decision"] = merged
+    if head is not None:
+        from vouch.gate.anchor import verify_history
+
+        found = verify_history(kb, head, anchor)
+        report["issues"] += [f.to_verify() for f in found if f.severity == "error"]
+        report["warnings"] = [f.to_verify() for f in found if f.severity != "error"]
     report["ok"] = not report["issues"]
     return report

@@ -177,3 +177,14 @@ def init_repo(path: Path, object_format: str | None = None) -> None:
 def config_value(root: Path, key: str) -> str | None:
     out = run(["config", "--get", key], root, check=False).strip()
     return out or None
+
+
+def outcome(args: list[str], cwd: Path | str) -> tuple[int, str]:
+    """Run `git args` for its verdict: (exit status, stderr), never raising on failure
+    (`git verify-tag` says what it found on stderr)."""
+    full_env = {**os.environ, **_BASE_ENV}
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, env=full_env)
+    except FileNotFoundError as exc:
+        raise GitFailure("git is not installed or not on PATH") from exc
+    return proc.returncode, proc.stderr.decode("utf-8", "replace")

@@ -250,7 +250,7 @@ def _staged(kb: KB, stale_days: int | None) -> dict[str, Any]:
 
 def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
     from vouch.git.history import tree_diff
-    from vouch.health import review
+    from vouch.health import auditlint, review
 
     issues, info = review.since(kb, base)
     changes = tree_diff(kb.repo, info["merge_base"], info["head"], [kb.rel(".")])
@@ -263,4 +263,5 @@ def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
     issues += unverified_in_range(kb, info["head"], changes)
     issues += sealed.changed(k, (c.path for c in changes if c.new is not None))
     issues += tracked_state.tracked(kb, info["head"])
+    issues += auditlint.since(kb, info, settings)  # each audit event against its commit
     return report("since", k, issues, changed=len(changes), range=info)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vouch.errors import UsageError
+from vouch.errors import GateRefused, UsageError
 from vouch.gate import decide, pending, propose
 from vouch.gate.identity import Identity, check_name
 from vouch.methods.context import CallContext
@@ -182,10 +182,24 @@ def audit_events(
     return audit.query(ctx.kb.dir, tail, filter.get("event"), filter.get("actor"))
 
 
-def audit_verify(ctx: CallContext) -> dict[str, Any]:
+def audit_verify(ctx: CallContext, anchor: str | None = None) -> dict[str, Any]:
     from vouch.gate import provenance
 
-    return provenance.verify(ctx.kb)
+    return provenance.verify(ctx.kb, anchor)
+
+
+def audit_anchor(ctx: CallContext) -> dict[str, Any]:
+    """A maintenance write that vouches for the history: a person's, like a decision."""
+    from vouch.gate import anchor
+
+    if not ctx.may_decide:
+        raise GateRefused(
+            "kb.audit_anchor: anchoring the audit chain vouches for its history, a "
+            f"person's call, and this {ctx.transport} server was not started to allow "
+            "decisions",
+            hint="a person runs `vouch audit anchor` at the CLI",
+        )
+    return anchor.make(ctx.kb, ctx.actor())
 
 
 def register_evidence(

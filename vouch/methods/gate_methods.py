@@ -337,7 +337,26 @@ def _register_gate() -> None:
             "Check the audit log against git history: hashes, chain, anchors, "
             "merges made without a decision.",
             "vouch.methods.gate:audit_verify",
+            (
+                Param(
+                    "anchor",
+                    {"type": "string"},
+                    description="compare with this anchor tag (vouch/audit/N) instead of "
+                    "the last one",
+                ),
+            ),
             cli=Cli(verb=("audit-verify",), human=f"{_HUMAN}verified"),
+        )
+    )
+    register(
+        Method(
+            "kb.audit_anchor",
+            "maintenance",
+            "Record the committed audit chain's heads in a new tag vouch/audit/N (signed "
+            "when this clone signs), outside every branch; publish it for CI to compare.",
+            "vouch.methods.gate:audit_anchor",
+            writes=True,
+            cli=Cli(verb=("audit-anchor",), human=f"{_HUMAN}anchored"),
         )
     )
     register(

@@ -1,0 +1,97 @@
+"""Who may sign a vouch write, and the signatures this clone has already verified.
+
+With `review.require_signed_decisions` committed, a commit that decides or changes
+approved knowledge carries a good signature (`git verify-commit`: GPG, or SSH with
+gpg.ssh.allowedSignersFile) by an allowed approver (`review.approvers`), who is the actor
+its audit events name. Identities are compared as strings after Unicode normalisation,
+removal of format characters and case folding; `Name <email>` also matches its name or
+its email alone. Good verdicts are remembered in the clone's git directory with the
+allowed signers file they were judged under, so a long signed history is verified once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import unicodedata
+from collections.abc import Callable
+
+from vouch.core.config import CONFIG_NAME, Config
+from vouch.errors import CorruptFile
+from vouch.git.history import Signature
+from vouch.store.kb import KB
+
+SIGNED = "audit-signed.txt"  # good signatures, with the allowed signers they were judged by
+
+
+def same(a: object, b: object) -> bool:
+    """Two identities as strings, after Unicode normalisation and case folding."""
+    return _norm(a) == _norm(b) and _norm(a) != ""
+
+
+def _norm(value: object) -> str:
+    text = unicodedata.normalize("NFKC", str(value or ""))
+    return "".join(c for c in text if unicodedata.category(c) != "Cf").strip().casefold()
+
+
+def identities(value: str) -> set[str]:
+    """A name, an email, or `Name <email>`, as the forms it may be listed or signed as."""
+    value = _norm(value)
+    out = {value} if value else set()
+    if "<" in value and value.endswith(">"):
+        name, _, email = value[:-1].partition("<")
+        out.update(x for x in (name.strip(), email.strip()) if x)
+    return out
+
+
+def committed_policy(kb: KB) -> Callable[[str], tuple[bool, list[str]]]:
+    """commit -> (signatures required, allowed approvers), from the configuration
+    committed in that commit (the parent of the commit being judged); cached by blob."""
+    cache: dict[str | None, tuple[bool, list[str]]] = {}
+
+    def policy(commit: str) -> tuple[bool, list[str]]:
+        blob = kb.repo.blob_at(commit, kb.rel(CONFIG_NAME)) if commit else None
+        if blob not in cache:
+            text = kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None
+            try:
+                cfg = Config.from_text(text, f"{commit[:12]}:{kb.rel(CONFIG_NAME)}")
+            except CorruptFile:
+                cfg = Config.from_text(None, "default")
+            cache[blob] = fixed_policy(cfg)
+        return cache[blob]
+
+    return policy
+
+
+def fixed_policy(settings: Config) -> tuple[bool, list[str]]:
+    listed = settings.get("review.approvers") or []
+    approvers = [str(a) for a in listed] if isinstance(listed, list) else []
+    return settings.get("review.require_signed_decisions") is True, approvers
+
+
+def verified(kb: KB, commits: list[str]) -> dict[str, Signature]:
+    """`git verify-commit` of each commit, good verdicts remembered in the clone's git
+    directory together with the allowed signers file they were given under (a changed
+    or revoked key verifies everything again)."""
+    from vouch.git import trail
+    from vouch.git.history import signatures
+
+    trust = trail.trust_fingerprint(kb.repo)
+    path = kb.state_dir / SIGNED
+    known: dict[str, Signature] = {}
+    if trust is not None:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                sha, _, rest = line.partition(" ")
+                fingerprint, _, signer = rest.partition(" ")
+                if fingerprint == trust:
+                    known[sha] = Signature("G", signer, "")
+    found = {c: known[c] for c in commits if c in known}
+    fresh = signatures(kb.repo, [c for c in commits if c not in known])
+    found.update(fresh)
+    good = [(c, s.signer) for c, s in fresh.items() if s.good and "\n" not in s.signer]
+    if trust is not None and good:
+        with contextlib.suppress(OSError):
+            kb.state_dir.mkdir(parents=True, exist_ok=True)
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write("".join(f"{c} {trust} {signer}\n" for c, signer in good))
+    return found
