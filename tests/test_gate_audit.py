@@ -116,11 +116,11 @@ def test_append_reads_only_a_bounded_tail() -> None:
 
 
 def test_direct_commits_close_segments_too(kb: KB, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vouch.store import sources
+    from vouch.store import supplied
 
     monkeypatch.setattr(audit, "SEGMENT_BYTES", 600)
     for n in range(8):
-        sources.register_source(kb, "a", f"source number {n}", f"s{n}")
+        supplied.register_source(kb, "a", f"source number {n}", f"s{n}")
     assert list((kb.dir / audit.SEGMENT_DIR).glob("*.jsonl"))
     assert (kb.dir / audit.LOG_NAME).stat().st_size < 600 + 400
     assert git(kb.root, "status", "--porcelain") == ""

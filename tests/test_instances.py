@@ -16,7 +16,7 @@ from vouch.index.filters import Filters
 from vouch.index.lexical import instances
 from vouch.search import access
 from vouch.search.engine import SEARCH_KINDS
-from vouch.store import sources
+from vouch.store import supplied
 from vouch.store.kb import KB
 
 WORDS = [
@@ -98,7 +98,7 @@ def test_kept_instances_are_fts5s_own_after_every_write(
             files.append(next(kb.dir.rglob(f"*{obj['id']}*")))
         if round_ % 4 == 1:
             turns = "\n".join(f"Ann: {_text(rng)}" for _ in range(6))
-            sources.register_source(kb, f"t{round_}", turns + "\n", "chat.txt", type="transcript")
+            supplied.register_source(kb, f"t{round_}", turns + "\n", "chat.txt", type="transcript")
         commit(kb)
         searcher = access.open_index(kb, {})
         conn = searcher.index.conn

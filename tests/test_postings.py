@@ -16,7 +16,7 @@ from vouch.index.lexical import fts5_query
 from vouch.index.turnmap import TurnLinks
 from vouch.search import access
 from vouch.search.engine import HIDDEN_STATUSES, SEARCH_KINDS
-from vouch.store import sources
+from vouch.store import supplied
 from vouch.store.kb import KB
 
 _LINES = (
@@ -48,7 +48,7 @@ def _corpus(kb: KB) -> None:
         for _ in range(25):
             said = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 9)))
             turns.append(f"{rng.choice(['Ann', 'Bob', 'Cy'])}: {said}")
-    sources.register_source(kb, "t", "\n".join(turns) + "\n", "chat.txt", type="transcript")
+    supplied.register_source(kb, "t", "\n".join(turns) + "\n", "chat.txt", type="transcript")
 
 
 def _queries() -> list[str]:
@@ -187,7 +187,7 @@ def test_turn_links_from_memory_are_sqls(kb: KB) -> None:
     chat = "\n".join(
         ["# Session 1 — 9 May, 2023", "Dee: rollback", "Eve: canary", "# Session 2", "Dee: deploy"]
     )
-    sources.register_source(kb, "t", chat + "\n", "short.txt", type="transcript")
+    supplied.register_source(kb, "t", chat + "\n", "short.txt", type="transcript")
     index = access.open_index(kb, {}).index
     every = [int(c) for (c,) in index.conn.execute("SELECT id FROM chunks")]
     assert sum(1 for _ in index.conn.execute("SELECT 1 FROM chunks WHERE turn IS NOT NULL")) > 70

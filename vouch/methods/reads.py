@@ -105,9 +105,9 @@ def register_source(
     media_type: str | None = None,
     tags: list[str] | None = None,
 ) -> dict[str, Any]:
-    from vouch.store import sources
+    from vouch.store import supplied
 
-    return sources.register_source(
+    return supplied.register_source(
         ctx.kb, ctx.actor(), content, locator, type, title, media_type, tags
     )
 

@@ -126,26 +126,6 @@ def _transcript_metadata(item: Intake) -> dict[str, Any] | None:
     return {"transcript": turns.check(item.content, item.locator or "-")}
 
 
-def register_source(
-    kb: KB,
-    actor: str,
-    content: str | bytes,
-    locator: str,
-    type: str = "file",
-    title: str | None = None,
-    media_type: str | None = None,
-    tags: list[str] | None = None,
-) -> dict[str, Any]:
-    """Register text a caller supplies. It is never a new version of a file: it is
-    recorded where `supplied.place` says (the file itself when the bytes are the file's,
-    else a locator of its own) or refused when it names a file holding other bytes."""
-    from vouch.store import supplied  # it reads the work tree through this module
-
-    payload = content.encode("utf-8") if isinstance(content, str) else content
-    item = Intake(payload, type, locator, title, media_type or "text/plain", tuple(tags or ()))
-    return register_many(kb, [supplied.place(kb, item)], actor)[0]
-
-
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 _OUTSIDE_HINT = "copy it into the repository, or (CLI only) pass --allow-outside"
 _FOLLOW_NOTHING = getattr(os, "O_NOFOLLOW", 0)

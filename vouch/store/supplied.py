@@ -28,6 +28,7 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import Any
 
 from vouch.errors import GateRefused, VouchError
 from vouch.store import sources
@@ -107,3 +108,23 @@ def _other_bytes(locator: str, rel: str) -> GateRefused:
         f"CLI: vouch source add {rel}), or give your text a locator of its own, "
         f"e.g. {INLINE}{rel}",
     )
+
+
+def register_source(
+    kb: KB,
+    actor: str,
+    content: str | bytes,
+    locator: str,
+    type: str = "file",
+    title: str | None = None,
+    media_type: str | None = None,
+    tags: list[str] | None = None,
+) -> dict[str, Any]:
+    """Register text a caller supplies. It is never a new version of a file: it is
+    recorded where `place` says (the file itself when the bytes are the file's,
+    else a locator of its own) or refused when it names a file holding other bytes."""
+    payload = content.encode("utf-8") if isinstance(content, str) else content
+    item = sources.Intake(
+        payload, type, locator, title, media_type or "text/plain", tuple(tags or ())
+    )
+    return sources.register_many(kb, [place(kb, item)], actor)[0]
