@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import ALICE, BOB, call
+from gate_support import ALICE, BOB, call, proposed
 from servers_support import JsonlServer, kb_state
 
 from vouch.errors import GateRefused
@@ -56,7 +56,8 @@ def _add_file(kb: KB, run_cli, rel: str, text: str) -> str:
 
 
 def _approved_claim(kb: KB, text: str, evidence: list[str]) -> str:
-    result = call(kb, "kb.propose_claim", {"text": text, "evidence": evidence}, actor=ALICE)
+    params = {"text": text, "evidence": evidence}
+    result = proposed(kb, "kb.propose_claim", params, actor=ALICE)  # shown: pinned
     assert result["valid"], result
     approved = call(kb, "kb.approve", {"proposal_id": result["proposal_id"]}, actor=BOB)
     return str(approved["object_id"])
