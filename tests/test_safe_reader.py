@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
-from gate_support import BOB, call, propose_claim
+from gate_support import BOB, call, propose_claim, proposed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from servers_support import JsonlServer
@@ -181,6 +181,9 @@ def _proposal_with(kb: KB, pid: str, path: str, data: bytes) -> str:
     (kb.root / ".git" / "forge.index").unlink()
     message = plumb("log", "-1", "--format=%B", ref)
     old = plumb("rev-parse", ref)
+    # the same author as vouch's commit (the proposer): only the file is forged
+    name, email = plumb("log", "-1", "--format=%an%x00%ae", ref).split("\0")
+    env.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email)
     new = plumb("commit-tree", tree, "-p", plumb("rev-parse", f"{ref}^"), "-m", message)
     plumb("update-ref", ref, new, old)
     return new
@@ -199,10 +202,10 @@ def _state(kb: KB) -> tuple[str, ...]:
 def test_a_hostile_proposal_is_refused_at_once(kb_with_sources: KB, run_cli, name: str) -> None:
     kb = kb_with_sources
     text = "Hostile proposals are refused"
-    pid = propose_claim(kb, text)
+    pid = propose_claim(kb, text, shown=False)  # nobody has reviewed it yet
     rel = f".vouch/{claim.path_for(claim.KIND.make_id({'text': text}))}"
     original = git(kb.root, "show", f"{PROPOSAL_PREFIX}{pid}:{rel}") + "\n"
-    _proposal_with(kb, pid, rel, HOSTILE[name](original).encode())
+    forged = _proposal_with(kb, pid, rel, HOSTILE[name](original).encode())
     before = _state(kb)
     what = _what(name)
 
@@ -214,7 +217,8 @@ def test_a_hostile_proposal_is_refused_at_once(kb_with_sources: KB, run_cli, nam
     assert res.code == 0 and "Approve would refuse it:" in res.out and what in res.out
     assert "--expect" not in res.out
     assert not git(kb.root, "for-each-ref", "refs/vouch/reviewed/")  # nothing pinned
-    res = _quick(run_cli, "approve", pid, "--as", BOB, cwd=kb.root)
+    # pinned to the forged commit: the refusal is the file's, not the missing pin's
+    res = _quick(run_cli, "approve", pid, "--expect", forged, cwd=kb.root)
     assert res.code == 1 and "error[E104]" in res.err, res.err
     assert rel in res.err and what in res.err, res.err
     res = _quick(run_cli, "pending", cwd=kb.root)
@@ -513,9 +517,9 @@ def _every_kind_of_file(kb: KB) -> dict[str, Path]:
     """One approved file of each sort vouch reads: a page, a decision record, a source's
     meta.yaml, an entity, a work session, and the configuration."""
     _approved(kb)
-    page = call(kb, "kb.propose_page", {"title": "Deploy guide", "body": "## Steps\n\nShip.\n"})
+    page = proposed(kb, "kb.propose_page", {"title": "Deploy guide", "body": "## Steps\n\nShip.\n"})
     call(kb, "kb.approve", {"proposal_id": page["proposal_id"]}, actor=BOB)
-    entity = call(kb, "kb.propose_entity", {"name": "Billing", "type": "system"})
+    entity = proposed(kb, "kb.propose_entity", {"name": "Billing", "type": "system"})
     call(kb, "kb.approve", {"proposal_id": entity["proposal_id"]}, actor=BOB)
     call(kb, "kb.session_start", {"task": "read hostile files"})
     git(kb.root, "add", "-A")
