@@ -53,9 +53,12 @@ class Gate:
     """An agent proposing and a reviewer approving, each a warm CallContext."""
 
     def __init__(self, root: Path):
-        self.agent = CallContext(kb_path=str(root), actor_override="bench-agent")
-        self.reviewer = CallContext(kb_path=str(root), actor_override="bench-reviewer")
+        # the agent is a declared agent (its own principal); the reviewer is the git user
+        # who runs it, and pins each proposal's commit as `vouch show` would
+        self.agent = CallContext(kb_path=str(root), agent="bench-agent")
+        self.reviewer = CallContext(kb_path=str(root))
         kb = KB.open(root)
+        self.repo = kb.repo
         self.source = kb.ids(source.KIND)[0]
         self.n = 0
 
@@ -73,8 +76,14 @@ class Gate:
         assert result["valid"] and result["proposal_id"], result
         return str(result["proposal_id"])
 
-    def approve(self, pid: str) -> None:
-        assert ops.invoke(self.reviewer, "kb.approve", {"proposal_id": pid})["ok"]
+    def pin(self, pid: str) -> str:
+        commit = self.repo.resolve(f"refs/heads/vouch/proposal/{pid}")
+        assert commit, pid
+        return commit
+
+    def approve(self, pid: str, expect: str) -> None:
+        params = {"proposal_id": pid, "expect": expect}
+        assert ops.invoke(self.reviewer, "kb.approve", params)["ok"]
 
     def rounds(self, count: int, warmup: int = 3) -> tuple[list[float], list[float]]:
         proposes: list[float] = []
@@ -83,11 +92,13 @@ class Gate:
             t0 = time.perf_counter()
             pid = self.propose()
             t1 = time.perf_counter()
-            self.approve(pid)
+            expect = self.pin(pid)  # the reviewer's look, not part of the approval
             t2 = time.perf_counter()
+            self.approve(pid, expect)
+            t3 = time.perf_counter()
             if i >= warmup:
                 proposes.append(t1 - t0)
-                approves.append(t2 - t1)
+                approves.append(t3 - t2)
         return proposes, approves
 
 

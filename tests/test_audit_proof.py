@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import BOB, a_source, call, propose_claim
+from gate_support import BOB, a_source, call, propose_claim, proposed
 
 from vouch.methods import registry as ops
 from vouch.methods.context import CallContext
@@ -34,8 +34,19 @@ needs_ssh = pytest.mark.skipif(
 
 
 # -- helpers -------------------------------------------------------------------------------------
+def propose(kb: KB, text: str) -> str:
+    """The agent's proposal, unsigned: a proposal signed with the key that then signs the
+    decision is a self-approval (tests/test_gate_identity.py), and the proposer here is
+    not the reviewer whose key this clone holds."""
+    unsigned = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "commit.gpgsign"}
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in {**unsigned, "GIT_CONFIG_VALUE_0": "false"}.items():
+            mp.setenv(key, value)
+        return propose_claim(kb, text)
+
+
 def approve(kb: KB, text: str, actor: str = BOB) -> dict[str, Any]:
-    return call(kb, "kb.approve", {"proposal_id": propose_claim(kb, text)}, actor=actor)
+    return call(kb, "kb.approve", {"proposal_id": propose(kb, text)}, actor=actor)
 
 
 def state(root: Path) -> tuple[str, str, str]:
@@ -136,11 +147,11 @@ def test_legitimate_histories_pass(reviewed: KB, run_cli: Any) -> None:
     kb = reviewed
     base = head(kb.root)
     approved = approve(kb, "Rollbacks take one command")
-    rejected = propose_claim(kb, "Rejected one")
+    rejected = propose(kb, "Rejected one")
     call(kb, "kb.reject", {"proposal_id": rejected, "reason": "no"}, actor=BOB)
-    a = call(kb, "kb.propose_entity", {"name": "requests", "type": "project"})
-    b = call(kb, "kb.propose_entity", {"name": "urllib3", "type": "project"})
-    rel = call(
+    a = proposed(kb, "kb.propose_entity", {"name": "requests", "type": "project"})
+    b = proposed(kb, "kb.propose_entity", {"name": "urllib3", "type": "project"})
+    rel = proposed(
         kb,
         "kb.propose_relation",
         {"source": a["entity_id"], "relation": "depends_on", "target": b["entity_id"],
@@ -175,7 +186,7 @@ def test_legitimate_histories_pass(reviewed: KB, run_cli: Any) -> None:
 
 # -- finding 1: a plain commit appends a chained event and types its own trailer -----------------
 def _forged_plain_commit(kb: KB) -> str:
-    pid = propose_claim(kb, "Never reviewed")
+    pid = propose(kb, "Never reviewed")
     forged = forge_append(kb.root, "proposal.approve", BOB, [pid])
     git(kb.root, "add", LOG)
     git(kb.root, "commit", "-qm", f"tidy the log\n\nVouch-Audit-Head: {forged}")
@@ -220,7 +231,7 @@ def test_a_plain_commit_is_caught_with_signed_decisions_required(
     all_fail(kb, run_cli, base, commit[:12], "not a vouch commit")
     # the full shape of a decision typed by hand, unsigned: the signature is missing
     git(kb.root, "reset", "-q", "--hard", "HEAD~1")
-    pid = propose_claim(kb, "Approved by hand")
+    pid = propose(kb, "Approved by hand")
     call(kb, "kb.approve", {"proposal_id": pid}, actor="carol@example.invalid")
     assert (
         "Good"
@@ -318,12 +329,22 @@ if log.exists():
         remap[old] = event["hash"]
         out.append(json.dumps(event, separators=(",", ":"), ensure_ascii=False))
     log.write_text("\n".join(out) + "\n")
+def blob(data):
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+sealed = {{}}  # the object's old blob -> its new one, for the decision record's `blobs`
+for path in Path(".vouch").rglob("*.yaml"):
+    text = path.read_text()
+    if "approved_by: bob" in text and {oid!r} in path.name:
+        edited = text.replace("approved_by: bob", "approved_by: " + new)
+        sealed[blob(text.encode())] = blob(edited.encode())
+        path.write_text(edited)
 for path in Path(".vouch").rglob("*.yaml"):
     text = path.read_text()
     if {pid!r} in path.name:
-        path.write_text(text.replace("decided_by: bob", "decided_by: " + new))
-    elif "approved_by: bob" in text and {oid!r} in path.name:
-        path.write_text(text.replace("approved_by: bob", "approved_by: " + new))
+        text = text.replace("decided_by: bob", "decided_by: " + new)
+        for old, now in sealed.items():
+            text = text.replace(old, now)
+        path.write_text(text)
 """
 _MSG = r"""
 import json, sys

@@ -35,6 +35,7 @@ from vouch.errors import CorruptFile
 from vouch.gate import signers
 from vouch.gate.records import parse_message
 from vouch.gate.signers import identities, same
+from vouch.git.history import committers
 from vouch.kinds import KINDS
 from vouch.store import audit, writer
 from vouch.store.kb import KB, decided_path
@@ -403,6 +404,7 @@ class _Check:
         if not wanted:
             return
         found = signers.verified(self.kb, [c.sha for c, _, _ in wanted])
+        made_by = committers(self.kb.repo, [c.sha for c, _, _ in wanted])
         for c, added, approvers in wanted:
             sig = found.get(c.sha)
             what = f"commit {c.sha[:12]} ({c.subject[:60]})"
@@ -424,13 +426,24 @@ class _Check:
                 )
                 continue
             actors = [self.chain.events[h].get("actor") for h in added][-1:]
-            if actors and not signer & identities(str(actors[0])):
+            if actors and not signer & _acting(str(actors[0]), c, made_by.get(c.sha)):
                 self.add(
                     c.sha,
                     "audit-signer",
                     f"{what} is signed by {sig.signer!r} but its audit event names "
                     f"{actors[0]!r}: the signer is who acted",
                 )
+
+
+def _acting(actor: str, c: _Commit, committer: tuple[str, str] | None) -> set[str]:
+    """The forms the actor of a signed commit may be signed as: its name, the email the
+    decision recorded for it (`Vouch-Approver-Email`), and the committer's email when the
+    committer is the actor (a person acting as themselves). All of it is in the signed
+    commit, so none of it can be changed without the signature failing."""
+    forms = identities(actor) | identities(c.one("Vouch-Approver-Email"))
+    if committer is not None and same(committer[0], actor):
+        forms |= identities(committer[1])
+    return forms
 
 
 def _load_proven(kb: KB) -> set[str]:

@@ -185,6 +185,20 @@ def signatures(repo: Repo, commits: Iterable[str]) -> dict[str, Signature]:
     return found
 
 
+def committers(repo: Repo, commits: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """Each commit's committer (name, email), in one `git log`."""
+    wanted = list(dict.fromkeys(commits))
+    if not wanted:
+        return {}
+    out = repo.git("log", "--no-walk=unsorted", "--format=%H%x00%cn%x00%ce%x01", *wanted, "--")
+    found: dict[str, tuple[str, str]] = {}
+    for record in out.split("\x01"):
+        parts = record.strip("\n").split("\0")
+        if len(parts) == 3:
+            found[parts[0]] = (parts[1], parts[2])
+    return found
+
+
 def hooks_dir(repo: Repo) -> Path:
     """Where git runs hooks from for this work tree (core.hooksPath or .git/hooks)."""
     path = Path(repo.git("rev-parse", "--git-path", "hooks").strip())
