@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import a_source, branches, head, show
+from gate_support import a_source, branches, head, recommit, show
 from servers_support import JsonlServer, kb_state
 
 from vouch.core import yamlio
@@ -331,20 +331,7 @@ def test_a_hand_made_author_with_an_invisible_character_is_still_its_agent(
     ref = f"refs/heads/vouch/proposal/{pid}"
     old = head(kb.root, ref)
     message = git(kb.root, "log", "-1", "--format=%B", old)
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "b\u200bot",
-        "GIT_AUTHOR_EMAIL": "someone@example.invalid",
-    }
-    new = subprocess.run(
-        ["git", "commit-tree", f"{old}^{{tree}}", "-p", f"{old}^", "-m", message],
-        cwd=kb.root,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    git(kb.root, "update-ref", ref, new, old)
+    _, new = recommit(kb.root, ref, message, ("b\u200bot", "someone@example.invalid"))
     before = kb_state(kb.root)
     _refused_self(run_cli("approve", pid, "--expect", new, cwd=kb.root))
     _unchanged(kb, before)

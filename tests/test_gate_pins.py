@@ -7,12 +7,9 @@ with no pin — no `vouch show` of the proposal's current commit in this clone, 
 
 from __future__ import annotations
 
-import os
-import subprocess
-
 import pytest
 from conftest import git
-from gate_support import BOB, branches, call, head, propose_claim, show
+from gate_support import BOB, branches, call, head, propose_claim, recommit, show
 
 from vouch.core import yamlio
 from vouch.errors import UsageError
@@ -36,18 +33,8 @@ def _replace_with_another_commit(kb: KB, pid: str) -> tuple[str, str]:
     message = git(kb.root, "log", "-1", "--format=%B", old).replace(
         "\n\nVouch-Proposal:", "\n\nnot what you reviewed\n\nVouch-Proposal:", 1
     )
-    author = git(kb.root, "log", "-1", "--format=%an%n%ae", old).split("\n")
-    env = {**os.environ, "GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1]}
-    new = subprocess.run(
-        ["git", "commit-tree", f"{old}^{{tree}}", "-p", f"{old}^", "-m", message],
-        cwd=kb.root,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    git(kb.root, "update-ref", ref, new, old)
-    return old, new
+    name, email = git(kb.root, "log", "-1", "--format=%an%n%ae", old).split("\n")[:2]
+    return recommit(kb.root, ref, message, (name, email))
 
 
 def test_expect_takes_only_a_full_commit_id(kb_with_sources: KB, run_cli) -> None:

@@ -119,6 +119,18 @@ def test_pre_commit_hooks_manifest() -> None:
 
 
 # -- the real pre-commit framework ---------------------------------------------------------------
+def _try_repo(snapshot: Path, root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The pre-commit framework's `try-repo` of the snapshot's vouch-lint hook in `root`."""
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(snapshot), "vouch-lint"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
 def _snapshot(dest: Path) -> None:
     """This work tree's hook manifest and package as a repository of its own: try-repo
     needs committed files, and the snapshot holds exactly what would be committed."""
@@ -179,14 +191,7 @@ def test_pre_commit_framework_runs_vouch_lint_and_fails_an_uncited_claim(
     root = kb_with_sources.root
     path = uncited_claim(kb_with_sources)
     git(root, "add", str(path))
-    proc = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(snapshot), "vouch-lint"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = _try_repo(snapshot, root, env)
     out = proc.stdout + proc.stderr
     if "An unexpected error has occurred" in out and "Installing environment" in out:
         pytest.skip(
@@ -200,14 +205,7 @@ def test_pre_commit_framework_runs_vouch_lint_and_fails_an_uncited_claim(
     git(root, "reset", "-q")
     (root / "notes.txt").write_text("code\n")
     git(root, "add", "notes.txt")
-    proc = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(snapshot), "vouch-lint"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = _try_repo(snapshot, root, env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # and refuses a hand edit of approved knowledge (a promotion typed into the file)
     from gate_support import BOB, call, propose_claim
@@ -217,14 +215,7 @@ def test_pre_commit_framework_runs_vouch_lint_and_fails_an_uncited_claim(
     path = kb_with_sources.dir / claim_kind.path_for(cid)
     path.write_text(path.read_text().replace("status: working", "status: stable"))
     git(root, "add", str(path))
-    proc = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(snapshot), "vouch-lint"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = _try_repo(snapshot, root, env)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     assert "error[hand-edit]" in out and "--no-verify" in out
