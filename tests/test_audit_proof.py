@@ -20,10 +20,12 @@ import pytest
 from conftest import git
 from gate_support import BOB, a_source, call, propose_claim, proposed
 
+from vouch.core import yamlio
+from vouch.kinds import claim
 from vouch.methods import registry as ops
 from vouch.methods.context import CallContext
 from vouch.store import audit
-from vouch.store.kb import KB
+from vouch.store.kb import KB, decided_path
 
 CAROL = "carol"
 LOG = ".vouch/audit.log.jsonl"
@@ -526,3 +528,111 @@ def test_remembered_signatures_are_judged_again_when_the_trust_changes(
     (tmp_path / "allowed_signers").write_text("")  # bob's key is no longer trusted
     res = run_cli("audit", "--verify", cwd=kb.root)
     assert res.code == 1 and "without a good signature" in res.out
+
+
+# -- decision records are written only by the decision that made them ---------------------------
+# An outsider's second attack: plain commits carrying vouch's trailers typed by hand but
+# no audit event — an approval record for an unreviewed claim, a rejection of someone
+# else's pending proposal, a hand promotion re-sealed in the decision record.
+TRAILERS = (
+    "Vouch-Proposal: {pid}\nVouch-Decision: {decision}\nVouch-Approver: Rita Reviewer\n"
+    "Vouch-Proposer: alice\nVouch-Kind: claim\nVouch-Object: {oid}\n"
+    "Vouch-Proposal-Commit: {commit}\n"
+)
+
+
+def _commit(root: Path, subject: str, trailers: str) -> str:
+    """A plain commit of what is staged, with trailers typed by hand, no hook run."""
+    git(root, "commit", "-q", "--no-verify", "-m", subject, "-m", trailers)
+    return head(root)
+
+
+def _record(pid: str, oid: str, decision: str, commit: str, **extra: Any) -> str:
+    record = {
+        "proposal_id": pid,
+        "decision": decision,
+        "kind": "claim",
+        "object_id": oid,
+        "proposer": "alice",
+        "decided_by": "Rita Reviewer",
+        "decided_at": "2026-11-27T00:00:00Z",
+        "base": "refs/heads/main",
+        "proposal_commit": commit,
+        **extra,
+    }
+    return yamlio.dump_yaml(record)
+
+
+def test_a_decision_record_typed_by_hand_approves_nothing(reviewed: KB, run_cli: Any) -> None:
+    """G1: the claim vouch would have written, added with a hand-written approval record
+    and typed decision trailers, in one plain commit: no merge, no audit event."""
+    kb = reviewed
+    base = head(kb.root)
+    pid = propose_claim(kb, "Unreviewed and smuggled in", evidence=[a_source(kb)])
+    ref = f"refs/heads/vouch/proposal/{pid}"
+    commit = git(kb.root, "rev-parse", ref).strip()
+    oid = claim.KIND.make_id({"text": "Unreviewed and smuggled in"})
+    rel = f".vouch/{claim.path_for(oid)}"
+    text = git(kb.root, "show", f"{ref}:{rel}")
+    (kb.root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (kb.root / rel).write_text(text + "approved_by: Rita Reviewer\n")
+    blob = git(kb.root, "hash-object", rel).strip()
+    record = kb.dir / decided_path(pid)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(_record(pid, oid, "approved", commit, blobs={claim.path_for(oid): blob}))
+    git(kb.root, "add", "-A")
+    forged = _commit(
+        kb.root,
+        "vouch: approve claim",
+        TRAILERS.format(pid=pid, decision="approved", oid=oid, commit=commit),
+    )
+    all_fail(kb, run_cli, base, "decision record", forged[:12])
+
+
+def test_a_rejection_typed_by_hand_is_caught(reviewed: KB, run_cli: Any) -> None:
+    """G4: someone else's pending proposal closed by a hand-written rejection record."""
+    kb = reviewed
+    base = head(kb.root)
+    pid = propose_claim(kb, "Someone else's open proposal")
+    commit = git(kb.root, "rev-parse", f"refs/heads/vouch/proposal/{pid}").strip()
+    oid = claim.KIND.make_id({"text": "Someone else's open proposal"})
+    record = kb.dir / decided_path(pid)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(_record(pid, oid, "rejected", commit, reason="no"))
+    git(kb.root, "add", "-A")
+    forged = _commit(
+        kb.root,
+        "vouch: reject claim",
+        TRAILERS.format(pid=pid, decision="rejected", oid=oid, commit=commit),
+    )
+    all_fail(kb, run_cli, base, "decision record", forged[:12])
+
+
+def test_a_hand_promotion_resealed_in_the_record_is_caught(reviewed: KB, run_cli: Any) -> None:
+    """G2: status and confidence raised by hand, the decision record's seal rewritten to
+    the new blob, and a typed `Vouch-Event` trailer — still no event."""
+    kb = reviewed
+    approved = approve(kb, "Rollbacks take one command")
+    base = head(kb.root)
+    path = kb.dir / claim.path_for(approved["object_id"])
+    old = git(kb.root, "hash-object", str(path)).strip()
+    path.write_text(
+        path.read_text()
+        .replace("status: working", "status: stable")
+        .replace("confidence: 0.7", "confidence: 1.0")
+    )
+    new = git(kb.root, "hash-object", str(path)).strip()
+    record = kb.dir / decided_path(approved["proposal_id"])
+    record.write_text(record.read_text().replace(old, new))
+    git(kb.root, "add", "-A")
+    forged = _commit(kb.root, "promote by hand", "Vouch-Event: anything\n")
+    all_fail(kb, run_cli, base, "decision record", forged[:12])
+
+
+def test_a_decision_still_passes(reviewed: KB, run_cli: Any) -> None:
+    """The guard's control: the same approval made by vouch passes every check."""
+    kb = reviewed
+    base = head(kb.root)
+    approve(kb, "Made by vouch")
+    call(kb, "kb.reject", {"proposal_id": propose_claim(kb, "Rejected by vouch"), "reason": "no"})
+    all_pass(kb, run_cli, base)

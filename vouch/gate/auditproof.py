@@ -38,7 +38,7 @@ from vouch.gate.signers import identities, same
 from vouch.git.history import committers
 from vouch.kinds import KINDS
 from vouch.store import audit, writer
-from vouch.store.kb import KB, decided_path
+from vouch.store.kb import DECIDED_DIR, KB, decided_path
 
 # events of writes that register or record, never decide: no signature asked of them
 INTAKE_EVENTS = frozenset(
@@ -195,6 +195,7 @@ class _Check:
             [d for d in decisions if d[0].sha not in self.proven and d[0].sha not in self.skipped]
         )
         self._unowned()
+        self._records({c.sha for c in commits})
         self._signatures([*decisions, *directs])
         failed = {f.commit for f in self.findings}
         self.newly = [
@@ -204,6 +205,43 @@ class _Check:
         ]
         _save_proven(self.kb, self.newly)
         return self.findings
+
+    def _records(self, audited: set[str]) -> None:
+        """Decision records are written only by the decision that made them: a commit
+        that adds, edits or deletes a file under `decided/` must be a vouch write that
+        also made its audit events (`audited`: it changed the audit log) — a decision
+        adding exactly its own record, or a direct write (an import) adding records —
+        never a plain commit, and never an edit or a deletion of an existing record
+        (a forged approval or rejection, or a re-sealed hand edit, otherwise needs no
+        event at all). Merges carry no diff here: what they bring was judged on its
+        side branch."""
+        from vouch.git import trail
+
+        repo = self.kb.repo
+        prefix = self.kb.rel(DECIDED_DIR) + "/"
+        touched = [t for t in trail.touching(repo, self.rev, [prefix]) if len(t.parents) < 2]
+        texts = trail.messages(repo, [t.sha for t in touched])
+        for t in touched:
+            subject, _, trailers = parse_message(texts.get(t.sha, ""))
+            c = _Commit(t.sha, t.parents, trailers, subject, t.changes)
+            changed = [ch for ch in t.changes if ch.path.startswith(prefix)]
+            problem = None
+            if not (c.one("Vouch-Decision") or c.one("Vouch-Event")):
+                problem = "changes decision records but is not a vouch decision"
+            elif t.sha not in audited:
+                problem = "changes decision records without the audit events a decision makes"
+            elif any(ch.old is not None for ch in changed):
+                problem = "edits or deletes an existing decision record (records are written once)"
+            elif c.one("Vouch-Decision"):
+                own = self.kb.rel(decided_path(c.one("Vouch-Proposal")))
+                if [ch.path for ch in changed] != [own]:
+                    problem = "adds a decision record other than its own"
+            if problem:
+                self.add(
+                    t.sha,
+                    "decision-outside-vouch",
+                    f"commit {t.sha[:12]} ({subject[:60]}) {problem}; {_HINT}",
+                )
 
     def _own(self, c: _Commit) -> list[str]:
         """The events `c` added: back from its head to the first event an older commit
