@@ -144,3 +144,24 @@ def recommit(root: Path, ref: str, message: str, author: tuple[str, str]) -> tup
     ).stdout.strip()
     git(root, "update-ref", ref, new, old)
     return old, new
+
+
+def proposer_key(root: Path) -> dict[str, str]:
+    """Environment that signs commits with a key of the proposer's own (made once beside
+    the repository), not the reviewer's key this clone is configured with: under
+    `review.require_signed_decisions` a proposal must be signed, and by another key than
+    the decision's."""
+    key = root.parent / "proposer-key"
+    if not key.exists():
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", str(key)],
+            check=True,
+            capture_output=True,
+        )
+    return {
+        "GIT_CONFIG_COUNT": "2",
+        "GIT_CONFIG_KEY_0": "user.signingkey",
+        "GIT_CONFIG_VALUE_0": str(key),
+        "GIT_CONFIG_KEY_1": "gpg.format",
+        "GIT_CONFIG_VALUE_1": "ssh",
+    }

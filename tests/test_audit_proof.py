@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import BOB, a_source, call, propose_claim, proposed
+from gate_support import BOB, a_source, call, propose_claim, proposed, proposer_key
 
 from vouch.core import yamlio
 from vouch.kinds import claim
@@ -37,12 +37,12 @@ needs_ssh = pytest.mark.skipif(
 
 # -- helpers -------------------------------------------------------------------------------------
 def propose(kb: KB, text: str) -> str:
-    """The agent's proposal, unsigned: a proposal signed with the key that then signs the
-    decision is a self-approval (tests/test_gate_identity.py), and the proposer here is
-    not the reviewer whose key this clone holds."""
-    unsigned = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "commit.gpgsign"}
+    """The agent's proposal, signed (where the clone signs) with its operator's own key:
+    a proposal signed with the key that then signs the decision is a self-approval
+    (tests/test_gate_identity.py), and the proposer is not the reviewer whose key this
+    clone holds."""
     with pytest.MonkeyPatch.context() as mp:
-        for key, value in {**unsigned, "GIT_CONFIG_VALUE_0": "false"}.items():
+        for key, value in proposer_key(kb.root).items():
             mp.setenv(key, value)
         return propose_claim(kb, text)
 

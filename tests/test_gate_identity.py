@@ -302,6 +302,30 @@ def test_strict_settings_compare_signing_keys(
     assert branches(kb.root) == []
 
 
+def test_strict_settings_refuse_an_unsigned_proposal(
+    kb_with_sources: KB, run_cli: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The outsider's attack: under signed decisions Ada proposes unsigned, in Rita's
+    git name, and approves with her own valid key — no key to compare, so the typed
+    name would stand. An unsigned proposal is refused by a signed decision."""
+    kb = kb_with_sources
+    allowed = kb.root / "allowed_signers"
+    ada_key = _ssh_key(tmp_path, ADA[1], allowed)
+    git(kb.root, "add", "allowed_signers")
+    _commit_config(kb, require_signed_decisions=True, approvers=[RITA[1], ADA[1]])
+    git(kb.root, "config", "gpg.format", "ssh")
+    git(kb.root, "config", "gpg.ssh.allowedSignersFile", str(allowed))
+    _as(monkeypatch, RITA)  # a typed identity: Ada's clone, Rita's name
+    pid = _propose(run_cli, kb, "Proposed in another name, unsigned")
+    git(kb.root, "config", "commit.gpgsign", "true")
+    _sign_with(kb.root, ada_key)
+    _as(monkeypatch, ADA)
+    before = kb_state(kb.root)
+    res = run_cli("approve", pid, cwd=kb.root)
+    assert res.code == 1 and "E104" in res.err and "is not signed" in res.err, res.err
+    _unchanged(kb, before)
+
+
 def test_lint_matches_approvers_by_identity_not_label(
     kb_with_sources: KB, run_cli: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,7 +10,16 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import ALICE, BOB, a_source, call, propose_claim, proposed, vouch_proc
+from gate_support import (
+    ALICE,
+    BOB,
+    a_source,
+    call,
+    propose_claim,
+    proposed,
+    proposer_key,
+    vouch_proc,
+)
 
 from vouch.kinds import claim as claim_kind
 from vouch.kinds import evidence as evidence_kind
@@ -452,10 +461,13 @@ def test_since_requires_signed_decisions_when_configured(
     # own decision commits are signed, as `git commit` would sign them
     base = git(reviewed.root, "rev-parse", "HEAD").strip()  # the unsigned one stays before
     _ssh_signing(reviewed.root, tmp_path, "bob@example.invalid")
-    # proposed before this clone signs: a proposal signed with bob's own key would make
-    # his approval a self-approval (tests/test_gate_identity.py)
-    pid = propose_claim(reviewed, "Approved and signed by vouch")
     git(reviewed.root, "config", "commit.gpgsign", "true")
+    # signed by its proposer's own key: a proposal signed with bob's key would make his
+    # approval a self-approval, an unsigned one is refused (tests/test_gate_identity.py)
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in proposer_key(reviewed.root).items():
+            mp.setenv(key, value)
+        pid = propose_claim(reviewed, "Approved and signed by vouch")
     # the signer is who acted: the decision names the identity that signed it
     call(reviewed, "kb.approve", {"proposal_id": pid}, actor="bob@example.invalid")
     assert (
@@ -468,9 +480,10 @@ def test_since_requires_signed_decisions_when_configured(
     assert code == 0, report["issues"]
 
     # signed by a key nobody listed in the allowed signers file
-    git(reviewed.root, "config", "commit.gpgsign", "false")
-    pid = propose_claim(reviewed, "Signed by a stranger")
-    git(reviewed.root, "config", "commit.gpgsign", "true")
+    with pytest.MonkeyPatch.context() as mp:  # proposed with the proposer's own key
+        for key, value in proposer_key(reviewed.root).items():
+            mp.setenv(key, value)
+        pid = propose_claim(reviewed, "Signed by a stranger")
     _ssh_signing(reviewed.root, tmp_path / "..", "mallory@example.invalid", trusted=False)
     git(reviewed.root, "config", "gpg.ssh.allowedSignersFile", str(tmp_path / "allowed_signers"))
     call(reviewed, "kb.approve", {"proposal_id": pid}, actor=BOB)

@@ -64,7 +64,19 @@ def check_keys(
     if settings.get("review.require_signed_decisions") is not True or self_approved:
         return self_approved
     mine = kb.repo.signing_key(decision_commit)
-    if mine is None or mine != kb.repo.signing_key(proposal.commit):
+    if mine is None:
+        return False  # an unsigned decision: `lint --since` fails it where it counts
+    theirs = kb.repo.signing_key(proposal.commit)
+    if theirs is None:
+        # an unsigned proposal's author is typed text: anyone could have proposed it
+        # under another person's name and then approved it with their own key
+        raise GateRefused(
+            f"proposal {proposal.id} is not signed, and review.require_signed_decisions "
+            "makes a key the identity of whoever proposes as well as whoever decides",
+            hint="the proposer proposes it again from a clone that signs its commits "
+            "(git config commit.gpgsign true)",
+        )
+    if mine != theirs:
         return False
     if self_allowed(settings):
         return True
