@@ -491,6 +491,44 @@ def test_since_requires_signed_decisions_when_configured(
     assert code == 1 and issues_of(report, "unsigned-decision")
 
 
+@pytest.mark.skipif(
+    subprocess.run(["which", "ssh-keygen"], capture_output=True).returncode,
+    reason="ssh-keygen is not installed",
+)
+def test_since_fails_a_plain_commit_that_weakens_signed_settings(
+    reviewed: KB, run_cli: Any, tmp_path: Path
+) -> None:
+    """The outsider's attack: with signed decisions required on the base, a plain
+    unsigned commit turns them off (or allows self-approval); the next range would be
+    judged by the weakened settings. Such a change must be signed by an allowed approver."""
+    config = reviewed.dir / "config.yaml"
+    strict = (
+        config.read_text()
+        .replace("require_signed_decisions: false", "require_signed_decisions: true")
+        .replace("approvers: []", "approvers: [bob@example.invalid]")
+    )
+    config.write_text(strict)
+    base = commit(reviewed.root, "decisions must be signed")
+    config.write_text(
+        strict.replace("require_signed_decisions: true", "require_signed_decisions: false")
+    )
+    weakened = commit(reviewed.root, "relax the gate")
+    code, report = lint(run_cli, "--since", base)
+    [issue] = issues_of(report, "review-settings")
+    assert code == 1 and issue["severity"] == "error" and weakened[:12] in issue["message"]
+    # the same change signed by bob, whom the base lists: a warning, as without signing
+    git(reviewed.root, "reset", "-q", "--hard", base)
+    _ssh_signing(reviewed.root, tmp_path, "bob@example.invalid")
+    git(reviewed.root, "config", "commit.gpgsign", "true")
+    config.write_text(
+        strict.replace("require_signed_decisions: true", "require_signed_decisions: false")
+    )
+    commit(reviewed.root, "relax the gate, signed by bob")
+    code, report = lint(run_cli, "--since", base)
+    [issue] = issues_of(report, "review-settings")
+    assert code == 0 and issue["severity"] == "warn", report["issues"]
+
+
 def test_since_needs_a_commit(reviewed: KB, run_cli: Any) -> None:
     res = run_cli("lint", "--since", "no-such-branch")
     assert res.code == 1 and "fetch-depth" in res.err

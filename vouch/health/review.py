@@ -114,7 +114,7 @@ def since(kb: KB, base_rev: str) -> tuple[list[Issue], dict[str, Any]]:
         commits.append(commit)
     checker = _Checker(kb, settings, head, base)
     issues = checker.run(commits)
-    issues += _settings_drift(kb, settings, head)
+    issues += _settings_drift(kb, settings, head, commits)
     info = {
         "base": base,
         "merge_base": start,
@@ -149,19 +149,47 @@ def _own_changes(kb: KB, commit: Commit) -> dict[str, str | None]:
     return own
 
 
-def _settings_drift(kb: KB, base_settings: Config, head: str) -> list[Issue]:
+def _settings_drift(kb: KB, base_settings: Config, head: str, commits: list[Commit]) -> list[Issue]:
+    """A range that changes the gate's own settings. Without signed decisions it is a
+    warning (the pull request's diff shows it to whoever reviews it); with them, every
+    commit of the range that changes the configuration must carry a good signature by
+    an approver the base lists, or a plain commit could switch the gate off."""
     review = committed_settings(kb, head).get("review")
-    if review != base_settings.get("review"):
-        return [
-            warn(
-                "review-settings",
-                "this range changes the review settings in "
-                f"{kb.rel(CONFIG_NAME)}; it was checked against the base's, and the "
-                "new ones apply once it is merged",
-                path=kb.rel(CONFIG_NAME),
-            )
-        ]
-    return []
+    if review == base_settings.get("review"):
+        return []
+    path = kb.rel(CONFIG_NAME)
+    if base_settings.get("review.require_signed_decisions") is True:
+        from vouch.gate import signers
+
+        listed = base_settings.get("review.approvers") or []
+        allowed = {x for a in listed for x in signers.identities(str(a))} if listed else None
+        changing = [c for c in commits if CONFIG_NAME in c.own]
+        found = signers.verified(kb, [c.sha for c in changing])
+        bad = []
+        for c in changing:
+            sig = found.get(c.sha)
+            signer = signers.identities(sig.signer) if sig is not None and sig.good else set()
+            if not signer or (allowed is not None and not signer & allowed):
+                bad.append(c.sha[:12])
+        if bad:
+            return [
+                error(
+                    "review-settings",
+                    f"commit {', '.join(bad)} changes the review settings in {path} "
+                    "without a good signature by an approver the base lists, and the "
+                    "base requires signed decisions: an allowed approver makes the "
+                    "change in a signed commit",
+                    path=path,
+                )
+            ]
+    return [
+        warn(
+            "review-settings",
+            f"this range changes the review settings in {path}; it was checked against "
+            "the base's, and the new ones apply once it is merged",
+            path=path,
+        )
+    ]
 
 
 def _identities(*values: str) -> set[str]:
