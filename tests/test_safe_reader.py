@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
-from gate_support import BOB, call, propose_claim, proposed
+from gate_support import BOB, a_source, call, propose_claim, proposed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from servers_support import JsonlServer
@@ -561,3 +561,20 @@ def test_every_sort_of_knowledge_file_is_read_safely(
             _quick(run_cli, *args, cwd=kb.root, caplog=caplog, limit=3.0)
         path.write_bytes(original)
         git(kb.root, "commit", "-qam", f"the {name} restored")
+
+
+def test_a_proposal_vouch_could_not_read_back_is_refused_when_proposed(
+    kb_with_sources: KB,
+) -> None:
+    """The outsider's finding: a 5 MB claim text was proposed, then approve refused vouch's
+    own proposal as "not what vouch proposes" (past the reader's 1 MiB). Now proposing
+    it says why, writes no branch, and a dry run says the same."""
+    kb = kb_with_sources
+    text = "word " * (safeload.MAX_YAML_CHARS // 5 + 10)
+    for dry_run in (True, False):
+        result = call(
+            kb, "kb.propose_claim", {"text": text, "evidence": [a_source(kb)], "dry_run": dry_run}
+        )
+        assert result["valid"] is False and result["proposal_id"] is None
+        assert any("more than vouch reads" in e for e in result["errors"]), result["errors"]
+    assert git(kb.root, "for-each-ref", "refs/heads/vouch/") == ""

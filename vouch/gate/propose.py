@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from vouch.core import ids
+from vouch.core import ids, safeload
 from vouch.errors import UsageError, ValidationFailed
 from vouch.gate import records
 from vouch.gate.identity import Identity, principal
@@ -73,8 +73,23 @@ def validate_values(
     ref_errors, waits = check_references(
         view, kind.name, obj, set(made), require, pending=_open_objects(kb), allow_pending=True
     )
-    errors = [*errors, *schema_errors, *ref_errors]
+    errors = [*errors, *schema_errors, *ref_errors, *_readable(kind, obj)]
     return obj, made, list(dict.fromkeys(errors)), waits
+
+
+def _readable(kind: Kind, obj: Obj) -> list[str]:
+    """An object vouch itself could not read back (over the safe reader's size limit)
+    is refused here, not by approve as "not what vouch proposes"."""
+    limit = safeload.MAX_PAGE_CHARS if kind.body_field else safeload.MAX_YAML_CHARS
+    if sum(len(str(v)) for v in obj.values()) < limit // 2:
+        return []  # far below the limit: no need to render it
+    size = len(kind.dump(obj))
+    if size <= limit:
+        return []
+    return [
+        f"the {kind.name} would be a file of {size} characters, more than vouch reads "
+        f"({limit >> 20} MiB): shorten it, or cite the long text as a source"
+    ]
 
 
 def _open_objects(kb: KB) -> Pending:
