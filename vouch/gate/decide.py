@@ -24,7 +24,7 @@ from typing import Any
 from vouch.core import ids, yamlio
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import CorruptFile, GateRefused, UsageError
-from vouch.gate import deciders, linked, pending, records, seals, verify
+from vouch.gate import bases, deciders, linked, pending, records, seals, verify
 from vouch.gate.identity import Identity, principal
 from vouch.gate.records import Proposal
 from vouch.kinds import KINDS, Kind
@@ -46,16 +46,9 @@ def gate_settings(kb: KB, tip: str) -> Config:
 
 
 def _target(kb: KB, proposal: Proposal, current: str | None) -> tuple[str, str]:
-    """The branch to land on — the proposal's base when it exists here — and its tip."""
-    for ref in (proposal.base, current):
-        if ref and ref.startswith("refs/heads/"):
-            tip = kb.repo.peek(ref)
-            if tip:
-                return ref, tip
-    raise UsageError(
-        f"base branch {proposal.base or '?'} of proposal {proposal.id} is not here",
-        hint="check out a branch to approve into",
-    )
+    """The branch to land on — the proposal's base, exactly what `vouch show` displayed,
+    never the checked-out branch instead (`bases`) — and its tip."""
+    return bases.target(kb, proposal)
 
 
 def _pinned(kb: KB, proposal: Proposal, expect: str | None) -> list[RefUpdate]:

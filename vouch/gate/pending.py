@@ -172,10 +172,13 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
 def _problems(kb: KB, proposal: records.Proposal, head: str | None, landing: set[str]) -> list[str]:
     """Why approve would refuse this proposal as it stands (empty: it is well-formed),
     counting what it waits for as landing first."""
-    from vouch.gate import verify
+    from vouch.gate import bases, verify
 
     if head is None:
         return []
+    base = bases.problem(kb, proposal)
+    if base is not None:  # checked first: approve refuses it before anything else
+        return [f"proposal {proposal.id} cannot land: {base}; approve would refuse it"]
     try:
         verify.check(kb, proposal, head, require_citations=True, landing=landing)
     except GateRefused as exc:

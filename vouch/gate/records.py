@@ -23,6 +23,7 @@ REJECTED_PREFIX = "refs/vouch/rejected/"
 REVIEWED_PREFIX = "refs/vouch/reviewed/"  # the commit `vouch show` last displayed
 REMOTE_PREFIX = "refs/remotes/"
 _TRAILER = re.compile(r"^(Vouch-[A-Za-z-]+): (.*)$")
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # for-each-ref fields read for every proposal (one call for any number of branches)
 REF_FIELDS = ("refname", "objectname", "creatordate:iso-strict", "contents")
@@ -150,6 +151,7 @@ def from_record(row: list[str]) -> Proposal | None:
         return (trailers.get(key) or [""])[0]
 
     pid = one("Vouch-Proposal")
+    base_commit = one("Vouch-Base-Commit")  # a commit id or nothing: it reaches git
     if not ids.is_proposal_id(pid) or not ref.endswith("/" + pid):
         return None
     prefix = f"vouch: propose {one('Vouch-Kind')}: "
@@ -162,7 +164,7 @@ def from_record(row: list[str]) -> Proposal | None:
         object_id=one("Vouch-Object"),
         proposer=one("Vouch-Proposer"),
         base=one("Vouch-Base"),
-        base_commit=one("Vouch-Base-Commit"),
+        base_commit=base_commit if _COMMIT_ID.fullmatch(base_commit) else "",
         session_id=one("Vouch-Session") or None,
         created_at=created,
         title=title,

@@ -21,7 +21,7 @@ from typing import Any
 
 from vouch.core import ids
 from vouch.errors import CorruptFile, GateRefused, UsageError
-from vouch.gate import records
+from vouch.gate import bases, records
 from vouch.gate.identity import Identity, principal, same
 from vouch.gate.propose import BaseView, proposal_message, proposal_tree, validate_values
 from vouch.gate.thread import COMMENTS_PREFIX
@@ -75,7 +75,13 @@ def revise(
         if not given and rationale is None:
             raise UsageError("a revision needs at least one change", hint="e.g. --text ...")
         repo = kb.repo
-        base_tip = repo.peek(proposal.base) if proposal.base.startswith("refs/heads/") else None
+        if not proposal.base_commit:  # not a commit id: vouch did not make it
+            raise GateRefused(
+                f"proposal {proposal.id} names no base commit; vouch revises only what it proposed",
+                hint=f"delete it (git branch -D vouch/proposal/{proposal.id}) and propose again",
+            )
+        # the base branch's tip, only when it is one a decision may land on (`bases`)
+        base_tip = repo.peek(proposal.base) if bases.problem(kb, proposal) is None else None
         view = BaseView(kb, base_tip or proposal.base_commit)
         current = _current_object(kb, proposal)
         values = {k: v for k, v in current.items() if k not in _DERIVED}

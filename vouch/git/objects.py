@@ -90,17 +90,17 @@ class ObjectStore:
         proc = self._batch()
         assert proc.stdin is not None and proc.stdout is not None
         try:
-            proc.stdin.write(command.encode() + b"\n")
+            proc.stdin.write(_request(command) + b"\n")
             proc.stdin.flush()
             header = proc.stdout.readline()
         except (BrokenPipeError, OSError) as exc:
             raise GitFailure(f"git cat-file stopped: {exc}") from exc
-        fields = header.split()
-        if len(fields) != 3:
-            if not header:
-                raise GitFailure("git cat-file stopped unexpectedly")
+        if not header:
+            raise GitFailure("git cat-file stopped unexpectedly")
+        fields = _fields(header)
+        if fields is None:
             return None  # "<name> missing" or "ambiguous"
-        return fields[0].decode(), fields[1].decode(), int(fields[2]), proc
+        return fields[0], fields[1], int(fields[2]), proc
 
     def read(self, name: str) -> tuple[str, bytes] | None:
         """(type, content) of an object name (sha or `rev:path`), or None when missing."""
@@ -166,7 +166,7 @@ class ObjectStore:
             for i in range(0, len(requests), chunk):
                 part = requests[i : i + chunk]
                 try:
-                    proc.stdin.write("".join(f"{r}\n" for r in part).encode())
+                    proc.stdin.write(b"".join(_request(r) + b"\n" for r in part))
                     proc.stdin.flush()
                     out += [answer(proc.stdout) for _ in part]
                 except (BrokenPipeError, OSError) as exc:
@@ -254,10 +254,26 @@ def _header(stdout: IO[bytes]) -> tuple[str, str, str] | None:
     line = stdout.readline()
     if not line:
         raise GitFailure("git cat-file stopped unexpectedly")
+    return _fields(line)
+
+
+def _fields(line: bytes) -> tuple[str, str, str] | None:
+    """`<sha> <type> <size>` split, or None for any other answer: `<name> missing` or
+    `ambiguous`, whatever the name holds (a name with spaces is missing, not a size)."""
     fields = line.split()
-    if len(fields) != 3:
-        return None  # "<name> missing" or "ambiguous"
+    if len(fields) != 3 or not fields[2].isdigit():
+        return None
     return fields[0].decode(), fields[1].decode(), fields[2].decode()
+
+
+def _request(command: str) -> bytes:
+    """One cat-file request line. A name holding a newline or NUL would split into
+    requests of its own (or be cut at the NUL and name another object): it is sent as
+    an empty name instead, which git answers as missing."""
+    verb, _, name = command.partition(" ")
+    if "\n" in name or "\0" in name or "\r" in name:
+        name = ""
+    return f"{verb} {name}".encode()
 
 
 PACK_AT = 256  # objects in one batch from which a pack beats loose files (one process)
