@@ -96,17 +96,25 @@ def test_actor_resolution_order(kb_with_sources: KB, run_cli, monkeypatch) -> No
     cfg.write_text(cfg.read_text().replace('agent: ""', 'agent: "config-agent"'))
     git(kb.root, "commit", "-qam", "agent")
     monkeypatch.setenv("VOUCH_AGENT", "env-agent")
-    assert run_cli("approve", p1, "--as", "flag-agent", cwd=kb.root).code == 0
-    assert run_cli("approve", p2, cwd=kb.root).code == 0
+    caps = run_cli("capabilities", "--json", cwd=kb.root).json()["caller"]
+    assert caps["agent"] == "env-agent"
+    # a declared agent does not decide at the CLI (issue 34, G8): refused, naming it
+    refused = run_cli("approve", p1, "--as", "flag-agent", cwd=kb.root)
+    assert refused.code == 1 and "declared agent 'env-agent'" in refused.err, refused.err
     monkeypatch.delenv("VOUCH_AGENT")
-    assert run_cli("approve", p3, cwd=kb.root).code == 0
+    assert run_cli("capabilities", "--json", cwd=kb.root).json()["caller"]["agent"] == (
+        "config-agent"
+    )
+    refused = run_cli("approve", p2, cwd=kb.root)
+    assert refused.code == 1 and "declared agent 'config-agent'" in refused.err, refused.err
     cfg.write_text(cfg.read_text().replace('agent: "config-agent"', 'agent: ""'))
     git(kb.root, "commit", "-qam", "no agent")
+    assert run_cli("approve", p3, "--as", "flag-agent", cwd=kb.root).code == 0
     assert run_cli("approve", p4, cwd=kb.root).code == 0
     who = [e["actor"] for e in audit.query(kb.dir, event="proposal.approve")]
-    assert who == ["env-agent", "env-agent", "config-agent", "Test Person"]
+    assert who == ["Test Person", "Test Person"]
     labels = [e["data"].get("as") for e in audit.query(kb.dir, event="proposal.approve")]
-    assert labels[0] == "flag-agent" and labels[1:] == [None, None, None]
+    assert labels == ["flag-agent", None]
 
 
 def test_approver_param_needs_a_trusted_caller(kb_with_sources: KB) -> None:

@@ -50,6 +50,27 @@ def _propose(run_cli: Any, kb: KB, text: str, *extra: str) -> str:
     return pid
 
 
+def _agent_approves(kb: KB, agent: str, pid: str, **params: str) -> Any:
+    """`kb.approve` by the declared agent `agent`, as on a server started with
+    --allow-decisions (a library caller's agent; at the CLI a declared agent never
+    decides): a Result as `run_cli` gives."""
+    from conftest import Result
+
+    from vouch.errors import VouchError
+    from vouch.methods import registry as ops
+    from vouch.methods.context import CallContext
+
+    try:
+        ops.invoke(
+            CallContext(kb_path=str(kb.root), agent=agent),
+            "kb.approve",
+            {"proposal_id": pid, **params},
+        )
+    except VouchError as exc:
+        return Result(1, "", f"error[{exc.code}]: {exc}")
+    return Result(0, "", "")
+
+
 def _refused_self(res: Any) -> None:
     assert res.code == 1 and "E104" in res.err, res.err
     assert "cannot approve" in res.err and "the same person" in res.err, res.err
@@ -137,10 +158,15 @@ def test_an_agent_is_its_own_principal_run_by_its_operator(
         "bot <bot@agent.vouch.invalid>|Ada Author <ada@example.invalid>"
     )
     before = kb_state(kb.root)
-    # the agent approving its own proposal, however its name is written, is refused
+    # at the CLI a declared agent does not decide at all (issue 34, G8)
+    res = run_cli("approve", pid, cwd=kb.root)
+    assert res.code == 1 and "E104" in res.err and "agents do not decide" in res.err
+    _unchanged(kb, before)
+    monkeypatch.delenv("VOUCH_AGENT")
+    # where it may, the agent approving its own proposal, however its name is written, is
+    # refused
     for agent in ("bot", "BOT", "ｂｏｔ", " bot  "):
-        monkeypatch.setenv("VOUCH_AGENT", agent)
-        _refused_self(run_cli("approve", pid, cwd=kb.root))
+        _refused_self(_agent_approves(kb, agent, pid))
         _unchanged(kb, before)
     # a name holding an invisible character is refused outright, before anything
     for agent in ("bot\u200b", "b\u202eot", "bot\x07"):
@@ -356,6 +382,7 @@ def test_a_hand_made_author_with_an_invisible_character_is_still_its_agent(
     old = head(kb.root, ref)
     message = git(kb.root, "log", "-1", "--format=%B", old)
     _, new = recommit(kb.root, ref, message, ("b\u200bot", "someone@example.invalid"))
+    monkeypatch.delenv("VOUCH_AGENT")
     before = kb_state(kb.root)
-    _refused_self(run_cli("approve", pid, "--expect", new, cwd=kb.root))
+    _refused_self(_agent_approves(kb, "bot", pid, expect=new))
     _unchanged(kb, before)

@@ -208,10 +208,12 @@ def test_every_attributed_method_needs_an_agent_and_decide_needs_permission(
             ops.authorize(agent, ops.REGISTRY[name])
     monkeypatch.setenv("VOUCH_AGENT", "bot")
     for method in ops.REGISTRY.values():
-        if method.scope == "decide":
+        if method.decides:  # and at the CLI, a declared agent never decides
             with pytest.raises(GateRefused):
                 ops.authorize(agent, method)
             ops.authorize(allowed, method)
+            with pytest.raises(GateRefused, match="declared agent 'bot'"):
+                ops.authorize(cli, method)
         elif method.scope == "lifecycle":  # unless the committed config allows it
             with pytest.raises(GateRefused, match="reviewer's call"):
                 ops.authorize(agent, method)

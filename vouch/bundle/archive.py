@@ -43,6 +43,10 @@ FORMAT = "vouch-bundle"
 VERSION = 1
 MAX_MANIFEST = 64 << 20
 _ENTRY_BYTES = 512  # a manifest's line for one file is far shorter
+_ENTRY_VALUES = 8  # `{`, `,` in an entry: 4 (and a comma or two in a path, at most)
+_HEAD_BYTES = 64 << 10  # the manifest's fields but `files`
+_HEAD_VALUES = 64
+_SPARE_ENTRIES = 16  # listed files missing from the bundle, each named as a problem
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _SHOWN = 20  # problems named in one refusal
 
@@ -290,7 +294,8 @@ def _unpack(
             issues.append(f"member {shown} is cut short")
             continue
         contents[info.name] = body
-    manifest, manifest_issues = _read_manifest(contents.pop(MANIFEST, None), limits)
+    listable = len(seen - {MANIFEST})  # the most files a sound manifest lists
+    manifest, manifest_issues = _read_manifest(contents.pop(MANIFEST, None), limits, listable)
     issues += manifest_issues
     if manifest is None:
         return None, {}, issues
@@ -331,17 +336,21 @@ def _show(name: str) -> str:
     return repr(name) if not name.isprintable() or '"' in name else f'"{name}"'
 
 
-def _read_manifest(body: bytes | None, limits: Limits) -> tuple[dict[str, Any] | None, list[str]]:
+def _read_manifest(
+    body: bytes | None, limits: Limits, members: int
+) -> tuple[dict[str, Any] | None, list[str]]:
     """The manifest when it is exactly what `export` writes (every field checked, the
-    content digest recomputed), else None and every problem. Its size is bounded by
-    the members it may list before it is parsed."""
+    content digest recomputed), else None and every problem. Before it is parsed, its
+    size and its count of JSON values are bounded by the files it may list (`bounded`)."""
     if body is None:
         return None, [f"no {MANIFEST}: not a vouch bundle"]
-    most = min(MAX_MANIFEST, limits.members * _ENTRY_BYTES + (64 << 10))
-    if len(body) > most:
-        return None, [f"{MANIFEST} is larger than {most >> 10} KiB"]
+    problem = _unbounded(body, min(limits.members, members) + _SPARE_ENTRIES, limits)
+    if problem is not None:
+        return None, [f"{MANIFEST} {problem}"]
     try:
-        manifest = json.loads(body)
+        text = body.decode()
+        del body  # held once: its text, then what that parses to
+        manifest = json.loads(text)
     except (ValueError, RecursionError) as exc:
         return None, [f"{MANIFEST} is not JSON ({str(exc)[:200]})"]
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
@@ -374,6 +383,27 @@ def _read_manifest(body: bytes | None, limits: Limits) -> tuple[dict[str, Any] |
     ):
         issues.append(f"{MANIFEST}: content_sha256 does not match its file list")
     return (None if issues else manifest), issues
+
+
+def _unbounded(body: bytes, entries: int, limits: Limits) -> str | None:
+    """Why a manifest listing at most `entries` files cannot be this `body`, or None.
+
+    Parsing JSON costs tens of bytes of memory per value whatever its text: 46 MB of
+    `[{},{},...]` parse to over a gigabyte. Every value but a container's first is
+    preceded by a comma, and every container opens with `{` or `[`, so counting those
+    bytes (a C loop each, strings included) bounds the values before any is built.
+    """
+    most = min(MAX_MANIFEST, entries * _ENTRY_BYTES + _HEAD_BYTES)
+    setting = (
+        f"the {entries} files it may list need (the bundle's other members, at most "
+        "bundle.max_members in config.yaml)"
+    )
+    if len(body) > most:
+        return f"is larger than {most >> 10} KiB, more than {setting}"
+    values = body.count(b",") + body.count(b"{") + body.count(b"[")
+    if values > entries * _ENTRY_VALUES + _HEAD_VALUES:
+        return f"holds {values} JSON values and separators, more than {setting}"
+    return None
 
 
 _MANIFEST_KEYS = {

@@ -78,6 +78,9 @@ def import_apply(ctx: CallContext, path: str, on_conflict: str = "skip") -> dict
             "(kb.export_check, kb.import_check)",
             hint="a person runs `vouch import-apply PATH` at the CLI",
         )
+    from vouch.methods.deciding import require_decider
+
+    require_decider(ctx, "kb.import_apply")
     return bundle.import_apply(
         ctx.kb, ctx.actor(), _bundle_path(ctx, path), on_conflict, ctx.progress
     )
@@ -137,5 +140,6 @@ METHODS: tuple[Method, ...] = (
         ),
         writes=True,
         cli=Cli(args=("path",), human=f"{_HUMAN}imported"),
+        decision=True,
     ),
 )

@@ -21,7 +21,7 @@ class CallContext:
     agent: str | None = None  # a library caller's declared agent (else VOUCH_AGENT/config)
     trusted: bool = True  # may `approver` override the actor? (servers: --trusted-host)
     transport: str = "cli"
-    allow_decisions: bool = False  # servers: --allow-decisions (the CLI always may decide)
+    allow_decisions: bool = False  # servers: --allow-decisions (at the CLI: no declared agent)
     warm: dict[str, Any] = field(default_factory=dict)  # long-lived caches (index, model)
     progress: Progress | None = None  # the CLI's bar on a terminal; never over a server
     _kb: KB | None = None
@@ -34,9 +34,19 @@ class CallContext:
 
     @property
     def may_decide(self) -> bool:
-        """May this caller approve or reject? A person at the CLI, or a server whose
-        starter allowed it (DESIGN §4.1)."""
-        return self.transport == "cli" or self.allow_decisions
+        """May this caller decide (approve, reject, promote, anchor, import)? At the CLI
+        the person, unless VOUCH_AGENT or config `agent` says an agent is acting; over a
+        transport only when the server's starter allowed it (DESIGN §4.1)."""
+        if self.transport == "cli":
+            return self.cli_agent() is None
+        return self.allow_decisions
+
+    def cli_agent(self) -> str | None:
+        """The agent VOUCH_AGENT or config `agent` declares, or None. (A library caller's
+        own `agent` is not counted: it runs in-process, trusted like the person running it.)"""
+        from vouch.methods.actor import configured_actor
+
+        return configured_actor(self.kb)
 
     def actor(self) -> str:
         """Who is acting (the identity's name); over a transport only a declared agent

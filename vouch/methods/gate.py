@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vouch.errors import GateRefused, UsageError
+from vouch.errors import UsageError
 from vouch.gate import decide, pending, propose
 from vouch.gate.identity import Identity, check_name
 from vouch.methods.context import CallContext
@@ -191,14 +191,9 @@ def audit_verify(ctx: CallContext, anchor: str | None = None) -> dict[str, Any]:
 def audit_anchor(ctx: CallContext) -> dict[str, Any]:
     """A maintenance write that vouches for the history: a person's, like a decision."""
     from vouch.gate import anchor
+    from vouch.methods.deciding import require_decider
 
-    if not ctx.may_decide:
-        raise GateRefused(
-            "kb.audit_anchor: anchoring the audit chain vouches for its history, a "
-            f"person's call, and this {ctx.transport} server was not started to allow "
-            "decisions",
-            hint="a person runs `vouch audit anchor` at the CLI",
-        )
+    require_decider(ctx, "kb.audit_anchor")
     return anchor.make(ctx.kb, ctx.actor())
 
 

@@ -357,6 +357,7 @@ def _register_gate() -> None:
             "vouch.methods.gate:audit_anchor",
             writes=True,
             cli=Cli(verb=("audit-anchor",), human=f"{_HUMAN}anchored"),
+            decision=True,
         )
     )
     register(

@@ -76,9 +76,10 @@ def authorize(ctx: CallContext, method: Method) -> None:
     """The trust model's one door (DESIGN §4.1), by scope, before any handler runs.
 
     Agent transports read, register and propose; they decide only when the person who
-    started the server allowed it, they change approved knowledge (scope `lifecycle`)
-    only when the configuration committed on the branch says `review.agent_lifecycle:
-    true`, and they write only as the agent that person declared.
+    started the server allowed it (and a declared agent never decides at the CLI), they
+    change approved knowledge (scope `lifecycle`) only when the configuration committed
+    on the branch says `review.agent_lifecycle: true`, and they write only as the agent
+    that person declared.
     """
     if method.scope == "lifecycle" and ctx.transport != "cli":
         from vouch.gate.lifecycle import agents_may_change
@@ -91,13 +92,10 @@ def authorize(ctx: CallContext, method: Method) -> None:
                 "object to change; a person runs it at the CLI (e.g. `vouch "
                 f"{' '.join(method.command)} ...`)",
             )
-    if method.scope == "decide" and not ctx.may_decide:
-        raise GateRefused(
-            f"{method.name}: approving or rejecting is a person's decision, and this "
-            f"{ctx.transport} server was not started to allow it",
-            hint="tell the user the proposal id: a person decides at the CLI (`vouch approve "
-            "ID`, `vouch reject ID --reason ...`)",
-        )
+    if method.decides:
+        from vouch.methods.deciding import require_decider
+
+        require_decider(ctx, method.name)
     if method.attributed and ctx.transport != "cli":
         ctx.actor()  # GateRefused when the server's starter declared no agent
 

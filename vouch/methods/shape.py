@@ -105,6 +105,7 @@ class Method(NamedTuple):
     params: tuple[Param, ...] = ()
     writes: bool = False
     cli: Cli = Cli()
+    decision: bool = False  # a person's decision outside scope "decide" (anchor, import)
 
     @property
     def command(self) -> tuple[str, ...]:
@@ -115,6 +116,11 @@ class Method(NamedTuple):
     def attributed(self) -> bool:
         """Does a call record who acted? Then a transport needs a declared agent."""
         return self.writes or self.scope in ATTRIBUTED_SCOPES
+
+    @property
+    def decides(self) -> bool:
+        """Is a call a decision? Then only a caller that `may_decide` makes it."""
+        return self.scope == "decide" or self.decision
 
     @property
     def tool_name(self) -> str:
