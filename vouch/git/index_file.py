@@ -298,12 +298,17 @@ class Index:
         """Stream the patched index to `write`, checksum last, without a whole copy."""
         spans: list[tuple[int, int, bytes, bytes]] = []  # (start, end, path, replacement)
         delta = 0
+        # the cache-tree is invalidated only above paths whose blob or presence changes:
+        # a patch that only adds stat data (the same blobs) leaves every tree valid
+        moved: list[str] = []
         for path, (offset, found) in self.lookup(entries).items():
             if found is not None and found.flags & (_FLAG_STAGE | _FLAG_EXTENDED):
                 raise Unsupported(f"{path} is conflicted or flagged in the index")
             value = entries[path]
             if found is None and value is None:
                 continue
+            if found is None or value is None or found.sha != value[0]:
+                moved.append(path)
             new = b"" if value is None else _pack_entry(path.encode(), *value)
             spans.append((offset, found.end if found is not None else offset, path.encode(), new))
             delta += (1 if value is not None else 0) - (1 if found is not None else 0)
@@ -313,8 +318,8 @@ class Index:
         for sig, body in self.extensions:
             if sig not in _KEPT:
                 continue
-            if sig == b"TREE":
-                body = cache_tree.invalidate(body, entries, self.width)
+            if sig == b"TREE" and moved:
+                body = cache_tree.invalidate(body, moved, self.width)
             tail += sig + struct.pack(">I", len(body)) + body
             kept.append((sig, bytes(body)))
         digest = hashlib.new(self.algo)
