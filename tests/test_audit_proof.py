@@ -563,6 +563,18 @@ def _record(pid: str, oid: str, decision: str, commit: str, **extra: Any) -> str
     return yamlio.dump_yaml(record)
 
 
+def _forge_decision(kb: KB, pid: str, oid: str, decision: str, commit: str, **extra: Any) -> str:
+    """A decision record written by hand and committed, with every trailer typed, in one
+    plain commit of whatever else is in the work tree; the commit."""
+    record = kb.dir / decided_path(pid)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(_record(pid, oid, decision, commit, **extra))
+    git(kb.root, "add", "-A")
+    verb = "approve" if decision == "approved" else "reject"
+    trailers = TRAILERS.format(pid=pid, decision=decision, oid=oid, commit=commit)
+    return _commit(kb.root, f"vouch: {verb} claim", trailers)
+
+
 def test_a_decision_record_typed_by_hand_approves_nothing(reviewed: KB, run_cli: Any) -> None:
     """G1: the claim vouch would have written, added with a hand-written approval record
     and typed decision trailers, in one plain commit: no merge, no audit event."""
@@ -577,15 +589,7 @@ def test_a_decision_record_typed_by_hand_approves_nothing(reviewed: KB, run_cli:
     (kb.root / rel).parent.mkdir(parents=True, exist_ok=True)
     (kb.root / rel).write_text(text + "approved_by: Rita Reviewer\n")
     blob = git(kb.root, "hash-object", rel).strip()
-    record = kb.dir / decided_path(pid)
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(_record(pid, oid, "approved", commit, blobs={claim.path_for(oid): blob}))
-    git(kb.root, "add", "-A")
-    forged = _commit(
-        kb.root,
-        "vouch: approve claim",
-        TRAILERS.format(pid=pid, decision="approved", oid=oid, commit=commit),
-    )
+    forged = _forge_decision(kb, pid, oid, "approved", commit, blobs={claim.path_for(oid): blob})
     all_fail(kb, run_cli, base, "decision record", forged[:12])
 
 
@@ -596,15 +600,7 @@ def test_a_rejection_typed_by_hand_is_caught(reviewed: KB, run_cli: Any) -> None
     pid = propose_claim(kb, "Someone else's open proposal")
     commit = git(kb.root, "rev-parse", f"refs/heads/vouch/proposal/{pid}").strip()
     oid = claim.KIND.make_id({"text": "Someone else's open proposal"})
-    record = kb.dir / decided_path(pid)
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(_record(pid, oid, "rejected", commit, reason="no"))
-    git(kb.root, "add", "-A")
-    forged = _commit(
-        kb.root,
-        "vouch: reject claim",
-        TRAILERS.format(pid=pid, decision="rejected", oid=oid, commit=commit),
-    )
+    forged = _forge_decision(kb, pid, oid, "rejected", commit, reason="no")
     all_fail(kb, run_cli, base, "decision record", forged[:12])
 
 
