@@ -113,6 +113,12 @@ def _scan(text: str, where: str) -> None:
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
     except yaml.YAMLError as exc:
+        if "maximum nesting depth" in str(exc):
+            # PyYAML 6.0.4 and later stop libyaml's scanner at their own depth limit,
+            # which it may reach ahead of the events this loop counts
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 1 if mark is not None else 0
+            raise _refused(where, line, f"values nested more than {MAX_DEPTH} deep") from None
         raise CorruptFile(f"cannot parse {where}: {exc}") from None
 
 
