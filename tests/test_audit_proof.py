@@ -632,3 +632,31 @@ def test_a_decision_still_passes(reviewed: KB, run_cli: Any) -> None:
     approve(kb, "Made by vouch")
     call(kb, "kb.reject", {"proposal_id": propose_claim(kb, "Rejected by vouch"), "reason": "no"})
     all_pass(kb, run_cli, base)
+
+
+def test_a_decision_record_in_a_disguised_registration_is_caught(
+    reviewed: KB, run_cli: Any
+) -> None:
+    """The second outsider's attack: one plain commit typed as a source registration,
+    with a correctly chained `source.register` event and its trailers, that also adds a
+    claim and a decision record approving it — no decision, no proposal events."""
+    kb = reviewed
+    base = head(kb.root)
+    pid = propose_claim(kb, "Smuggled in a registration", evidence=[a_source(kb)])
+    ref = f"refs/heads/vouch/proposal/{pid}"
+    commit = git(kb.root, "rev-parse", ref).strip()
+    oid = claim.KIND.make_id({"text": "Smuggled in a registration"})
+    rel = f".vouch/{claim.path_for(oid)}"
+    (kb.root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (kb.root / rel).write_text(git(kb.root, "show", f"{ref}:{rel}"))
+    blob = git(kb.root, "hash-object", rel).strip()
+    record = kb.dir / decided_path(pid)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(_record(pid, oid, "approved", commit, blobs={claim.path_for(oid): blob}))
+    event = forge_append(kb.root, "source.register", "Test Person", [a_source(kb)])
+    git(kb.root, "add", "-A")
+    trailers = (
+        f"Vouch-Event: source.register\nVouch-Actor: Test Person\nVouch-Audit-Head: {event}\n"
+    )
+    forged = _commit(kb.root, "vouch: register source", trailers)
+    all_fail(kb, run_cli, base, "decision record", forged[:12])

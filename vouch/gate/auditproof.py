@@ -49,6 +49,7 @@ _BLAME_LIMIT = 3  # unowned events whose adding commit is looked up (one git log
 # on the commit id alone (its tree, message and ancestors), kept in this clone's git
 # directory where no branch can write, so a long history is read once
 PROVEN = "audit-proven.txt"
+IMPORT_EVENT = "bundle.import"  # the one direct write that adds decision records
 _HINT = (
     "audit events are written only by the vouch command that made them: drop this "
     "commit from the branch (`git rebase -i`, or reset the branch to before it) and run "
@@ -232,6 +233,9 @@ class _Check:
                 problem = "changes decision records without the audit events a decision makes"
             elif any(ch.old is not None for ch in changed):
                 problem = "edits or deletes an existing decision record (records are written once)"
+            elif not c.one("Vouch-Decision") and c.one("Vouch-Event") != IMPORT_EVENT:
+                # only a decision writes its record, and an import copies a bundle's
+                problem = f"adds decision records, which a {c.one('Vouch-Event')} write never does"
             elif c.one("Vouch-Decision"):
                 own = self.kb.rel(decided_path(c.one("Vouch-Proposal")))
                 if [ch.path for ch in changed] != [own]:
