@@ -182,3 +182,29 @@ def test_a_non_numeric_lock_timeout_is_a_named_usage_error(kb: KB, run_cli) -> N
     for args in (["source", "add", "a.txt"], ["propose-entity", "--name", "n", "--type", "system"]):
         res = run_cli(*args, cwd=kb.root)
         assert res.code == 1 and "lock.timeout_seconds" in res.err, res.err
+
+
+def test_endless_standard_input_is_refused_past_the_limit(kb: KB) -> None:
+    """The second outsider's finding: `vouch source add - < /dev/zero` read standard input
+    whole (8.9 GB in 30 s) before checking sources.max_bytes. It reads one byte past the
+    limit and stops."""
+    import resource
+    import subprocess
+    import sys
+
+    config = kb.dir / "config.yaml"
+    config.write_text(config.read_text().replace("max_bytes: 52428800", "max_bytes: 1000000"))
+    assert "max_bytes: 1000000" in config.read_text()
+    before = git(kb.root, "rev-parse", "HEAD")
+    with open("/dev/zero", "rb") as zero:
+        proc = subprocess.run(
+            [sys.executable, "-m", "vouch", "source", "add", "-"],
+            cwd=kb.root,
+            stdin=zero,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert proc.returncode == 1 and "E110" in proc.stderr and "more than 1000000" in proc.stderr
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 400_000  # KiB
+    assert git(kb.root, "rev-parse", "HEAD") == before

@@ -16,7 +16,7 @@ import click
 
 from vouch.cli.calling import emit, params_from
 from vouch.cli.options import Output
-from vouch.errors import UsageError
+from vouch.errors import SourceTooLarge, UsageError
 from vouch.methods import registry as ops
 from vouch.methods.context import CallContext
 
@@ -63,8 +63,17 @@ def _source_add(method: ops.Method, ctx: CallContext, out: Output, values: dict[
     params = params_from(method, values)
     target, tags = params["path"], params.get("tags") or []
     if target == "-":
+        limit = sources.max_bytes(ctx.kb)
+        data = sys.stdin.buffer.read(limit + 1)  # never more than one byte past the limit
+        if len(data) > limit:
+            raise SourceTooLarge(
+                f"standard input holds more than {limit} bytes, the limit for a source "
+                "(sources.max_bytes)",
+                hint="register a smaller extract, or raise sources.max_bytes in "
+                ".vouch/config.yaml",
+            )
         item = sources.Intake(
-            sys.stdin.buffer.read(),
+            data,
             params.get("type") or "file",
             "stdin",
             params.get("title"),
