@@ -660,3 +660,19 @@ def test_a_decision_record_in_a_disguised_registration_is_caught(
     )
     forged = _commit(kb.root, "vouch: register source", trailers)
     all_fail(kb, run_cli, base, "decision record", forged[:12])
+
+
+def test_a_newer_anchor_cannot_hide_a_rewrite(reviewed: KB, run_cli: Any) -> None:
+    """The second outsider's attack: after an anchored history is reset and rewritten, a
+    newer anchor tag over the rewrite made the checks compare with it alone. Every
+    anchor is compared, so the older one still catches the rewrite."""
+    kb = reviewed
+    base = head(kb.root)
+    approve(kb, "Anchored once")
+    assert run_cli("audit", "anchor", cwd=kb.root).code == 0
+    git(kb.root, "reset", "-q", "--hard", base)
+    approve(kb, "Something else in its place")
+    newer = run_cli("audit", "anchor", "--json", cwd=kb.root)  # or a tag typed by hand
+    if newer.code == 0:
+        assert newer.json()["tag"].endswith("/2")
+    all_fail(kb, run_cli, base, "vouch/audit/1")

@@ -240,6 +240,18 @@ def _signed(kb: KB, anchor: Anchor, rev: str) -> list[Finding]:
     return []
 
 
+def unique(findings: list[Finding]) -> list[Finding]:
+    """Each finding once (two anchors may report the same rewrite), in order."""
+    seen: set[tuple[str, str, str | None, str]] = set()
+    out = []
+    for f in findings:
+        key = (f.kind, f.detail, f.commit, f.severity)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
 def latest(kb: KB) -> Anchor | None:
     found = anchors(kb)
     return found[-1] if found else None
@@ -252,7 +264,7 @@ def verify_history(kb: KB, head: str, anchor_name: str | None = None) -> list[Fi
     policy = signers.committed_policy(kb)
     signing = policy(head)[0]  # none asked for: no configuration read per commit
     findings, _ = auditproof.check(kb, head, policy=policy if signing else None)
-    chosen = find(kb, anchor_name) if anchor_name else latest(kb)
-    if chosen is not None:
-        findings += compare(kb, chosen, head)
-    return findings
+    chosen = [find(kb, anchor_name)] if anchor_name else anchors(kb)
+    for one in chosen:  # every anchor, not just the newest: a newer tag cannot hide a
+        findings += compare(kb, one, head)  # rewrite of what an older one anchored
+    return unique(findings)

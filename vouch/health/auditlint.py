@@ -24,7 +24,7 @@ def since(kb: KB, info: dict[str, Any], settings: Config) -> list[Issue]:
     fixed = signers.fixed_policy(settings)
     findings, _ = auditproof.check(kb, head, policy=lambda _: fixed, report=commits)
     findings = [f for f in findings if f.kind != "audit-unsigned"]  # `review` says it
-    last = anchor.latest(kb)
-    if last is not None:
-        findings += anchor.compare(kb, last, head, base=info["base"])
+    for one in anchor.anchors(kb):  # every anchor: a newer tag cannot hide an older one
+        findings += anchor.compare(kb, one, head, base=info["base"])
+    findings = anchor.unique(findings)
     return [issue(f.kind, f.severity, f.detail, id=f.commit) for f in findings]
