@@ -129,6 +129,16 @@ def require_signatures(kb: KB, approvers: list[str]) -> str:
     return head(kb.root)
 
 
+def signed_by_bob(kb: KB, tmp: Path, also: list[str] | None = None) -> str:
+    """Signed decisions required (bob an approver, `also` the others), this clone signing
+    as bob, and one claim approved and signed by him; the commit before that approval."""
+    require_signatures(kb, ["bob@example.invalid", *(also or [])])
+    ssh_signing(kb.root, tmp, "bob@example.invalid")
+    base = head(kb.root)
+    approve(kb, "Signed by bob", actor="bob@example.invalid")
+    return base
+
+
 def forge_append(root: Path, event: str, actor: str, object_ids: list[str]) -> str:
     """Append one correctly chained event to the log; its hash."""
     record = audit.make_event(event, actor, object_ids, {}, str(last_event(root)["hash"]))
@@ -223,10 +233,7 @@ def test_a_plain_commit_is_caught_with_signed_decisions_required(
     reviewed: KB, run_cli: Any, tmp_path: Path
 ) -> None:
     kb = reviewed
-    require_signatures(kb, ["bob@example.invalid", "carol@example.invalid"])
-    ssh_signing(kb.root, tmp_path, "bob@example.invalid")
-    base = head(kb.root)
-    approve(kb, "Signed by bob", actor="bob@example.invalid")
+    base = signed_by_bob(kb, tmp_path, also=["carol@example.invalid"])
     all_pass(kb, run_cli, base)
     git(kb.root, "config", "commit.gpgsign", "false")
     commit = _forged_plain_commit(kb)
@@ -288,10 +295,7 @@ def test_a_complete_amend_is_caught_by_the_anchor(reviewed: KB, run_cli: Any) ->
 @needs_ssh
 def test_an_amended_signed_decision_is_caught(reviewed: KB, run_cli: Any, tmp_path: Path) -> None:
     kb = reviewed
-    require_signatures(kb, ["bob@example.invalid", "carol@example.invalid"])
-    ssh_signing(kb.root, tmp_path, "bob@example.invalid")
-    base = head(kb.root)
-    approve(kb, "Signed by bob", actor="bob@example.invalid")
+    base = signed_by_bob(kb, tmp_path, also=["carol@example.invalid"])
     all_pass(kb, run_cli, base)
     # mallory, whose key nobody trusts, rewrites it to carol and signs
     ssh_signing(kb.root, tmp_path, "mallory@example.invalid", trusted=False)
@@ -451,10 +455,7 @@ def test_anchors_are_signed_when_the_clone_signs(
     reviewed: KB, run_cli: Any, tmp_path: Path
 ) -> None:
     kb = reviewed
-    require_signatures(kb, ["bob@example.invalid"])
-    ssh_signing(kb.root, tmp_path, "bob@example.invalid")
-    base = head(kb.root)
-    approve(kb, "Signed by bob", actor="bob@example.invalid")
+    base = signed_by_bob(kb, tmp_path)
     res = run_cli("audit", "anchor", "--json", "--as", "bob@example.invalid", cwd=kb.root)
     assert res.code == 0 and res.json()["signed"], res.err
     all_pass(kb, run_cli, base)
@@ -519,10 +520,7 @@ def test_remembered_signatures_are_judged_again_when_the_trust_changes(
     reviewed: KB, run_cli: Any, tmp_path: Path
 ) -> None:
     kb = reviewed
-    require_signatures(kb, ["bob@example.invalid"])
-    ssh_signing(kb.root, tmp_path, "bob@example.invalid")
-    base = head(kb.root)
-    approve(kb, "Signed by bob", actor="bob@example.invalid")
+    base = signed_by_bob(kb, tmp_path)
     all_pass(kb, run_cli, base)
     all_pass(kb, run_cli, base)  # now from what the clone remembers
     (tmp_path / "allowed_signers").write_text("")  # bob's key is no longer trusted

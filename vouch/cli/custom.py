@@ -69,8 +69,7 @@ def _source_add(method: ops.Method, ctx: CallContext, out: Output, values: dict[
             raise SourceTooLarge(
                 f"standard input holds more than {limit} bytes, the limit for a source "
                 "(sources.max_bytes)",
-                hint="register a smaller extract, or raise sources.max_bytes in "
-                ".vouch/config.yaml",
+                hint="register a smaller extract, or raise sources.max_bytes in .vouch/config.yaml",
             )
         item = sources.Intake(
             data,
