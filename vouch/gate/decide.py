@@ -17,14 +17,13 @@ rewritten events.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from vouch.core import ids, yamlio
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import CorruptFile, GateRefused, UsageError
-from vouch.gate import bases, deciders, linked, pending, records, seals, verify
+from vouch.gate import bases, deciders, linked, pending, pins, records, seals, verify
 from vouch.gate.identity import Identity, principal
 from vouch.gate.records import Proposal
 from vouch.kinds import KINDS, Kind
@@ -33,7 +32,6 @@ from vouch.store.kb import KB
 from vouch.store.landing import RefUpdate, checked_out_branch, fault, gate_lock, land
 
 TRUSTED_ROLE = deciders.TRUSTED_ROLE
-_FULL_COMMIT = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
 
 
 def gate_settings(kb: KB, tip: str) -> Config:
@@ -42,55 +40,6 @@ def gate_settings(kb: KB, tip: str) -> Config:
     blob = kb.repo.blob_at(tip, kb.rel(CONFIG_NAME))
     return Config.from_text(
         kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None, where
-    )
-
-
-def _target(kb: KB, proposal: Proposal, current: str | None) -> tuple[str, str]:
-    """The branch to land on — the proposal's base, exactly what `vouch show` displayed,
-    never the checked-out branch instead (`bases`) — and its tip."""
-    return bases.target(kb, proposal)
-
-
-def _pinned(kb: KB, proposal: Proposal, expect: str | None) -> list[RefUpdate]:
-    """Refuse a proposal that nobody pinned, or that changed since it was reviewed; the
-    reviewed ref to drop.
-
-    `expect` pins the commit explicitly, by its full id (a prefix can be matched by
-    another commit built to share it); otherwise the commit `vouch show` last displayed
-    in this clone (refs/vouch/reviewed/<id>) must still be the tip. Neither: refused,
-    naming the full commit to pass — a decision is about a commit someone saw.
-    """
-    ref = records.REVIEWED_PREFIX + proposal.id
-    reviewed = kb.repo.peek(ref)
-    if expect is not None:
-        if not isinstance(expect, str) or not _FULL_COMMIT.fullmatch(expect):
-            raise UsageError(
-                f"--expect {str(expect)[:80]!r} is not a full commit id",
-                hint=f"pass the whole id of the commit you reviewed ({len(proposal.commit)} "
-                f"hex digits); proposal {proposal.id} is now {proposal.commit} — check it "
-                "is the one you saw, or review it again with `vouch show "
-                f"{proposal.id}`",
-            )
-        if expect.lower() != proposal.commit:
-            raise _changed(proposal, expect)
-    elif reviewed is None:
-        raise GateRefused(
-            f"nobody reviewed proposal {proposal.id} in this clone: a decision pins the "
-            "commit it is about",
-            hint=f"review it with `vouch show {proposal.id}` (or `vouch review`), or pass "
-            f"the commit you reviewed: `vouch approve {proposal.id} --expect "
-            f"{proposal.commit}`",
-        )
-    elif reviewed != proposal.commit:
-        raise _changed(proposal, reviewed)
-    return [(ref, None, reviewed)] if reviewed else []
-
-
-def _changed(proposal: Proposal, seen: str) -> GateRefused:
-    return GateRefused(
-        f"proposal {proposal.id} is now commit {proposal.commit}, not the "
-        f"{seen} that was reviewed: it changed after review",
-        hint=f"review it again (vouch show {proposal.id}), then approve what you saw",
     )
 
 
@@ -136,7 +85,7 @@ def _decision(
         "decided_at": ids.now_iso(),
         "reason": reason or None,
         "base": proposal.base,
-        # the commit that was reviewed: `_pinned` refused anything but the pinned one
+        # the commit that was reviewed: `pins.pinned` refused anything but the pinned one
         "proposal_commit": proposal.commit,
         "note": note,
         **(people or {}),  # e-mails, operators, labels, self_approved (`deciders`)
@@ -215,7 +164,7 @@ def approve(
     """Approve one proposal, or several `together` (linked proposals): each is checked
     on the commit that already holds the ones before it, dependencies first, and all
     land in one ref update — or none does. A proposal that waits for one outside the
-    set is refused, naming it. Each must be pinned (`_pinned`) and decided by someone
+    set is refused, naming it. Each must be pinned (`pins`) and decided by someone
     other than its proposer (`deciders`)."""
     repo = kb.repo
     who = principal(kb, actor)
@@ -227,9 +176,9 @@ def approve(
     with gate_lock(kb):
         proposals = [records.find(kb, pid) for pid in wanted]
         current = checked_out_branch(kb)
-        branch, tip = _target(kb, proposals[0], current)
+        branch, tip = bases.target(kb, proposals[0])
         for other in proposals[1:]:
-            if _target(kb, other, current)[0] != branch:
+            if bases.target(kb, other)[0] != branch:
                 raise UsageError(
                     f"proposals {proposals[0].id} and {other.id} land on different branches",
                     hint="approve them one branch at a time",
@@ -241,7 +190,7 @@ def approve(
             _decided_check(kb, proposal, tip)
         if len(proposals) == 1 and repo.is_ancestor(proposals[0].commit, tip):
             proposal = proposals[0]
-            dropped = _pinned(kb, proposal, expect)
+            dropped = pins.pinned(kb, proposal, expect)
             if proposal.local:
                 dropped.append((proposal.ref, None, proposal.commit))
             return _record_merged(
@@ -256,7 +205,7 @@ def approve(
         ordered = linked.dependencies_first(kb, proposals)
         others: list[RefUpdate] = []
         for proposal in ordered:
-            others += _pinned(kb, proposal, expect)
+            others += pins.pinned(kb, proposal, expect)
             if proposal.local:
                 others.append((proposal.ref, None, proposal.commit))
         open_objects = linked.lazy_open_objects(kb)
@@ -462,7 +411,7 @@ def reject(
     with gate_lock(kb):
         proposal = records.find(kb, proposal_id)
         current = checked_out_branch(kb)
-        branch, tip = _target(kb, proposal, current)
+        branch, tip = bases.target(kb, proposal)
         _decided_check(kb, proposal, tip)
         # linked proposals that named it as what they wait for cannot land any more
         waited_on_by = [
@@ -478,7 +427,7 @@ def reject(
                 hint=f"record the decision with `vouch approve {proposal.id}`, or revert "
                 "the merge with `git revert` first",
             )
-        others: list[RefUpdate] = _pinned(kb, proposal, expect)
+        others: list[RefUpdate] = pins.pinned(kb, proposal, expect)
         changes: dict[str, str | None] = {
             kb.rel(records.decided_path(proposal.id)): repo.write_blob(
                 _decision(

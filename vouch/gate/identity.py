@@ -96,6 +96,13 @@ def parse_who(who: str) -> tuple[str, str]:
     return who, ""
 
 
+def forms(who: str) -> set[str]:
+    """A name, an e-mail or `Name <email>`, folded, as every form it may be listed,
+    signed or recorded as (`Name <email>` also matches its name or its e-mail alone)."""
+    name, email = parse_who(who)
+    return {fold(who), fold(name), fold(email)} - {""}
+
+
 def same(a: Identity, b: Identity) -> bool:
     """Whether `a` and `b` are one principal: same e-mail, or same name, or a label
     naming the other (all folded)."""

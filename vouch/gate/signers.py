@@ -12,11 +12,11 @@ allowed signers file they were judged under, so a long signed history is verifie
 from __future__ import annotations
 
 import contextlib
-import unicodedata
 from collections.abc import Callable
 
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import CorruptFile
+from vouch.gate.identity import fold, forms
 from vouch.git.history import Signature
 from vouch.store.kb import KB
 
@@ -25,22 +25,12 @@ SIGNED = "audit-signed.txt"  # good signatures, with the allowed signers they we
 
 def same(a: object, b: object) -> bool:
     """Two identities as strings, after Unicode normalisation and case folding."""
-    return _norm(a) == _norm(b) and _norm(a) != ""
-
-
-def _norm(value: object) -> str:
-    text = unicodedata.normalize("NFKC", str(value or ""))
-    return "".join(c for c in text if unicodedata.category(c) != "Cf").strip().casefold()
+    return fold(str(a or "")) == fold(str(b or "")) != ""
 
 
 def identities(value: str) -> set[str]:
     """A name, an email, or `Name <email>`, as the forms it may be listed or signed as."""
-    value = _norm(value)
-    out = {value} if value else set()
-    if "<" in value and value.endswith(">"):
-        name, _, email = value[:-1].partition("<")
-        out.update(x for x in (name.strip(), email.strip()) if x)
-    return out
+    return forms(value)
 
 
 def committed_policy(kb: KB) -> Callable[[str], tuple[bool, list[str]]]:

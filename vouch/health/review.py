@@ -34,7 +34,8 @@ from typing import Any
 
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import GateRefused, UsageError
-from vouch.gate.identity import fold
+from vouch.gate.identity import fold, forms
+from vouch.health import settings_drift
 from vouch.health.files import DECISION, catalog, prefix
 from vouch.health.issues import Issue, error, warn
 from vouch.health.provenance import TRUSTED_ROLE
@@ -114,7 +115,8 @@ def since(kb: KB, base_rev: str) -> tuple[list[Issue], dict[str, Any]]:
         commits.append(commit)
     checker = _Checker(kb, settings, head, base)
     issues = checker.run(commits)
-    issues += _settings_drift(kb, settings, head, commits)
+    changing = [c.sha for c in commits if CONFIG_NAME in c.own]
+    issues += settings_drift.drift(kb, settings, committed_settings(kb, head), changing)
     info = {
         "base": base,
         "merge_base": start,
@@ -149,68 +151,11 @@ def _own_changes(kb: KB, commit: Commit) -> dict[str, str | None]:
     return own
 
 
-def _settings_drift(kb: KB, base_settings: Config, head: str, commits: list[Commit]) -> list[Issue]:
-    """A range that changes the gate's own settings. Without signed decisions it is a
-    warning (the pull request's diff shows it to whoever reviews it); with them, every
-    commit of the range that changes the configuration must carry a good signature by
-    an approver the base lists, or a plain commit could switch the gate off."""
-    review = committed_settings(kb, head).get("review")
-    if review == base_settings.get("review"):
-        return []
-    path = kb.rel(CONFIG_NAME)
-    if base_settings.get("review.require_signed_decisions") is True:
-        from vouch.gate import signers
-
-        listed = base_settings.get("review.approvers") or []
-        allowed = {x for a in listed for x in signers.identities(str(a))} if listed else None
-        changing = [c for c in commits if CONFIG_NAME in c.own]
-        found = signers.verified(kb, [c.sha for c in changing])
-        bad = []
-        for c in changing:
-            sig = found.get(c.sha)
-            signer = signers.identities(sig.signer) if sig is not None and sig.good else set()
-            if not signer or (allowed is not None and not signer & allowed):
-                bad.append(c.sha[:12])
-        if bad:
-            return [
-                error(
-                    "review-settings",
-                    f"commit {', '.join(bad)} changes the review settings in {path} "
-                    "without a good signature by an approver the base lists, and the "
-                    "base requires signed decisions: an allowed approver makes the "
-                    "change in a signed commit",
-                    path=path,
-                )
-            ]
-    return [
-        warn(
-            "review-settings",
-            f"this range changes the review settings in {path}; it was checked against "
-            "the base's, and the new ones apply once it is merged",
-            path=path,
-        )
-    ]
-
-
-def _identities(*values: str) -> set[str]:
-    """Names an approver may be listed as: each value, and a `Name <email>` split up."""
-    out: set[str] = set()
-    for value in values:
-        value = value.strip()
-        if not value:
-            continue
-        out.add(value)
-        if "<" in value and value.endswith(">"):
-            name, _, email = value[:-1].partition("<")
-            out.update(x for x in (name.strip(), email.strip()) if x)
-    return out
-
-
 def _allowed(approvers: list[str], *values: str) -> bool:
     """Whether `review.approvers` names any of these identities (name, e-mail or
     `Name <email>`), compared folded."""
-    listed = {fold(x) for x in _identities(*approvers)} - {""}
-    return bool(listed & ({fold(x) for x in _identities(*values)} - {""}))
+    listed = {x for a in approvers for x in forms(a)}
+    return bool(listed & {x for v in values for x in forms(v)})
 
 
 class _Checker:
