@@ -561,6 +561,21 @@ def _record(pid: str, oid: str, decision: str, commit: str, **extra: Any) -> str
     return yamlio.dump_yaml(record)
 
 
+def _smuggled(kb: KB, text: str, approver: str | None = None) -> tuple[str, str, str, str]:
+    """A claim as vouch proposes it, written into the work tree by hand (stamped
+    `approved_by` when `approver` is given): its proposal id, object id, proposal commit
+    and the blob of the written file."""
+    pid = propose_claim(kb, text, evidence=[a_source(kb)])
+    ref = f"refs/heads/vouch/proposal/{pid}"
+    oid = claim.KIND.make_id({"text": text})
+    rel = f".vouch/{claim.path_for(oid)}"
+    stamp = f"approved_by: {approver}\n" if approver else ""
+    (kb.root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (kb.root / rel).write_text(git(kb.root, "show", f"{ref}:{rel}") + stamp)
+    blob = git(kb.root, "hash-object", rel).strip()
+    return pid, oid, git(kb.root, "rev-parse", ref).strip(), blob
+
+
 def _forge_decision(kb: KB, pid: str, oid: str, decision: str, commit: str, **extra: Any) -> str:
     """A decision record written by hand and committed, with every trailer typed, in one
     plain commit of whatever else is in the work tree; the commit."""
@@ -578,15 +593,7 @@ def test_a_decision_record_typed_by_hand_approves_nothing(reviewed: KB, run_cli:
     and typed decision trailers, in one plain commit: no merge, no audit event."""
     kb = reviewed
     base = head(kb.root)
-    pid = propose_claim(kb, "Unreviewed and smuggled in", evidence=[a_source(kb)])
-    ref = f"refs/heads/vouch/proposal/{pid}"
-    commit = git(kb.root, "rev-parse", ref).strip()
-    oid = claim.KIND.make_id({"text": "Unreviewed and smuggled in"})
-    rel = f".vouch/{claim.path_for(oid)}"
-    text = git(kb.root, "show", f"{ref}:{rel}")
-    (kb.root / rel).parent.mkdir(parents=True, exist_ok=True)
-    (kb.root / rel).write_text(text + "approved_by: Rita Reviewer\n")
-    blob = git(kb.root, "hash-object", rel).strip()
+    pid, oid, commit, blob = _smuggled(kb, "Unreviewed and smuggled in", "Rita Reviewer")
     forged = _forge_decision(kb, pid, oid, "approved", commit, blobs={claim.path_for(oid): blob})
     all_fail(kb, run_cli, base, "decision record", forged[:12])
 
@@ -640,14 +647,7 @@ def test_a_decision_record_in_a_disguised_registration_is_caught(
     claim and a decision record approving it — no decision, no proposal events."""
     kb = reviewed
     base = head(kb.root)
-    pid = propose_claim(kb, "Smuggled in a registration", evidence=[a_source(kb)])
-    ref = f"refs/heads/vouch/proposal/{pid}"
-    commit = git(kb.root, "rev-parse", ref).strip()
-    oid = claim.KIND.make_id({"text": "Smuggled in a registration"})
-    rel = f".vouch/{claim.path_for(oid)}"
-    (kb.root / rel).parent.mkdir(parents=True, exist_ok=True)
-    (kb.root / rel).write_text(git(kb.root, "show", f"{ref}:{rel}"))
-    blob = git(kb.root, "hash-object", rel).strip()
+    pid, oid, commit, blob = _smuggled(kb, "Smuggled in a registration")
     record = kb.dir / decided_path(pid)
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text(_record(pid, oid, "approved", commit, blobs={claim.path_for(oid): blob}))
