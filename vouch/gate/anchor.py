@@ -22,7 +22,7 @@ from typing import Any
 
 from vouch.core.lock import write_lock
 from vouch.errors import GateRefused, UsageError
-from vouch.gate import auditproof, signers
+from vouch.gate import auditproof, settings_history, signers, trusted_keys
 from vouch.gate.auditproof import Finding
 from vouch.gate.records import parse_message
 from vouch.store.kb import KB
@@ -219,7 +219,7 @@ def _signed(kb: KB, anchor: Anchor, rev: str) -> list[Finding]:
     required, approvers = signers.committed_policy(kb)(rev)
     if not required:
         return []
-    sig = trail.tag_signature(kb.repo, anchor.ref)
+    sig = trail.tag_signature(kb.repo, anchor.ref, trusted_keys.at(kb, rev).file)
     name = anchor.ref.removeprefix("refs/tags/")
     if not sig.good:
         return [
@@ -264,6 +264,7 @@ def verify_history(kb: KB, head: str, anchor_name: str | None = None) -> list[Fi
     policy = signers.committed_policy(kb)
     signing = policy(head)[0]  # none asked for: no configuration read per commit
     findings, _ = auditproof.check(kb, head, policy=policy if signing else None)
+    findings += settings_history.check(kb, head)
     chosen = [find(kb, anchor_name)] if anchor_name else anchors(kb)
     for one in chosen:  # every anchor, not just the newest: a newer tag cannot hide a
         findings += compare(kb, one, head)  # rewrite of what an older one anchored

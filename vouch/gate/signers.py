@@ -16,7 +16,9 @@ from collections.abc import Callable
 
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import CorruptFile
+from vouch.gate import trusted_keys
 from vouch.gate.identity import fold, forms
+from vouch.gate.trusted_keys import Trust
 from vouch.git.history import Signature
 from vouch.store.kb import KB
 
@@ -58,30 +60,52 @@ def fixed_policy(settings: Config) -> tuple[bool, list[str]]:
     return settings.get("review.require_signed_decisions") is True, approvers
 
 
-def verified(kb: KB, commits: list[str]) -> dict[str, Signature]:
-    """`git verify-commit` of each commit, good verdicts remembered in the clone's git
-    directory together with the allowed signers file they were given under (a changed
-    or revoked key verifies everything again)."""
-    from vouch.git import trail
+def verified(
+    kb: KB, commits: list[str], judged_by: Callable[[str], Trust] | None = None
+) -> dict[str, Signature]:
+    """`git verify-commit` of each commit under the allowed signers its parent committed
+    (`review.allowed_signers`, else the clone's git configuration), or under
+    `judged_by(commit)` (`lint --since`: the base's for the whole range). Good verdicts are
+    remembered in the clone's git directory with what they were judged by (a changed or
+    revoked key verifies everything again)."""
     from vouch.git.history import signatures
 
-    trust = trail.trust_fingerprint(kb.repo)
+    if judged_by is None:
+        judge = trusted_keys.Judge(kb)
+
+        def judged_by(commit: str) -> Trust:
+            parents = kb.repo.commit_parents(commit)
+            return judge.at(parents[0] if parents else "")
+
+    groups: dict[Trust, list[str]] = {}
+    for c in dict.fromkeys(commits):
+        groups.setdefault(judged_by(c), []).append(c)
     path = kb.state_dir / SIGNED
-    known: dict[str, Signature] = {}
-    if trust is not None:
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                sha, _, rest = line.partition(" ")
-                fingerprint, _, signer = rest.partition(" ")
-                if fingerprint == trust:
-                    known[sha] = Signature("G", signer, "")
-    found = {c: known[c] for c in commits if c in known}
-    fresh = signatures(kb.repo, [c for c in commits if c not in known])
-    found.update(fresh)
-    good = [(c, s.signer) for c, s in fresh.items() if s.good and "\n" not in s.signer]
-    if trust is not None and good:
+    known: dict[tuple[str, str], str] = {}
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            sha, _, rest = line.partition(" ")
+            fingerprint, _, signer = rest.partition(" ")
+            known[(sha, fingerprint)] = signer
+    found: dict[str, Signature] = {}
+    remember: list[str] = []
+    for trust, group in groups.items():
+        mark = trust.fingerprint
+        if mark is not None:
+            found.update(
+                {c: Signature("G", known[(c, mark)], "") for c in group if (c, mark) in known}
+            )
+        fresh = signatures(kb.repo, [c for c in group if c not in found], trust.file)
+        found.update(fresh)
+        if mark is not None:
+            remember += [
+                f"{c} {mark} {s.signer}\n"
+                for c, s in fresh.items()
+                if s.good and "\n" not in s.signer
+            ]
+    if remember:
         with contextlib.suppress(OSError):
             kb.state_dir.mkdir(parents=True, exist_ok=True)
             with open(path, "a", encoding="utf-8") as fh:
-                fh.write("".join(f"{c} {trust} {signer}\n" for c, signer in good))
+                fh.write("".join(remember))
     return found

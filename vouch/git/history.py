@@ -168,14 +168,22 @@ class Signature:
         return self.status == "G"
 
 
-def signatures(repo: Repo, commits: Iterable[str]) -> dict[str, Signature]:
+def signatures(
+    repo: Repo, commits: Iterable[str], allowed: Path | None = None
+) -> dict[str, Signature]:
     """The signature check of each commit (git runs gpg or ssh-keygen as configured:
-    gpg.format, gpg.ssh.allowedSignersFile, the keyring)."""
+    gpg.format, gpg.ssh.allowedSignersFile, the keyring); `allowed`: the SSH allowed
+    signers file to judge by instead of the clone's."""
     wanted = list(dict.fromkeys(commits))
     if not wanted:
         return {}
     out = repo.git(
-        "log", "--no-walk=unsorted", "--format=%H%x00%G?%x00%GS%x00%GK%x01", *wanted, "--"
+        *trusting(allowed),
+        "log",
+        "--no-walk=unsorted",
+        "--format=%H%x00%G?%x00%GS%x00%GK%x01",
+        *wanted,
+        "--",
     )
     found: dict[str, Signature] = {}
     for record in out.split("\x01"):
@@ -183,6 +191,11 @@ def signatures(repo: Repo, commits: Iterable[str]) -> dict[str, Signature]:
         if len(parts) == 4:
             found[parts[0]] = Signature(parts[1] or "N", parts[2], parts[3])
     return found
+
+
+def trusting(allowed: Path | None) -> list[str]:
+    """git's options for judging SSH signatures by `allowed` (none: the clone's)."""
+    return ["-c", f"gpg.ssh.allowedSignersFile={allowed}"] if allowed is not None else []
 
 
 def committers(repo: Repo, commits: Iterable[str]) -> dict[str, tuple[str, str]]:

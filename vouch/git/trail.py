@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from vouch.git.command import outcome, run
-from vouch.git.history import Change, Signature
+from vouch.git.history import Change, Signature, trusting
 from vouch.git.repo import Repo
 
 
@@ -122,14 +123,14 @@ def signs_tags(repo: Repo) -> bool:
     return False
 
 
-def tag_signature(repo: Repo, ref: str) -> Signature:
+def tag_signature(repo: Repo, ref: str, allowed: Path | None = None) -> Signature:
     """What `git verify-tag` says of one tag: G and its signer when the signature is
-    good and trusted (GPG keyring or gpg.ssh.allowedSignersFile), N when unsigned, B
-    otherwise."""
+    good and trusted (GPG keyring or gpg.ssh.allowedSignersFile; `allowed`: the SSH
+    allowed signers file to judge by instead), N when unsigned, B otherwise."""
     found = repo.store.read(ref)
     if found is None or b"-----BEGIN " not in found[1]:
         return Signature("N", "", "")
-    code, err = outcome(["verify-tag", ref], repo.root)
+    code, err = outcome([*trusting(allowed), "verify-tag", ref], repo.root)
     signer = ""
     for line in err.splitlines():
         for mark in ('Good "git" signature for ', "Good signature from "):

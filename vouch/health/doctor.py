@@ -65,7 +65,7 @@ def doctor(kb: KB, progress: Progress | None = None) -> dict[str, Any]:
     checks["audit"] = audit_check
     issues += [{**i, "check": "audit"} for i in audit_issues]
 
-    config_issues = config_drift(kb) + _self_approval(kb)
+    config_issues = config_drift(kb) + _self_approval(kb) + _signers(kb)
     checks["config"] = {"verdict": verdict(config_issues), **counts(config_issues)}
     issues += [{**i, "check": "config"} for i in config_issues]
 
@@ -90,6 +90,14 @@ def _self_approval(kb: KB) -> list[Issue]:
     tip = kb.repo.peek("HEAD")
     note = self_approval_note(gate_settings(kb, tip)) if tip else None
     return [warn("self-approval-allowed", note, id=ALLOW_SELF)] if note else []
+
+
+def _signers(kb: KB) -> list[Issue]:
+    from vouch.gate.decide import gate_settings
+    from vouch.health import signers_file
+
+    tip = kb.repo.peek("HEAD")
+    return signers_file.issues(kb, gate_settings(kb, tip)) if tip else []
 
 
 def _index(kb: KB) -> tuple[dict[str, Any], list[Issue]]:

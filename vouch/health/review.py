@@ -34,6 +34,7 @@ from typing import Any
 
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import GateRefused, UsageError
+from vouch.gate import signers, trusted_keys
 from vouch.gate.identity import fold, forms
 from vouch.health import settings_drift
 from vouch.health.files import DECISION, catalog, prefix
@@ -115,8 +116,8 @@ def since(kb: KB, base_rev: str) -> tuple[list[Issue], dict[str, Any]]:
         commits.append(commit)
     checker = _Checker(kb, settings, head, base)
     issues = checker.run(commits)
-    changing = [c.sha for c in commits if CONFIG_NAME in c.own]
-    issues += settings_drift.drift(kb, settings, committed_settings(kb, head), changing)
+    own = {c.sha: set(c.own) for c in commits}
+    issues += settings_drift.drift(kb, settings, committed_settings(kb, head), own, base, head)
     info = {
         "base": base,
         "merge_base": start,
@@ -174,12 +175,14 @@ class _Checker:
         self.branch = kb.repo.current_branch()
 
     def run(self, commits: list[Commit]) -> list[Issue]:
-        from vouch.git.history import signatures
-
         answerable = [c for c in commits if self._answers(c)]
-        signed = (
-            signatures(self.kb.repo, [c.sha for c in answerable]) if self.require_signed else {}
-        )
+        signed: dict[str, Any] = {}
+        if self.require_signed:
+            trust = trusted_keys.at(self.kb, self.base)
+            if trust.problem:
+                self._add(error("review-signers", f"{trust.problem}: nothing it signs verifies"))
+            shas = [c.sha for c in answerable]
+            signed = signers.verified(self.kb, shas, judged_by=lambda _: trust)
         approved: dict[str, str] = {}
         for commit in commits:
             decision = commit.trailer("Vouch-Decision")

@@ -10,25 +10,46 @@ plain commit could switch the gate off for the next range.
 from __future__ import annotations
 
 from vouch.core.config import CONFIG_NAME, Config
-from vouch.gate import signers
+from vouch.gate import signers, trusted_keys
 from vouch.health.issues import Issue, error, warn
 from vouch.store.kb import KB
 
 
-def drift(kb: KB, base_settings: Config, head_settings: Config, changing: list[str]) -> list[Issue]:
-    """A range that changes the gate's own settings. Without signed decisions it is a
-    warning (the pull request's diff shows it to whoever reviews it); with them, every
-    commit of the range that changes the configuration must carry a good signature by
-    an approver the base lists, or a plain commit could switch the gate off. `changing`:
-    the range's commits that change the configuration."""
-    review = head_settings.get("review")
-    if review == base_settings.get("review"):
+def drift(
+    kb: KB,
+    base_settings: Config,
+    head_settings: Config,
+    own: dict[str, set[str]],
+    base: str,
+    head: str,
+) -> list[Issue]:
+    """A range that changes the gate's own settings: `review.*` in the configuration, or
+    the allowed-signers file it names (`review.allowed_signers`). Without signed
+    decisions it is a warning (the pull request's diff shows it to whoever reviews it);
+    with them, every commit of the range that changes either must carry a good signature,
+    judged by the base's allowed signers, by an approver the base lists, or a plain
+    commit could switch the gate off or trust its own key. `own`: each commit of the
+    range and the `.vouch/`-relative paths it changes itself."""
+    names = {n for n in (trusted_keys.setting(base_settings), trusted_keys.setting(head_settings))}
+    names.discard("")
+    files = {n for n in names if not trusted_keys.path_problem(n)}
+    keys_changed = any(
+        trusted_keys.committed_blob(kb, base, kb.rel(n))
+        != trusted_keys.committed_blob(kb, head, kb.rel(n))
+        for n in files
+    )
+    review_changed = head_settings.get("review") != base_settings.get("review")
+    if not review_changed and not keys_changed:
         return []
-    path = kb.rel(CONFIG_NAME)
+    # the file the issue names is one the range changes (lint --since keeps those)
+    path = kb.rel(CONFIG_NAME) if review_changed else kb.rel(sorted(files)[0])
+    watched = {CONFIG_NAME, *files}
+    changing = [sha for sha, paths in own.items() if paths & watched]
     if base_settings.get("review.require_signed_decisions") is True:
         listed = base_settings.get("review.approvers") or []
         allowed = {x for a in listed for x in signers.identities(str(a))} if listed else None
-        found = signers.verified(kb, changing)
+        trust = trusted_keys.at(kb, base)
+        found = signers.verified(kb, changing, judged_by=lambda _: trust)
         bad = []
         for sha in changing:
             sig = found.get(sha)
@@ -39,17 +60,19 @@ def drift(kb: KB, base_settings: Config, head_settings: Config, changing: list[s
             return [
                 error(
                     "review-settings",
-                    f"commit {', '.join(bad)} changes the review settings in {path} "
-                    "without a good signature by an approver the base lists, and the "
-                    "base requires signed decisions: an allowed approver makes the "
+                    f"commit {', '.join(bad)} changes the review settings or the "
+                    f"allowed signers ({path}) without a good signature by an "
+                    "approver the base lists (judged by the base's allowed signers), and "
+                    "the base requires signed decisions: an allowed approver makes the "
                     "change in a signed commit",
                     path=path,
                 )
             ]
+    what = "the allowed signers" if keys_changed else "the review settings"
     return [
         warn(
             "review-settings",
-            f"this range changes the review settings in {path}; it was checked against "
+            f"this range changes {what} ({path}); it was checked against "
             "the base's, and the new ones apply once it is merged",
             path=path,
         )

@@ -1,0 +1,106 @@
+"""Every change of the gate's own settings in a history, judged by what came before it.
+
+A commit that changes the review settings (`review.*` in the committed configuration) or
+the allowed-signers file they name, where its parent requires signed decisions, must carry
+a good signature — judged by the parent's allowed signers — by an approver the parent
+lists. Otherwise one plain commit could switch signing off, or trust its own key, and every
+later commit would be judged by what it wrote. A merge is judged only where it changes the
+settings itself (differs from every parent), so a plain merge of a signed change passes.
+`audit --verify` and `doctor` run this on the whole history; `lint --since` judges a range
+by its base (`vouch/health/settings_drift.py`), which is at least as strict.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vouch.core.config import CONFIG_NAME, Config
+from vouch.errors import CorruptFile
+from vouch.gate import signers, trusted_keys
+from vouch.gate.auditproof import Finding
+from vouch.git import trail
+from vouch.store.kb import KB
+
+
+def check(kb: KB, head: str) -> list[Finding]:
+    config = kb.rel(CONFIG_NAME)
+    reader = _Settings(kb)
+    names = {reader.signers_name(t.sha) for t in trail.touching(kb.repo, head, [config])}
+    names.discard("")
+    paths = [config, *sorted(kb.rel(n) for n in names if not trusted_keys.path_problem(n))]
+    judge = trusted_keys.Judge(kb)
+    wanted: list[tuple[str, list[str], str]] = []  # commit, approvers, its parent
+    for touch in trail.touching(kb.repo, head, [f":(literal){p}" for p in paths]):
+        if not touch.parents:
+            continue
+        mine = reader.gate(touch.sha)
+        if any(reader.gate(p) == mine for p in touch.parents):
+            continue  # not its own change (a merge bringing a change made before)
+        parent = touch.parents[0]
+        settings = reader.config(parent)
+        if settings.get("review.require_signed_decisions") is not True:
+            continue
+        listed = settings.get("review.approvers") or []
+        wanted.append(
+            (touch.sha, [str(a) for a in listed] if isinstance(listed, list) else [], parent)
+        )
+    if not wanted:
+        return []
+    found = signers.verified(
+        kb, [sha for sha, _, _ in wanted], judged_by=lambda c: judge.at(_parent_of(wanted, c))
+    )
+    out = []
+    for sha, approvers, _ in wanted:
+        sig = found.get(sha)
+        name = sig.signer if sig is not None and sig.good else ""
+        signer = signers.identities(name) if name else set()
+        allowed = {x for a in approvers for x in signers.identities(a)}
+        if signer and (not approvers or signer & allowed):
+            continue
+        why = f"a signature by {name!r}, who is not listed" if signer else "no good signature"
+        out.append(
+            Finding(
+                "review-settings",
+                f"commit {sha[:12]} changes the review settings or the allowed signers "
+                f"with {why}, while the commit before it requires signed decisions by "
+                f"an approver it lists: an allowed approver makes the change in a signed "
+                "commit (judged by the allowed signers before it)",
+                sha,
+            )
+        )
+    return out
+
+
+def _parent_of(wanted: list[tuple[str, list[str], str]], commit: str) -> str:
+    return next(parent for sha, _, parent in wanted if sha == commit)
+
+
+class _Settings:
+    """The configuration and gate settings at each commit, cached by blob."""
+
+    def __init__(self, kb: KB):
+        self.kb = kb
+        self._configs: dict[str | None, Config] = {}
+
+    def config(self, commit: str) -> Config:
+        kb = self.kb
+        blob = trusted_keys.committed_blob(kb, commit, kb.rel(CONFIG_NAME))
+        if blob not in self._configs:
+            text = kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None
+            try:
+                self._configs[blob] = Config.from_text(text, f"{commit[:12]}:{CONFIG_NAME}")
+            except CorruptFile:
+                self._configs[blob] = Config.from_text(None, "default")
+        return self._configs[blob]
+
+    def signers_name(self, commit: str) -> str:
+        return trusted_keys.setting(self.config(commit))
+
+    def gate(self, commit: str) -> tuple[Any, str | None]:
+        """What the gate is at `commit`: its review settings and the allowed-signers blob."""
+        settings = self.config(commit)
+        name = trusted_keys.setting(settings)
+        blob = None
+        if name and not trusted_keys.path_problem(name):
+            blob = trusted_keys.committed_blob(self.kb, commit, self.kb.rel(name))
+        return repr(settings.get("review")), blob
