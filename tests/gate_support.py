@@ -18,6 +18,7 @@ from vouch.store.kb import KB, PROPOSAL_PREFIX
 ALICE = "alice"  # an agent (declared through the library's `agent`)
 BOB = "bob"  # another agent, or a label (`--as bob`) beside the git user
 PERSON = "Test Person"  # the git user of the test repositories (conftest)
+PERSON_EMAIL = "test@example.invalid"
 
 
 def ctx(kb: KB, actor: str = ALICE) -> CallContext:
@@ -150,7 +151,8 @@ def proposer_key(root: Path) -> dict[str, str]:
     """Environment that signs commits with a key of the proposer's own (made once beside
     the repository), not the reviewer's key this clone is configured with: under
     `review.require_signed_decisions` a proposal must be signed, and by another key than
-    the decision's."""
+    the decision's. The key is listed for the test person (who runs the agents) in the
+    allowed signers file the clone's git trusts, when that is outside the repository."""
     key = root.parent / "proposer-key"
     if not key.exists():
         subprocess.run(
@@ -158,6 +160,18 @@ def proposer_key(root: Path) -> dict[str, str]:
             check=True,
             capture_output=True,
         )
+    trusted = subprocess.run(
+        ["git", "config", "--get", "gpg.ssh.allowedSignersFile"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    if trusted and not Path(trusted).resolve().is_relative_to(root.resolve()):
+        entry = f"{PERSON_EMAIL} {key.with_suffix('.pub').read_text()}"
+        listed = Path(trusted).read_text() if Path(trusted).exists() else ""
+        if entry not in listed:
+            with open(trusted, "a") as fh:
+                fh.write(entry)
     return {
         "GIT_CONFIG_COUNT": "2",
         "GIT_CONFIG_KEY_0": "user.signingkey",

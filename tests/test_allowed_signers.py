@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import git
+from gate_support import PERSON_EMAIL, proposer_key
 from test_audit_proof import all_fail, all_pass, approve, checks, head, needs_ssh
 
 from vouch.store.kb import KB
@@ -74,7 +75,9 @@ def committed(kb_with_sources: KB, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     kb = kb_with_sources
     monkeypatch.chdir(kb.root)
     bob = keypair(tmp_path, "bob")
-    (kb.dir / "allowed_signers").write_text(line(BOB, bob))
+    proposer_key(kb.root)  # the test person's own key signs the agents' proposals
+    proposer = line(PERSON_EMAIL, kb.root.parent / "proposer-key")
+    (kb.dir / "allowed_signers").write_text(line(BOB, bob) + proposer)
     config = kb.dir / "config.yaml"
     config.write_text(
         config.read_text()

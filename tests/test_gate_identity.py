@@ -386,3 +386,55 @@ def test_a_hand_made_author_with_an_invisible_character_is_still_its_agent(
     before = kb_state(kb.root)
     _refused_self(_agent_approves(kb, "bot", pid, expect=new))
     _unchanged(kb, before)
+
+
+@pytest.mark.skipif(not HAS_SSH, reason="ssh-keygen is not installed")
+def test_strict_settings_refuse_a_proposal_signed_by_an_unlisted_or_another_key(
+    kb_with_sources: KB, run_cli: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The third outsider's attack: under signed decisions Rita proposes in Bob's git
+    name, signed with a throwaway key nobody listed (git: good signature, untrusted key),
+    then approves with her own allowed key — the keys differ, the names differ, and the
+    proposal landed. A signed proposal must verify against the allowed signers, as the
+    person it names."""
+    kb = kb_with_sources
+    allowed = tmp_path / "allowed_signers"
+    rita_key = _ssh_key(tmp_path, RITA[1], allowed)
+    bob = ("Bob Builder", "bob@example.invalid")
+    _ssh_key(tmp_path, bob[1], allowed)
+    throwaway = _ssh_key(tmp_path, "nobody@example.invalid", tmp_path / "not-listed")
+    _commit_config(kb, require_signed_decisions=True, approvers=[RITA[1]])
+    for key, value in (
+        ("gpg.format", "ssh"),
+        ("gpg.ssh.allowedSignersFile", str(allowed)),
+        ("commit.gpgsign", "true"),
+    ):
+        git(kb.root, "config", key, value)
+    for signing_key in (throwaway, rita_key):  # unlisted; listed, but as Rita
+        _as(monkeypatch, bob)
+        _sign_with(kb.root, signing_key)
+        pid = _propose(run_cli, kb, f"Rita's own claim, typed as Bob ({signing_key.name})")
+        _as(monkeypatch, RITA)
+        _sign_with(kb.root, rita_key)
+        before = kb_state(kb.root)
+        res = run_cli("approve", pid, cwd=kb.root)
+        assert res.code == 1 and "E104" in res.err, res.err
+        if signing_key == throwaway:
+            assert "allowed signers do not hold" in res.err, res.err
+        _unchanged(kb, before)
+
+
+def test_doctor_says_when_the_committed_role_allows_self_approval(
+    kb_with_sources: KB, run_cli: Any
+) -> None:
+    """The third outsider: with `approver_role: trusted-agent` committed, lint --since
+    failed the self-approval while doctor said nothing; now doctor says the setting is on."""
+    kb = kb_with_sources
+    config = kb.dir / "config.yaml"
+    config.write_text(
+        config.read_text().replace("approver_role: human", "approver_role: trusted-agent")
+    )
+    git(kb.root, "commit", "-qam", "automated repository")
+    doctor = run_cli("doctor", "--json", cwd=kb.root).json()
+    notes = [i for i in doctor["issues"] if i["kind"] == "self-approval-allowed"]
+    assert notes and "trusted-agent" in notes[0]["message"], doctor["issues"]

@@ -76,6 +76,7 @@ def check_keys(
             hint="the proposer proposes it again from a clone that signs its commits "
             "(git config commit.gpgsign true)",
         )
+    _signed_as_proposed(kb, decision_commit, proposal)
     if mine != theirs:
         return False
     if self_allowed(settings):
@@ -85,6 +86,37 @@ def check_keys(
         "the proposer's own, whatever name either commit carries",
         hint=SELF_HINT,
     )
+
+
+def _signed_as_proposed(kb: KB, decision_commit: str, proposal: Proposal) -> None:
+    """A signed proposal's signature is good — judged by the allowed signers the target
+    branch committed (`review.allowed_signers`, else the clone's) — and names whoever
+    made the commit (the operator, for an agent's): a key nobody listed, or a listed
+    key under another person's name, would make the proposer whoever they typed."""
+    from vouch.gate import signers, trusted_keys
+    from vouch.gate.identity import forms
+
+    parents = kb.repo.commit_parents(decision_commit)
+    trust = trusted_keys.at(kb, parents[0] if parents else "")
+    sig = signers.verified(kb, [proposal.commit], judged_by=lambda _: trust).get(proposal.commit)
+    hint = (
+        "the proposer proposes it again, signed with their own key listed in the allowed "
+        "signers (review.allowed_signers)"
+    )
+    if sig is None or not sig.good:
+        raise GateRefused(
+            f"proposal {proposal.id} is signed by a key the allowed signers do not hold, "
+            "and review.require_signed_decisions makes the signer the proposer",
+            hint=hint,
+        )
+    who = proposal.identity()
+    principal = who.operator if who.agent and who.operator else f"{who.name} <{who.email}>"
+    if not forms(sig.signer) & forms(principal):
+        raise GateRefused(
+            f"proposal {proposal.id} names {principal!r} as its proposer but is signed "
+            f"by {sig.signer!r}",
+            hint=hint,
+        )
 
 
 def record_fields(proposal: Proposal, decider: Identity, self_approved: bool) -> dict[str, Any]:
@@ -123,9 +155,14 @@ def self_approval_note(settings: Config) -> str | None:
     """What `vouch status` and `doctor` say when the committed configuration (of the
     checked-out branch: `decide.gate_settings`) lets a person approve their own
     proposals; None otherwise."""
-    if settings.get(ALLOW_SELF) is not True:
-        return None
-    return (
-        f"{ALLOW_SELF} is on (committed): a person may approve their own proposals; "
-        "each such decision is recorded as self_approved"
-    )
+    if settings.get(ALLOW_SELF) is True:
+        return (
+            f"{ALLOW_SELF} is on (committed): a person may approve their own proposals; "
+            "each such decision is recorded as self_approved"
+        )
+    if settings.get("review.approver_role") == TRUSTED_ROLE:
+        return (
+            f"review.approver_role is {TRUSTED_ROLE} (committed): anyone may approve their "
+            "own proposals; each such decision is recorded as self_approved"
+        )
+    return None
