@@ -32,7 +32,7 @@ from typing import Any
 
 from vouch.core import ids, yamlio
 from vouch.errors import CorruptFile
-from vouch.gate import signers
+from vouch.gate import direct_writes, signers
 from vouch.gate.records import parse_message
 from vouch.gate.signers import identities, same
 from vouch.git.history import committers
@@ -192,9 +192,11 @@ class _Check:
         for c, added in directs:
             if c.sha not in self.proven and c.sha not in self.skipped:
                 self._direct(c, added)
+                self._overreach(c)
         self._decisions(
             [d for d in decisions if d[0].sha not in self.proven and d[0].sha not in self.skipped]
         )
+        self._approvers([d for d in [*decisions, *directs] if d[0].sha not in self.proven])
         self._unowned()
         self._records({c.sha for c in commits})
         self._signatures([*decisions, *directs])
@@ -329,6 +331,49 @@ class _Check:
                 "audit-mismatch",
                 f"commit {c.sha[:12]} ({c.subject[:60]}) {problem}; {_HINT}",
             )
+
+    def _overreach(self, c: _Commit) -> None:
+        """A direct write changes only what its event may (`direct_writes`); in a range,
+        `lint --since` judges every commit's own changes itself."""
+        if self.report is not None:
+            return
+        event = c.one("Vouch-Event")
+        found = direct_writes.overreach(self.kb, event, c.sha, c.parents)
+        if found:
+            prefix = self.kb.rel(".") + "/"
+            detail = direct_writes.describe(c.sha, event, found, prefix)
+            self.add(c.sha, "audit-outside-vouch", f"{detail}; {_HINT}")
+
+    def _approvers(self, made: list[tuple[_Commit, list[str]]]) -> None:
+        """With `review.approvers` committed on a commit's parent, a decision (and a
+        lifecycle edit or import) is made by one of them: its approver or actor, or the
+        git identity that committed it — as `lint --since` judges a range by its base."""
+        if self.report is not None or not made:
+            return
+        listed_at = signers.committed_policy(self.kb)
+        wanted = []
+        for c, _ in made:
+            event = c.one("Vouch-Event")
+            if not c.one("Vouch-Decision") and event not in (
+                direct_writes.EDITS | {direct_writes.IMPORT}
+            ):
+                continue
+            approvers = listed_at(c.parents[0] if c.parents else "")[1]
+            if approvers:
+                wanted.append((c, approvers))
+        made_by = committers(self.kb.repo, [c.sha for c, _ in wanted])
+        for c, approvers in wanted:
+            actor = c.one("Vouch-Approver") if c.one("Vouch-Decision") else c.one("Vouch-Actor")
+            listed = {x for a in approvers for x in identities(a)}
+            who = {x for v in (actor, *made_by.get(c.sha, ("", ""))) for x in identities(v)}
+            if not who & listed:
+                self.add(
+                    c.sha,
+                    "approver-not-allowed",
+                    f"commit {c.sha[:12]} ({c.subject[:60]}) was made by "
+                    f"{actor or made_by.get(c.sha, ('?',))[0]!r}, who is not in the "
+                    "review.approvers committed before it",
+                )
 
     def _decisions(self, decisions: list[tuple[_Commit, list[str]]]) -> None:
         kb = self.kb

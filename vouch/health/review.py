@@ -34,8 +34,9 @@ from typing import Any
 
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import GateRefused, UsageError
-from vouch.gate import signers, trusted_keys
+from vouch.gate import direct_writes, signers, trusted_keys
 from vouch.gate.identity import fold, forms
+from vouch.gate.own_changes import own_changes
 from vouch.health import settings_drift
 from vouch.health.files import DECISION, catalog, prefix
 from vouch.health.issues import Issue, error, warn
@@ -112,7 +113,7 @@ def since(kb: KB, base_rev: str) -> tuple[list[Issue], dict[str, Any]]:
             continue
         sha, parents, name, email, date, body = row[:6]
         commit = Commit(sha, parents.split(), (name, email), date, body, parse_message(body)[2])
-        commit.own = _own_changes(kb, commit)
+        commit.own = own_changes(kb, sha, commit.parents)
         commits.append(commit)
     checker = _Checker(kb, settings, head, base)
     issues = checker.run(commits)
@@ -128,28 +129,6 @@ def since(kb: KB, base_rev: str) -> tuple[list[Issue], dict[str, Any]]:
         "require_signed_decisions": checker.require_signed,
     }
     return issues, info
-
-
-def _own_changes(kb: KB, commit: Commit) -> dict[str, str | None]:
-    """What `commit` itself changed under `.vouch/`: against its parent, or for a merge
-    what differs from every parent."""
-    repo = kb.repo
-    where = kb.rel(".")
-    mine = repo.blob_at(commit.sha, where)
-    per_parent: list[dict[str, str | None]] = []
-    for parent in commit.parents or [""]:
-        theirs = repo.blob_at(parent, where) if parent else None
-        if mine is None:
-            gone = repo.tree_changes(None, theirs) if theirs else {}
-            per_parent.append(dict.fromkeys(gone))
-        elif theirs == mine:
-            return {}
-        else:
-            per_parent.append(repo.tree_changes(theirs, mine))
-    own = per_parent[0]
-    for other in per_parent[1:]:
-        own = {p: b for p, b in own.items() if p in other}
-    return own
 
 
 def _allowed(approvers: list[str], *values: str) -> bool:
@@ -343,23 +322,21 @@ class _Checker:
 
     def _direct(self, commit: Commit, signed: dict[str, Any]) -> None:
         event = commit.trailer("Vouch-Event")
+        found = direct_writes.overreach(self.kb, event, commit.sha, commit.parents, commit.own)
+        if found:
+            rel = found[0][0]
+            self._add(
+                error(
+                    "outside-vouch",
+                    direct_writes.describe(commit.sha, event, found, self.prefix),
+                    path=self.prefix + rel,
+                    id=commit.sha,
+                )
+            )
         if self._answers(commit):
             # a lifecycle edit or an import (`bundle.import` brings knowledge with its
             # decision records): its actor answers for it like an approver
             self._who(commit, commit.trailer("Vouch-Actor"), signed, f"{event}")
-            return
-        for rel in commit.own:
-            if commit.area(rel) == "decided":
-                self._add(
-                    error(
-                        "outside-vouch",
-                        f"commit {commit.sha[:12]} ({event}) changes "
-                        f"the decision record {self.prefix}{rel}; only a decision "
-                        "writes one",
-                        path=self.prefix + rel,
-                        id=commit.sha,
-                    )
-                )
 
     def _outside(self, commit: Commit) -> None:
         merge = len(commit.parents) > 1

@@ -1,0 +1,118 @@
+"""`audit --verify`, `doctor` and `lint --since` agree on a history.
+
+Each is what someone trusts at a different moment (a reviewer's clone, a nightly job, CI
+on a pull request): a history one of them fails and another passes tells whoever ran the
+lenient one that all is well. The attacks the outsiders found checked by only one of the
+three are built here in real repositories and shown failed by all of them. (`audit
+--verify` judges the audit log and the commits that wrote it; knowledge committed with no
+audit line at all is `doctor`'s and `lint --since`'s.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import git
+from gate_support import a_source, proposed
+from test_audit_proof import (
+    _commit,
+    _smuggled,
+    all_fail,
+    approve,
+    checks,
+    forge_append,
+    head,
+)
+
+from vouch.kinds import entity
+from vouch.store.kb import KB
+
+
+@pytest.fixture
+def approved_once(kb_with_sources: KB, monkeypatch: pytest.MonkeyPatch) -> KB:
+    monkeypatch.chdir(kb_with_sources.root)
+    approve(kb_with_sources, "Deploys need a green CI run")
+    return kb_with_sources
+
+
+def _registration(kb: KB) -> str:
+    """Commit what is in the work tree typed as a source registration: a correctly
+    chained `source.register` event and every trailer vouch would write."""
+    event = forge_append(kb.root, "source.register", "Test Person", [a_source(kb)])
+    git(kb.root, "add", "-A")
+    trailers = (
+        f"Vouch-Event: source.register\nVouch-Actor: Test Person\nVouch-Audit-Head: {event}\n"
+    )
+    return _commit(kb.root, "vouch: register source", trailers)
+
+
+def test_a_claim_in_a_disguised_registration_fails_every_check(
+    approved_once: KB, run_cli: Any
+) -> None:
+    """The second outsider: lint --since (CI) passed it, only doctor saw it."""
+    kb = approved_once
+    base = head(kb.root)
+    _smuggled(kb, "Smuggled without a record", "Test Person")
+    forged = _registration(kb)
+    all_fail(kb, run_cli, base, forged[:12])
+
+
+def test_an_entity_in_a_disguised_registration_fails_every_check(
+    approved_once: KB, run_cli: Any
+) -> None:
+    kb = approved_once
+    base = head(kb.root)
+    made = proposed(kb, "kb.propose_entity", {"name": "requests", "type": "project"})
+    rel = f".vouch/{entity.path_for(made['entity_id'])}"
+    ref = f"refs/heads/vouch/proposal/{made['proposal_id']}"
+    (kb.root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (kb.root / rel).write_text(git(kb.root, "show", f"{ref}:{rel}"))
+    forged = _registration(kb)
+    all_fail(kb, run_cli, base, forged[:12])
+
+
+def test_a_claim_edited_in_a_disguised_lifecycle_write_fails_every_check(
+    approved_once: KB, run_cli: Any
+) -> None:
+    """A lifecycle edit changes knowledge that exists; one typed by hand that adds a
+    claim besides is refused."""
+    kb = approved_once
+    base = head(kb.root)
+    _smuggled(kb, "Added beside a confirmation", "Test Person")
+    event = forge_append(kb.root, "claim.confirm", "Test Person", [])
+    git(kb.root, "add", "-A")
+    forged = _commit(
+        kb.root,
+        "vouch: confirm claim",
+        f"Vouch-Event: claim.confirm\nVouch-Actor: Test Person\nVouch-Audit-Head: {event}\n",
+    )
+    all_fail(kb, run_cli, base, forged[:12])
+
+
+def test_a_plain_commit_adding_a_claim_fails_doctor_and_lint(
+    approved_once: KB, run_cli: Any
+) -> None:
+    kb = approved_once
+    base = head(kb.root)
+    _smuggled(kb, "Committed by hand", "Test Person")
+    git(kb.root, "add", "-A")
+    _commit(kb.root, "add a claim", "")
+    found = checks(kb, run_cli, base)
+    assert found["doctor"][0] == 1 and found["lint"][0] == 1, found
+
+
+def test_a_decision_by_someone_not_listed_fails_every_check(
+    approved_once: KB, run_cli: Any
+) -> None:
+    """Only lint --since compared decisions with review.approvers; doctor and audit
+    --verify now judge each by the list committed before it."""
+    kb = approved_once
+    config = kb.dir / "config.yaml"
+    config.write_text(
+        config.read_text().replace("approvers: []", "approvers: [rita@example.invalid]")
+    )
+    git(kb.root, "commit", "-qam", "only rita approves")
+    base = head(kb.root)
+    approve(kb, "Approved by the test person, who is not listed")
+    all_fail(kb, run_cli, base, head(kb.root)[:12], "review.approvers")
