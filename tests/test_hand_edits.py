@@ -368,3 +368,28 @@ def test_a_page_edited_by_hand_is_refused_and_reported_like_a_claim(
     assert code == 1 and [(i["id"], i["path"]) for i in found(report)] == [
         (page_id, hooked.rel(page_kind.path_for(page_id)))
     ]
+
+
+def test_the_hook_refuses_deleting_a_decision_record(hooked: KB) -> None:
+    """Left for doctor and lint --since before: the hook let it through."""
+    root = hooked.root
+    record = next(p for p in (hooked.dir / "decided").rglob("*.yaml"))
+    git(root, "rm", "-q", str(record.relative_to(root)))
+    before = state(root)
+    refused = commit(root, message="tidy decided/")
+    out = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "decision-record-edited" in out, out
+    assert state(root) == before
+
+
+def test_the_hook_refuses_truncating_the_audit_log(hooked: KB) -> None:
+    root = hooked.root
+    log = hooked.dir / "audit.log.jsonl"
+    lines = log.read_text().splitlines(keepends=True)
+    log.write_text("".join(lines[:-1]))
+    git(root, "add", str(log.relative_to(root)))
+    before = state(root)
+    refused = commit(root, message="shorter log")
+    out = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "audit-shrunk" in out, out
+    assert state(root) == before

@@ -244,6 +244,7 @@ def _staged(kb: KB, stale_days: int | None) -> dict[str, Any]:
     k = rules.Knowledge(files.staged(kb))
     issues = _changed(k, changes, settings, stale_days, {"cached": True})
     issues += provenance.staged(k, changes, settings)
+    issues += provenance.audit_shrunk(k, changes)
     issues += tracked_state.tracked(kb) + leftovers.half_landing(kb)
     return report("staged", k, issues, changed=len(changes))
 

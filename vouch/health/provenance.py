@@ -213,6 +213,33 @@ def _adder_problem(kind: str, fields: list[str] | None, approved: set[str]) -> s
 
 
 # -- a commit being made -----------------------------------------------------------------------
+def audit_shrunk(k: Knowledge, changes: list[Change]) -> list[Issue]:
+    """Staged audit files that lose lines: the log only grows (a truncation or an edit
+    of an event is refused at commit time, as `doctor` and `lint --since` report it)."""
+    prefix = k.view.prefix
+    repo = k.view.kb.repo
+    out = []
+    for change in changes:
+        rel = change.path[len(prefix) :] if change.path.startswith(prefix) else change.path
+        if rel != audit.LOG_NAME and not rel.startswith(audit.SEGMENT_DIR + "/"):
+            continue
+        if change.old is None:
+            continue
+        old = [ln for ln in repo.read_blob(change.old).split(b"\n") if ln.strip()]
+        new = set(repo.read_blob(change.new).split(b"\n")) if change.new is not None else set()
+        lost = [ln for ln in old if ln not in new]
+        if lost:
+            out.append(
+                error(
+                    "audit-shrunk",
+                    f"{len(lost)} audit event(s) removed or edited: the audit log only "
+                    "grows; restore it (`git checkout HEAD -- <path>`)",
+                    path=change.path,
+                )
+            )
+    return out
+
+
 def new_audit_events(k: Knowledge, changes: list[Change]) -> list[dict[str, Any]]:
     """Audit events the staged changes add (a vouch write cut short, then committed)."""
     before: set[bytes] = set()
@@ -268,7 +295,19 @@ def staged(k: Knowledge, changes: list[Change], settings: Config) -> list[Issue]
         oid, kind = str(entry.id), str(entry.kind)
         where = change.path
         if kind == DECISION:
-            if change.new is not None and oid not in named:
+            if change.new is None or change.old is not None:
+                out.append(
+                    error(
+                        "decision-record-edited",
+                        "decision record "
+                        + ("deleted" if change.new is None else "edited")
+                        + ": a record is written once, by the decision that made it; "
+                        "restore it (`git checkout HEAD -- <path>`)",
+                        id=oid,
+                        path=where,
+                    )
+                )
+            elif oid not in named:
                 out.append(
                     error(
                         "no-decision",
