@@ -12,11 +12,14 @@ from __future__ import annotations
 from vouch.health.issues import Issue, error
 from vouch.store.kb import KB
 
-LOCAL_DIRS = ("locks",)  # inside `.vouch/`: local to a clone, never committed
+# inside `.vouch/`: local to a clone, never committed (the index is rebuilt from the
+# files; one another clone built is never served)
+LOCAL_DIRS = ("locks", "index")
 
 
 def tracked(kb: KB, rev: str | None = None) -> list[Issue]:
-    """Files under `.vouch/locks/` in the index (`rev` None) or in commit `rev`."""
+    """Files under `.vouch/locks/` and `.vouch/index/` in git's index (`rev` None) or
+    in commit `rev`."""
     out: list[Issue] = []
     for folder in (kb.rel(d) for d in LOCAL_DIRS):
         if rev is None:
@@ -26,9 +29,9 @@ def tracked(kb: KB, rev: str | None = None) -> list[Issue]:
         out += [
             error(
                 "tracked-local-state",
-                f"{path} is committed where vouch used to keep its local state (locks, "
-                "journals); vouch never reads it (that state lives in .git/vouch/), but "
-                f"no commit may carry it: remove it with `git rm -r --cached -- {folder}` "
+                f"{path} is committed where vouch keeps a clone's own state (the search "
+                "index, and formerly locks and journals); vouch never trusts it, but no "
+                f"commit may carry it: remove it with `git rm -r --cached -- {folder}` "
                 "and commit",
                 path=path,
             )

@@ -301,6 +301,7 @@ def meta_values(
         "tokenizer": settings.tokenizer,
         "source_hash": state.source_hash,
         "kb_path": settings.kb_path,
+        "built_by": settings.clone,
         "embedding_model": settings.model_id,
         "embedding_dims": settings.dims,
         "chunker_version": store.CHUNKER_VERSION,

@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from vouch.embed import model as embed
-from vouch.errors import UsageError
+from vouch.errors import UsageError, VouchError
 from vouch.index import location, store
 from vouch.index.lexical import BACKENDS
+from vouch.store import state
 from vouch.store.kb import KB
 
 
@@ -22,6 +23,11 @@ class Settings(NamedTuple):
     auto_refresh: bool
     index_dir: Path  # where the index lives (vouch.index.location)
     where: str  # location.REPOSITORY | CACHE | ENVIRONMENT
+    # this clone's random id (`.git/vouch/`), recorded by the build: an index another
+    # clone built — committed by a pull request at the path this clone checks out at,
+    # or copied in — is rebuilt from the files, never served ("" when the git directory
+    # cannot be written: the index then lives in this user's cache)
+    clone: str = ""
 
     @property
     def model_id(self) -> str:
@@ -43,6 +49,10 @@ class Settings(NamedTuple):
         auto = config.get("index.auto_refresh", True)
         kb_path = str(kb.dir.resolve())
         found = location.locate(kb.dir, kb_path)
+        try:
+            clone = state.clone_id(kb)
+        except (OSError, VouchError):  # no usable git directory state: not checked
+            clone = ""
         return cls(
             kb_path=kb_path,
             lexical=lexical,
@@ -51,6 +61,7 @@ class Settings(NamedTuple):
             auto_refresh=auto is not False,
             index_dir=found.path,
             where=found.kind,
+            clone=clone,
         )
 
     def in_cache(self) -> Settings:
@@ -75,4 +86,6 @@ class Settings(NamedTuple):
         for key, wanted in checks:
             if meta[key] != wanted:
                 return f"{key} is {meta[key]!r}, configuration wants {wanted!r}"
+        if self.clone and meta.values.get("built_by") != self.clone:
+            return "another clone built this index (a committed or copied index is never served)"
         return None
