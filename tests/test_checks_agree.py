@@ -116,3 +116,39 @@ def test_a_decision_by_someone_not_listed_fails_every_check(
     base = head(kb.root)
     approve(kb, "Approved by the test person, who is not listed")
     all_fail(kb, run_cli, base, head(kb.root)[:12], "review.approvers")
+
+
+def test_a_merge_that_keeps_one_side_loses_nothing_unseen(approved_once: KB, run_cli: Any) -> None:
+    """The third outsider: a pull request from an old main merges main with `-s ours`,
+    dropping every approval made since; lint --since main passed it."""
+    kb = approved_once
+    old = head(kb.root)
+    approve(kb, "Approved and then lost")
+    main = head(kb.root)
+    git(kb.root, "checkout", "-qb", "pr", old)
+    (kb.root / "doc.md").write_text("docs\n")
+    git(kb.root, "add", "doc.md")
+    git(kb.root, "commit", "-qm", "add docs")
+    git(kb.root, "merge", "-q", "-s", "ours", "main", "-m", "Merge branch 'main' into pr")
+    all_fail(kb, run_cli, main)
+    lint = checks(kb, run_cli, main)["lint"][1]
+    assert "knowledge-lost" in lint and "audit-shrunk" in lint, lint
+
+
+def test_a_merge_resolved_by_deleting_the_other_approval_fails_lint(
+    approved_once: KB, run_cli: Any
+) -> None:
+    """Two clones approve at once; the second resolves its pull by deleting the first's
+    claim (its record and audit lines kept)."""
+    kb = approved_once
+    fork = head(kb.root)
+    approve(kb, "Approved on main")
+    main = head(kb.root)
+    claim_path = git(kb.root, "diff", "--name-only", fork, main, "--", ".vouch/claims").split()[0]
+    git(kb.root, "checkout", "-qb", "mine", fork)
+    approve(kb, "Approved in my clone")
+    git(kb.root, "merge", "-q", "--no-commit", "main")
+    git(kb.root, "rm", "-q", "-f", claim_path)
+    git(kb.root, "commit", "-qm", "merge main")
+    lint = checks(kb, run_cli, main)["lint"]
+    assert lint[0] == 1 and "knowledge-lost" in lint[1] and claim_path in lint[1], lint

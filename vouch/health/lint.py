@@ -263,6 +263,10 @@ def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
     issues += _changed(k, changes, settings, stale_days, {"rev": info["head"]})
     issues += unverified_in_range(kb, info["head"], changes)
     issues += sealed.changed(k, (c.path for c in changes if c.new is not None))
+    # what the range loses: knowledge, records or audit lines the base held (a merge
+    # taking one side only — `-s ours`, a conflict resolved by deleting — passed before)
+    issues += provenance.removed(k, changes, info["base"][:12])
+    issues += provenance.audit_shrunk(k, changes)
     issues += tracked_state.tracked(kb, info["head"])
     issues += auditlint.since(kb, info, settings)  # each audit event against its commit
     return report("since", k, issues, changed=len(changes), range=info)

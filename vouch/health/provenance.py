@@ -213,6 +213,34 @@ def _adder_problem(kind: str, fields: list[str] | None, approved: set[str]) -> s
 
 
 # -- a commit being made -----------------------------------------------------------------------
+def removed(k: Knowledge, changes: list[Change], since: str = "") -> list[Issue]:
+    """Knowledge files and decision records that `changes` delete. Nothing vouch does
+    deletes one (knowledge leaves use through the lifecycle: archive, supersede), so a
+    deletion is a loss — a hand `git rm`, or a merge that dropped the other side's
+    approvals (`-s ours`, a conflict resolved by deleting)."""
+    prefix = k.view.prefix
+    restore = f"git checkout {since} -- <path>" if since else "git checkout HEAD -- <path>"
+    out = []
+    for change in changes:
+        if change.new is not None or change.old is None or not change.path.startswith(prefix):
+            continue
+        entry = catalog(change.path[len(prefix) :])
+        if entry is None or (entry.kind not in GATED and entry.kind != DECISION):
+            continue
+        what = "decision record" if entry.kind == DECISION else str(entry.kind)
+        out.append(
+            error(
+                "knowledge-lost",
+                f"this {what} is deleted: nothing vouch does deletes approved knowledge or "
+                f"its records (it leaves use by archive or supersede); restore it "
+                f"(`{restore}`)",
+                id=entry.id,
+                path=change.path,
+            )
+        )
+    return out
+
+
 def audit_shrunk(k: Knowledge, changes: list[Change]) -> list[Issue]:
     """Staged audit files that lose lines: the log only grows (a truncation or an edit
     of an event is refused at commit time, as `doctor` and `lint --since` report it)."""
