@@ -152,3 +152,34 @@ def test_a_merge_resolved_by_deleting_the_other_approval_fails_lint(
     git(kb.root, "commit", "-qm", "merge main")
     lint = checks(kb, run_cli, main)["lint"]
     assert lint[0] == 1 and "knowledge-lost" in lint[1] and claim_path in lint[1], lint
+
+
+@pytest.mark.parametrize(
+    ("line", "written"),
+    [
+        ("approvers: []", "approvers: rita@example.invalid"),
+        ("require_signed_decisions: false", "require_signed_decisions: 'true'"),
+        ("approver_role: human", "approver_role: Human"),
+    ],
+)
+def test_review_settings_nobody_can_read_fail_closed(
+    approved_once: KB, run_cli: Any, line: str, written: str
+) -> None:
+    """The third outsider: approvers as one string, or a quoted 'true', read as the
+    default — anyone approved, unsigned, and lint --since and audit passed."""
+    kb = approved_once
+    config = kb.dir / "config.yaml"
+    config.write_text(config.read_text().replace(line, written))
+    git(kb.root, "commit", "-qam", "review settings, mistyped")
+    base = head(kb.root)
+    from gate_support import propose_claim, show
+
+    pid = propose_claim(kb, "Approved under settings nobody can read", shown=False)
+    show(kb, pid)
+    before = git(kb.root, "for-each-ref"), git(kb.root, "status", "--porcelain")
+    res = run_cli("approve", pid, cwd=kb.root)
+    assert res.code == 1 and "E111" in res.err and "review" in res.err, res.err
+    assert (git(kb.root, "for-each-ref"), git(kb.root, "status", "--porcelain")) == before
+    for args in (("lint", "--since", f"{base}~1", "--json"), ("doctor", "--json")):
+        found = run_cli(*args, cwd=kb.root)
+        assert found.code == 1 and "review" in found.out + found.err, (args, found.out)

@@ -130,6 +130,15 @@ class SourceTooLarge(VouchError):
     code = "E110"
 
 
+class SettingsInvalid(CorruptFile):
+    """The review settings a branch committed cannot be obeyed as written (a quoted
+    'true', approvers given as one string): the gate refuses rather than guess. A user's
+    error to fix in `.vouch/config.yaml` — caught wherever an unreadable file is."""
+
+    code = "E111"
+    exit_code = 1
+
+
 class PermissionDenied(SystemFailure):
     code = "E204"
 

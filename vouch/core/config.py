@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vouch.core import fastyaml
-from vouch.errors import CorruptFile, UsageError
+from vouch.errors import CorruptFile, SettingsInvalid, UsageError
 
 CONFIG_NAME = "config.yaml"
 _TEMPLATES = Path(__file__).parent.parent / "templates"
@@ -35,6 +35,37 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+_REVIEW_FLAGS = (
+    "require_citations",
+    "allow_self_approval",
+    "require_signed_decisions",
+    "agent_lifecycle",
+)
+_REVIEW_ROLES = ("human", "trusted-agent")
+
+
+def review_problem(review: Any) -> str:
+    """Why a `review` section cannot be obeyed as written ("" when it can): a quoted
+    'true', or approvers given as one string, would otherwise read as the default."""
+    if not isinstance(review, dict):
+        return f"review must be a mapping, not {review!r}"
+    for key in _REVIEW_FLAGS:
+        if key in review and not isinstance(review[key], bool):
+            return f"review.{key} must be true or false, not {review[key]!r}"
+    approvers = review.get("approvers")
+    if approvers is not None and (
+        not isinstance(approvers, list) or not all(isinstance(a, str) for a in approvers)
+    ):
+        return f"review.approvers must be a list of names or e-mails, not {approvers!r}"
+    if review.get("approver_role", "human") not in _REVIEW_ROLES:
+        role = review.get("approver_role")
+        return f"review.approver_role must be one of {', '.join(_REVIEW_ROLES)}, not {role!r}"
+    signers = review.get("allowed_signers", "")
+    if signers is not None and not isinstance(signers, str):
+        return f"review.allowed_signers must be a path, not {signers!r}"
+    return ""
+
+
 @dataclass(frozen=True)
 class Config:
     data: dict[str, Any] = field(default_factory=dict)
@@ -51,11 +82,22 @@ class Config:
         return cls.from_text(text, str(path))
 
     @classmethod
-    def from_text(cls, text: str | None, where: str) -> Config:
+    def from_text(cls, text: str | None, where: str, *, gate: bool = False) -> Config:
         """The settings a configuration file's text gives (None: the defaults), e.g. the
-        one committed on a branch, which is what the gate obeys."""
+        one committed on a branch, which is what the gate obeys. `gate`: the review
+        section must be obeyable as written (`review_problem`), or CorruptFile — the
+        gate's own settings fail closed, never fall back to a default."""
         defaults = parse(template_text(CONFIG_NAME), where="default config")
-        return cls(defaults if text is None else _merge(defaults, parse(text, where=where)))
+        if text is None:
+            return cls(defaults)
+        merged = _merge(defaults, parse(text, where=where))
+        problem = review_problem(merged.get("review")) if gate else ""
+        if problem:
+            raise SettingsInvalid(
+                f"{where}: {problem}; the review gate will not guess what it means",
+                hint="fix .vouch/config.yaml (see the comments the template ships) and commit it",
+            )
+        return cls(merged)
 
     def number(self, dotted: str, default: float) -> float:
         """A non-negative number setting; a wrong value is the user's error, named."""

@@ -39,7 +39,7 @@ def gate_settings(kb: KB, tip: str) -> Config:
     where = f"{tip[:12]}:{kb.rel(CONFIG_NAME)}"
     blob = kb.repo.blob_at(tip, kb.rel(CONFIG_NAME))
     return Config.from_text(
-        kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None, where
+        kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None, where, gate=True
     )
 
 

@@ -23,6 +23,7 @@ from vouch.git.history import Signature
 from vouch.store.kb import KB
 
 SIGNED = "audit-signed.txt"  # good signatures, with the allowed signers they were judged by
+UNREADABLE = "(the review settings committed here cannot be read)"
 
 
 def same(a: object, b: object) -> bool:
@@ -45,9 +46,12 @@ def committed_policy(kb: KB) -> Callable[[str], tuple[bool, list[str]]]:
         if blob not in cache:
             text = kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None
             try:
-                cfg = Config.from_text(text, f"{commit[:12]}:{kb.rel(CONFIG_NAME)}")
+                cfg = Config.from_text(text, f"{commit[:12]}:{kb.rel(CONFIG_NAME)}", gate=True)
             except CorruptFile:
-                cfg = Config.from_text(None, "default")
+                # settings nobody can read fail closed: signatures required, and no
+                # approver listed that any identity could match
+                cache[blob] = (True, [UNREADABLE])
+                return cache[blob]
             cache[blob] = fixed_policy(cfg)
         return cache[blob]
 

@@ -27,6 +27,7 @@ from vouch.store.kb import KB
 SETTING = "review.allowed_signers"
 MAX_BYTES = 1 << 20  # an allowed-signers file past this is refused (nothing verifies)
 _FOLDER = "allowed-signers"
+UNREADABLE = "\x00unreadable configuration"
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ def setting(settings: Config) -> str:
 def path_problem(name: str) -> str:
     """Why `name` cannot be the allowed-signers file ("" when it can)."""
     parts = PurePosixPath(name).parts
+    if name == UNREADABLE:
+        return "the committed review settings cannot be read"
     if "\\" in name or any(ord(ch) < 32 for ch in name):
         return f"{SETTING} {name!r} holds a backslash or a control character"
     if not parts or PurePosixPath(name).is_absolute() or ".." in parts or parts[0] == ".git":
@@ -89,9 +92,9 @@ def at(kb: KB, commit: str) -> Trust:
 def _named(kb: KB, config_blob: str | None) -> str:
     text = kb.repo.read_blob(config_blob).decode("utf-8", "replace") if config_blob else None
     try:
-        return setting(Config.from_text(text, kb.rel(CONFIG_NAME)))
+        return setting(Config.from_text(text, kb.rel(CONFIG_NAME), gate=True))
     except CorruptFile:
-        return ""
+        return UNREADABLE  # fails path_problem: nothing verifies (fail closed)
 
 
 def committed_blob(kb: KB, commit: str, path: str) -> str | None:

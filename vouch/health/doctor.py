@@ -65,7 +65,7 @@ def doctor(kb: KB, progress: Progress | None = None) -> dict[str, Any]:
     checks["audit"] = audit_check
     issues += [{**i, "check": "audit"} for i in audit_issues]
 
-    config_issues = config_drift(kb) + _self_approval(kb) + _signers(kb)
+    config_issues = config_drift(kb) + _gate(kb)
     checks["config"] = {"verdict": verdict(config_issues), **counts(config_issues)}
     issues += [{**i, "check": "config"} for i in config_issues]
 
@@ -83,21 +83,23 @@ def doctor(kb: KB, progress: Progress | None = None) -> dict[str, Any]:
     }
 
 
-def _self_approval(kb: KB) -> list[Issue]:
+def _gate(kb: KB) -> list[Issue]:
+    """The review settings committed on the checked-out branch: unreadable (an error —
+    the gate refuses to decide under them), self-approval on, signers to trust."""
     from vouch.gate.decide import gate_settings
     from vouch.gate.deciders import ALLOW_SELF, self_approval_note
-
-    tip = kb.repo.peek("HEAD")
-    note = self_approval_note(gate_settings(kb, tip)) if tip else None
-    return [warn("self-approval-allowed", note, id=ALLOW_SELF)] if note else []
-
-
-def _signers(kb: KB) -> list[Issue]:
-    from vouch.gate.decide import gate_settings
     from vouch.health import signers_file
 
     tip = kb.repo.peek("HEAD")
-    return signers_file.issues(kb, gate_settings(kb, tip)) if tip else []
+    if not tip:
+        return []
+    try:
+        settings = gate_settings(kb, tip)
+    except CorruptFile as exc:
+        return [error("config-invalid", f"the committed review settings: {exc.message}")]
+    note = self_approval_note(settings)
+    found = [warn("self-approval-allowed", note, id=ALLOW_SELF)] if note else []
+    return found + signers_file.issues(kb, settings)
 
 
 def _index(kb: KB) -> tuple[dict[str, Any], list[Issue]]:

@@ -84,7 +84,7 @@ class Commit:
 def committed_settings(kb: KB, commit: str) -> Config:
     blob = kb.repo.blob_at(commit, kb.rel(CONFIG_NAME))
     text = kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None
-    return Config.from_text(text, f"{commit[:12]}:{kb.rel(CONFIG_NAME)}")
+    return Config.from_text(text, f"{commit[:12]}:{kb.rel(CONFIG_NAME)}", gate=True)
 
 
 def since(kb: KB, base_rev: str) -> tuple[list[Issue], dict[str, Any]]:

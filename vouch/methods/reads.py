@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from vouch.core.ids import check_id
+from vouch.errors import CorruptFile
 from vouch.kinds import KINDS, Obj, kind_named
 from vouch.methods.context import CallContext
 
@@ -20,7 +21,12 @@ def status(ctx: CallContext) -> dict[str, Any]:
     from vouch.gate.deciders import self_approval_note
 
     tip = ctx.kb.repo.peek("HEAD")
-    note = self_approval_note(gate_settings(ctx.kb, tip)) if tip else None
+    try:
+        note = self_approval_note(gate_settings(ctx.kb, tip)) if tip else None
+    except CorruptFile as exc:
+        note = None
+        found["review_settings"] = exc.message  # doctor reports it; approve refuses
+
     if note:
         found["self_approval"] = note
     return {**ctx.kb.status(), **found}
