@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import stat
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -79,6 +80,19 @@ def resolve(config: Config, base: Path | None = None) -> ModelRef | None:
 
 
 _SAMPLE = 64 * 1024
+# what each model file may weigh: a committed `embedding.model` is input, and a link to
+# /dev/zero or a huge file must be refused before anything is read
+_LIMITS = {"config.json": 1 << 20, "tokenizer.json": 256 << 20, "model.safetensors": 8 << 30}
+
+
+def _regular_size(path: Path) -> int:
+    """The size of a regular file (links followed), within its limit; ValueError else."""
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{path.name} is not a regular file")
+    if st.st_size > _LIMITS[path.name]:
+        raise ValueError(f"{path.name} is larger than {_LIMITS[path.name]} bytes")
+    return st.st_size
 
 
 def _sampled(weights: Path, size: int) -> bytes:
@@ -102,8 +116,12 @@ def describe(path: Path, name: str | None = None) -> ModelRef:
     `vouch index rebuild`.
     """
     try:
-        config_bytes = (path / "config.json").read_bytes()
-        sizes = [(path / f).stat().st_size for f in _MODEL_FILES[1:]]
+        sizes = [_regular_size(path / f) for f in _MODEL_FILES]
+        with (path / "config.json").open("rb") as fh:
+            config_bytes = fh.read(_LIMITS["config.json"] + 1)
+        if len(config_bytes) != sizes[0]:
+            raise ValueError("config.json changed while it was read")
+        sizes = sizes[1:]
         config = json.loads(config_bytes)
         weights = _sampled(path / "model.safetensors", sizes[-1])
     except (OSError, ValueError) as exc:

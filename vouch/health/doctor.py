@@ -108,8 +108,11 @@ def _index(kb: KB) -> tuple[dict[str, Any], list[Issue]]:
     try:
         status = index_status(kb)
     except VouchError as exc:
+        # the configuration itself is unusable (a model that is no model): search fails
+        # too, so it is an error; a system failure reading the index is a warning
+        said = error if exc.exit_code == 1 else warn
         return {"state": "unknown", "reason": exc.message}, [
-            warn("index", f"the index's state cannot be read: {exc.message}")
+            said("index", f"the index's state cannot be read: {exc.message}")
         ]
     state, reason = status["state"], status.get("reason")
     summary = {"state": state, "reason": reason, "path": status.get("path")}
