@@ -160,6 +160,23 @@ class WorkTree:
         """Paths in the index under `pathspec`."""
         return [p for p in self.git("ls-files", "-z", "--", pathspec).split("\0") if p]
 
+    def attributes(self, pathspec: str, names: Iterable[str]) -> dict[str, dict[str, str]]:
+        """For each tracked path under `pathspec`, the git attributes among `names` that
+        are set there (value "set", "unset" or a string; unspecified ones left out), as
+        the work tree's `.gitattributes` files and .git/info/attributes give them: two
+        git processes for any number of paths."""
+        paths = self.git("ls-files", "-z", "--", pathspec)
+        if not paths.strip("\0"):
+            return {}
+        out = self.git("check-attr", "-z", "--stdin", *names, input=paths)
+        found: dict[str, dict[str, str]] = {}
+        parts = out.split("\0")
+        for i in range(0, len(parts) - 2, 3):
+            path, name, value = parts[i], parts[i + 1], parts[i + 2]
+            if value != "unspecified":
+                found.setdefault(path, {})[name] = value
+        return found
+
     def untracked(self, pathspecs: Iterable[str], *, literal: bool = False) -> list[str]:
         """Untracked, not ignored files under `pathspecs` (`literal`: exact paths)."""
         args = ["--literal-pathspecs"] if literal else []

@@ -23,7 +23,7 @@ from typing import Any
 from vouch.core.config import CONFIG_NAME, Config, parse, template_text
 from vouch.core.progress import Progress
 from vouch.errors import CorruptFile, VouchError
-from vouch.health import leftovers, lint, verify
+from vouch.health import attributes, leftovers, lint, verify
 from vouch.health.issues import Issue, counts, error, ordered, verdict, warn
 from vouch.store.kb import KB
 
@@ -65,7 +65,7 @@ def doctor(kb: KB, progress: Progress | None = None) -> dict[str, Any]:
     checks["audit"] = audit_check
     issues += [{**i, "check": "audit"} for i in audit_issues]
 
-    config_issues = config_drift(kb) + _gate(kb)
+    config_issues = config_drift(kb) + _gate(kb) + attributes.converted(kb)
     checks["config"] = {"verdict": verdict(config_issues), **counts(config_issues)}
     issues += [{**i, "check": "config"} for i in config_issues]
 

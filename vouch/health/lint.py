@@ -251,7 +251,7 @@ def _staged(kb: KB, stale_days: int | None) -> dict[str, Any]:
 
 def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
     from vouch.git.history import tree_diff
-    from vouch.health import auditlint, review
+    from vouch.health import attributes, auditlint, review
 
     issues, info = review.since(kb, base)
     changes = tree_diff(kb.repo, info["merge_base"], info["head"], [kb.rel(".")])
@@ -267,6 +267,7 @@ def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
     # taking one side only — `-s ours`, a conflict resolved by deleting — passed before)
     issues += provenance.removed(k, changes, info["base"][:12])
     issues += provenance.audit_shrunk(k, changes)
+    issues += attributes.converted(kb)  # the checked-out HEAD's .gitattributes
     issues += tracked_state.tracked(kb, info["head"])
     issues += auditlint.since(kb, info, settings)  # each audit event against its commit
     return report("since", k, issues, changed=len(changes), range=info)

@@ -12,8 +12,13 @@ from vouch.store import landing, state, writer
 from vouch.store.audit import LOG_NAME
 from vouch.store.kb import KB, VOUCH_DIR
 
+# knowledge files are hashed as they are on disk: no conversion between repository and
+# work tree, whatever a .gitattributes higher up (or core.autocrlf) says
+NO_CONVERSION = "* -text -eol -filter -ident -working-tree-encoding\n"
 GITATTRIBUTES = (
-    f"# git's union merge driver lets two branches append to the log\n{LOG_NAME} merge=union\n"
+    "# bytes on disk are the bytes in git (ids and hashes are of what is on disk)\n"
+    + NO_CONVERSION
+    + f"# git's union merge driver lets two branches append to the log\n{LOG_NAME} merge=union\n"
 )
 
 
