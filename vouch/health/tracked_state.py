@@ -14,7 +14,7 @@ from vouch.store.kb import KB
 
 # inside `.vouch/`: local to a clone, never committed (the index is rebuilt from the
 # files; one another clone built is never served)
-LOCAL_DIRS = ("locks", "index")
+LOCAL_DIRS = ("locks", "index", "searches.log.jsonl")
 
 
 def tracked(kb: KB, rev: str | None = None) -> list[Issue]:
@@ -30,7 +30,7 @@ def tracked(kb: KB, rev: str | None = None) -> list[Issue]:
             error(
                 "tracked-local-state",
                 f"{path} is committed where vouch keeps a clone's own state (the search "
-                "index, and formerly locks and journals); vouch never trusts it, but no "
+                "index and log, formerly locks and journals); vouch never trusts it, but no "
                 f"commit may carry it: remove it with `git rm -r --cached -- {folder}` "
                 "and commit",
                 path=path,

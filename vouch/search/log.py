@@ -59,17 +59,25 @@ def record(
             os.close(fd)
 
 
+LINE_MAX = 1 << 20  # vouch writes lines of a few hundred bytes; a longer one is skipped
+
+
 def read(vouch_dir: Path) -> Iterator[dict[str, Any]]:
     """Log entries, oldest first; unreadable lines (a crash mid-write, a hand edit) are
-    skipped."""
+    skipped, and a line past `LINE_MAX` is skipped without being held whole (the log is
+    local, but a branch can commit one)."""
     try:
-        fh = open(log_path(vouch_dir), encoding="utf-8", errors="replace")  # noqa: SIM115
+        fh = open(log_path(vouch_dir), "rb")  # noqa: SIM115
     except FileNotFoundError:
         return
     with fh:
-        for line in fh:
+        while line := fh.readline(LINE_MAX + 1):
+            if len(line) > LINE_MAX:
+                while line and not line.endswith(b"\n"):
+                    line = fh.readline(LINE_MAX + 1)
+                continue
             try:
-                entry = safeload.json_value(line, "search log line")
+                entry = safeload.json_value(line.decode("utf-8", "replace"), "search log line")
             except safeload.Unreadable:
                 continue
             if (

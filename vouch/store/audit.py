@@ -59,28 +59,39 @@ def to_line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, sort_keys=False, separators=(",", ":")) + "\n"
 
 
+MAX_LINE = 1 << 20  # no event vouch writes comes near; a longer last line is no event
+
+
 def last_line(path: Path) -> str | None:
-    """The final non-empty line of a file, read backwards from the end."""
+    """The final non-empty line of a file, read backwards from the end, block by block
+    (each block looked at once: linear in the line, and a last line past `MAX_LINE` is
+    given as "" — no event — without reading it whole)."""
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below
     except FileNotFoundError:
         return None
     with fh:
-        fh.seek(0, os.SEEK_END)
-        end = fh.tell()
-        block = 4096
-        buf = b""
-        pos = end
+        pos = fh.seek(0, os.SEEK_END)
+        blocks: list[bytes] = []  # the line's blocks, last first
+        size = 0
         while pos > 0:
-            step = min(block, pos)
+            step = min(64 * 1024, pos)
             pos -= step
             fh.seek(pos)
-            buf = fh.read(step) + buf
-            stripped = buf.rstrip(b"\n")
-            if b"\n" in stripped:
-                return stripped.rsplit(b"\n", 1)[1].decode("utf-8", "replace")
-        stripped = buf.rstrip(b"\n")
-        return stripped.decode("utf-8", "replace") if stripped else None
+            block = fh.read(step)
+            if not blocks and size == 0:
+                block = block.rstrip(b"\n")  # the newlines that end the file
+                if not block:
+                    continue
+            cut = block.rfind(b"\n")
+            blocks.append(block[cut + 1 :] if cut >= 0 else block)
+            size += len(blocks[-1])
+            if size > MAX_LINE:
+                return ""
+            if cut >= 0:
+                break
+        line = b"".join(reversed(blocks))
+        return line.decode("utf-8", "replace") if line else None
 
 
 def last_event(vouch_dir: Path) -> dict[str, Any] | None:
