@@ -119,7 +119,7 @@ def import_apply(
     """Land the bundle's new objects (and, with `overwrite`, its conflicting ones) in one
     audited commit on the checked-out branch; `fail` refuses when anything conflicts."""
     from vouch.store import writer
-    from vouch.store.landing import gate_lock
+    from vouch.store.recovery import gate_lock
 
     if on_conflict not in ON_CONFLICT:
         raise UsageError(f"on_conflict {on_conflict!r} is not one of: {', '.join(ON_CONFLICT)}")

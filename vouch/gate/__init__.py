@@ -3,7 +3,8 @@
 - `propose`  — validate and open `vouch/proposal/<id>` (one commit, plumbing only)
 - `pending`  — open proposals and one proposal with its diff
 - `decide`   — approve (merge commit) and reject (decision record, kept commit)
-- `landing`  — the write lock, the atomic ref transaction, the work-tree catch-up
+- `vouch.store.landing` / `vouch.store.recovery` — the atomic ref transaction and the
+  work tree; the write lock and finishing what a killed process left
 - `records`  — trailers, proposal lookup, decision files
 - `handlers` — the kb.* methods over all of the above
 """

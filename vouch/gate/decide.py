@@ -29,7 +29,8 @@ from vouch.gate.records import Proposal
 from vouch.kinds import KINDS, Kind
 from vouch.store import writer
 from vouch.store.kb import KB
-from vouch.store.landing import RefUpdate, checked_out_branch, fault, gate_lock, land
+from vouch.store.landing import RefUpdate, checked_out_branch, fault, land
+from vouch.store.recovery import gate_lock
 
 TRUSTED_ROLE = deciders.TRUSTED_ROLE
 

@@ -48,7 +48,7 @@ from vouch.kinds import page as page_kind
 from vouch.kinds import source as source_kind
 from vouch.store import evidence as evidence_ptr
 from vouch.store.kb import KB
-from vouch.store.landing import gate_lock
+from vouch.store.recovery import gate_lock
 
 LADDER = ("working", "actionable", "stable")
 PROMOTIONS = ("actionable", "stable")

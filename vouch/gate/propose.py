@@ -22,7 +22,7 @@ from vouch.kinds import evidence as evidence_kind
 from vouch.kinds import source as source_kind
 from vouch.store import evidence, sessions
 from vouch.store.kb import KB, PROPOSAL_PREFIX
-from vouch.store.landing import gate_lock
+from vouch.store.recovery import gate_lock
 
 
 def build(kind: Kind, values: Mapping[str, Any]) -> tuple[Obj, list[str]]:

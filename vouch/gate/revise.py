@@ -28,7 +28,7 @@ from vouch.gate.thread import COMMENTS_PREFIX
 from vouch.kinds import KINDS
 from vouch.kinds import evidence as evidence_kind
 from vouch.store.kb import KB, PROPOSAL_PREFIX
-from vouch.store.landing import gate_lock
+from vouch.store.recovery import gate_lock
 
 # what `kb.revise_proposal` may change, by kind
 REVISABLE = {

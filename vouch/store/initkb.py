@@ -8,7 +8,7 @@ from pathlib import Path
 from vouch import git
 from vouch.core.config import CONFIG_NAME, template_text
 from vouch.errors import UsageError
-from vouch.store import landing, state, writer
+from vouch.store import recovery, state, writer
 from vouch.store.audit import LOG_NAME
 from vouch.store.kb import KB, VOUCH_DIR
 
@@ -77,7 +77,7 @@ def init_kb(path: Path, actor: str | None = None) -> InitResult:
     vouch_dir.mkdir(exist_ok=True)
     kb = KB(vouch_dir)
     with state.write_lock(kb, 30.0):
-        landing.recover(kb)  # run again, init finishes a write a crash cut short
+        recovery.recover(kb)  # run again, init finishes a write a crash cut short
         repo = kb.repo
         missing: dict[str, bytes] = {}
         for name, payload in skeleton().items():

@@ -23,17 +23,12 @@ untracked, the tracked files untouched); from then on a plain `git commit` takes
 it. Only a commit of the work tree (`-a`, `git add -A`) made between the index write and
 the renames — or, for `git add -A`, while the new objects are written — can take
 objects without their records, never records without their objects; the next write then
-lands the rest on top (`_land_rest`), and the pre-commit hook (`vouch lint --staged`)
+lands the rest on top (`vouch.store.recovery`), and the pre-commit hook (`vouch lint --staged`)
 refuses a commit that would take part of an unfinished landing.
 
-A kill after 4 leaves the refs moved and the files in step. The next vouch write (under
-the clone's write lock) reads the journal — checked field by field first; one that fails
-is set aside, never executed — and finishes the landing (the ref transaction again,
-compare-and-swap), or, when the user committed the content themselves, completes the
-other ref updates and the work tree, or, when the user committed other work instead
-(the branch moved without it), undoes it; anything the user edited since is left alone.
-It also removes git lock files and temp files that a killed vouch process left behind
-(`vouch.store.gitlocks`), and nothing that another process may still own.
+A kill leaves the journal behind; the next vouch write finishes or undoes the landing
+from it (`vouch.store.recovery`). A landing that fails on the way (git holds
+`index.lock`, the disk is full) puts back what it wrote (`undo`) before it raises.
 
 Fault injection: `VOUCH_FAULT=<step>` makes the process exit on the spot at that step, as
 if killed (tests walk every step; see `STEPS`). It costs one dict lookup when unset.
@@ -45,14 +40,14 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from vouch.core import fsio
 from vouch.core.progress import Progress, each
-from vouch.errors import Conflict, GitFailure
+from vouch.errors import Conflict
 from vouch.store import audit, gitlocks, journal, state
-from vouch.store.journal import Journal, RefUpdate
+from vouch.store.journal import RefUpdate
 from vouch.store.kb import DECIDED_DIR, KB
 
 FAULT_ENV = "VOUCH_FAULT"
@@ -67,7 +62,7 @@ STEPS = (
     "refs",
     "synced",
 )
-__all__ = ["RefUpdate", "fault", "gate_lock", "land", "recover"]
+__all__ = ["RefUpdate", "fault", "land", "undo"]
 
 
 def fault(step: str) -> None:
@@ -76,162 +71,11 @@ def fault(step: str) -> None:
         os._exit(86)
 
 
-@contextlib.contextmanager
-def gate_lock(kb: KB) -> Iterator[None]:
-    """The clone's write lock, then finish whatever a killed vouch process left."""
-    with state.write_lock(kb):
-        recover(kb)
-        yield
-
-
 def checked_out_branch(kb: KB) -> str | None:
     """The checked-out branch, None when HEAD is detached (no work tree to keep in step)."""
     return kb.repo.current_branch()
 
 
-# -- recovery --------------------------------------------------------------------------
-def recover(kb: KB) -> None:
-    """Finish an interrupted landing and clear what a dead vouch process left.
-
-    The caller holds the write lock, so no other vouch process is landing now. A journal
-    that fails its checks is set aside (`journal.load`), never executed.
-    """
-    gitlocks.clear_stale(kb)
-    found = journal.load(kb)
-    if found is not None:
-        _finish(kb, found)
-        journal.remove(kb)
-    for folder in dict.fromkeys((kb.state_dir, state.local_path(kb))):
-        state.sweep_temp(folder)
-
-
-def _update_refs(kb: KB, updates: list[RefUpdate], message: str) -> None:
-    """One ref transaction, its git's lock files recorded as ours (`gitlocks`)."""
-    if not updates:
-        return
-    with gitlocks.owned(kb, [ref for ref, _, _ in updates]) as started:
-        kb.repo.update_refs(updates, message=message, started=started)
-
-
-def _finish(kb: KB, j: Journal) -> None:
-    repo = kb.repo
-    for rel in j.changes:
-        _sweep_temp((kb.root / rel).parent, (kb.root / rel).name)
-    tip = repo.peek(j.branch)
-    if tip == j.old:
-        # killed before the ref transaction: do it now (compare-and-swap: it fails
-        # harmlessly when any ref moved since)
-        _catch_up(kb, j.branch, j.changes, j.before)
-        try:
-            _update_refs(
-                kb,
-                [(j.branch, j.commit, j.old), *j.others],
-                "vouch: finish an interrupted landing",
-            )
-        except GitFailure:
-            _undo(kb, j.changes, j.before)
-        return
-    if tip == j.commit:
-        _catch_up(kb, j.branch, j.changes, j.before)
-        return
-    if not tip:
-        return
-    missing = {p: b for p, b in j.changes.items() if repo.blob_at(tip, p) != b}
-    if not missing:
-        # the user committed the landed content themselves: finish the other refs, and
-        # the work tree (a commit of the staged landing leaves the files behind)
-        with contextlib.suppress(GitFailure):
-            _update_refs(kb, j.others, "vouch: finish an interrupted landing")
-        _catch_up(kb, j.branch, j.changes, j.before)
-    elif checked_out_branch(kb) == j.branch and _took_part(kb, j, tip):
-        # the user's commit took some of the landed files (a commit of the work tree
-        # killed between two renames: objects without their records), the rest as they
-        # were: land the rest on top, so the approval is whole and recorded once
-        _land_rest(kb, j, tip)
-    elif checked_out_branch(kb) == j.branch:
-        # the branch moved without it (the user committed other work): the landing
-        # cannot finish on its old tip, so what it wrote goes back to the branch's own
-        # blobs — never left staged for a later `git commit -a` to record without a
-        # decision; a file the user edited since stays as it is
-        _undo(kb, missing, {p: repo.blob_at(tip, p) for p in missing})
-
-
-def _took_part(kb: KB, j: Journal, tip: str) -> bool:
-    """Whether `tip` holds some of the landing's files as it wrote them and, at every
-    other path it changes, the file as it was before (nothing else in the way)."""
-    at_tip = {p: kb.repo.blob_at(tip, p) for p in j.changes}
-    took = [p for p, b in j.changes.items() if at_tip[p] == b and j.before.get(p) != b]
-    return bool(took) and all(at_tip[p] in (b, j.before.get(p)) for p, b in j.changes.items())
-
-
-def _land_rest(kb: KB, j: Journal, tip: str) -> None:
-    """The landing's commit made again on `tip` (same parents beyond the first, same
-    message and trailers) and landed: the files `tip` lacks, then the refs."""
-    repo = kb.repo
-    found = repo.store.read(j.commit)
-    if found is None:
-        return
-    message = found[1].split(b"\n\n", 1)[1].decode("utf-8")
-    parents = repo.commit_parents(j.commit)
-    tree = repo.edit_tree(repo.store.peel_tree(tip), j.changes)
-    commit = repo.write_commit(tree, [tip, *parents[1:]], message)
-    rest = {p: b for p, b in j.changes.items() if repo.blob_at(tip, p) != b}
-    land(kb, j.branch, tip, commit, rest, j.others, "vouch: finish an interrupted landing")
-
-
-def _catch_up(
-    kb: KB, branch: str, changes: Mapping[str, str | None], before: Mapping[str, str | None]
-) -> None:
-    """Bring the index to `changes`, and the work tree for paths the user has not
-    touched — when `branch` is the one checked out: another branch's work tree (the
-    user checked it out since) is not the landing's to write. An edited file stays as
-    an unstaged change."""
-    if checked_out_branch(kb) != branch:
-        return
-    untouched = {p for p, b in changes.items() if _current_blob(kb, p) in (before.get(p), b)}
-    sync_worktree(kb, changes, write=untouched)
-
-
-def _undo(
-    kb: KB,
-    changes: Mapping[str, str | None],
-    before: Mapping[str, str | None],
-) -> None:
-    """Put back the files and index entries a landing that cannot finish had written
-    (those still holding the landing's blobs): records first, objects next, the index
-    last — the reverse of `sync_worktree`, so a kill on the way leaves no record
-    without its object for a commit to take."""
-    files = {p: before.get(p) for p, b in changes.items() if _current_blob(kb, p) == b}
-    _write_back(kb, files)
-    staged = kb.repo.index_blobs(changes)
-    index = {p: before.get(p) for p, b in changes.items() if staged.get(p) == b}
-    if index:
-        with gitlocks.owned(kb, index=True):
-            kb.repo.stage_entries(index, worktree_matches=False)
-
-
-def _current_blob(kb: KB, path: str) -> str | None:
-    try:
-        return kb.repo.blob_id((kb.root / path).read_bytes())
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-
-
-def _sweep_temp(directory: Path, name: str = "") -> None:
-    """Remove temp files a killed writer left (`.<name>.*.tmp`); the write lock is ours."""
-    try:
-        found = [
-            p
-            for p in directory.iterdir()
-            if p.name.startswith(f".{name}") and p.name.endswith(".tmp")
-        ]
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    for p in found:
-        p.unlink(missing_ok=True)
-
-
-# -- landing -------------------------------------------------------------------------------
 def refuse_clobber(
     kb: KB, committed: Mapping[str, str | None], changes: Mapping[str, str | None]
 ) -> None:
@@ -397,13 +241,6 @@ def _discard(prepared: Prepared) -> None:
                 os.unlink(temp)
 
 
-def _write_back(kb: KB, changes: Mapping[str, str | None]) -> None:
-    """An undo's files: the records first, then the objects (the reverse of
-    `sync_worktree`, so no record is left without its object)."""
-    ranked = sorted(changes.items(), key=lambda item: _rank(kb, item[0]), reverse=True)
-    _write(kb, ranked, None)
-
-
 def _write(kb: KB, changes: list[tuple[str, str | None]], progress: Progress | None) -> None:
     for path, blob in changes:  # removals first, as git does: a removed file
         if blob is None:  # may be where a new directory goes
@@ -455,18 +292,59 @@ def land(
         except BaseException:
             # e.g. git holds index.lock (nothing was written), or the disk is full
             # half-way: put back what was written; the journal stays if that fails
-            _undo(kb, changes, before)
+            undo(kb, changes, before)
             journal.remove(kb)
             raise
         fault("staged")
     try:
-        _update_refs(kb, [(branch, commit, old), *others], message)
+        update_refs(kb, [(branch, commit, old), *others], message)
     except BaseException:
         if checked_out:
-            _undo(kb, changes, before)
+            undo(kb, changes, before)
             journal.remove(kb)
         raise
     fault("refs")
     if checked_out:
         fault("synced")
         journal.remove(kb)
+
+
+def update_refs(kb: KB, updates: list[RefUpdate], message: str) -> None:
+    """One ref transaction, its git's lock files recorded as ours (`gitlocks`)."""
+    if not updates:
+        return
+    with gitlocks.owned(kb, [ref for ref, _, _ in updates]) as started:
+        kb.repo.update_refs(updates, message=message, started=started)
+
+
+def undo(
+    kb: KB,
+    changes: Mapping[str, str | None],
+    before: Mapping[str, str | None],
+) -> None:
+    """Put back the files and index entries a landing that cannot finish had written
+    (those still holding the landing's blobs): records first, objects next, the index
+    last — the reverse of `sync_worktree`, so a kill on the way leaves no record
+    without its object for a commit to take."""
+    files = {p: before.get(p) for p, b in changes.items() if current_blob(kb, p) == b}
+    _write_back(kb, files)
+    staged = kb.repo.index_blobs(changes)
+    index = {p: before.get(p) for p, b in changes.items() if staged.get(p) == b}
+    if index:
+        with gitlocks.owned(kb, index=True):
+            kb.repo.stage_entries(index, worktree_matches=False)
+
+
+def _write_back(kb: KB, changes: Mapping[str, str | None]) -> None:
+    """An undo's files: the records first, then the objects (the reverse of
+    `sync_worktree`, so no record is left without its object)."""
+    ranked = sorted(changes.items(), key=lambda item: _rank(kb, item[0]), reverse=True)
+    _write(kb, ranked, None)
+
+
+def current_blob(kb: KB, path: str) -> str | None:
+    """The blob id of the work tree's file at `path`, None when there is no file."""
+    try:
+        return kb.repo.blob_id((kb.root / path).read_bytes())
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None

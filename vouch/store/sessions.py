@@ -19,7 +19,7 @@ from vouch.kinds import Obj
 from vouch.kinds import session as session_kind
 from vouch.store import writer
 from vouch.store.kb import KB
-from vouch.store.landing import gate_lock
+from vouch.store.recovery import gate_lock
 
 START_HINT = "start one with `vouch session start` (kb.session_start) and use its id"
 

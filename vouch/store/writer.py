@@ -3,7 +3,7 @@
 Source intake, evidence registration, `vouch init` and lifecycle edits land here. The
 commit is built in-process from the branch tip — the new files, plus the audit event
 appended to the committed log — and then landed like every vouch write
-(`vouch.landing`): journal, work tree and index, then one compare-and-swap of the
+(`vouch.store.landing`): journal, work tree and index, then one compare-and-swap of the
 branch. A kill at any point leaves a state that an ordinary `git commit` cannot lose
 and that the next vouch write finishes.
 """
@@ -16,7 +16,8 @@ from typing import Any
 from vouch.core.progress import Progress, each
 from vouch.store import audit
 from vouch.store.kb import KB
-from vouch.store.landing import fault, land, recover
+from vouch.store.landing import fault, land
+from vouch.store.recovery import recover
 
 AUDIT_HEAD = "Vouch-Audit-Head"  # trailer: the audit chain's head this commit leaves
 
