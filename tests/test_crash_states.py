@@ -63,6 +63,7 @@ def test_a_killed_approval_then_an_ordinary_commit_takes_all_or_nothing(
 ) -> None:
     kb = kb_with_sources
     text = f"Killed at {step}, then {how}"
+    base = head(kb.root)
     pid = propose_claim(kb, text)
     killed = vouch_proc(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: step})
     assert killed.returncode == 86, killed.stderr
@@ -87,6 +88,12 @@ def test_a_killed_approval_then_an_ordinary_commit_takes_all_or_nothing(
     assert len(approvals) == 1
     assert f"refs/heads/vouch/proposal/{pid}" not in branches(kb.root)
     assert git(kb.root, "status", "--porcelain", "--untracked-files=all") == ""
+    # and the history proves it: the approval is vouch's decision commit, the user's
+    # commit keeps only its own work (the third outsider: a commit that took the whole
+    # landing failed audit --verify, doctor and lint --since for good)
+    for args in (("audit", "--verify", "--json"), ("lint", "--since", base, "--json")):
+        res = run_cli(*args, cwd=kb.root)
+        assert res.code == 0, (args, res.out, res.err)
 
 
 def test_the_hook_refuses_a_commit_of_half_a_landing(kb_with_sources: KB, run_cli) -> None:

@@ -282,6 +282,29 @@ class Repo(WorkTree):
         out = self.git("log", "-1", "--no-walk", "--format=%GF%n%GK", commit, check=False)
         return next((ln.strip() for ln in out.splitlines() if ln.strip()), None)
 
+    def reparent(self, commit: str, parents: list[str], tree: str | None = None) -> str:
+        """`commit` written again on `parents` (and `tree`, when given): the same author,
+        committer, dates and message, so the commit a person made stays theirs. A
+        signature is dropped — it signed the old parents."""
+        found = self.store.read(commit)
+        if found is None or found[0] != "commit":
+            raise GitFailure(f"{commit} is not a commit")
+        header, _, message = found[1].partition(b"\n\n")
+        out: list[bytes] = []
+        signature = False
+        for line in header.split(b"\n"):
+            if signature and line.startswith(b" "):
+                continue  # the signature's continuation lines
+            signature = line.startswith(b"gpgsig")
+            if signature or line.startswith(b"parent "):
+                continue
+            if line.startswith(b"tree "):
+                out.append(b"tree " + (tree or line[5:].decode()).encode())
+                out += [b"parent " + p.encode() for p in parents]
+                continue
+            out.append(line)
+        return self.store.write("commit", b"\n".join(out) + b"\n\n" + message)
+
     def signs_commits(self) -> bool:
         """Whether `commit.gpgSign` asks for signed commits here (read for every commit:
         one `git config` process, and a setting changed meanwhile is obeyed)."""

@@ -7,8 +7,11 @@ set aside, never executed (`vouch.store.journal`). A checked journal is then
 
 - finished: the ref transaction again (compare-and-swap), when the branch still holds
   the old tip — the kill came before the commit point;
+- put under the user's commit: when the user committed the landed files (all or some)
+  right on the old tip, the landing's commit goes under theirs, which is made again on
+  it with its own changes only — the approval stays vouch's decision commit;
 - caught up: the other ref updates and the work tree, when the branch holds the new
-  commit, or when the user committed the landed content themselves;
+  commit, or when the user committed the landed content themselves elsewhere;
 - completed on top: when the user's commit took some of the landed files (a commit of
   the work tree between two renames), the landing's commit is made again on that tip,
   so the approval is whole and recorded once;
@@ -85,6 +88,8 @@ def _finish(kb: KB, j: Journal) -> None:
     if not tip:
         return
     missing = {p: b for p, b in j.changes.items() if repo.blob_at(tip, p) != b}
+    if _under(kb, j, tip):
+        return
     if not missing:
         # the user committed the landed content themselves: finish the other refs, and
         # the work tree (a commit of the staged landing leaves the files behind)
@@ -102,6 +107,35 @@ def _finish(kb: KB, j: Journal) -> None:
         # blobs — never left staged for a later `git commit -a` to record without a
         # decision; a file the user edited since stays as it is
         undo(kb, missing, {p: repo.blob_at(tip, p) for p in missing})
+
+
+def _under(kb: KB, j: Journal, tip: str) -> bool:
+    """The user's own commit, made right on the landing's old tip, took the landed files
+    (all of them, or some: a commit of the work tree killed between two renames), and
+    nothing else at those paths. The landing's commit goes under it, whole, and the
+    user's commit is made again on top with its own changes only (same author, dates
+    and message): the approval is vouch's decision commit, not a plain commit's audit
+    lines that every check would fail for good. True when done."""
+    repo = kb.repo
+    found = repo.store.read(tip)
+    if found is None or found[0] != "commit" or repo.commit_parents(tip) != [j.old]:
+        return False
+    if b"\nVouch-" in b"\n" + found[1].partition(b"\n\n")[2]:
+        return False  # a vouch commit on that tip: not the user's plain commit
+    at_tip = {p: repo.blob_at(tip, p) for p in j.changes}
+    if not all(at_tip[p] in (b, j.before.get(p)) for p, b in j.changes.items()):
+        return False  # the user changed a landing path otherwise: theirs to keep
+    if not any(at_tip[p] == b and j.before.get(p) != b for p, b in j.changes.items()):
+        return False  # it took none of the landing: the branch moved without it
+    landed = repo.store.peel_tree(j.commit)
+    tree = repo.edit_tree(repo.store.peel_tree(tip), j.changes)
+    new = j.commit if tree == landed else repo.reparent(tip, [j.commit], tree)
+    try:
+        update_refs(kb, [(j.branch, new, tip), *j.others], FINISH_MESSAGE)
+    except GitFailure:
+        return False
+    _catch_up(kb, j.branch, j.changes, j.before)
+    return True
 
 
 def _took_part(kb: KB, j: Journal, tip: str) -> bool:
