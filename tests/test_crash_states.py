@@ -309,3 +309,33 @@ def test_a_lock_outside_the_records_window_is_left(kb_with_sources: KB, run_cli,
     pid = propose_claim(kb, "Not past someone else's lock")
     res = run_cli("approve", pid, "--as", BOB, cwd=kb.root)
     assert res.code == 2 and "E202" in res.err and lock.exists(), res.err
+
+
+KILLING_HOOK = """#!/bin/sh
+# `git update-ref` holds its locks while it runs this hook: kill it alone (kill -9),
+# as the third outsider did with strace, and leave vouch alive
+if [ "$1" = "prepared" ]; then
+    kill -9 $PPID
+fi
+exit 0
+"""
+
+
+def test_a_git_killed_alone_inside_update_ref_leaves_no_lock(kb_with_sources: KB, run_cli) -> None:
+    """Before, its HEAD.lock, main.lock and packed-refs.lock stayed: vouch lived on and
+    removed its record, doctor said ok, and every git write failed (E202) for good."""
+    kb = kb_with_sources
+    text = "Approved after its git was killed"
+    pid = propose_claim(kb, text)
+    hook = kb.root / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(KILLING_HOOK)
+    hook.chmod(0o755)
+    killed = run_cli("approve", pid, "--as", BOB, cwd=kb.root)
+    hook.unlink()
+    assert killed.code == 2 and "Traceback" not in killed.err, killed.err
+    assert _locks(kb) == []
+    probe = ["git", "commit", "-q", "--allow-empty", "-m", "probe"]
+    assert subprocess.run(probe, cwd=kb.root, capture_output=True).returncode == 0
+    again = run_cli("approve", pid, "--as", BOB, cwd=kb.root)
+    assert again.code == 0 or "already approved" in again.err, again.err
+    assert _on_branch(kb, pid, text) == {"object": True, "record": True, "event": True}

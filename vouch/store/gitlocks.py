@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from vouch.core import fsio
+from vouch.git.command import GitCommandFailed
 from vouch.store import state
 from vouch.store.kb import KB
 
@@ -73,8 +74,29 @@ def owned(
     save()
     try:
         yield started
+    except GitCommandFailed as exc:
+        if exc.returncode < 0:  # the git it started was killed: its locks are ours
+            _release(kb, record)
+        raise
     finally:
         target.unlink(missing_ok=True)
+
+
+def _release(kb: KB, record: dict[str, Any]) -> None:
+    """Remove the lock files a killed git of this process left (made within the window
+    after the record, inside the git directory), once every git it started is dead — a
+    git killed alone, its vouch alive, otherwise left them for every later write."""
+    if any(_alive(int(p)) for p in record["children"]):
+        return
+    at = float(record["at"])
+    for name in record["locks"]:
+        path = Path(name)
+        try:
+            made = os.lstat(path).st_mtime
+        except OSError:
+            continue
+        if at - 1 <= made <= at + _WINDOW and _inside_git(kb, path):
+            path.unlink(missing_ok=True)
 
 
 def _records(kb: KB) -> list[tuple[Path, dict[str, Any]]]:
