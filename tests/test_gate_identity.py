@@ -174,6 +174,13 @@ def test_an_agent_is_its_own_principal_run_by_its_operator(
         res = run_cli("approve", pid, cwd=kb.root)
         assert res.code == 1 and "E100" in res.err and "invisible" in res.err, res.err
         _unchanged(kb, before)
+    # a word mixing look-alike alphabets (a Cyrillic o in bot: the third outsider's
+    # "Bоb") is refused the same way
+    for agent in ("b\u043et", "\u0432ot"):
+        monkeypatch.setenv("VOUCH_AGENT", agent)
+        res = run_cli("approve", pid, cwd=kb.root)
+        assert res.code == 1 and "E100" in res.err and "alphabets" in res.err, res.err
+        _unchanged(kb, before)
     monkeypatch.delenv("VOUCH_AGENT")
     res = run_cli("approve", pid, "--as", "rita\u200breviewer", cwd=kb.root)
     assert res.code == 1 and "E100" in res.err and "U+200B" in res.err

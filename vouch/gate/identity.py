@@ -8,8 +8,9 @@ who runs it (its operator). `--as` is a label kept beside the identity, never in
 Two identities are the same principal when their e-mails match, or their names match,
 each after NFKC normalisation, removal of format characters (zero-width spaces, bidi
 marks), case folding and whitespace collapsing; labels are compared the same way as an
-extra check. A name holding a control or format character is refused outright: it can
-only be there to look like someone else (DESIGN §4.1).
+extra check. A name holding a control or format character, or a word mixing look-alike
+alphabets (a Cyrillic `о` in `Bob`), is refused outright: it can only be there to look
+like someone else (DESIGN §4.1).
 """
 
 from __future__ import annotations
@@ -78,7 +79,30 @@ def check_name(text: str, what: str = "name") -> str:
     clean = " ".join(text.split())
     if not clean:
         raise UsageError(f"{what} is empty", hint="give a name")
+    for word in clean.split():
+        scripts = _scripts(word)
+        if len(scripts) > 1:
+            raise UsageError(
+                f"{what} {text!r} mixes the {' and '.join(sorted(scripts))} alphabets in "
+                f"{word!r}: letters that look alike across alphabets only make a name "
+                "look like someone else's",
+                hint="write each word of the name in one alphabet",
+            )
     return clean
+
+
+_ALPHABETS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE")  # the look-alike ones
+
+
+def _scripts(word: str) -> set[str]:
+    """The look-alike alphabets the letters of `word` come from (Unicode names)."""
+    found = set()
+    for ch in word:
+        if ch.isalpha():
+            first = unicodedata.name(ch, "").split(" ", 1)[0]
+            if first in _ALPHABETS:
+                found.add(first.lower())
+    return found
 
 
 def agent_email(name: str) -> str:
