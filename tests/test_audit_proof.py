@@ -674,3 +674,14 @@ def test_a_newer_anchor_cannot_hide_a_rewrite(reviewed: KB, run_cli: Any) -> Non
     if newer.code == 0:
         assert newer.json()["tag"].endswith("/2")
     all_fail(kb, run_cli, base, "vouch/audit/1")
+
+
+def test_a_tag_that_is_no_anchor_is_reported(reviewed: KB, run_cli: Any) -> None:
+    """The third outsider: lightweight or malformed tags under vouch/audit/ were skipped
+    in silence, so whoever made them believed the chain anchored."""
+    kb = reviewed
+    git(kb.root, "tag", "vouch/audit/7")  # lightweight
+    git(kb.root, "tag", "-a", "-m", "events: -5", "vouch/audit/x")
+    res = run_cli("audit", "--verify", "--json", cwd=kb.root)
+    warned = [w for w in res.json()["warnings"] if w["kind"] == "anchor-unreadable"]
+    assert {w["detail"].split()[0] for w in warned} == {"vouch/audit/7", "vouch/audit/x"}, warned

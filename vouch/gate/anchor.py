@@ -65,6 +65,23 @@ def anchors(kb: KB) -> list[Anchor]:
     return sorted(found, key=lambda a: a.number)
 
 
+def unreadable(kb: KB) -> list[Finding]:
+    """Tags where anchors live that do not read as one (lightweight, a malformed message,
+    an odd number): they anchor nothing, which whoever published them should know."""
+    read = {a.ref for a in anchors(kb)}
+    refs = [row[0] for row in kb.repo.ref_records([PREFIX], ("refname",)) if row]
+    return [
+        Finding(
+            "anchor-unreadable",
+            f"{ref.removeprefix('refs/tags/')} is not an audit anchor vouch can read (make "
+            "anchors with `vouch audit anchor`), so it anchors nothing",
+            severity="warn",
+        )
+        for ref in sorted(refs)
+        if ref not in read
+    ]
+
+
 def find(kb: KB, name: str) -> Anchor:
     """The anchor `name` names: `vouch/audit/3`, `refs/tags/vouch/audit/3` or `3`."""
     wanted = (
@@ -268,4 +285,5 @@ def verify_history(kb: KB, head: str, anchor_name: str | None = None) -> list[Fi
     chosen = [find(kb, anchor_name)] if anchor_name else anchors(kb)
     for one in chosen:  # every anchor, not just the newest: a newer tag cannot hide a
         findings += compare(kb, one, head)  # rewrite of what an older one anchored
+    findings += unreadable(kb)
     return unique(findings)
