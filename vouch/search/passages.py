@@ -6,11 +6,12 @@ empty pack, each marked `reviewed: false` — text captured from a file, which n
 vouched for — with the citation that makes one reviewed knowledge (a claim proposed
 citing it, approved by a reviewer: `NEXT_STEP`).
 
-Passages are found as a search for the task over sources, keeping the hits the words
-match and those whose embedding is nearly as close as the closest (the rule the pack
-itself uses), at most MAX_PASSAGES, and packed into the pack's character budget by whole
-lines: a passage that does not fit keeps the lines around its line sharing most words
-with the task, and its citation names exactly the lines shown.
+Passages are found as a search for the task over sources, keeping the hits the task's
+words match (any of them: the lexical channel's list) and those whose embedding is nearly
+as close as the closest (the pack's own rule), at most MAX_PASSAGES, packed into the
+pack's character budget by whole lines: a passage that does not fit keeps the lines
+around its line sharing most words with the task, and its citation names exactly the
+lines shown.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def best(
         ),
         warm=warm,
     )
+    worded = {h["chunk_id"] for h in response["trace"]["lexical"]}  # the task's words match
     cosines = {v["chunk_id"]: v["cosine"] for v in response["trace"]["vector"]}
     floor = relative_cosine * max(cosines.values(), default=0.0)
     out: list[dict[str, Any]] = []
@@ -65,7 +67,7 @@ def best(
         key = (hit["id"], tuple(hit["source"].get("lines") or ()))
         if key in seen or len(out) == MAX_PASSAGES or left <= 0:
             continue
-        if not hit["score_breakdown"].get("fts") and cosines.get(hit["chunk_id"], 0.0) < floor:
+        if hit["chunk_id"] not in worded and cosines.get(hit["chunk_id"], 0.0) < floor:
             continue
         seen.add(key)
         found = _passage(kb, hit, task, left)
