@@ -258,6 +258,9 @@ def test_a_superseded_version_has_no_path_form(kb: KB, docs: dict[str, str], run
     assert cited["cite_path"] is None and cited["source_superseded_by"]
     screen = run_cli("show", pid, cwd=kb.root).out
     assert "superseded by" in screen and "docs/api/guide.md:L3" not in screen
+    newer = source_names.resolve(kb, "docs/api/guide.md")
+    listed = run_cli("list", "sources", cwd=kb.root).out
+    assert f"{old[:12]}  file        docs/api/guide.md  (superseded by {newer[:12]})" in listed
 
 
 def test_why_prints_each_citation_by_its_path(kb: KB, docs: dict[str, str], run_cli) -> None:

@@ -70,7 +70,7 @@ def _resolve_sources(ctx: CallContext, method: Method, bound: dict[str, Any]) ->
     flat = [x for v in values for x in (v if isinstance(v, list) else [v])]
     if any(source_names.wants_resolving(v) for v in flat):
         kb = ctx.kb
-        method.resolve_ids(bound, lambda v: source_names.resolve(kb, v))
+        method.resolve_ids(bound, source_names.resolver(kb))
 
 
 def authorize(ctx: CallContext, method: Method) -> None:

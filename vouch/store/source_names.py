@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from vouch.core import ids
@@ -80,12 +81,13 @@ def _not_an_id(value: str) -> bool:
     )
 
 
-def resolve(kb: KB, value: str) -> str:
+def resolve(kb: KB, value: str, known: list[tuple[str, str]] | None = None) -> str:
     """The source id (with its `:locator`) `value` names; ids and other words unchanged.
 
     NotFound for a path no current source is registered at (naming those of the same
     file name), InvalidId for one naming two sources, Conflict for a line or turn span
-    of a file changed since it was registered.
+    of a file changed since it was registered. `known`: the sources' (id, locator)
+    pairs already read (`resolver`), else they are read here.
     """
     if prefixes.wants_resolving(value):
         return prefixes.resolve(kb, value)
@@ -93,7 +95,7 @@ def resolve(kb: KB, value: str) -> str:
         return value
     path, span = split(value)
     wanted = _locators_of(kb, path)
-    found, similar = _lookup(kb, wanted, path)
+    found, similar = _lookup(kb, known if known is not None else locators(kb), wanted, path)
     if not found:
         if not _looks_like_a_path(kb, path, span, wanted):
             return value
@@ -109,6 +111,21 @@ def resolve(kb: KB, value: str) -> str:
     if span and _COUNTED.match(span):
         _check_unchanged(kb, meta, span)
     return f"{sid}:{span}" if span else sid
+
+
+def resolver(kb: KB) -> Callable[[str], str]:
+    """`resolve` for the values of one call: the sources' locators are read once, by the
+    first path among them (an evidence list may name several)."""
+    known: list[tuple[str, str]] = []
+    read = [False]
+
+    def one(value: str) -> str:
+        if not read[0] and _not_an_id(value) and not prefixes.wants_resolving(value):
+            known.extend(locators(kb))
+            read[0] = True
+        return resolve(kb, value, known if read[0] else None)
+
+    return one
 
 
 # -- looking a path up --------------------------------------------------------------------
@@ -143,13 +160,15 @@ def _locator_for(kb: KB, path: Path) -> str | None:
         return sources.readable(str(resolved))
 
 
-def _lookup(kb: KB, wanted: list[str], path: str) -> tuple[list[Obj], list[Obj]]:
+def _lookup(
+    kb: KB, known: Iterable[tuple[str, str]], wanted: list[str], path: str
+) -> tuple[list[Obj], list[Obj]]:
     """(current sources at the `wanted` locators, current sources whose locator has the
-    same file name) in one pass over the sources' metadata."""
+    same file name) in one pass over the sources' (id, locator) pairs."""
     name = path.rstrip("/").rsplit("/", 1)[-1]
     exact: list[tuple[str, str]] = []
     similar: list[tuple[str, str]] = []
-    for sid, locator in locators(kb):
+    for sid, locator in known:
         if locator in wanted:
             exact.append((sid, locator))
         elif name and locator.rsplit("/", 1)[-1] == name:
