@@ -150,3 +150,14 @@ def test_why_quotes_each_span_gives_the_whole_title_and_the_whole_thread(
     assert at == sorted(at), thread
     assert f"65 > {LINES[64]}" in out  # the cited text itself, quoted
     assert [(n, a, b) for n, a, b, _ in _marker(out)] == [(99 - MAX_CITED, 1 + MAX_CITED, 99)]
+
+
+def test_a_source_cited_whole_says_how_much_more_it_holds(kb: KB, manual: str, run_cli) -> None:
+    """A source cited without a span is cited whole: its first lines are shown, and the
+    rest is named with the command that prints it, never dropped without a word."""
+    made = call(kb, "kb.propose_claim", {"text": "The manual lists gates.", "evidence": [manual]})
+    [c] = call(kb, "kb.read_proposal", {"id": made["proposal_id"]})["citations"]
+    assert _cited_rows(c) == [1, 2, 3, 4, 5] and c["lines"] == {"start": 1, "end": 100}
+    assert c["omitted"] == 95 and c["hidden"][0]["show"].endswith("--content --lines 6-100")
+    out = run_cli("show", made["proposal_id"], cwd=kb.root).out
+    assert [(n, a, b) for n, a, b, _ in _marker(out)] == [(95, 6, 100)]

@@ -25,7 +25,7 @@ from vouch.kinds.source import path_of
 
 CONTEXT = 2  # lines shown before and after the cited ones
 MAX_CITED = 40  # cited lines shown at most; the rest are counted
-WHOLE_SOURCE = 5  # lines shown of a source cited without a locator
+WHOLE_SOURCE = 5  # lines shown of a source cited without a locator (the rest: a marker)
 
 
 def cite(snap: Snapshot, item: str, *, context: int = CONTEXT) -> dict[str, Any]:
@@ -64,6 +64,9 @@ def cite(snap: Snapshot, item: str, *, context: int = CONTEXT) -> dict[str, Any]
         return {**out, "problem": found}
     start, end = found
     lines = text.split("\n")
+    if not out.get("locator") and not out.get("quote"):  # the whole source is cited
+        end, most = len(lines) - (1 if text.endswith("\n") else 0), WHOLE_SOURCE
+        return {**out, **excerpt(lines, 1, max(1, end), context, most=most, source_id=sid)}
     quoted = find_quote(lines, str(out["quote"]), found) if out.get("quote") else None
     return {**out, **excerpt(lines, start, end, context, keep=quoted, source_id=sid)}
 
@@ -146,12 +149,13 @@ def excerpt(
     *,
     keep: tuple[int, int] | None = None,
     source_id: str | None = None,
+    most: int = MAX_CITED,
 ) -> dict[str, Any]:
     """Lines start..end (1-based) with `context` lines around them, numbered. Of a span
-    over MAX_CITED lines, the first MAX_CITED and the lines `keep` names (where its quote
-    is) are shown; the rest are counted (`omitted`) and each part left out is listed in
+    over `most` lines, the first `most` and the lines `keep` names (where its quote is)
+    are shown; the rest are counted (`omitted`) and each part left out is listed in
     `hidden` with the command that prints it."""
-    shown = set(range(start, min(end, start + MAX_CITED - 1) + 1))
+    shown = set(range(start, min(end, start + most - 1) + 1))
     if keep is not None:
         shown.update(range(max(start, keep[0]), min(end, keep[1]) + 1))
     visible = set(shown)
