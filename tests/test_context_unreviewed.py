@@ -112,13 +112,16 @@ def test_the_markdown_marks_the_passages_and_says_what_to_do(docs: KB, run_cli) 
     assert "vouch approve" in step and "docs/timeouts.md:L1-L3" in step
 
 
-def test_no_passage_for_a_task_nothing_matches_and_agents_get_the_same(docs: KB) -> None:
+def test_no_passage_for_a_task_nothing_matches_and_agents_get_the_same(docs: KB, run_cli) -> None:
     kb = docs
     config = kb.dir / "config.yaml"
     config.write_text(config.read_text().replace("  enabled: true", "  enabled: false", 1))
     git(kb.root, "commit", "-qam", "lexical only")
     empty = _pack(kb, "zyxwvut qqqq")
-    assert empty["items"] == [] and empty["unreviewed"] == [] and empty["next_step"] is None
+    assert empty["items"] == [] and empty["unreviewed"] == []
+    assert "vouch source add -r" in empty["next_step"]  # still a next step: what to register
+    out = run_cli("context", "zyxwvut qqqq", cwd=kb.root).out
+    assert "Unreviewed" not in out and "vouch source add -r DIR" in out
     ctx = server_context("jsonl", kb_path=str(kb.root))
     line = {"id": 1, "method": "kb.context", "params": {"task": "thirty seconds reply"}}
     answer = jsonl.handle_line(ctx, json.dumps(line).encode())

@@ -51,7 +51,7 @@ def _unreviewed(pack: dict[str, Any]) -> list[str]:
     quoted after its citation; then the one line on making them reviewed knowledge."""
     found = pack.get("unreviewed") or []
     if not found:
-        return []
+        return ["", f"_{pack['next_step']}_"] if pack.get("next_step") else []
     lines = ["", "## Unreviewed source passages (not reviewed knowledge)", ""]
     for n, p in enumerate(found, 1):
         where = p.get("cite_path") or p["cite"]

@@ -25,7 +25,8 @@ citations, type, section, via, partial}], total_chars, truncated, max_chars,
 dropped_uncited, corpus_revision, unreviewed, next_step}`. `truncated` says the budget
 left something out or cut an item. When no item is packed, `unreviewed` holds the best
 source passages (`passages`: never knowledge, `reviewed: false`, within the same
-budget) and `next_step` says how to make one reviewed knowledge; else `[]` and null.
+budget) and `next_step` says how to make one reviewed knowledge (or, with no passage
+either, how to register documents that would hold one); else `[]` and null.
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ def build(
         "dropped_uncited": dropped[0],
         "corpus_revision": response.get("corpus_revision"),
         "unreviewed": unreviewed,
-        "next_step": passages.next_step(unreviewed),
+        "next_step": None if packed else passages.next_step(unreviewed),
     }
 
 

@@ -77,10 +77,18 @@ def best(
     return out
 
 
-def next_step(passages: list[dict[str, Any]]) -> str | None:
-    """One line on how to make a passage reviewed knowledge, citing the first one."""
+NOTHING = (
+    "No source passage matches either: register the documents that answer this task "
+    "(vouch source add -r DIR; kb.register_source_from_path), then propose claims citing "
+    "them for review."
+)
+
+
+def next_step(passages: list[dict[str, Any]]) -> str:
+    """One line on how to make a passage reviewed knowledge, citing the first one; or,
+    with no passage, on registering the documents that would hold one."""
     if not passages:
-        return None
+        return NOTHING
     first = passages[0]
     cite = str(first.get("cite_path") or first["cite"])
     return NEXT_STEP.format(shell=shlex.quote(cite), quoted=json.dumps(cite, ensure_ascii=False))
