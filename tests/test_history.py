@@ -96,7 +96,7 @@ def test_why_human_output(story: Story, run_cli: Any) -> None:
     assert f"approved by agent {BOB} <{BOB}@agent.vouch.invalid>" in res.out
     assert "why: the runbook says so" in res.out
     assert f"superseded by: {story.ids['c3']}" in res.out
-    assert "runbook.md L7-L8" in res.out and "last confirmed: never" in res.out
+    assert "runbook.md:L7-L8" in res.out and "last confirmed: never" in res.out
 
 
 # -- log -------------------------------------------------------------------------------------

@@ -83,7 +83,7 @@ def test_show_prints_the_screen_and_markdown(kb: KB, runbook: str, run_cli: Any)
     pid = made["proposal_id"]
     res = run_cli("show", pid, cwd=kb.root)
     assert res.code == 0, res.err
-    assert "runbook.md L7-L8" in res.out
+    assert "runbook.md:L7-L8 (evidence evidence-" in res.out  # the path, as --source takes it
     assert " 7 > Deploys need a green CI run." in res.out and " 6   " in res.out
     assert f"vouch approve {pid} --expect" in res.out
     # showing pins the reviewed commit, as before
@@ -91,7 +91,7 @@ def test_show_prints_the_screen_and_markdown(kb: KB, runbook: str, run_cli: Any)
     md = run_cli("show", pid, "--format", "markdown", cwd=kb.root)
     assert md.code == 0, md.err
     assert md.out.startswith(f"## vouch proposal `{pid}`: claim")
-    assert "### Evidence (1)" in md.out and "**1. runbook.md** `L7-L8`" in md.out
+    assert "### Evidence (1)" in md.out and "**1. `runbook.md:L7-L8`**" in md.out
     assert "```text\n 5   ## Deploy" in md.out and "```diff" in md.out
     same = run_cli("read", "proposal", pid, "--format", "markdown", cwd=kb.root)
     assert same.out == md.out
@@ -116,7 +116,7 @@ def test_show_source_content_and_lines(kb: KB, runbook: str, run_cli: Any) -> No
     res = run_cli("show", runbook, "--content", cwd=kb.root)
     assert res.code == 0 and res.out == RUNBOOK
     res = run_cli("show", runbook, "--content", "--lines", "7-8", cwd=kb.root)
-    assert res.out == "Deploys need a green CI run.\nNever deploy on Fridays, whatever\n"
+    assert res.out == "7  Deploys need a green CI run.\n8  Never deploy on Fridays, whatever\n"
     data = run_cli("show", runbook, "--content", "--lines", "L12", "--json", cwd=kb.root).json()
     assert data["text"] == "## Other" and data["lines"] == {"start": 12, "end": 12, "total": 14}
     for bad in (("--lines", "9-3"), ("--lines", "99"), ("--lines", "x")):
@@ -153,7 +153,7 @@ def test_an_older_content_file_without_extension_still_works(
     assert screen["problems"] == [] and screen["citations"][0]["lines"]["start"] == 7
     call(kb, "kb.approve", {"proposal_id": made["proposal_id"]}, actor=BOB)
     res = run_cli("show", runbook, "--content", "--lines", "7", cwd=kb.root)
-    assert res.out == "Deploys need a green CI run.\n"
+    assert res.out == "7  Deploys need a green CI run.\n"
     lint = run_cli("lint", "--json", cwd=kb.root)
     assert not [i for i in lint.json()["issues"] if i.get("severity") == "error"], lint.out
 

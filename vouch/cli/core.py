@@ -89,11 +89,21 @@ def show_cmd(
 ) -> None:
     """Show one object (claim, page, entity, relation, source, evidence, session) or a
     proposal as a reviewer sees it (`--format markdown`: as a pull-request description).
-    Ids only an open proposal holds are found there."""
+    Ids only an open proposal holds are found there. A source may be named by its path:
+    `docs/a.rst` (its current version), `docs/a.rst:L5-L9` (those lines of it)."""
     from vouch.core.ids import is_proposal_id
-    from vouch.store import prefixes
+    from vouch.store import source_names
 
-    object_id = prefixes.resolve(ctx.kb, object_id)  # a source by the prefix output prints
+    # a source by the prefix output prints, or by its path
+    object_id, span = _source_span(source_names.resolve(ctx.kb, object_id))
+    if span is not None and (lines is not None or turns is not None or section is not None):
+        raise UsageError(
+            f"{object_id[:12]}:{span} names its lines already; drop --lines/--turns/--section"
+        )
+    if span is not None and span.startswith("T"):
+        turns = span
+    elif span is not None:
+        content, lines = True, span
 
     if lines is not None and not content:
         raise UsageError(
@@ -112,7 +122,7 @@ def show_cmd(
                 hint="`vouch list sources` lists them",
             )
         found = source_text(Snapshot(ctx.kb), object_id, lines)
-        out.emit(found, lambda d: d["text"])
+        out.emit(found, human.numbered if lines is not None else lambda d: d["text"])
         return
 
     if section is not None:  # issue 5: located through the index's headings table
@@ -135,6 +145,22 @@ def show_cmd(
         return
     kind, obj = find_object(ctx, object_id)
     out.emit({"kind": kind, **obj}, human.read)
+
+
+def _source_span(value: str) -> tuple[str, str | None]:
+    """(`<source-id>`, `L5-L9`/`T12`) for a source pointer, else (value, None)."""
+    from vouch.store.evidence import parse_pointer
+
+    pointer = parse_pointer(value)
+    if pointer is None:
+        return value, None
+    sid, span = pointer
+    if span.startswith(("L", "T")):
+        return sid, span
+    raise UsageError(
+        f"vouch show takes a source with a line or turn span; {span!r} is neither",
+        hint=f"vouch show {sid[:12]} --section HEADING shows one section",
+    )
 
 
 def _show_turns(ctx: CallContext, out: Output, object_id: str, span: str) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from vouch.core import yamlio
+from vouch.core.ids import is_source_id
 
 
 def capabilities(d: dict[str, Any]) -> str:
@@ -56,6 +57,8 @@ def listing(result: dict[str, Any] | list[dict[str, Any]]) -> str:
         )
     if not rows:
         return "(none)"
+    if all(is_source_id(str(r.get("id"))) for r in rows):
+        return "\n".join(_source_line(r) for r in rows)
     width = max(len(r["id"]) for r in rows)
     # kinds with a lifecycle (claims, pages) show where each one is in it
     status = any("status" in r for r in rows)
@@ -65,6 +68,20 @@ def listing(result: dict[str, Any] | list[dict[str, Any]]) -> str:
         + str(r.get("title", ""))
         for r in rows
     )
+
+
+def _source_line(row: dict[str, Any]) -> str:
+    """`4cff02906f56  file        docs/user/quickstart.rst`: a source by the id prefix
+    every command takes back and the path it was registered from (its title after it
+    when that is more than the file's name; a replaced version says by which)."""
+    locator = str(row.get("locator") or "-")
+    parts = [f"{str(row['id'])[:12]}  {row.get('type') or '':<10}  {locator}"]
+    title = row.get("title")
+    if title and title not in (locator, locator.rsplit("/", 1)[-1]):
+        parts.append(json.dumps(title, ensure_ascii=False))
+    if row.get("superseded_by"):
+        parts.append(f"(superseded by {str(row['superseded_by'])[:12]})")
+    return "  ".join(parts)
 
 
 def registered(result: dict[str, Any]) -> str:
@@ -249,6 +266,14 @@ def index_status(data: dict[str, Any]) -> str:
     size = data["sizes"].get("total", 0)
     lines.append(f"  size:      {size / 1e6:.2f} MB")
     return "\n".join(lines)
+
+
+def numbered(data: dict[str, Any]) -> str:
+    """`vouch show SOURCE --content --lines 5-9`: each line after its number."""
+    start = int(data["lines"]["start"])
+    rows = str(data["text"]).split("\n")
+    width = len(str(start + len(rows) - 1))
+    return "\n".join(f"{n:>{width}}  {text}".rstrip() for n, text in enumerate(rows, start))
 
 
 def turns(data: dict[str, Any]) -> str:

@@ -2,7 +2,9 @@
 
 Meant to be pasted into a prompt as it is: one block per item, most relevant first, each
 naming its id (what an agent cites), kind, status and citations; page sections are
-quoted so that their own headings cannot break the pack's structure.
+quoted so that their own headings cannot break the pack's structure. With no item, the
+best source passages follow under a heading that marks them unreviewed, quoted the same
+way, with the one line on making them reviewed knowledge.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ def markdown(pack: dict[str, Any]) -> str:
     items = pack.get("items") or []
     if not items:
         lines.append("No approved knowledge in this repository's knowledge base matches this task.")
+        lines += _unreviewed(pack)
         return "\n".join(lines)
     lines += [
         "Approved knowledge from this repository's vouch knowledge base, most relevant "
@@ -41,6 +44,24 @@ def markdown(pack: dict[str, Any]) -> str:
         note += "; more matched but did not fit (raise --max-chars)"
     lines.append(f"_{note}._")
     return "\n".join(lines)
+
+
+def _unreviewed(pack: dict[str, Any]) -> list[str]:
+    """The best source passages, under a heading that says they are not knowledge, each
+    quoted after its citation; then the one line on making them reviewed knowledge."""
+    found = pack.get("unreviewed") or []
+    if not found:
+        return ["", f"_{pack['next_step']}_"] if pack.get("next_step") else []
+    lines = ["", "## Unreviewed source passages (not reviewed knowledge)", ""]
+    for n, p in enumerate(found, 1):
+        where = p.get("cite_path") or p["cite"]
+        section = f" § {_one_line(p['section'])}" if p.get("section") else ""
+        lines += [f"### {n}. `{where}`{section} (source `{str(p['id'])[:12]}`, unreviewed)", ""]
+        lines += [f"> {line}".rstrip() for line in str(p["text"]).split("\n")]
+        lines.append("")
+    if pack.get("next_step"):
+        lines.append(f"_{pack['next_step']}_")
+    return lines
 
 
 def _heading(n: int, item: dict[str, Any]) -> str:

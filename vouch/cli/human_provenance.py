@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from vouch.cli.human_review import citation_head, excerpt_lines
 from vouch.cli.oneline import screen
 
 
@@ -30,8 +31,10 @@ def why(d: dict[str, Any]) -> str:
         line += f" (proposal {proposed.get('proposal_id')}"
         line += f", session {proposed['session_id']})" if proposed.get("session_id") else ")"
         out.append(line)
-        if proposed.get("rationale"):
+        thread = _thread(d)
+        if proposed.get("rationale") and not thread:
             out += ["  why: " + ln for ln in str(proposed["rationale"]).split("\n")]
+        out += thread
     if approved:
         out.append(
             f"approved by {approved.get('approved_by') or approved['approver']} at "
@@ -54,12 +57,12 @@ def why(d: dict[str, Any]) -> str:
     evidence = d.get("evidence") or []
     out.append(f"evidence ({len(evidence)}):" if evidence else "evidence: none")
     for e in evidence:
-        where = f"{e.get('title') or _short(e.get('source_id'))} {e.get('locator') or ''}".rstrip()
-        out.append(f"  {e['id'][:24]}  {where}")
+        out.append(f"  {citation_head(e)}")
         if e.get("quote"):
-            out.append(f"    {e['quote']!r}")
+            out.append(f"    quote: {e['quote']!r}")
         if e.get("problem"):
             out.append(f"    ! {e['problem']}")
+        out += ["    " + ln for ln in excerpt_lines(e)]
     for name in ("supersedes", "superseded_by", "contradicts", "entities", "claims"):
         for item in d.get(name) or []:
             out.append(f"{name.replace('_', ' ')}: {_link(item)}")
@@ -68,6 +71,34 @@ def why(d: dict[str, Any]) -> str:
         out.append(f"relation {r['relation']} {arrow} {_link(r['other'])}")
     out.append(f"last confirmed: {d.get('last_confirmed_at') or 'never'}")
     return "\n".join(out)
+
+
+def _thread(d: dict[str, Any]) -> list[str]:
+    """The review thread of the proposal that landed, when there was more than its
+    first revision: each revision, with why it was made, and the comments made on it."""
+    revisions, comments = d.get("revisions") or [], d.get("comments") or []
+    if len(revisions) < 2 and not comments:
+        return []
+    out = ["  thread:"]
+    placed: set[str] = set()
+    for r in revisions:
+        out.append(
+            f"    {r['created_at']}  revision {r['revision']} {_short(r['commit'])} "
+            f"→ {r['object_id']}"
+        )
+        if r.get("rationale"):
+            out += ["      why: " + ln for ln in str(r["rationale"]).split("\n")]
+        for c in comments:
+            if c["revision_commit"] == r["commit"]:
+                placed.add(c["comment"])
+                out.append(_comment(c))
+    out += [_comment(c) for c in comments if c["comment"] not in placed]
+    return out
+
+
+def _comment(c: dict[str, Any]) -> str:
+    text = str(c["text"]).replace("\n", "\n      ")
+    return f"    {c['created_at']}  comment by {c['author']}: {text}"
 
 
 def log(d: dict[str, Any]) -> str:

@@ -3,6 +3,7 @@ description (`--format markdown`)."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -41,21 +42,48 @@ def _object_lines(kind: str, obj: dict[str, Any]) -> list[str]:
 
 
 def citation_head(c: dict[str, Any]) -> str:
-    where = c.get("title") or (c.get("source_id") or "")[:12]
-    locator = c.get("locator") or "(whole source)"
+    """`docs/runbook.md:L7-L8 (evidence evidence-1a2b…, source 5891b5b522d5)`: where a
+    citation points, by its source's path when it has one (what `--source` takes)."""
     kind = "evidence" if c.get("kind") == "evidence" else "source"
-    return f"{where} {locator} ({kind} {str(c['id'])[:24]})"
+    sid = str(c.get("source_id") or "")[:12]
+    ids = f"{kind} {str(c['id'])[:24]}" + (f", source {sid}" if kind == "evidence" else "")
+    if c.get("cite_path"):
+        return f"{_titled(c, str(c['cite_path']))} ({ids})"
+    where = c.get("title") or sid
+    locator = c.get("locator") or "(whole source)"
+    older = c.get("source_superseded_by")
+    if older:
+        ids += f"; a version superseded by {str(older)[:12]}"
+    return f"{where} {locator} ({ids})"
+
+
+def _titled(c: dict[str, Any], by_path: str) -> str:
+    """The path form, after the source's title when that is more than the file's name."""
+    title, locator = str(c.get("title") or ""), str(c.get("source_locator") or "")
+    if not title or title in (locator, locator.rsplit("/", 1)[-1]):
+        return by_path
+    return f"{json.dumps(title, ensure_ascii=False)} {by_path}"
 
 
 def excerpt_lines(c: dict[str, Any]) -> list[str]:
+    """The numbered lines of a citation (`>` marks the cited ones); where cited lines
+    were left out, a line saying how many and the command that prints them."""
     rows = c.get("excerpt") or []
-    width = len(str(rows[-1]["n"])) if rows else 1
-    out = []
-    for i, row in enumerate(rows):
-        if i and row["n"] != rows[i - 1]["n"] + 1:
-            out.append(f"{'':>{width}}   … {c.get('omitted', 0)} more cited line(s)")
-        out.append(f"{row['n']:>{width}} {'>' if row['cited'] else ' '} {row['text']}")
-    return out
+    hidden = c.get("hidden") or []
+    width = len(str(max([r["n"] for r in rows] + [h["end"] for h in hidden], default=1)))
+    marks = [(int(h["start"]), 0, _hidden_line(h, width)) for h in hidden]
+    texts = [
+        (int(r["n"]), 1, f"{r['n']:>{width}} {'>' if r['cited'] else ' '} {r['text']}")
+        for r in rows
+    ]
+    return [line for _, _, line in sorted(marks + texts)]
+
+
+def _hidden_line(h: dict[str, Any], width: int) -> str:
+    count = int(h["end"]) - int(h["start"]) + 1
+    where = f"L{h['start']}-L{h['end']}" if count > 1 else f"L{h['start']}"
+    rest = f": {h['show']}" if h.get("show") else ""
+    return f"{'':>{width}} … {count} more cited line{'s' if count > 1 else ''} ({where}){rest}"
 
 
 def proposal(data: dict[str, Any]) -> str:
@@ -200,8 +228,11 @@ def markdown(data: dict[str, Any]) -> str:
     if citations is not None:
         out += ["", f"### Evidence ({len(citations)})"]
         for n, c in enumerate(citations, 1):
-            title = c.get("title") or str(c.get("source_id") or "")[:12]
-            out += ["", f"**{n}. {title}** `{c.get('locator') or 'whole source'}` ({c['id']})"]
+            if c.get("cite_path"):
+                out += ["", f"**{n}. `{c['cite_path']}`** ({c['id']})"]
+            else:
+                title = c.get("title") or str(c.get("source_id") or "")[:12]
+                out += ["", f"**{n}. {title}** `{c.get('locator') or 'whole source'}` ({c['id']})"]
             if c.get("quote"):
                 out += ["", _quote(c["quote"])]
             if c.get("problem"):

@@ -5,6 +5,10 @@ its source's title and locator, its quote, and the lines themselves: a line span
 (`L10-L20`) as given, a quote found in the span or the whole source (whitespace
 ignored, as evidence checks it), a `#section` anchor as that heading's section, a
 source cited whole by its first lines.
+
+Nothing cited is hidden silently: a span longer than MAX_CITED lines shows its first
+lines (and the lines holding its quote), and each part left out is named in `hidden`
+with the command that prints it (`vouch show SOURCE --content --lines A-B`).
 """
 
 from __future__ import annotations
@@ -17,10 +21,11 @@ from vouch.errors import UsageError
 from vouch.history.snapshot import Snapshot
 from vouch.kinds import evidence as evidence_kind
 from vouch.kinds.page import sections
+from vouch.kinds.source import path_of
 
 CONTEXT = 2  # lines shown before and after the cited ones
 MAX_CITED = 40  # cited lines shown at most; the rest are counted
-WHOLE_SOURCE = 5  # lines shown of a source cited without a locator
+WHOLE_SOURCE = 5  # lines shown of a source cited without a locator (the rest: a marker)
 
 
 def cite(snap: Snapshot, item: str, *, context: int = CONTEXT) -> dict[str, Any]:
@@ -46,6 +51,7 @@ def cite(snap: Snapshot, item: str, *, context: int = CONTEXT) -> dict[str, Any]
         title=meta.get("title") or meta.get("locator"),
         source_locator=meta.get("locator"),
         media_type=meta.get("media_type"),
+        cite_path=path_of(meta, out.get("locator")),
     )
     if meta.get("superseded_by"):
         out["source_superseded_by"] = meta["superseded_by"]
@@ -57,7 +63,12 @@ def cite(snap: Snapshot, item: str, *, context: int = CONTEXT) -> dict[str, Any]
     if isinstance(found, str):
         return {**out, "problem": found}
     start, end = found
-    return {**out, **excerpt(text.split("\n"), start, end, context)}
+    lines = text.split("\n")
+    if not out.get("locator") and not out.get("quote"):  # the whole source is cited
+        end, most = len(lines) - (1 if text.endswith("\n") else 0), WHOLE_SOURCE
+        return {**out, **excerpt(lines, 1, max(1, end), context, most=most, source_id=sid)}
+    quoted = find_quote(lines, str(out["quote"]), found) if out.get("quote") else None
+    return {**out, **excerpt(lines, start, end, context, keep=quoted, source_id=sid)}
 
 
 def locate(text: str, locator: object, quote: object) -> tuple[int, int] | str:
@@ -130,20 +141,53 @@ def _anchor(text: str, anchor: str) -> tuple[int, int] | None:
     return None
 
 
-def excerpt(lines: list[str], start: int, end: int, context: int = CONTEXT) -> dict[str, Any]:
-    """Lines start..end (1-based) with `context` lines around them, numbered; cited
-    lines past MAX_CITED are left out and counted."""
-    shown_end = min(end, start + MAX_CITED - 1)
-    first, last = max(1, start - context), min(len(lines), shown_end + context)
-    rows = [
-        {"n": n, "text": lines[n - 1], "cited": start <= n <= end}
-        for n in range(first, last + 1)
-        if not (shown_end < n <= end)
-    ]
+def excerpt(
+    lines: list[str],
+    start: int,
+    end: int,
+    context: int = CONTEXT,
+    *,
+    keep: tuple[int, int] | None = None,
+    source_id: str | None = None,
+    most: int = MAX_CITED,
+) -> dict[str, Any]:
+    """Lines start..end (1-based) with `context` lines around them, numbered. Of a span
+    over `most` lines, the first `most` and the lines `keep` names (where its quote is)
+    are shown; the rest are counted (`omitted`) and each part left out is listed in
+    `hidden` with the command that prints it."""
+    shown = set(range(start, min(end, start + most - 1) + 1))
+    if keep is not None:
+        shown.update(range(max(start, keep[0]), min(end, keep[1]) + 1))
+    visible = set(shown)
+    for n in shown:
+        visible.update(range(max(1, n - context), min(len(lines), n + context) + 1))
+    visible -= set(range(start, end + 1)) - shown
+    rows = [{"n": n, "text": lines[n - 1], "cited": start <= n <= end} for n in sorted(visible)]
     out: dict[str, Any] = {"lines": {"start": start, "end": end}, "excerpt": rows}
-    if shown_end < end:
-        out["omitted"] = end - shown_end
+    hidden = _runs(sorted(set(range(start, end + 1)) - shown))
+    if hidden:
+        out["omitted"] = sum(b - a + 1 for a, b in hidden)
+        out["hidden"] = [
+            {"start": a, "end": b, "show": _show_command(source_id, a, b)} for a, b in hidden
+        ]
     return out
+
+
+def _runs(numbers: list[int]) -> list[tuple[int, int]]:
+    """[3, 4, 5, 9] → [(3, 5), (9, 9)]."""
+    out: list[tuple[int, int]] = []
+    for n in numbers:
+        if out and out[-1][1] == n - 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    return out
+
+
+def _show_command(source_id: str | None, start: int, end: int) -> str | None:
+    if source_id is None:
+        return None
+    return f"vouch show {source_id[:12]} --content --lines {start}-{end}"
 
 
 def parse_lines(spec: str) -> tuple[int, int]:

@@ -1,10 +1,11 @@
 """`vouch why ID`: where one piece of approved knowledge came from.
 
 Read from the object file and the commits that changed it (one `git log` of its path):
-the proposal that brought it (proposer, rationale, session), the decision that merged
-it (approver, when, the merge commit), the lifecycle edits since, its evidence with
-source titles, locators and quotes, what it supersedes or was superseded by, what
-contradicts it, and when it was last confirmed.
+the proposal that brought it (proposer, rationale, session) and its whole review thread
+(every revision, every comment), the decision that merged it (approver, when, the merge
+commit), the lifecycle edits since, its evidence — each with its source's path, the
+cited lines themselves and the quote — what it supersedes or was superseded by, what
+contradicts it, and when it was last confirmed. The title is the whole text, never cut.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from vouch.core.ids import check_id
-from vouch.errors import NotFound
+from vouch.errors import GitFailure, NotFound
 from vouch.history.citations import cite
 from vouch.history.commits import Commit, read_log
 from vouch.history.snapshot import Snapshot
@@ -60,10 +61,11 @@ def why(kb: KB, object_id: str) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": object_id,
         "kind": kind,
-        "title": KINDS[kind].title_of(obj),
+        "title": _title(kind, obj),
         "status": obj.get("status"),
         "confidence": obj.get("confidence"),
         "proposed": _proposed(proposal, decision, obj),
+        **_thread(kb, proposal, decision),
         "approved": _approved(decision),
         "added": _added(commits),
         "changes": [c.to_json() for c in commits if c.role == "event" and c is not decision],
@@ -84,10 +86,56 @@ def _citations(kind: str, obj: Obj) -> list[str]:
     return [str(i) for i in obj.get(field) or []]
 
 
+def _title(kind: str, obj: Obj) -> str:
+    """The object's title; a claim's whole text (a kind's title is cut for listings)."""
+    if kind == "claim":
+        return " ".join(str(obj.get("text") or "").split())
+    return KINDS[kind].title_of(obj)
+
+
 def _evidence(snap: Snapshot, item: str) -> dict[str, Any]:
+    """One citation: its source, path (`cite_path`), quote and the cited lines
+    (`excerpt`; `hidden` names any left out, with the command that prints them)."""
     found = cite(snap, item, context=0)
-    keep = ("id", "kind", "source_id", "title", "locator", "quote", "lines", "problem")
+    keep = (
+        "id",
+        "kind",
+        "source_id",
+        "title",
+        "locator",
+        "cite_path",
+        "source_locator",
+        "source_superseded_by",
+        "quote",
+        "lines",
+        "excerpt",
+        "omitted",
+        "hidden",
+        "problem",
+    )
     return {k: found[k] for k in keep if found.get(k) is not None}
+
+
+def _thread(kb: KB, proposal: Commit | None, decision: Commit | None) -> dict[str, Any]:
+    """`revisions` and `comments` of the proposal that landed: every revision from its
+    base (a revised claim's earlier text lives in files of other ids, which the object's
+    own log never shows) and every comment, oldest first."""
+    from vouch.gate import records
+    from vouch.gate.thread import thread
+
+    landed = decision or proposal
+    sha = (decision.trailer("Vouch-Proposal-Commit") if decision else "") or (
+        proposal.sha if proposal else ""
+    )
+    pid = landed.proposal_id if landed else None
+    found = records.read_commit(kb, sha, f"merged/{pid}") if sha and pid else None
+    if found is None:
+        return {"revisions": [], "comments": []}
+    try:
+        revisions, comments = thread(kb, found)
+    except GitFailure:  # a decision imported by a bundle: its proposal's commits are elsewhere
+        return {"revisions": [], "comments": []}
+    return {"revisions": revisions, "comments": comments}
 
 
 def _proposal(commits: list[Commit], decision: Commit | None) -> Commit | None:

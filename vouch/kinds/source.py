@@ -165,6 +165,28 @@ def new(content: bytes, **values: Any) -> Obj:
     return obj
 
 
+# Locators that name no document: sources registered under them are never versions of
+# one another (`vouch source add -` records `stdin`), nor can a path name them.
+UNVERSIONED = frozenset(("", "-", "stdin"))
+
+
+def shown(locator: object, span: object = None) -> str | None:
+    """`docs/a.rst:L5-L9`: a citation by its source's locator, which every method takes
+    back for the locator's current version (`vouch.store.source_names`); None when the
+    locator names no document (`stdin`)."""
+    if not isinstance(locator, str) or locator in UNVERSIONED:
+        return None
+    return f"{locator}:{span}" if span else locator
+
+
+def path_of(obj: Obj | None, span: object = None) -> str | None:
+    """`shown` for a source; None for a superseded version (its path names the current
+    one now)."""
+    if obj is None or obj.get("superseded_by"):
+        return None
+    return shown(obj.get("locator"), span)
+
+
 def status_of(obj: Obj) -> str:
     """`superseded` for a replaced version (search hides it unless asked), else ""."""
     return "superseded" if obj.get("superseded_by") else ""

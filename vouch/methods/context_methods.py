@@ -41,7 +41,9 @@ METHODS: tuple[Method, ...] = (
         "kb.context",
         "read",
         "The approved claims and page sections most relevant to a task (with their "
-        "entity/relation neighbourhood and citations), packed into a character budget.",
+        "entity/relation neighbourhood and citations), packed into a character budget; "
+        "when none matches, the best source passages, marked unreviewed (`unreviewed`), "
+        "and how to make them reviewed knowledge (`next_step`).",
         "vouch.methods.context_methods:context",
         (
             Param(

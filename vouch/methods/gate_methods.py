@@ -64,7 +64,8 @@ def _register_gate() -> None:
                     _IDS(),
                     required=True,
                     description="source ids, evidence ids, or <source-id>:L10-L20 pointers "
-                    "(a search hit's `cite`)",
+                    "(a search hit's `cite`); a source may be named by its path instead: "
+                    "docs/a.md:L10-L20 (the hit's `cite_path`), docs/a.md",
                     ids=True,
                 ),
                 Param(
@@ -367,7 +368,13 @@ def _register_gate() -> None:
             "Store a span pointer into a source (quote checked against its content).",
             "vouch.methods.gate:register_evidence",
             (
-                Param("source_id", {"type": "string"}, required=True, ids=True),
+                Param(
+                    "source_id",
+                    {"type": "string"},
+                    required=True,
+                    description="the source's id, or its path (docs/a.md)",
+                    ids=True,
+                ),
                 Param(
                     "locator",
                     {"type": "string"},

@@ -125,7 +125,8 @@ METHODS: tuple[Method, ...] = (
                 "evidence",
                 {"type": "string"},
                 required=True,
-                description="a source id, an evidence id, or <source-id>:L10-L20",
+                description="a source id, an evidence id, or <source-id>:L10-L20 (a source "
+                "may be named by its path: docs/a.md:L10-L20)",
                 ids=True,
             ),
         ),

@@ -56,20 +56,21 @@ def invoke(ctx: CallContext, name: str, params: Mapping[str, Any] | None = None)
     method = get(name)
     bound = method.bind(params)
     authorize(ctx, method)
-    _resolve_prefixes(ctx, method, bound)
+    _resolve_sources(ctx, method, bound)
     return method.function()(ctx, **bound)
 
 
-def _resolve_prefixes(ctx: CallContext, method: Method, bound: dict[str, Any]) -> None:
-    """Short source ids (what human output prints) become full ones, before the handler;
-    a call that names every id in full reads no directory."""
-    from vouch.store import prefixes
+def _resolve_sources(ctx: CallContext, method: Method, bound: dict[str, Any]) -> None:
+    """Short source ids (what human output prints) and sources named by their path
+    (`docs/a.rst:L5-L9`) become full ids, before the handler; a call that names every
+    id in full reads no directory."""
+    from vouch.store import source_names
 
     values = [bound.get(p.name) for p in method.params if p.ids]
     flat = [x for v in values for x in (v if isinstance(v, list) else [v])]
-    if any(prefixes.wants_resolving(v) for v in flat):
+    if any(source_names.wants_resolving(v) for v in flat):
         kb = ctx.kb
-        method.resolve_ids(bound, lambda v: prefixes.resolve(kb, v))
+        method.resolve_ids(bound, source_names.resolver(kb))
 
 
 def authorize(ctx: CallContext, method: Method) -> None:

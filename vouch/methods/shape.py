@@ -50,7 +50,8 @@ class Param(NamedTuple):
     required: bool = False
     default: Any = None
     description: str = ""
-    # its value (or each item) is an object id: a unique source-id prefix is resolved
+    # its value (or each item) is an object id: a unique source-id prefix, or a source
+    # named by its path (`docs/a.rst:L5-L9`), is resolved to the source's id
     ids: bool = False
     # the schema states an enum or a range for clients, but the handler checks it, so
     # that an invalid proposal gets every problem at once (valid: false, errors: [...])
@@ -164,7 +165,8 @@ class Method(NamedTuple):
         return bound
 
     def resolve_ids(self, bound: dict[str, Any], resolve: Callable[[str], str]) -> None:
-        """Replace short source ids in the id parameters (`Param.ids`), in place."""
+        """Replace short source ids and source paths in the id parameters (`Param.ids`),
+        in place."""
         for p in self.params:
             value = bound.get(p.name)
             if not p.ids or value is None:

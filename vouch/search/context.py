@@ -22,8 +22,11 @@
 
 The result is a ContextPack: `{task, items: [{kind, id, title, text, status, score,
 citations, type, section, via, partial}], total_chars, truncated, max_chars,
-dropped_uncited, corpus_revision}`. `truncated` says the budget left something out or
-cut an item.
+dropped_uncited, corpus_revision, unreviewed, next_step}`. `truncated` says the budget
+left something out or cut an item. When no item is packed, `unreviewed` holds the best
+source passages (`passages`: never knowledge, `reviewed: false`, within the same
+budget) and `next_step` says how to make one reviewed knowledge (or, with no passage
+either, how to register documents that would hold one); else `[]` and null.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from vouch.core import ids
 from vouch.core.progress import Progress
 from vouch.errors import CorruptFile, InvalidId, UsageError
 from vouch.kinds import KINDS, Obj, module_for
+from vouch.search import passages
 from vouch.search import query as queries
 from vouch.search.engine import HIDDEN_STATUSES, SearchRequest, search
 from vouch.search.packing import Candidate, Item, Resolved, pack
@@ -149,6 +153,11 @@ def build(
         return item
 
     packed, truncated = pack(candidates, Resolved(resolve), max_chars, min_items)
+    unreviewed: list[dict[str, Any]] = []
+    if not packed:  # nothing approved answers: the best source passages, marked as such
+        unreviewed = passages.best(
+            kb, text, max_chars, relative_cosine=RELATIVE_COSINE, warm=warm, transport=transport
+        )
     return {
         "task": text,
         "items": [item.to_json(cut) for item, cut in packed],
@@ -157,6 +166,8 @@ def build(
         "max_chars": max_chars,
         "dropped_uncited": dropped[0],
         "corpus_revision": response.get("corpus_revision"),
+        "unreviewed": unreviewed,
+        "next_step": None if packed else passages.next_step(unreviewed),
     }
 
 

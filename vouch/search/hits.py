@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from vouch.kinds.source import shown
 from vouch.search.fusion import Fused
 from vouch.search.snippet import make_snippet
 from vouch.search.turns import turn_cite, turn_fields
@@ -24,6 +25,11 @@ def result(
     lines = None
     if row.kind == "source" and row.start_line is not None and row.end_line is not None:
         lines = [row.start_line, row.end_line]
+    cite = (
+        turn_cite(row) or (f"{object_id}:L{lines[0]}-L{lines[1]}" if lines else object_id)
+        if row.kind == "source"
+        else None
+    )
     return {
         "chunk_id": row.chunk_id,
         "score": round(fused.score, 6),
@@ -50,10 +56,18 @@ def result(
         },
         # what `propose-claim --source` takes as is: the chunk's line span of a source,
         # or its turn (`T12`) of a transcript
-        "cite": turn_cite(row) or (f"{object_id}:L{lines[0]}-L{lines[1]}" if lines else object_id)
-        if row.kind == "source"
-        else None,
+        "cite": cite,
+        # the same by the source's path (`docs/a.rst:L5-L9`), taken back as well
+        "cite_path": _by_path(row, cite),
     }
+
+
+def _by_path(row: Any, cite: str | None) -> str | None:
+    """`cite` with the source's locator for its id: None for other kinds, a superseded
+    version (its path names the current one) and a source without a path (stdin)."""
+    if cite is None or row.status == "superseded":
+        return None
+    return shown(row.locator, cite.partition(":")[2] or None)
 
 
 def trace(

@@ -2,9 +2,9 @@
 parse the JSON)::
 
     Search: "install git" (47 matches, showing top 10)
-    1. [0.031] Git Admin Guide (p.12) [source/pdf] [git, admin] 4f2a9c01d3e5
+    1. [0.031] Git Admin Guide docs/git.pdf (p.12) [source/pdf] [git, admin] 4f2a9c01d3e5
     To install the latest version of git from source...
-    2. [0.025] Timeouts §Retries L40-L52 [source/file] 9b1e77c2a0f4:L40-L52
+    2. [0.025] docs/timeouts.md:L40-L52 §Retries [source/file] 9b1e77c2a0f4:L40-L52
     ...
 """
 
@@ -28,12 +28,13 @@ def preview(result: dict[str, Any], width: int = PREVIEW_CHARS) -> str:
 
 def heading(rank: int, result: dict[str, Any]) -> str:
     src = result.get("source") or {}
-    parts = [f"{rank}. [{result['score']:.3f}] {src.get('title') or result['id']}"]
+    by_path = result.get("cite_path")
+    parts = [f"{rank}. [{result['score']:.3f}] {_named(src, by_path) or result['id']}"]
     if src.get("page") is not None:
         parts.append(f"(p.{src['page']})")
     if src.get("section"):
         parts.append(f"§{src['section']}")
-    if src.get("lines"):
+    if src.get("lines") and not by_path:
         parts.append(f"L{src['lines'][0]}-L{src['lines'][1]}")
     kind_type = "/".join(x for x in (result.get("kind"), src.get("type")) if x)
     parts.append(f"[{kind_type}]")
@@ -52,6 +53,18 @@ def heading(rank: int, result: dict[str, Any]) -> str:
     else:
         parts.append(short_id(result["id"]))
     return " ".join(parts)
+
+
+def _named(src: dict[str, Any], by_path: object) -> str:
+    """A source hit by its path and lines (`docs/a.rst:L5-L9`, what `--source` takes),
+    after its title when that is more than the file's name; other hits by their title."""
+    title = str(src.get("title") or "")
+    if not by_path:
+        return title
+    locator = str(src.get("locator") or "")
+    if not title or title in (locator, locator.rsplit("/", 1)[-1]):
+        return str(by_path)
+    return f"{title} {by_path}"
 
 
 def short_id(object_id: str) -> str:

@@ -21,9 +21,7 @@ from vouch.kinds import claim as claim_kind
 from vouch.kinds import evidence as evidence_kind
 from vouch.store.kb import KB
 
-# Locators that name no document: sources registered under them are never versions of
-# one another (`vouch source add -` records `stdin`).
-UNVERSIONED = frozenset(("", "-", "stdin"))
+UNVERSIONED = source.UNVERSIONED  # locators that name no document (`stdin`)
 _LOCATOR_LINE = re.compile(rb"^locator: ([^\n]*)\n(?![ \t])", re.M)
 _NOT_PLAIN = frozenset("'\"&*!|>{}[]%@`#,?:-")
 
@@ -172,6 +170,14 @@ def locator_in(data: bytes) -> str | None:
     except (CorruptFile, UnicodeDecodeError):
         return None
     return value if isinstance(value, str) else None
+
+
+def locators(kb: KB) -> Iterator[tuple[str, str]]:
+    """(id, locator) of every source in the work tree (read as `_locators` reads them)."""
+    for sid, data in _meta_files(kb):
+        locator = locator_in(data)
+        if locator is not None:
+            yield sid, locator
 
 
 def versions_at(kb: KB, locator: str) -> list[Obj]:
