@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import call, propose_claim, vouch_proc
+from gate_support import PERSON, a_source, call, propose_claim, vouch_proc
 
 from vouch.core import yamlio
 from vouch.gate import records
+from vouch.methods import registry as ops
+from vouch.methods.context import CallContext
 from vouch.store.kb import KB
 
 HINT = "VOUCH_AGENT (or `agent:` in .vouch/config.yaml) declares an agent"
@@ -99,19 +101,30 @@ def test_a_declared_agent_does_not_decide_at_the_cli(
         assert decision["decided_by"] == "Test Person", decision
 
 
-def test_config_agent_does_not_decide_either(
+def test_a_committed_config_agent_does_not_make_the_person_an_agent(
     kb_with_sources: KB, run_cli: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`agent: bot` in .vouch/config.yaml declares the agent as VOUCH_AGENT does."""
+    """The third outsider: a pull request committing `agent: bot` made every person's CLI
+    act as agent bot (their proposals bot's — which they could then approve as its
+    operator — and their decisions refused, `VOUCH_AGENT=` no help). At the CLI only
+    VOUCH_AGENT declares an agent; `agent:` is for servers."""
     kb = kb_with_sources
-    pid = propose_claim(kb)
     config = kb.dir / "config.yaml"
-    config.write_text(config.read_text() + "agent: bot\n")
+    config.write_text(config.read_text().replace('agent: ""', "agent: bot"))
     git(kb.root, "commit", "-qam", "an agent acts here")
-    before = _state(kb.root)
-    _refused(run_cli("approve", pid, "--json", cwd=kb.root))
-    _refused(run_cli("reject", pid, "--reason", "no", "--json", cwd=kb.root))
-    assert _state(kb.root) == before
+    res = run_cli(
+        "propose-claim", "--text", "Mine, not bot's", "--evidence", a_source(kb), "--json",
+        cwd=kb.root,
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    pid = res.json()["proposal_id"]
+    author = git(kb.root, "log", "-1", "--format=%an", f"refs/heads/vouch/proposal/{pid}")
+    assert author.strip() == PERSON
+    monkeypatch.setenv("VOUCH_AGENT", "")  # set and empty: no agent, not the file's
+    assert (
+        ops.invoke(CallContext(kb_path=str(kb.root)), "kb.capabilities", {})["caller"]["agent"]
+        is None
+    )
 
 
 def test_the_real_vouch_refuses_an_agent_decision(kb_with_sources: KB) -> None:

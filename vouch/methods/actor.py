@@ -1,7 +1,7 @@
 """Who is acting.
 
 The identity is a git identity (`vouch.gate.identity`): at the CLI a declared agent
-(VOUCH_AGENT, then config.yaml `agent`) run by the git user, else the git user — a
+(VOUCH_AGENT) run by the git user, else the git user — a
 person at their own terminal, as `git var GIT_COMMITTER_IDENT` names them. `--as` is a
 label recorded beside the identity, never instead of it. Over an agent transport (JSONL,
 MCP) only the agent the person who started the server declared: VOUCH_AGENT, then config
@@ -25,11 +25,15 @@ AGENT_HINT = (
 )
 
 
-def configured_actor(kb: KB, explicit: str | None = None) -> str | None:
+def configured_actor(kb: KB, explicit: str | None = None, *, server: bool = False) -> str | None:
     """The agent named by `explicit` (a library caller's declared agent), VOUCH_AGENT or
-    config `agent`; None when none is set. A name holding control or format characters
-    is refused."""
-    for candidate in (explicit, os.environ.get("VOUCH_AGENT"), kb.config.get("agent")):
+    — for a server only — config `agent`; None when none is set. At the CLI a person's
+    terminal is theirs: a committed `agent:` never makes everyone who runs vouch an agent
+    (a pull request could set it), and `VOUCH_AGENT=` (set, empty) means none. A name
+    holding control or format characters is refused."""
+    env = os.environ.get("VOUCH_AGENT")
+    from_config = kb.config.get("agent") if server and env is None else None
+    for candidate in (explicit, env, from_config):
         if isinstance(candidate, str) and candidate.strip():
             if not yamlio.is_storable_text(candidate):
                 raise UsageError(f"actor name {candidate!r} holds bytes that are not UTF-8")
@@ -68,7 +72,7 @@ def declared_agent(kb: KB, transport: str) -> str:
     GateRefused rather than UsageError: the request itself is fine and the agent cannot
     fix it by changing it; only the person who starts the server can.
     """
-    actor = configured_actor(kb)
+    actor = configured_actor(kb, server=True)
     if actor is None:
         raise GateRefused(
             f"this {transport} server has no declared agent, so it only reads: "

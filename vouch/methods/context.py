@@ -35,15 +35,16 @@ class CallContext:
     @property
     def may_decide(self) -> bool:
         """May this caller decide (approve, reject, promote, anchor, import)? At the CLI
-        the person, unless VOUCH_AGENT or config `agent` says an agent is acting; over a
+        the person, unless VOUCH_AGENT says an agent is acting; over a
         transport only when the server's starter allowed it (DESIGN §4.1)."""
         if self.transport == "cli":
             return self.cli_agent() is None
         return self.allow_decisions
 
     def cli_agent(self) -> str | None:
-        """The agent VOUCH_AGENT or config `agent` declares, or None. (A library caller's
-        own `agent` is not counted: it runs in-process, trusted like the person running it.)"""
+        """The agent VOUCH_AGENT declares, or None (config `agent` is for servers). (A
+        library caller's own `agent` is not counted: it runs in-process, trusted like the
+        person running it.)"""
         from vouch.methods.actor import configured_actor
 
         return configured_actor(self.kb)
@@ -60,5 +61,7 @@ class CallContext:
 
         if self.transport == "cli":
             return identity(self.kb, configured_actor(self.kb, self.agent), self.actor_override)
-        agent = configured_actor(self.kb, self.agent) or declared_agent(self.kb, self.transport)
+        agent = configured_actor(self.kb, self.agent, server=True) or declared_agent(
+            self.kb, self.transport
+        )
         return identity(self.kb, agent)

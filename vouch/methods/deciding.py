@@ -2,7 +2,7 @@
 
 A decision (approve, reject, promote, anchoring the audit chain, importing a bundle)
 vouches for knowledge as a reviewer. At the CLI the person at the terminal decides, but
-not while VOUCH_AGENT or config `agent` declares that an agent is acting: the command
+not while VOUCH_AGENT declares that an agent is acting: the command
 would then run as that agent (DESIGN §4.1). Over a transport the agent decides only when
 the person who started the server passed `--allow-decisions`.
 """

@@ -128,7 +128,7 @@ def _caller(ctx: CallContext) -> dict[str, Any]:
     from vouch.methods.actor import configured_actor
 
     cli = ctx.transport == "cli"
-    agent = configured_actor(ctx.kb, ctx.agent)
+    agent = configured_actor(ctx.kb, ctx.agent, server=not cli)
     may_write = cli or agent is not None
     return {
         "transport": ctx.transport,

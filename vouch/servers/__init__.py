@@ -66,7 +66,7 @@ def configured_actor(ctx: CallContext) -> str | None:
     """The agent the server's starter declared (VOUCH_AGENT, config `agent`), if any."""
     from vouch.methods.actor import configured_actor as from_environment
 
-    return from_environment(ctx.kb)
+    return from_environment(ctx.kb, server=True)
 
 
 def log_ready(log: logging.Logger, ctx: CallContext, what: str) -> None:
