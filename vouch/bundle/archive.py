@@ -72,6 +72,11 @@ def export(kb: KB, out: Path, progress: Progress | None = None) -> dict[str, Any
         raise UsageError("nothing to export: this branch has no commits yet")
     if out.is_dir():
         raise UsageError(f"{out} is a directory", hint="name the bundle file, e.g. kb.tar.gz")
+    if not out.parent.is_dir():
+        raise UsageError(
+            f"{out.parent} is not a folder here",
+            hint="export into an existing folder (vouch does not create folders for it)",
+        )
     blobs, problems = committed_files(kb, head)
     left_out = sorted(rel for rel in blobs if ignored(rel))
     for rel in left_out:
@@ -90,7 +95,10 @@ def export(kb: KB, out: Path, progress: Progress | None = None) -> dict[str, Any
     step(progress, "packing")
     manifest = _manifest(files, head, when)
     data = _pack(manifest, files, when)
-    fsio.write_atomic(out, data)
+    try:
+        fsio.write_atomic(out, data)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror}") from exc
     return {
         "path": str(out),
         "files": len(files),

@@ -35,6 +35,8 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+MAX_NUMBER = 2**53  # a setting past this is a typo, and past an int's or a date's range
+
 _REVIEW_FLAGS = (
     "require_citations",
     "allow_self_approval",
@@ -103,9 +105,9 @@ class Config:
         """A non-negative number setting; a wrong value is the user's error, named."""
         value = self.get(dotted, default)
         ok = isinstance(value, int | float) and not isinstance(value, bool)
-        if not ok or not math.isfinite(value) or value < 0:
+        if not ok or not math.isfinite(value) or value < 0 or value > MAX_NUMBER:
             raise UsageError(
-                f"{CONFIG_NAME}: {dotted} must be a non-negative number, not {value!r}"
+                f"{CONFIG_NAME}: {dotted} must be a number from 0 to {MAX_NUMBER}, not {value!r}"
             )
         return float(value)
 
@@ -113,8 +115,11 @@ class Config:
         """A numeric setting as `kind`; E100 naming the key when it is not a number."""
         raw = self.get(dotted, default)
         try:
-            return kind(default if raw is None else raw)
-        except (TypeError, ValueError) as exc:
+            value = kind(default if raw is None else raw)
+            if not math.isfinite(value) or abs(value) > MAX_NUMBER:
+                raise ValueError(f"{value!r} is out of range")
+            return value
+        except (TypeError, ValueError, OverflowError) as exc:
             raise UsageError(
                 f"{dotted} in {CONFIG_NAME} must be a number", hint=f"the default is {default}"
             ) from exc

@@ -50,16 +50,17 @@ def settings_of(kb: KB) -> Config:
     return committed_settings(kb, head) if head else kb.config
 
 
+MAX_STALE_DAYS = 36500
+
+
 def stale_days_of(settings: Config, given: int | None) -> int:
     """`--stale-days`, else review.stale_days, else 180; 0 turns the check off."""
     if given is not None:
         return given
     value = settings.get("review.stale_days", DEFAULT_STALE_DAYS)
-    return (
-        value
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0
-        else DEFAULT_STALE_DAYS
-    )
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        return DEFAULT_STALE_DAYS
+    return min(value, MAX_STALE_DAYS)  # past a century is never (and past a date's range)
 
 
 def lint(

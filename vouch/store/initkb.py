@@ -68,7 +68,13 @@ def init_kb(path: Path, actor: str | None = None) -> InitResult:
             hint=f"vouch commands work anywhere inside {where.parent}; to start a separate "
             "knowledge base, run `vouch init` outside it",
         )
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileNotFoundError, NotADirectoryError, FileExistsError) as exc:
+        raise UsageError(
+            f"cannot make a folder at {path}: {exc.strerror}",
+            hint="pass --path a folder you can create (or an existing one)",
+        ) from exc
     git_initialised = False
     if git.toplevel(path) is None:
         git.init_repo(path)
