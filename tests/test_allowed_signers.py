@@ -199,3 +199,53 @@ def test_doctor_warns_when_the_clone_trusts_a_work_tree_file(
     git(kb.root, "config", "gpg.ssh.allowedSignersFile", str(tmp_path / "outside"))
     res = run_cli("doctor", "--json", cwd=kb.root)
     assert "review-signers" not in res.out, res.out
+
+
+def test_the_signers_path_has_one_spelling(committed: KB, run_cli: Any, tmp_path: Path) -> None:
+    """The fourth outsider: with the setting spelled `./allowed_signers`, a plain commit
+    adding a key to `allowed_signers` passed lint --since (a warning) — the change was
+    looked for under the other spelling."""
+    kb = committed
+    config = kb.dir / "config.yaml"
+    config.write_text(
+        config.read_text().replace(
+            "allowed_signers: allowed_signers", "allowed_signers: ./allowed_signers"
+        )
+    )
+    git(kb.root, "commit", "-qam", "spell the path")  # signed by bob, an approver
+    base = head(kb.root)
+    mallory = keypair(tmp_path, "mallory")
+    text = (kb.dir / "allowed_signers").read_text() + line(RITA, mallory)
+    key_commit = commit_signers(kb, text, "add a reviewer's key")
+    all_fail(kb, run_cli, base, key_commit[:12], "review settings")
+
+
+def test_a_merge_cannot_keep_settings_from_before_signing(
+    committed: KB, run_cli: Any, tmp_path: Path
+) -> None:
+    """The fourth outsider: Eve branches from before signing was required, commits her
+    own settings (her key, herself the approver), merges main into her branch keeping
+    them, and main fast-forwards: doctor and audit judged the merge by its first parent
+    (hers) and passed it."""
+    kb = committed
+    base = head(kb.root)
+    signing = git(kb.root, "log", "--format=%H", "--grep", "decisions signed by").split()[0]
+    eve = keypair(tmp_path, "eve")
+    git(kb.root, "checkout", "-qb", "side", f"{signing}~1")
+    config = kb.dir / "config.yaml"
+    config.write_text(
+        config.read_text()
+        .replace("require_signed_decisions: false", "require_signed_decisions: true")
+        .replace("approvers: []", "approvers: [eve@example.com]")
+        .replace('allowed_signers: ""', "allowed_signers: allowed_signers")
+    )
+    (kb.dir / "allowed_signers").write_text(line("eve@example.com", eve))
+    git(kb.root, "add", ".vouch")
+    git(kb.root, "-c", "commit.gpgsign=false", "commit", "-qm", "settings")
+    git(kb.root, "-c", "commit.gpgsign=false", "merge", "-q", "-X", "ours", "main", "-m", "sync")
+    assert "eve@example.com" in config.read_text()
+    git(kb.root, "checkout", "-q", "main")
+    git(kb.root, "merge", "-q", "--ff-only", "side")
+    found = checks(kb, run_cli, base)
+    for name, (code, report) in found.items():
+        assert code == 1 and "review settings" in report, (name, report)

@@ -115,6 +115,9 @@ def test_a_decision_by_someone_not_listed_fails_every_check(
     git(kb.root, "commit", "-qam", "only rita approves")
     base = head(kb.root)
     approve(kb, "Approved by the test person, who is not listed")
+    # lint --since first (as CI runs it): what it leaves in the clone's cache of proven
+    # commits must not let doctor skip the decision (the fourth outsider)
+    assert run_cli("lint", "--since", base, "--json", cwd=kb.root).code == 1
     all_fail(kb, run_cli, base, head(kb.root)[:12], "review.approvers")
 
 

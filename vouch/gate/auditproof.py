@@ -206,7 +206,8 @@ class _Check:
             for c, _ in [*decisions, *directs]
             if c.sha not in self.proven and c.sha not in failed and c.sha not in self.skipped
         ]
-        _save_proven(self.kb, self.newly)
+        if self.report is None:  # a range skips checks `lint --since` makes itself
+            _save_proven(self.kb, self.newly)
         return self.findings
 
     def _records(self, audited: set[str]) -> None:

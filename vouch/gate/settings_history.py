@@ -18,6 +18,7 @@ from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import CorruptFile
 from vouch.gate import signers, trusted_keys
 from vouch.gate.auditproof import Finding
+from vouch.gate.signers import UNREADABLE
 from vouch.git import trail
 from vouch.store.kb import KB
 
@@ -34,16 +35,14 @@ def check(kb: KB, head: str) -> list[Finding]:
         if not touch.parents:
             continue
         mine = reader.gate(touch.sha)
-        if any(reader.gate(p) == mine for p in touch.parents):
-            continue  # not its own change (a merge bringing a change made before)
-        parent = touch.parents[0]
-        settings = reader.config(parent)
-        if settings.get("review.require_signed_decisions") is not True:
-            continue
-        listed = settings.get("review.approvers") or []
-        wanted.append(
-            (touch.sha, [str(a) for a in listed] if isinstance(listed, list) else [], parent)
-        )
+        for parent in _changed_from(kb, reader, touch.parents, mine):
+            settings = reader.config(parent)
+            if settings.get("review.require_signed_decisions") is not True:
+                continue
+            listed = settings.get("review.approvers") or []
+            approvers = [str(a) for a in listed] if isinstance(listed, list) else []
+            wanted.append((touch.sha, approvers, parent))
+            break
     if not wanted:
         return []
     found = signers.verified(
@@ -71,6 +70,19 @@ def check(kb: KB, head: str) -> list[Finding]:
     return out
 
 
+def _changed_from(kb: KB, reader: _Settings, parents: list[str], mine: Any) -> list[str]:
+    """The parents whose gate this commit changes on its own. A merge that takes one
+    side's settings changes nothing of its own only where that side grew from the other
+    (its change was judged on the way, commit by commit); a side that forked before the
+    other's settings — and a merge that keeps it over them — changes them here."""
+    same = [p for p in parents if reader.gate(p) == mine]
+    return [
+        q
+        for q in parents
+        if reader.gate(q) != mine and not any(kb.repo.is_ancestor(q, p) for p in same)
+    ]
+
+
 def _parent_of(wanted: list[tuple[str, list[str], str]], commit: str) -> str:
     return next(parent for sha, _, parent in wanted if sha == commit)
 
@@ -88,9 +100,12 @@ class _Settings:
         if blob not in self._configs:
             text = kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None
             try:
-                self._configs[blob] = Config.from_text(text, f"{commit[:12]}:{CONFIG_NAME}")
-            except CorruptFile:
-                self._configs[blob] = Config.from_text(None, "default")
+                where = f"{commit[:12]}:{CONFIG_NAME}"
+                self._configs[blob] = Config.from_text(text, where, gate=True)
+            except CorruptFile:  # settings nobody can read fail closed
+                self._configs[blob] = Config(
+                    {"review": {"require_signed_decisions": True, "approvers": [UNREADABLE]}}
+                )
         return self._configs[blob]
 
     def signers_name(self, commit: str) -> str:

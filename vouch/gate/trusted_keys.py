@@ -16,6 +16,7 @@ outside the work tree; `doctor` says when it does not.
 from __future__ import annotations
 
 import hashlib
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -42,8 +43,12 @@ class Trust:
 
 
 def setting(settings: Config) -> str:
+    """The allowed-signers path the settings name, normalised (`./x` is `x`: one file
+    has one name, or a change to it could pass as a change to another)."""
     value = settings.get(SETTING)
-    return value.strip() if isinstance(value, str) else ""
+    if not isinstance(value, str) or not value.strip():
+        return ""
+    return posixpath.normpath(value.strip())
 
 
 def path_problem(name: str) -> str:
