@@ -185,6 +185,8 @@ def _candidates(response: dict[str, Any]) -> list[Candidate]:
     floor = RELATIVE_COSINE * max(cosines.values(), default=0.0)
     out: dict[tuple[str, str, str | None], Candidate] = {}
     for r in response["results"]:
+        if r.get("uncommitted"):
+            continue  # a work-tree file HEAD does not hold: not reviewed knowledge
         if not r["score_breakdown"].get("fts") and cosines.get(r["chunk_id"], 0.0) < floor:
             continue
         section = str(r["source"].get("section") or "") if r["kind"] == "page" else None

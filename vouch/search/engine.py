@@ -118,6 +118,19 @@ class SearchRequest(NamedTuple):
         return self._replace(query=text, top=top, rrf_k=k)
 
 
+def _uncommitted(kb: KB, index: SearchIndex) -> frozenset[str]:
+    """Repository paths of knowledge files whose work-tree bytes HEAD does not hold, as
+    the index recorded them (its `dirty` state: no git command here)."""
+    from vouch.index.state import indexed_state
+
+    try:
+        dirty = indexed_state(index.index.meta).dirty
+    except (KeyError, ValueError):
+        return frozenset()
+    prefix = kb.rel(".") + "/"
+    return frozenset(prefix + rel for rel in dirty)
+
+
 def _known(enum: str) -> tuple[str, ...]:
     """Every value of the kinds' `STATUSES` or `TYPES` enum, in the kinds' order."""
     import importlib
@@ -324,11 +337,16 @@ def _search(
     rows: dict[int, Any] = index.chunks(k for k in keys if k > 0)
     backend = {"hybrid": "hybrid", "fts": index.lexical_backend, "vector": "vector"}[req.mode]
     results = []
+    uncommitted = _uncommitted(kb, index) if rows else frozenset()
     for f, key in zip(page, keys, strict=True):
         row = rows.get(key) if key > 0 else pending.info(key) if pending else None
         if row is None:
             continue
         result = hits.result(f, row, snippets, req.query, backend)
+        if key > 0 and row.path in uncommitted:
+            # a file of the work tree that HEAD does not hold as it is (a hand edit, a
+            # file dropped in): searchable, never presented as reviewed knowledge
+            result["uncommitted"] = True
         if key < 0 and pending is not None:
             result["pending"] = True
             result["proposal_id"] = pending.proposal_of(key)

@@ -44,6 +44,8 @@ def heading(rank: int, result: dict[str, Any]) -> str:
         parts.append(f"({result['status']})")
     if result.get("pending"):
         parts.append(f"(pending {result.get('proposal_id') or ''})".replace(" )", ")"))
+    if result.get("uncommitted"):
+        parts.append("(uncommitted edit: not reviewed)")
     if result.get("confidence") is not None:
         parts.append(f"(confidence {result['confidence']})")
     # a source id shortened to a prefix `--source` takes back; other ids whole
