@@ -249,3 +249,23 @@ def test_a_merge_cannot_keep_settings_from_before_signing(
     found = checks(kb, run_cli, base)
     for name, (code, report) in found.items():
         assert code == 1 and "review settings" in report, (name, report)
+
+
+def test_a_change_undone_in_the_same_range_still_needs_a_signature(
+    committed: KB, run_cli: Any
+) -> None:
+    """The fourth outsider: two unsigned commits, signing off and back on, passed lint
+    --since (no net change) while doctor and audit failed main for good after merging."""
+    kb = committed
+    base = head(kb.root)
+    config = kb.dir / "config.yaml"
+    strict = config.read_text()
+    for text in (
+        strict.replace("require_signed_decisions: true", "require_signed_decisions: false"),
+        strict,
+    ):
+        config.write_text(text)
+        git(kb.root, "-c", "commit.gpgsign=false", "commit", "-qam", "toggle")
+    found = checks(kb, run_cli, base)
+    for name, (code, report) in found.items():
+        assert code == 1 and "review settings" in report, (name, report)

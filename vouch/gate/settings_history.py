@@ -70,6 +70,19 @@ def check(kb: KB, head: str) -> list[Finding]:
     return out
 
 
+def changers(kb: KB, commits: list[str], paths: list[str]) -> list[str]:
+    """Of `commits`, those that change the gate on their own (`_changed_from`), given
+    the repository `paths` they may change it through (the configuration and the
+    allowed-signers files)."""
+    reader = _Settings(kb)
+    out = []
+    for sha in commits:
+        parents = kb.repo.commit_parents(sha)
+        if parents and _changed_from(kb, reader, parents, reader.gate(sha)):
+            out.append(sha)
+    return out
+
+
 def _changed_from(kb: KB, reader: _Settings, parents: list[str], mine: Any) -> list[str]:
     """The parents whose gate this commit changes on its own. A merge that takes one
     side's settings changes nothing of its own only where that side grew from the other

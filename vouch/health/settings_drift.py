@@ -10,7 +10,7 @@ plain commit could switch the gate off for the next range.
 from __future__ import annotations
 
 from vouch.core.config import CONFIG_NAME, Config
-from vouch.gate import signers, trusted_keys
+from vouch.gate import settings_history, signers, trusted_keys
 from vouch.health.issues import Issue, error, warn
 from vouch.store.kb import KB
 
@@ -39,13 +39,14 @@ def drift(
         for n in files
     )
     review_changed = head_settings.get("review") != base_settings.get("review")
-    if not review_changed and not keys_changed:
-        return []
     # the file the issue names is one the range changes (lint --since keeps those)
-    path = kb.rel(CONFIG_NAME) if review_changed else kb.rel(sorted(files)[0])
+    path = kb.rel(CONFIG_NAME) if review_changed or not files else kb.rel(sorted(files)[0])
     watched = {CONFIG_NAME, *files}
-    changing = [sha for sha, paths in own.items() if paths & watched]
-    if base_settings.get("review.require_signed_decisions") is True:
+    touching = [sha for sha, paths in own.items() if paths & watched]
+    if touching and base_settings.get("review.require_signed_decisions") is True:
+        # every commit that changes the gate on its own, even one a later commit undoes:
+        # doctor and audit --verify judge each of them for good once it is merged
+        changing = settings_history.changers(kb, touching, [kb.rel(n) for n in watched])
         listed = base_settings.get("review.approvers") or []
         allowed = {x for a in listed for x in signers.identities(str(a))} if listed else None
         trust = trusted_keys.at(kb, base)
@@ -65,9 +66,11 @@ def drift(
                     "approver the base lists (judged by the base's allowed signers), and "
                     "the base requires signed decisions: an allowed approver makes the "
                     "change in a signed commit",
-                    path=path,
+                    id=bad[0],
                 )
             ]
+    if not review_changed and not keys_changed:
+        return []
     what = "the allowed signers" if keys_changed else "the review settings"
     return [
         warn(
