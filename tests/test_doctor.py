@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import BOB, a_source, call, propose_claim
+from gate_support import BOB, a_source, call, propose_claim, vouch_proc
 
+from vouch.store import landing
 from vouch.store.kb import KB
 
 
@@ -136,9 +137,62 @@ def test_doctor_reports_lint_findings_by_path(reviewed: KB, run_cli: Any) -> Non
     broken = reviewed.dir / "pages" / "00" / "broken-00000000.md"
     broken.parent.mkdir(parents=True)
     broken.write_text("no frontmatter here\n")
+    git(reviewed.root, "add", str(broken))  # tracked: doctor judges it (an untracked one
+    git(reviewed.root, "commit", "-qm", "a broken page by hand")  # is named, not judged)
     code, report = doctor(run_cli)
     assert code == 1
     [found] = [i for i in by_check(report, "lint") if i["kind"] == "unparseable"]
     assert found["path"] == ".vouch/pages/00/broken-00000000.md"
     assert "frontmatter" in found["message"]
     assert Path(reviewed.root / found["path"]).exists()
+
+
+def test_an_untracked_file_under_vouch_is_named_not_judged_as_knowledge(
+    reviewed: KB, run_cli: Any
+) -> None:
+    """A claim file dropped into `.vouch/claims/` without git (no commit, no review): not
+    counted among the objects, not judged as knowledge (no "no decision record" error, no
+    hash check), but named once, as a warning with the commands that settle it. The same
+    file once tracked is judged as knowledge again."""
+    _, before = doctor(run_cli)
+    objects = before["checks"]["lint"]["objects"]
+    tracked = git(reviewed.root, "ls-files", ".vouch/claims").split()[0]
+    stray = reviewed.root / ".vouch" / "claims" / "0b" / "stray-claim-0badc0de.yaml"
+    stray.parent.mkdir(parents=True, exist_ok=True)
+    old_id = Path(tracked).stem.encode()
+    stray.write_bytes((reviewed.root / tracked).read_bytes().replace(old_id, stray.stem.encode()))
+    status = git(reviewed.root, "status", "--porcelain", "--untracked-files=all")
+
+    code, report = doctor(run_cli)
+    assert code == 0 and report["verdict"] == "warnings", report["issues"]
+    assert report["checks"]["lint"]["objects"] == objects
+    [found] = by_check(report, "lint")
+    assert found["kind"] == "untracked" and found["severity"] == "warn"
+    assert found["path"] == ".vouch/claims/0b/stray-claim-0badc0de.yaml"
+    assert f"rm {stray}" in found["message"] and "vouch propose-claim" in found["message"]
+    assert "not knowledge" in found["message"]
+    human = run_cli("doctor", cwd=reviewed.root)
+    named = [line for line in human.out.splitlines() if "stray-claim-0badc0de" in line]
+    assert human.code == 0 and len(named) == 1 and "warn[untracked]" in named[0], human.out
+    # doctor only reads: the stray is where it was, nothing staged or committed
+    assert git(reviewed.root, "status", "--porcelain", "--untracked-files=all") == status
+
+    git(reviewed.root, "add", str(stray))  # tracked now: judged as knowledge
+    code, report = doctor(run_cli)
+    kinds = {i["kind"] for i in by_check(report, "lint")}
+    assert code == 1 and "untracked" not in kinds and "no-decision" in kinds, kinds
+
+
+def test_the_new_files_of_an_interrupted_write_are_not_called_strays(
+    kb_with_sources: KB, run_cli: Any
+) -> None:
+    """Killed right after it wrote the new claim (untracked until the index is written):
+    doctor names the interrupted write, not the claim as a stray to remove."""
+    kb = kb_with_sources
+    pid = propose_claim(kb, "Written, then killed")
+    killed = vouch_proc(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: "objects"})
+    assert killed.returncode == 86, killed.stderr
+    assert git(kb.root, "ls-files", "--others", "--", ".vouch/claims").strip()
+    report = run_cli("doctor", "--json", cwd=kb.root).json()
+    kinds = [i["kind"] for i in report["issues"]]
+    assert "untracked" not in kinds and "interrupted-landing" in kinds, report["issues"]

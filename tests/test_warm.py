@@ -257,7 +257,7 @@ def test_start_stop_status_and_idle(small: KB) -> None:
     assert shown["running"] is True and shown["watch"].startswith("inotify (")
     assert shown["vouch"] == forward.fingerprint()
     stopped = json.loads(vouch("warm", "stop", "--json", cwd=small.root).stdout)
-    assert stopped == {"stopped": True, "kb": str(small.dir), "pid": shown["pid"]}
+    assert stopped == {"stopped": True, "kb": str(small.dir), "pid": shown["pid"], "how": "asked"}
     _wait_gone(shown["pid"])
 
     idle = vouch("warm", "start", "--json", "--idle-seconds", "1", cwd=small.root)

@@ -45,6 +45,7 @@ STATE_NAME = "vouch"  # `KB.state_dir`: this folder in the common git directory
 SOCKET_NAME = "warm.sock"
 LOCK_NAME = "warm.lock"
 LOG_NAME = "warm.log"
+PID_NAME = "warm.pid"  # the process holding the lock (`vouch warm stop` proves it)
 GREETING_SECONDS = 0.5  # a process busy longer than this with another command: run here
 ASK_SECONDS = 1.0  # `vouch warm status|stop` wait this long for an answer
 HEARTBEAT_SECONDS = 0.5  # while a command runs, the process sends a blank line this often

@@ -201,13 +201,13 @@ def check(
     try:
         raw = reading.open_file(path, limits)
     except FileNotFoundError:
-        report["issues"] = [f"{path}: no such file"]
+        report["issues"] = ["no such file"]
         return None, report
     except reading.Unreadable as exc:
-        report["issues"] = [f"{path}: {exc}"]
+        report["issues"] = [str(exc)]
         return None, report
     except OSError as exc:  # unreadable: permissions, a name too long, a loop of links
-        report["issues"] = [f"{path}: cannot be read ({exc.strerror or exc})"]
+        report["issues"] = [f"cannot be read ({exc.strerror or exc})"]
         return None, report
     step(progress, "unpacking")
     with raw:
@@ -224,7 +224,7 @@ def check(
             report["issues"] = [f"not a vouch bundle: {exc}"]
             return None, report
         except OSError as exc:
-            report["issues"] = [f"{path}: cannot be read ({exc.strerror or exc})"]
+            report["issues"] = [f"cannot be read ({exc.strerror or exc})"]
             return None, report
     if manifest is not None:
         report["manifest"] = {

@@ -93,6 +93,24 @@ def _report(err: VouchError, fmt: str) -> int:
     return err.exit_code
 
 
+# click >= 8.2 raises this for `vouch` or `vouch source` without a command; its message
+# is the whole help (click 8.1 printed the help itself and exited 0)
+_NO_COMMAND: type[click.exceptions.UsageError] = getattr(
+    click.exceptions, "NoArgsIsHelpError", type("_NeverRaised", (click.exceptions.UsageError,), {})
+)
+
+
+def _no_command(exc: click.exceptions.UsageError, fmt: str) -> int:
+    """A group run without a command: its help, once, on stderr — not the help wrapped in
+    an error line that then points at the help — and exit 1 (nothing was done)."""
+    where = exc.ctx.command_path if exc.ctx else "vouch"
+    if fmt == "json":
+        err = UsageError(f"{where} needs a command", hint=f"see `{where} --help`")
+        click.echo(json_screen(json.dumps(err.to_json(), ensure_ascii=False)))
+    click.echo(screen(exc.format_message()), err=True)
+    return 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     # A command multiplies at most a few vectors by the index's matrix; OpenBLAS would
@@ -109,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return 1
+    except _NO_COMMAND as exc:
+        return _no_command(exc, chosen_format(args))
     except click.exceptions.UsageError as exc:
         hint = f"see `{exc.ctx.command_path} --help`" if exc.ctx else "see `vouch --help`"
         return _report(UsageError(exc.format_message(), hint=hint), chosen_format(args))

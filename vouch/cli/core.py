@@ -34,10 +34,14 @@ def init_cmd(ctx: CallContext, out: Output, path: Path) -> None:
     result = init_kb(path, ctx.actor_override)
 
     def describe(_: Any) -> str:
+        finished = human.recovered(result.recovered.to_json()) if result.recovered else ""
         if not result.created:
+            if finished:
+                return f"Already initialised: {result.root}\n{finished}"
             return f"Already initialised: {result.root} (nothing changed)"
         prefix = "Initialised git and " if result.git_initialised else "Initialised "
-        return f"{prefix}a vouch knowledge base in {result.root}"
+        made = f"{prefix}a vouch knowledge base in {result.root}"
+        return f"{made}\n{finished}" if finished else made
 
     out.emit(result.to_json(), describe)
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from vouch.cli.oneline import escaped
 from vouch.core import yamlio
 from vouch.core.ids import is_source_id
 
@@ -291,3 +292,24 @@ def turns(data: dict[str, Any]) -> str:
     span = data["turns"]
     out.append(f"(turns {span['start']}-{span['end']} of {span['total']})")
     return "\n".join(out)
+
+
+def recovered(r: dict[str, Any]) -> str:
+    """What a command did with a write a killed vouch process left unfinished
+    (`vouch.store.recovery.Recovered`), in one line."""
+    decision = {"approved": "approval", "rejected": "rejection"}.get(r.get("decision") or "")
+    proposals = ", ".join(r.get("proposals") or ())
+    what = f"{decision} of proposal {proposals}" if decision and proposals else "write"
+    subject = escaped(r["subject"]) if r.get("subject") else "a vouch write"
+    branch = escaped(r["branch"].removeprefix("refs/heads/"))
+    if r["outcome"] == "finished":
+        return f"Finished an interrupted {what} on {branch} ({subject})"
+    if r["outcome"] == "undone":
+        return (
+            f"Undid an interrupted {what} ({subject}): {branch} moved without it, so "
+            "what it had written was put back; run the command again"
+        )
+    return (
+        f"Dropped an interrupted {what} ({subject}): {branch} moved (or is gone) "
+        "and another branch is checked out; run the command again"
+    )

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -100,21 +99,29 @@ def status_cmd(ctx: CallContext, out: Output) -> None:
 @warm_group.command("stop")
 @kb_command(writes_actor=False)
 def stop_cmd(ctx: CallContext, out: Output) -> None:
-    """Stop the knowledge base's warm process (nothing to do when none runs)."""
-    found = _answering(ctx.kb, "stop")
-    socket_path = _place(ctx.kb) / forward.SOCKET_NAME
-    deadline = time.monotonic() + 10
-    while found is not None and socket_path.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)  # gone when its socket is: the next start finds no lock held
-    data = {"stopped": found is not None, "kb": str(ctx.kb.dir)}
+    """Stop the knowledge base's warm process (nothing to do when none runs); one that
+    cannot answer (stopped, hung) is resumed, then terminated, then killed."""
+    from vouch.servers.warm_stop import stop
+
+    found = stop(_place(ctx.kb))
+    data: dict[str, Any] = {"stopped": found is not None, "kb": str(ctx.kb.dir)}
     if found is not None:
-        data["pid"] = found["stopping"]
-    out.emit(
-        data,
-        lambda r: (
-            f"Stopped warm process {r['pid']}" if r["stopped"] else f"No warm process for {r['kb']}"
-        ),
-    )
+        data.update(pid=found.pid, how=found.how)
+    out.emit(data, _stopped)
+
+
+_HOW = {
+    "asked": "",
+    "resumed": " (it was stopped: resumed with SIGCONT, then it stopped as asked)",
+    "terminated": " (it did not answer: ended with SIGTERM)",
+    "killed": " (it did not answer, nor exit on SIGTERM: killed with SIGKILL)",
+}
+
+
+def _stopped(r: dict[str, Any]) -> str:
+    if not r["stopped"]:
+        return f"No warm process for {r['kb']}"
+    return f"Stopped warm process {r['pid']}{_HOW.get(r['how'], '')}"
 
 
 @warm_group.command("serve")

@@ -3,7 +3,9 @@
 Five checks, each a section with its own summary, and one list of issues (each naming
 the `check` it came from) with a verdict — ok, warnings or errors:
 
-- lint: every knowledge file, its links and its provenance (`lint.everything`);
+- lint: every knowledge file git tracks, its links and its provenance
+  (`lint.everything`); a file under `.vouch/` git does not track is not knowledge, and
+  is named as such (`untracked`);
 - sources: every source's bytes against its id (`verify`);
 - index: the derived index's state (a cache: missing or stale is normal, a collision
   or a stale index that may not refresh itself is an error);
@@ -23,7 +25,7 @@ from typing import Any
 from vouch.core.config import CONFIG_NAME, Config, parse, template_text
 from vouch.core.progress import Progress
 from vouch.errors import CorruptFile, VouchError
-from vouch.health import attributes, leftovers, lint, verify
+from vouch.health import attributes, leftovers, lint, untracked, verify
 from vouch.health.issues import Issue, counts, error, ordered, verdict, warn
 from vouch.store.kb import KB
 
@@ -36,8 +38,9 @@ def doctor(kb: KB, progress: Progress | None = None) -> dict[str, Any]:
     issues: list[Issue] = []
     checks: dict[str, Any] = {}
 
-    k, found = lint.everything(kb, progress=progress)
-    linted = lint.report("full", k, found)
+    tracked, strays = untracked.split(kb)  # what git tracks is judged; strays are named
+    k, found = lint.everything(kb, progress=progress, view=tracked)
+    linted = lint.report("full", k, [*found, *untracked.issues(kb, strays)])
     checks["lint"] = {
         "verdict": linted["verdict"],
         "errors": linted["errors"],

@@ -103,14 +103,18 @@ def report(mode: str, k: rules.Knowledge, issues: Iterable[Issue], **extra: Any)
 
 # -- everything ----------------------------------------------------------------------------
 def everything(
-    kb: KB, stale_days: int | None = None, progress: Progress | None = None
+    kb: KB,
+    stale_days: int | None = None,
+    progress: Progress | None = None,
+    view: files.View | None = None,
 ) -> tuple[rules.Knowledge, list[Issue]]:
-    """Every knowledge file of the work tree loaded, and the issues beyond loading."""
+    """Every knowledge file of the work tree (or of `view`) loaded, and the issues
+    beyond loading."""
     from vouch.health.cache import LoadCache
 
     settings = settings_of(kb)
     cache = LoadCache(kb)
-    k = rules.Knowledge(files.work_tree(kb), cache)
+    k = rules.Knowledge(view or files.work_tree(kb), cache)
     for entry in each(list(k.view.entries()), progress, "checking", every=200):
         k.load(entry)
     cache.save()

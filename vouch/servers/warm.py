@@ -13,7 +13,8 @@ directory, with stdout and stderr captured in the client's encoding; nothing it 
 differs but where the time goes. One request at a time (the working directory is the
 process's). It serves its own user only (the socket's mode 0600 and SO_PEERCRED), a
 client only with the same vouch and the same environment (`forward.environment`), and
-goes away after `idle_seconds` without a request, on `vouch warm stop`, or when vouch's
+goes away after `idle_seconds` without a request, on `vouch warm stop` (which ends it
+with signals when it cannot answer: `vouch.servers.warm_stop`), or when vouch's
 code on disk changed under it (it answers that request "refused" first, so the client
 runs the command itself). While a command runs it sends the client a heartbeat (a
 blank line) every `forward.HEARTBEAT_SECONDS`: a client that hears nothing for
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from vouch import forward
+from vouch.core import fsio
 from vouch.errors import Conflict, SystemFailure, UsageError, VouchError
 from vouch.search.access import WATCH
 from vouch.servers.watch import Watch
@@ -69,16 +71,21 @@ def serve(kb: KB, idle_seconds: float) -> None:
         f"a warm process already serves {kb.dir}",
         "`vouch warm status` shows it, `vouch warm stop` stops it",
     ):
-        started = time.monotonic()
-        process = _Process(kb)
-        took = time.monotonic() - started
-        log.info("warmed up in %.2f s (file watch: %s)", took, process.watch.kind)
-        listener, identity = _listen(directory)
+        pid_file = directory / forward.PID_NAME
+        fsio.write_atomic(pid_file, f"{os.getpid()}\n")  # under the lock: it is ours
         try:
-            process.loop(listener, idle_seconds)
+            started = time.monotonic()
+            process = _Process(kb)
+            took = time.monotonic() - started
+            log.info("warmed up in %.2f s (file watch: %s)", took, process.watch.kind)
+            listener, identity = _listen(directory)
+            try:
+                process.loop(listener, idle_seconds)
+            finally:
+                listener.close()
+                _remove_socket(directory, identity)
         finally:
-            listener.close()
-            _remove_socket(directory, identity)
+            pid_file.unlink(missing_ok=True)
 
 
 class _Process:

@@ -11,6 +11,7 @@ from vouch.errors import UsageError
 from vouch.store import recovery, state, writer
 from vouch.store.audit import LOG_NAME
 from vouch.store.kb import KB, VOUCH_DIR
+from vouch.store.recovery import Recovered
 
 # knowledge files are hashed as they are on disk: no conversion between repository and
 # work tree, whatever a .gitattributes higher up (or core.autocrlf) says
@@ -28,6 +29,7 @@ class InitResult:
     created: bool
     git_initialised: bool
     files: tuple[str, ...]
+    recovered: Recovered | None = None  # an interrupted write this run finished or undid
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -35,6 +37,7 @@ class InitResult:
             "created": self.created,
             "git_initialised": self.git_initialised,
             "files": list(self.files),
+            "recovered": self.recovered.to_json() if self.recovered else None,
         }
 
 
@@ -47,7 +50,8 @@ def skeleton() -> dict[str, bytes]:
 
 
 def init_kb(path: Path, actor: str | None = None) -> InitResult:
-    """Create and commit the skeleton; a second run changes nothing and says so."""
+    """Create and commit the skeleton; a second run changes nothing and says so — or
+    says which interrupted write it finished (or undid) on the way."""
     path = path.resolve()
     existing = next(p for p in (path, *path.parents) if p.is_dir())
     if git.toplevel(existing) is None and git.inside_git_dir(existing):
@@ -83,7 +87,7 @@ def init_kb(path: Path, actor: str | None = None) -> InitResult:
     vouch_dir.mkdir(exist_ok=True)
     kb = KB(vouch_dir)
     with state.write_lock(kb, 30.0):
-        recovery.recover(kb)  # run again, init finishes a write a crash cut short
+        recovered = recovery.recover(kb)  # run again, init finishes a cut-short write
         repo = kb.repo
         missing: dict[str, bytes] = {}
         for name, payload in skeleton().items():
@@ -94,7 +98,7 @@ def init_kb(path: Path, actor: str | None = None) -> InitResult:
             elif not committed:
                 missing[name] = on_disk.read_bytes()  # keep what a person already wrote
         if not missing:
-            return InitResult(vouch_dir, False, git_initialised, ())
+            return InitResult(vouch_dir, False, git_initialised, (), recovered)
         from vouch.methods.actor import resolve_actor
 
         who = resolve_actor(kb, actor)
@@ -106,4 +110,4 @@ def init_kb(path: Path, actor: str | None = None) -> InitResult:
             actor=who,
             object_ids=[],
         )
-        return InitResult(vouch_dir, True, git_initialised, tuple(sorted(missing)))
+        return InitResult(vouch_dir, True, git_initialised, tuple(sorted(missing)), recovered)

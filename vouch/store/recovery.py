@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from vouch.errors import GitFailure
@@ -43,6 +44,31 @@ from vouch.store.landing import (
 )
 
 FINISH_MESSAGE = "vouch: finish an interrupted landing"
+FINISHED, UNDONE, DROPPED = "finished", "undone", "dropped"
+
+
+@dataclass(frozen=True)
+class Recovered:
+    """What `recover` did with an interrupted landing: `outcome` is FINISHED (the write
+    is on its branch now), UNDONE (the branch moved without it: what it wrote was put
+    back) or DROPPED (the branch moved, or is gone, while another one is checked out:
+    nothing to write). `subject` is the landing commit's subject line (`vouch: approve
+    claim …`); `proposals` and `decision` come from its trailers, for a decision."""
+
+    outcome: str
+    branch: str
+    subject: str
+    proposals: tuple[str, ...] = ()
+    decision: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "outcome": self.outcome,
+            "branch": self.branch,
+            "subject": self.subject,
+            "proposals": list(self.proposals),
+            "decision": self.decision,
+        }
 
 
 @contextlib.contextmanager
@@ -53,22 +79,25 @@ def gate_lock(kb: KB) -> Iterator[None]:
         yield
 
 
-def recover(kb: KB) -> None:
-    """Finish an interrupted landing and clear what a dead vouch process left.
+def recover(kb: KB) -> Recovered | None:
+    """Finish an interrupted landing and clear what a dead vouch process left; what was
+    done with the landing, None when there was none.
 
     The caller holds the write lock, so no other vouch process is landing now. A journal
     that fails its checks is set aside (`journal.load`), never executed.
     """
     gitlocks.clear_stale(kb)
     found = journal.load(kb)
+    done = None
     if found is not None:
-        _finish(kb, found)
+        done = _described(kb, found, _finish(kb, found))
         journal.remove(kb)
     for folder in dict.fromkeys((kb.state_dir, state.local_path(kb))):
         state.sweep_temp(folder)
+    return done
 
 
-def _finish(kb: KB, j: Journal) -> None:
+def _finish(kb: KB, j: Journal) -> str:
     repo = kb.repo
     for rel in j.changes:
         _sweep_temp((kb.root / rel).parent, (kb.root / rel).name)
@@ -81,32 +110,53 @@ def _finish(kb: KB, j: Journal) -> None:
             update_refs(kb, [(j.branch, j.commit, j.old), *j.others], FINISH_MESSAGE)
         except GitFailure:
             undo(kb, j.changes, j.before)
-        return
+            return UNDONE
+        return FINISHED
     if tip == j.commit:
         _catch_up(kb, j.branch, j.changes, j.before)
-        return
+        return FINISHED
     if not tip:
-        return
+        return DROPPED
     missing = {p: b for p, b in j.changes.items() if repo.blob_at(tip, p) != b}
     if _under(kb, j, tip):
-        return
+        return FINISHED
     if not missing:
         # the user committed the landed content themselves: finish the other refs, and
         # the work tree (a commit of the staged landing leaves the files behind)
         with contextlib.suppress(GitFailure):
             update_refs(kb, j.others, FINISH_MESSAGE)
         _catch_up(kb, j.branch, j.changes, j.before)
-    elif checked_out_branch(kb) == j.branch and _took_part(kb, j, tip):
+        return FINISHED
+    if checked_out_branch(kb) == j.branch and _took_part(kb, j, tip):
         # the user's commit took some of the landed files (a commit of the work tree
         # killed between two renames: objects without their records), the rest as they
         # were: land the rest on top, so the approval is whole and recorded once
-        _land_rest(kb, j, tip)
-    elif checked_out_branch(kb) == j.branch:
+        return FINISHED if _land_rest(kb, j, tip) else DROPPED
+    if checked_out_branch(kb) == j.branch:
         # the branch moved without it (the user committed other work): the landing
         # cannot finish on its old tip, so what it wrote goes back to the branch's own
         # blobs — never left staged for a later `git commit -a` to record without a
         # decision; a file the user edited since stays as it is
         undo(kb, missing, {p: repo.blob_at(tip, p) for p in missing})
+        return UNDONE
+    return DROPPED
+
+
+def _described(kb: KB, j: Journal, outcome: str) -> Recovered:
+    """The landing's subject line and decision trailers, read from its commit."""
+    found = kb.repo.store.read(j.commit)
+    parts = found[1].split(b"\n\n", 1) if found else []
+    lines = parts[1].decode("utf-8", "replace").splitlines() if len(parts) == 2 else []
+    proposals: list[str] = []
+    decision = None
+    for line in lines[1:]:
+        key, _, value = line.partition(": ")
+        if key == "Vouch-Proposal" and value:
+            proposals.append(value.strip())
+        elif key == "Vouch-Decision" and value:
+            decision = value.strip()
+    subject = lines[0] if lines else ""
+    return Recovered(outcome, j.branch, subject, tuple(dict.fromkeys(proposals)), decision)
 
 
 def _under(kb: KB, j: Journal, tip: str) -> bool:
@@ -146,19 +196,21 @@ def _took_part(kb: KB, j: Journal, tip: str) -> bool:
     return bool(took) and all(at_tip[p] in (b, j.before.get(p)) for p, b in j.changes.items())
 
 
-def _land_rest(kb: KB, j: Journal, tip: str) -> None:
+def _land_rest(kb: KB, j: Journal, tip: str) -> bool:
     """The landing's commit made again on `tip` (same parents beyond the first, same
-    message and trailers) and landed: the files `tip` lacks, then the refs."""
+    message and trailers) and landed: the files `tip` lacks, then the refs. False when
+    the landing's commit cannot be read."""
     repo = kb.repo
     found = repo.store.read(j.commit)
     if found is None:
-        return
+        return False
     message = found[1].split(b"\n\n", 1)[1].decode("utf-8")
     parents = repo.commit_parents(j.commit)
     tree = repo.edit_tree(repo.store.peel_tree(tip), j.changes)
     commit = repo.write_commit(tree, [tip, *parents[1:]], message)
     rest = {p: b for p, b in j.changes.items() if repo.blob_at(tip, p) != b}
     land(kb, j.branch, tip, commit, rest, j.others, FINISH_MESSAGE)
+    return True
 
 
 def _catch_up(
