@@ -31,7 +31,15 @@ from vouch.store.kb import KB
 
 PACKAGE = Path(vouch.__file__).parent
 WRITE_PATH = tuple(
-    str(PACKAGE / p) for p in ("landing.py", "writer.py", "git", "gate/decide.py", "sources.py")
+    str(PACKAGE / p)
+    for p in (
+        "store/landing.py",
+        "store/recovery.py",
+        "store/writer.py",
+        "store/sources.py",
+        "git",
+        "gate/decide.py",
+    )
 )
 
 
