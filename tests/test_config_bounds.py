@@ -56,3 +56,11 @@ def test_a_writers_temp_file_is_not_taken_by_git_add(kb: KB) -> None:
     (kb.dir / "claims").mkdir(exist_ok=True)
     (kb.dir / "claims" / ".x.yaml.abc123.tmp").write_text("half")
     assert git(kb.root, "status", "--porcelain", "--untracked-files=all", "--", ".vouch") == ""
+
+
+def test_a_golden_file_that_is_no_file_is_refused(kb: KB, run_cli: Any) -> None:
+    """The fourth outsider: a committed golden file linked to /dev/zero took `vouch eval`
+    past 1.5 GB, then E200."""
+    (kb.root / "golden.jsonl").symlink_to("/dev/zero")
+    res = run_cli("eval", "golden.jsonl", cwd=kb.root)
+    assert res.code == 1 and "E100" in res.err and "regular file" in res.err, res.err

@@ -8,6 +8,8 @@ judged on object ids: the ranked chunk list is collapsed to distinct object ids 
 from __future__ import annotations
 
 import math
+import os
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,11 +30,20 @@ class GoldenQuery:
     group: str = "all"
 
 
+GOLDEN_MAX = 64 << 20  # a golden file past this is not a query set
+
+
 def load_golden(path: Path) -> list[GoldenQuery]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        with path.open("rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise UsageError(f"golden file {path} is not a regular file")
+            data = fh.read(GOLDEN_MAX + 1)
     except OSError as exc:
         raise UsageError(f"cannot read golden file {path}: {exc.strerror or exc}") from exc
+    if len(data) > GOLDEN_MAX:
+        raise UsageError(f"golden file {path} is larger than {GOLDEN_MAX} bytes")
+    lines = data.decode("utf-8", "replace").splitlines()
     out: list[GoldenQuery] = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
