@@ -169,7 +169,7 @@ def test_an_agent_is_its_own_principal_run_by_its_operator(
         _refused_self(_agent_approves(kb, agent, pid))
         _unchanged(kb, before)
     # a name holding an invisible character is refused outright, before anything
-    for agent in ("bot\u200b", "b\u202eot", "bot\x07"):
+    for agent in ("bot\u200b", "b\u202eot", "bot\x07", "bot\u3164"):
         monkeypatch.setenv("VOUCH_AGENT", agent)
         res = run_cli("approve", pid, cwd=kb.root)
         assert res.code == 1 and "E100" in res.err and "invisible" in res.err, res.err

@@ -68,7 +68,11 @@ def fold(text: str | None) -> str:
 def check_name(text: str, what: str = "name") -> str:
     """`text` stripped; refused (UsageError) when it holds a control or format character
     or nothing at all."""
-    bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cf") or c in "<>"]
+    bad = [
+        c
+        for c in text
+        if unicodedata.category(c) in ("Cc", "Cf") or c in "<>" or c in _BLANK_LETTERS
+    ]
     if bad:
         codes = ", ".join(sorted({f"U+{ord(c):04X}" for c in bad}))
         raise UsageError(
@@ -91,6 +95,9 @@ def check_name(text: str, what: str = "name") -> str:
     return clean
 
 
+# letters that print nothing (Hangul fillers, the braille blank): "Rita" plus one of them
+# reads as "Rita" (the fourth outsider)
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 _ALPHABETS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE")  # the look-alike ones
 
 
