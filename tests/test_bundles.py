@@ -605,7 +605,8 @@ def test_agents_may_check_but_never_apply(
     assert state(fresh)[0] == before[0] and state(fresh)[2] == before[2]
     assert not (exported.parent / "agent.tar.gz").exists()
     assert (fresh.root / "notes.md").read_text() == "a person's file\n"
-    # inside the repository, to a new file: an agent may export
+    # inside the repository, to a new file in a folder that exists: an agent may export
+    (fresh.root / "out").mkdir()
     made = ask("kb.export", {"out": str(fresh.root / "out" / "agent.tar.gz")})
     assert made["ok"] and (fresh.root / "out" / "agent.tar.gz").is_file()
 
