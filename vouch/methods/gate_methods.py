@@ -271,6 +271,7 @@ def _register_gate() -> None:
             cli=Cli(
                 verb=("pending",), keys={"filter": ("kind", "proposer")}, human=f"{_HUMAN}pending"
             ),
+            agent_read=True,
         )
     )
     register(
@@ -282,6 +283,7 @@ def _register_gate() -> None:
             "vouch.methods.gate:read_proposal",
             (Param("id", {"type": "string"}, required=True, description="proposal id"),),
             cli=Cli(verb=("read", "proposal"), args=("id",), emit="vouch.cli.human_review:emit"),
+            agent_read=True,
         )
     )
     register(
