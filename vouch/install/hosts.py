@@ -60,7 +60,7 @@ def launcher() -> tuple[str, list[str]]:
     if running is not None and running.name in SCRIPT_NAMES and running.is_file():
         return os.path.abspath(running), []
     beside = Path(interpreter).parent / SCRIPT_NAMES[0]
-    as_module = running is not None and running.name == "__main__.py"
+    as_module = running is not None and running.parts[-2:] == ("vouch", "__main__.py")
     if not as_module and beside.is_file() and os.access(beside, os.X_OK):
         return str(beside), []
     return interpreter, ["-m", "vouch"]
