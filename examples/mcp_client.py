@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """An MCP client, the official `mcp` SDK, against `vouch serve --transport mcp`: what an
-agent host (Claude Code, an IDE) does. It lists the tools, searches and proposes.
+agent host (Claude Code, an IDE) does. It lists the tools (an agent's set: search, read,
+register, propose; `--tools full` serves every method), searches and proposes.
 
 The server, not the client, decides who acts: VOUCH_AGENT in the server's environment.
 The name the client gives itself is only a name.
@@ -17,6 +18,7 @@ import anyio
 import mcp_types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
 from _helpers import REVIEWER, Scratch, check, run, say
 
@@ -41,8 +43,9 @@ async def agent(s: Scratch, kb: Path) -> str:
     me = mcp_types.Implementation(name="example-host", version="1.0")
     async with Client(server, client_info=me) as client:
         tools = {t.name for t in (await client.list_tools()).tools}
-        check({"kb_search", "kb_propose_claim", "kb_approve"} <= tools, f"tools: {tools}")
-        say(f"list_tools → {len(tools)} tools (kb_search, kb_propose_claim, …)")
+        check({"kb_search", "kb_propose_claim"} <= tools, f"tools: {tools}")
+        check("kb_approve" not in tools, "an agent's tool set holds kb_approve")
+        say(f"list_tools → {len(tools)} tools, an agent's set (kb_search, kb_propose_claim, …)")
 
         query = {"query": "where are invoices stored", "limit": 3}
         hits = data(await client.call_tool("kb_search", query))
@@ -62,9 +65,13 @@ async def agent(s: Scratch, kb: Path) -> str:
         )
         say(f"kb_propose_claim → proposal {made['proposal_id']}")
 
-        refused = await client.call_tool("kb_approve", {"proposal_id": made["proposal_id"]})
-        check(refused.is_error, "the agent approved its own proposal")
-        say("kb_approve → refused: not a server started with --allow-decisions")
+        try:
+            await client.call_tool("kb_approve", {"proposal_id": made["proposal_id"]})
+        except MCPError as exc:
+            check("not served" in exc.message, exc.message)
+        else:
+            check(False, "the agent approved its own proposal")
+        say("kb_approve → not served: deciding is a person's (`vouch approve` at the CLI)")
         return str(made["proposal_id"])
 
 

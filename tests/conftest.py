@@ -18,6 +18,26 @@ from vouch.store.kb import KB
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+# what the caller's environment may set that would make vouch or git act otherwise: a
+# shell or CI system may name who commits (GIT_AUTHOR_*, GIT_COMMITTER_*), and git obeys
+FOREIGN_ENV = (
+    "VOUCH_KB",
+    "VOUCH_AGENT",
+    "VOUCH_DEBUG",
+    "VOUCH_INDEX_DIR",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "EMAIL",
+)
+
+
 @pytest.fixture(autouse=True)
 def _isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path_factory.mktemp("home")
@@ -27,17 +47,7 @@ def _isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    for var in (
-        "VOUCH_KB",
-        "VOUCH_AGENT",
-        "VOUCH_DEBUG",
-        "VOUCH_INDEX_DIR",
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_AUTHOR_NAME",
-        "GIT_COMMITTER_NAME",
-    ):
+    for var in FOREIGN_ENV:
         monkeypatch.delenv(var, raising=False)
     (home / ".gitconfig").write_text(GITCONFIG)
 
@@ -150,7 +160,8 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, name: str = "repo") -> It
         mp.setenv("HOME", str(home))
         mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
         mp.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-        mp.delenv("VOUCH_AGENT", raising=False)
+        for var in FOREIGN_ENV:
+            mp.delenv(var, raising=False)
         root = tmp_path_factory.mktemp(name) / "repo"
         root.mkdir()
         git(root, "init", "-q")

@@ -35,7 +35,16 @@ def test_a_healthy_knowledge_base(reviewed: KB, run_cli: Any) -> None:
     code, report = doctor(run_cli)
     assert code == 0, report["issues"]
     assert report["verdict"] == "ok" and report["issues"] == []
-    assert set(report["checks"]) == {"lint", "sources", "index", "audit", "config", "local"}
+    assert set(report["checks"]) == {
+        "lint",
+        "sources",
+        "index",
+        "audit",
+        "config",
+        "agents",
+        "local",
+    }
+    assert report["checks"]["agents"] == {"verdict": "ok", "hosts": []}
     assert report["checks"]["sources"] == {"ok": True, "checked": 3, "issues": 0}
     assert report["checks"]["index"]["state"] in ("missing", "fresh", "stale")
     assert report["checks"]["audit"]["ok"]

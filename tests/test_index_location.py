@@ -24,6 +24,7 @@ import pytest
 from conftest import git
 from index_support import claim, commit, index_dir
 
+import vouch
 from vouch.index import Index, index_status, location
 from vouch.store.kb import KB
 
@@ -34,10 +35,8 @@ NOBODY = 65534
 def shared(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A directory every user may enter (pytest's own tmp_path is root's alone), with a
     git configuration they can read and a cache they can write."""
-    top = Path(tempfile.mkdtemp(prefix="vouch-location-"))
-    top.chmod(0o755)
+    top = _reachable_folder()
     home = top / "home"
-    home.mkdir()
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Test Person\n\temail = test@example.invalid\n"
         "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n[gc]\n\tauto = 0\n"
@@ -56,6 +55,50 @@ def shared(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         yield top
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+def _reachable_folder() -> Path:
+    """A new folder, with a `home` in it, that `nobody` can enter when the tests run as
+    root: in the temporary folder if every folder above it lets others through, else in
+    /tmp or /var/tmp. Under a folder closed to others (mode 0700) nobody can reach the
+    clone, and the read-only tests cannot be run: skipped, saying so."""
+    tried = []
+    for base in dict.fromkeys((tempfile.gettempdir(), "/tmp", "/var/tmp")):
+        try:
+            top = Path(tempfile.mkdtemp(prefix="vouch-location-", dir=base))
+        except OSError:
+            continue
+        top.chmod(0o755)
+        (top / "home").mkdir()
+        try:
+            with _as_nobody() if os.geteuid() == 0 else contextlib.nullcontext():
+                os.stat(top / "home")
+            return top
+        except PermissionError:
+            tried.append(base)
+            shutil.rmtree(top, ignore_errors=True)
+    pytest.skip(
+        f"user nobody (uid {NOBODY}) cannot enter {' or '.join(tried)}: a folder above "
+        "is closed to others (mode 0700?), so a read-only clone cannot be tried; set "
+        "TMPDIR to a folder everyone may enter"
+    )
+
+
+def _vouch_readable_by_nobody() -> None:
+    """As root the tests run vouch as `nobody`, who must read vouch's own files (its
+    templates, modules imported on first use): not so in a clone under a folder closed
+    to others. Skipped, saying so."""
+    package = Path(vouch.__file__).parent
+    try:
+        with _as_nobody():
+            (package / "templates" / "config.yaml").read_bytes()
+            os.listdir(package / "index")
+    except PermissionError:
+        pytest.skip(
+            f"user nobody (uid {NOBODY}) cannot read vouch's own files in {package}: a "
+            "folder above is closed to others (mode 0700?), so a read-only clone cannot "
+            "be tried as another user; run the tests from a clone everyone may read"
+        )
 
 
 @pytest.fixture
@@ -89,9 +132,17 @@ def read_only(kb: KB) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _unprivileged() -> Iterator[None]:
+    """As root: the effective uid and gid of `nobody`, who must read vouch's own files."""
     if os.geteuid() != 0:
         yield
         return
+    _vouch_readable_by_nobody()
+    with _as_nobody():
+        yield
+
+
+@contextlib.contextmanager
+def _as_nobody() -> Iterator[None]:
     groups = os.getgroups()
     os.setgroups([])
     os.setegid(NOBODY)

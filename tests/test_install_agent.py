@@ -67,7 +67,8 @@ def test_install_twice_then_uninstall_keeps_the_users_entries(
     assert {f["path"] for f in first.json()["files"]} == set(OWN_FILES[host])
     entry = _server(project, host)
     assert entry["env"] == {"VOUCH_AGENT": host}
-    assert entry["args"][-3:] == ["serve", "--transport", "mcp"]
+    assert entry["args"][-5:] == ["serve", "--transport", "mcp", "--tools", "agent"]
+    assert Path(entry["command"]).is_absolute()  # the host's PATH may not hold vouch
     if host == "codex":
         parsed = tomllib.loads((project / rel).read_text())
         assert parsed["model"] == "o3" and parsed["mcp_servers"]["other"]["command"]

@@ -120,7 +120,7 @@ def test_fuzzed_mcp_tool_calls_always_return_a_result(kb_with_sources: KB) -> No
     from vouch.servers import server_context
 
     root = kb_with_sources.root
-    ctx = server_context("mcp", kb_path=str(kb_with_sources.dir))
+    ctx = server_context("mcp", kb_path=str(kb_with_sources.dir), tools="full")  # every tool
     tools = sorted(ops.REGISTRY[name].tool_name for name in METHODS)
     state = {"before": kb_state(root)}
 

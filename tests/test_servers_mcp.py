@@ -101,7 +101,13 @@ def test_sdk_client_session(kb_with_sources: KB) -> None:
         out["status_after"] = await client.call_tool("kb_status", {})
         return out
 
-    out = run_client(kb, session, client_name="test-agent", env={"VOUCH_AGENT": "mcp-bot"})
+    out = run_client(
+        kb,
+        session,
+        client_name="test-agent",
+        env={"VOUCH_AGENT": "mcp-bot"},
+        args=("--tools", "full"),
+    )
 
     assert set(out["tools"]) == {m.tool_name for m in ops.REGISTRY.values()}
     assert out["tools"]["kb_read_claim"]["required"] == ["id"]

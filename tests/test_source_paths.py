@@ -237,9 +237,11 @@ def test_hits_lists_and_show_print_the_path_beside_the_id(
     by_id = _propose(run_cli, kb, hit["cite"]).json()
     assert _evidence_of(kb, by_path) == _evidence_of(kb, by_id) == [(api, "L1-L3")]
     # list sources: the repository path and the id prefix every command takes back
+    # (and the title each document gives itself: its first heading)
     listed = run_cli("list", "sources", cwd=kb.root).out.splitlines()
+    titles = {"docs/user/guide.md": "Guide", "docs/api/guide.md": "API guide"}
     assert listed == sorted(
-        f"{sid[:12]}  file        {locator}" for locator, sid in docs.items()
+        f'{sid[:12]}  file        {locator}  "{titles[locator]}"' for locator, sid in docs.items()
     ), listed
     # the review screen names each citation by its path
     screen = run_cli("show", by_path["proposal_id"], cwd=kb.root).out
@@ -260,7 +262,8 @@ def test_a_superseded_version_has_no_path_form(kb: KB, docs: dict[str, str], run
     assert "superseded by" in screen and "docs/api/guide.md:L3" not in screen
     newer = source_names.resolve(kb, "docs/api/guide.md")
     listed = run_cli("list", "sources", cwd=kb.root).out
-    assert f"{old[:12]}  file        docs/api/guide.md  (superseded by {newer[:12]})" in listed
+    shown = f'{old[:12]}  file        docs/api/guide.md  "API guide"  (superseded by {newer[:12]})'
+    assert shown in listed
 
 
 def test_why_prints_each_citation_by_its_path(kb: KB, docs: dict[str, str], run_cli) -> None:

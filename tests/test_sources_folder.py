@@ -46,7 +46,8 @@ def test_ignored_and_binary_files_are_skipped_with_reasons(kb: KB, run_cli) -> N
     assert res.code == 0, res.err
     assert _locators(kb) == {"docs/guide.rst", "docs/api.md", "docs/paper.pdf", "docs/keep.log"}
     summary = res.err.strip().splitlines()[-1]
-    assert summary.startswith("added 4, already present 0, skipped 6: "), summary
+    assert summary.startswith("added 4, already present 0, skipped 7: "), summary
+    assert "hidden (name starts with a dot; add it by name) 1 (.gitignore)" in summary
     assert "binary 1 (logo.png)" in summary
     assert "ignored by .gitignore 1 (_build/guide.html)" in summary
     assert "ignored by docs/.gitignore 1 (debug.log)" in summary
@@ -59,7 +60,7 @@ def test_ignored_and_binary_files_are_skipped_with_reasons(kb: KB, run_cli) -> N
     )
     assert again.code == 0, again.err
     report = again.json()
-    assert (report["added"], report["deduplicated"], len(report["skipped"])) == (0, 4, 6)
+    assert (report["added"], report["deduplicated"], len(report["skipped"])) == (0, 4, 7)
     assert {"path": "logo.png", "reason": "binary"} in report["skipped"]
     assert all(r["deduplicated"] for r in report["items"])
     assert sorted(r["path"] for r in report["items"]) == [
@@ -68,7 +69,7 @@ def test_ignored_and_binary_files_are_skipped_with_reasons(kb: KB, run_cli) -> N
         "keep.log",
         "paper.pdf",
     ]
-    assert "added 0, already present 4, skipped 6" in again.err
+    assert "added 0, already present 4, skipped 7" in again.err
     assert git(kb.root, "rev-parse", "HEAD") == head
 
 

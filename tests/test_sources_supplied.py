@@ -177,6 +177,7 @@ def test_the_files_own_bytes_register_as_the_file(kb: KB, runbook: dict[str, str
             "deduplicated": True,
             "locator": RUNBOOK,
             "title": "runbook.md",
+            "document_title": "Deploy runbook",  # its first heading
         }
         # an edit in the work tree: the agent's copy of the new bytes is its new version
         (kb.root / RUNBOOK).write_text(REAL.replace("one", "two"))

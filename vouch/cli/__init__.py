@@ -52,6 +52,14 @@ class _LazyGroup(click.Group):
 
         return sorted({*HAND_WRITTEN, *verbs()})
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        from vouch.cli import typos
+
+        typos.check(self, ctx, args)  # "Did you mean ...?" for a mistyped command
+        return super().resolve_command(ctx, args)
+
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="vouch")

@@ -23,21 +23,31 @@ from vouch.methods.context import CallContext
     help="The project to install into (default: the repository around the current directory).",
 )
 @click.option("--uninstall", is_flag=True, help="Remove what an install wrote; keep the rest.")
+@click.option(
+    "--tools",
+    type=click.Choice(["agent", "full"]),
+    default="agent",
+    show_default=True,
+    help="The MCP tools the agent gets. agent: status, search, context, read, register, "
+    "propose, revise, comment and sessions; full: every kb.* method.",
+)
 @kb_command(writes_actor=False)
 def install_agent_cmd(
-    ctx: CallContext, out: Output, host: str, path: Path | None, uninstall: bool
+    ctx: CallContext, out: Output, host: str, path: Path | None, uninstall: bool, tools: str
 ) -> None:
     """Configure an agent host to use vouch: claude-code (.mcp.json and a skill), cursor
     (.cursor/mcp.json and a rule), codex (.codex/config.toml) or generic (print the entry).
 
-    The server entry runs `vouch serve --transport mcp` with VOUCH_AGENT set to the
-    host's name. Running it again changes nothing; other entries are never touched.
+    The server entry runs this vouch, by absolute path (the host's PATH may not hold
+    the environment it is installed in), as `serve --transport mcp --tools agent` with
+    VOUCH_AGENT set to the host's name. Running it again changes nothing; other entries
+    are never touched. `vouch doctor` warns when the vouch an entry runs is gone.
     """
     from vouch import git
     from vouch.install import hosts
 
     if host == "generic":
-        entry = {"mcpServers": {hosts.SERVER: hosts.server_entry(host)}}
+        entry = {"mcpServers": {hosts.SERVER: hosts.server_entry(host, tools)}}
         if uninstall:
             out.info("generic: nothing was installed, so nothing to remove")
         out.emit(entry, lambda e: json.dumps(e, indent=2))
@@ -47,12 +57,13 @@ def install_agent_cmd(
         from vouch.errors import NotFound
 
         raise NotFound(f"no such directory: {project}")
-    changes = hosts.install(project, host, uninstall=uninstall)
+    changes = hosts.install(project, host, uninstall=uninstall, tools=tools)
     changed = any(c.action in ("created", "updated", "removed") for c in changes)
     result: dict[str, Any] = {
         "host": host,
         "project": str(project),
         "uninstall": uninstall,
+        "tools": tools,
         "changed": changed,
         "files": [{"path": c.path, "action": c.action} for c in changes],
     }

@@ -24,10 +24,11 @@ def _click_type(schema: dict[str, Any]) -> Any:
     kind = schema.get("type")
     if "enum" in schema:
         return click.Choice([str(v) for v in schema["enum"]])
+    low, high = schema.get("minimum"), schema.get("maximum")
     if kind == "integer":
-        return click.IntRange(min=schema.get("minimum"), max=schema.get("maximum"))
-    if kind == "number":
-        return click.FloatRange(min=schema.get("minimum"), max=schema.get("maximum"))
+        return click.IntRange(min=low, max=high) if (low, high) != (None, None) else click.INT
+    if kind == "number":  # an open range would show as `[x<=None]` in the help
+        return click.FloatRange(min=low, max=high) if (low, high) != (None, None) else click.FLOAT
     return click.STRING
 
 
@@ -159,6 +160,14 @@ class VerbGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.methods})
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        from vouch.cli import typos
+
+        typos.check(self, ctx, args)
+        return super().resolve_command(ctx, args)
 
 
 def verbs() -> dict[str, dict[tuple[str, ...], ops.Method]]:

@@ -166,8 +166,8 @@ def _source_add_options() -> list[click.Parameter]:
         click.Option(
             ["--recursive", "-r"],
             is_flag=True,
-            help="Add every file below a directory, in one commit (symbolic links, files "
-            "git ignores and binary files are skipped).",
+            help="Add every file below a directory, in one commit (symbolic links, hidden "
+            "files and folders, files git ignores and binary files are skipped and counted).",
         ),
         click.Option(
             ["--include"],

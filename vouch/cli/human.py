@@ -77,12 +77,21 @@ def _source_line(row: dict[str, Any]) -> str:
     when that is more than the file's name; a replaced version says by which)."""
     locator = str(row.get("locator") or "-")
     parts = [f"{str(row['id'])[:12]}  {row.get('type') or '':<10}  {locator}"]
-    title = row.get("title")
-    if title and title not in (locator, locator.rsplit("/", 1)[-1]):
+    title = _own_title(row, locator, (row.get("metadata") or {}).get("document_title"))
+    if title:
         parts.append(json.dumps(title, ensure_ascii=False))
     if row.get("superseded_by"):
         parts.append(f"(superseded by {str(row['superseded_by'])[:12]})")
     return "  ".join(parts)
+
+
+def _own_title(row: dict[str, Any], locator: str, in_document: Any) -> str | None:
+    """A source's title when it is more than its file's name (given with --title), else
+    the title its document gives itself (its first heading), else None."""
+    title = row.get("title")
+    if title and title not in (locator, locator.rsplit("/", 1)[-1]):
+        return str(title)
+    return str(in_document) if isinstance(in_document, str) and in_document else None
 
 
 def registered(result: dict[str, Any]) -> str:
@@ -91,8 +100,8 @@ def registered(result: dict[str, Any]) -> str:
     came from and its title when it has one of its own."""
     locator = str(result.get("locator") or "-")
     parts = [str(result["id"])[:12], locator]
-    title = result.get("title")
-    if title and title not in (locator, locator.rsplit("/", 1)[-1]):  # not just its name
+    title = _own_title(result, locator, result.get("document_title"))
+    if title:
         parts.append(json.dumps(title, ensure_ascii=False))
     if result.get("deduplicated"):
         parts.append("(already present)")
@@ -167,9 +176,18 @@ def pending(rows: list[dict[str, Any]]) -> str:
         origin = "" if r["ref"].startswith("refs/heads/") else "  (remote)"
         lines.append(
             f"{r['proposal_id']:<26}{r['kind']:<10}{r['proposer'][:17]:<18}"
-            f"{r['title'][:70]}{origin}"
+            f"{r['title'][:70]}{origin}{_commented(r)}"
         )
     return "\n".join(lines)
+
+
+def _commented(row: dict[str, Any]) -> str:
+    """`  [2 comments]`: a reviewer asked for something (`vouch show ID` has the thread)."""
+    count = row.get("comments") or 0
+    if not count:
+        return ""
+    since = ", revised since" if row.get("revised_since_comment") else ""
+    return f"  [{count} comment{'s' if count != 1 else ''}{since}]"
 
 
 def approved(result: dict[str, Any]) -> str:
@@ -181,7 +199,8 @@ def commented(result: dict[str, Any]) -> str:
 
 
 def rejected(result: dict[str, Any]) -> str:
-    text = f"rejected {result['proposal_id']}"
+    verb = "withdrew your own proposal" if result.get("withdrawn") else "rejected"
+    text = f"{verb} {result['proposal_id']}"
     if result.get("waited_on_by"):
         text += (
             f"\nnote: {', '.join(result['waited_on_by'])} wait(s) for it and cannot be "

@@ -39,6 +39,14 @@ from vouch.servers import server_context
     "(only matters with --allow-decisions).",
 )
 @click.option(
+    "--tools",
+    type=click.Choice(["agent", "full"]),
+    default=None,
+    help="The methods served. agent: status, search, context, read, register, propose, "
+    "revise, comment and sessions (approve and reject too with --allow-decisions); full: "
+    "every method. Default: agent over MCP, full over JSONL.",
+)
+@click.option(
     "--max-line-bytes",
     type=click.IntRange(min=1024),
     default=None,
@@ -51,14 +59,16 @@ def serve_cmd(
     kb_path: str | None,
     allow_decisions: bool,
     trusted_host: bool,
+    tools: str | None,
     max_line_bytes: int | None,
     verbose: bool,
 ) -> None:
-    """Serve every kb.* method to an agent over stdin/stdout until EOF.
+    """Serve kb.* methods to an agent over stdin/stdout until EOF: over MCP an agent's
+    tool set (--tools full: every method), over JSONL every method.
 
     The agent is who you declare: VOUCH_AGENT, else `agent` in .vouch/config.yaml —
     never a request parameter or an MCP client's name. Without one the server only
-    reads (search, show, status); with one it may also register sources and propose.
+    reads (status, search, context, read); with one it may also register sources and propose.
     Approving and rejecting stay with a person unless you pass --allow-decisions.
     Logs go to stderr.
 
@@ -72,7 +82,11 @@ def serve_cmd(
     for noisy in ("mcp", "httpx", "anyio"):  # SDK chatter stays out unless debugging
         logging.getLogger(noisy).setLevel(logging.DEBUG if debug else logging.WARNING)
     ctx = server_context(
-        transport, kb_path=kb_path, trusted_host=trusted_host, allow_decisions=allow_decisions
+        transport,
+        kb_path=kb_path,
+        trusted_host=trusted_host,
+        allow_decisions=allow_decisions,
+        tools=tools,
     )
     if transport == "mcp":
         from vouch.servers import mcp

@@ -289,3 +289,24 @@ def without_heading(text: str) -> str:
     elif len(lines) > 1 and (_R.setext.match(lines[1]) or _R.rst_adorn.match(lines[1])):
         drop = 2
     return "\n".join(lines[drop:]).strip()
+
+
+TITLED = frozenset({"markdown", "rst", "asciidoc"})
+TITLE_MAX = 200
+_TITLE_SCAN = 64 * 1024  # a document's title is near its top
+
+
+def document_title(content: bytes, suffix: str) -> str | None:
+    """A document's own title — its first heading, when that is a top-level one
+    (markdown `# Title`, the first reStructuredText title, AsciiDoc `= Title`) — for a
+    markup its name suffix declares (or reStructuredText in a `.txt`); else None."""
+    text = content[:_TITLE_SCAN].decode("utf-8", "replace")
+    markup = MARKUP_SUFFIXES.get(suffix.lower())
+    if markup is None and suffix.lower() in ("", ".txt"):
+        markup = text_markup(text)
+    if markup not in TITLED:
+        return None
+    first = next((s for s in sections(text, markup) if s.heading), None)
+    if first is None or first.level != 1:
+        return None
+    return first.heading[:TITLE_MAX].strip() or None

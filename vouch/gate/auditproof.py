@@ -33,6 +33,7 @@ from typing import Any
 from vouch.core import ids, yamlio
 from vouch.errors import CorruptFile
 from vouch.gate import direct_writes, signers
+from vouch.gate.deciders import WITHDRAW_EVENT, WITHDRAWN_TRAILER, one_principal
 from vouch.gate.records import parse_message
 from vouch.gate.signers import identities, same
 from vouch.git.history import committers
@@ -415,6 +416,10 @@ class _Check:
         record = _record(rec)
         if record is None:
             return f"holds no readable decision record decided/{pid}.yaml"
+        withdrawn, problem = withdrawal(c.one(WITHDRAWN_TRAILER), decision, record)
+        if problem:
+            return problem
+        verb = WITHDRAW_EVENT if withdrawn else verb
         for key, want in (
             ("proposal_id", pid),
             ("decision", decision),
@@ -568,6 +573,8 @@ def _record(found: tuple[str, bytes] | None) -> dict[str, Any] | None:
     fields: dict[str, str] = {}
     for line in text.split("\n"):
         key, sep, value = line.partition(": ")
+        if key == "withdrawn":
+            break  # read whole: a withdrawal is checked against the e-mails too
         if sep and key in _RECORD_KEYS:
             if key in fields or not yamlio.reads_as_itself(value):
                 break
@@ -578,6 +585,33 @@ def _record(found: tuple[str, bytes] | None) -> dict[str, Any] | None:
     with contextlib.suppress(CorruptFile):
         return yamlio.load_yaml(text, where="decision record")
     return None
+
+
+def withdrawal(trailer: str, decision: str, record: dict[str, Any]) -> tuple[bool, str | None]:
+    """(whether the decision is a withdrawal, what is wrong with it). An honest one is a
+    rejection by its own proposer, and its trailer and its record both say so."""
+    said = record.get("withdrawn") in (True, "true")
+    if (trailer == "true") != said:
+        return (
+            said,
+            f"says {WITHDRAWN_TRAILER}: {trailer or '(none)'} but its record withdrawn: {said}",
+        )
+    if not said:
+        return False, None
+    if decision != "rejected":
+        return True, f"records a withdrawal that is {decision!r}, not rejected"
+    proposer_email, decider_email = record.get("proposer_email"), record.get("decider_email")
+    if not one_principal(
+        str(record.get("decided_by") or ""),
+        str(decider_email) if decider_email else None,
+        str(record.get("proposer") or ""),
+        str(proposer_email) if proposer_email else None,
+    ):
+        return True, (
+            f"records a withdrawal by {record.get('decided_by')!r} of a proposal by "
+            f"{record.get('proposer')!r}: only its proposer withdraws a proposal"
+        )
+    return True, None
 
 
 def _approved_by(found: tuple[str, bytes] | None) -> str | None:

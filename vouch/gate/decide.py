@@ -403,7 +403,12 @@ def reject(
     kb: KB, actor: str | Identity, proposal_id: str, reason: str, *, expect: str | None = None
 ) -> dict[str, Any]:
     """Reject one proposal — the commit that was reviewed (pinned as approve pins it).
-    A proposer may withdraw their own: no self-check here."""
+
+    A proposer rejecting their own proposal withdraws it: the same decision (the
+    proposal goes to refs/vouch/rejected/, its record to decided/), recorded as a
+    withdrawal — `withdrawn: true` in the record, a `Vouch-Withdrawn` trailer, the
+    audit event `proposal.withdraw` — so nobody reads it as a reviewer's judgement,
+    and proposing the same content again needs no `again`."""
     who = principal(kb, actor)
     actor = who.name
     if not isinstance(reason, str) or not reason.strip():
@@ -429,27 +434,22 @@ def reject(
                 "the merge with `git revert` first",
             )
         others: list[RefUpdate] = pins.pinned(kb, proposal, expect)
+        withdrawn = deciders.withdraws(who, proposal)  # the proposer's own: a withdrawal
+        people = {**deciders.record_fields(proposal, who, False), **deciders.withdrawal(withdrawn)}
         changes: dict[str, str | None] = {
             kb.rel(records.decided_path(proposal.id)): repo.write_blob(
-                _decision(
-                    proposal,
-                    "rejected",
-                    actor,
-                    reason,
-                    people=deciders.record_fields(proposal, who, False),
-                )
+                _decision(proposal, "rejected", actor, reason, people=people)
             ),
         }
         data = {"reason": reason, **deciders.event_fields(who, False)}
-        logs, chain = _logs(kb, tip, _events(proposal, "proposal.reject", actor, data))
+        event = deciders.WITHDRAW_EVENT if withdrawn else "proposal.reject"
+        logs, chain = _logs(kb, tip, _events(proposal, event, actor, data))
         changes.update(logs)
         tree = repo.edit_tree(repo.store.peel_tree(tip), changes)
+        extra = {**deciders.trailers(who, False), **deciders.withdrawn_trailer(withdrawn)}
+        subject = f"vouch: withdraw {proposal.kind} {proposal.object_id}" if withdrawn else None
         commit = repo.write_commit(
-            tree,
-            [tip],
-            _message(
-                proposal, "rejected", actor, reason, chain, extra=deciders.trailers(who, False)
-            ),
+            tree, [tip], _message(proposal, "rejected", actor, reason, chain, subject, extra)
         )
         fault("committed")
         others.append((records.REJECTED_PREFIX + proposal.id, proposal.commit, None))
@@ -470,4 +470,5 @@ def reject(
         "proposal_id": proposal.id,
         "commit": commit,
         "waited_on_by": waited_on_by,
+        "withdrawn": withdrawn,
     }

@@ -19,11 +19,13 @@ from typing import Any
 
 from vouch.core.config import Config
 from vouch.errors import GateRefused
-from vouch.gate.identity import Identity, same
+from vouch.gate.identity import Identity, fold, same
 from vouch.gate.records import Proposal
 from vouch.store.kb import KB
 
 TRUSTED_ROLE = "trusted-agent"
+WITHDRAW_EVENT = "proposal.withdraw"  # a rejection by the proposer: a withdrawal
+WITHDRAWN_TRAILER = "Vouch-Withdrawn"
 ALLOW_SELF = "review.allow_self_approval"
 SELF_HINT = (
     "another person reviews and approves it; a person working alone sets "
@@ -53,6 +55,32 @@ def check(decider: Identity, proposal: Proposal, settings: Config) -> bool:
         f"{proposer.describe()}, the same person, who cannot also approve it",
         hint=SELF_HINT,
     )
+
+
+def withdraws(decider: Identity, proposal: Proposal) -> bool:
+    """Whether a rejection by `decider` is the proposer taking their own proposal back:
+    the same e-mail (else, without e-mails, the same name). Narrower than `same`, which
+    also counts a `--as` label: a label never turns a reviewer's no into a withdrawal."""
+    proposer = proposal.identity()
+    return one_principal(decider.name, decider.email, proposer.name, proposer.email)
+
+
+def one_principal(name: str, email: str | None, other: str, other_email: str | None) -> bool:
+    """Two principals as a decision record names them (name, e-mail): one when their
+    e-mails match, or, when either has none, their names (all folded)."""
+    if email and other_email:
+        return fold(email) == fold(other_email)
+    return fold(name) == fold(other) != ""
+
+
+def withdrawal(withdrawn: bool) -> dict[str, Any]:
+    """What a withdrawal adds to the decision record (a rejection's `decision`
+    stays `rejected`, so that every reader of records keeps two outcomes)."""
+    return {"withdrawn": True} if withdrawn else {}
+
+
+def withdrawn_trailer(withdrawn: bool) -> dict[str, str | None]:
+    return {WITHDRAWN_TRAILER: "true" if withdrawn else None}
 
 
 def check_keys(

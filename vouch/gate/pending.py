@@ -79,10 +79,18 @@ def waits_for(
 def list_pending(
     kb: KB, limit: int | None = 50, offset: int = 0, filter: Mapping[str, Any] | None = None
 ) -> list[dict[str, Any]]:
+    from vouch.gate.thread import comment_tally
+
     rows = [p.to_json() for p in open_proposals(kb)]
     if filter:
         rows = [r for r in rows if matches(r, filter)]
-    return rows[offset : None if limit is None else offset + limit]
+    rows = rows[offset : None if limit is None else offset + limit]
+    tally = comment_tally(kb) if rows else {}
+    for row in rows:  # a reviewer asked for changes: has the proposer revised since?
+        count, on = tally.get(row["proposal_id"], (0, ""))
+        row["comments"] = count
+        row["revised_since_comment"] = bool(count) and on != row["commit"]
+    return rows
 
 
 def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:

@@ -298,6 +298,8 @@ def rejected_before(kb: KB, object_id: str, base: str) -> dict[str, Any] | None:
         if proposal.object_id != object_id:
             continue
         decision = records.decision_of(kb, proposal.id, base) or {}
+        if decision.get("withdrawn") is True:
+            continue  # its proposer took it back: no reviewer said no
         found.append(
             {
                 "proposal_id": proposal.id,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vouch.core import ids
-from vouch.errors import CorruptFile, GateRefused, InvalidId, NotFound
+from vouch.errors import CorruptFile, GateRefused, InvalidId, NotFound, VouchError
 from vouch.gate.identity import AGENT_DOMAIN, Identity, parse_who
 from vouch.kinds import KINDS
 from vouch.store.kb import KB, PROPOSAL_PREFIX, decided_path
@@ -256,8 +256,19 @@ def decision_of(kb: KB, proposal_id: str, commit: str | None) -> dict[str, Any] 
     return yamlio.load_yaml(kb.repo.read_blob(blob).decode(), where=decided_path(proposal_id))
 
 
+def _readable_decision(kb: KB, proposal_id: str, head: str | None) -> dict[str, Any] | None:
+    """The decision record, when it can be read: only to word a refusal."""
+    try:
+        found = decision_of(kb, proposal_id, head)
+    except (VouchError, UnicodeDecodeError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
 def refuse_decided(proposal_id: str, decision: dict[str, Any] | None) -> GateRefused:
     verb = (decision or {}).get("decision") or "rejected"
+    if verb == "rejected" and (decision or {}).get("withdrawn") is True:
+        verb = "withdrawn"
     who = (decision or {}).get("decided_by")
     return GateRefused(
         f"proposal {proposal_id} was already {verb}" + (f" by {who}" if who else ""),
@@ -281,9 +292,9 @@ def find(kb: KB, proposal_id: str) -> Proposal:
     found.sort(key=lambda p: not p.local)  # the local branch wins over origin's copy
     if found:
         return found[0]
-    if kb.repo.resolve(REJECTED_PREFIX + proposal_id):
-        raise refuse_decided(proposal_id, None)
     head = kb.repo.resolve("HEAD")
+    if kb.repo.resolve(REJECTED_PREFIX + proposal_id):  # who, and whether withdrawn
+        raise refuse_decided(proposal_id, _readable_decision(kb, proposal_id, head))
     decision = decision_of(kb, proposal_id, head)
     if decision:
         raise refuse_decided(proposal_id, decision)

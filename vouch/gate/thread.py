@@ -54,3 +54,29 @@ def thread(kb: KB, proposal: records.Proposal) -> tuple[list[dict[str, Any]], li
                 }
             )
     return revisions, comments
+
+
+MAX_TALLIED = 10_000  # comments counted for `vouch pending` (a forged chain stays cheap)
+
+
+def comment_tally(kb: KB) -> dict[str, tuple[int, str]]:
+    """Proposal id -> (its review comments, the revision commit the newest one was made
+    on), for every proposal with comments: what `vouch pending` flags. One for-each-ref,
+    and one log only when there are comments."""
+    repo = kb.repo
+    tips = {
+        ref.removeprefix(COMMENTS_PREFIX): revision.strip()
+        for ref, revision in repo.ref_records(
+            [COMMENTS_PREFIX], ("refname", "trailers:key=Vouch-Revision-Commit,valueonly")
+        )
+    }
+    if not tips:
+        return {}
+    counts: dict[str, int] = {}
+    for (named,) in repo.log_records(
+        f"--glob={COMMENTS_PREFIX}*",
+        ("%(trailers:key=Vouch-Proposal,valueonly)",),
+        max_count=MAX_TALLIED,
+    ):
+        counts[named.strip()] = counts.get(named.strip(), 0) + 1
+    return {pid: (counts.get(pid, 1), revision) for pid, revision in tips.items()}

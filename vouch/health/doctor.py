@@ -13,6 +13,8 @@ the `check` it came from) with a verdict — ok, warnings or errors:
 - config: keys of `.vouch/config.yaml` the template does not know (a typo is silently
   ignored otherwise), values of the wrong type, and review settings edited but not
   committed (the gate obeys the committed ones);
+- agents: agent hosts configured with `vouch install-agent` whose server command is
+  gone (`agent_hosts`);
 - local: what a killed or attacked write left (`leftovers`): a refused journal, stale
   git lock files, an approval whose object the branch lacks.
 """
@@ -25,7 +27,7 @@ from typing import Any
 from vouch.core.config import CONFIG_NAME, Config, parse, template_text
 from vouch.core.progress import Progress
 from vouch.errors import CorruptFile, VouchError
-from vouch.health import attributes, leftovers, lint, untracked, verify
+from vouch.health import agent_hosts, attributes, leftovers, lint, untracked, verify
 from vouch.health.issues import Issue, counts, error, ordered, verdict, warn
 from vouch.store.kb import KB
 
@@ -71,6 +73,10 @@ def doctor(kb: KB, progress: Progress | None = None) -> dict[str, Any]:
     config_issues = config_drift(kb) + _gate(kb) + attributes.converted(kb)
     checks["config"] = {"verdict": verdict(config_issues), **counts(config_issues)}
     issues += [{**i, "check": "config"} for i in config_issues]
+
+    agent_issues, agent_hosts_found = agent_hosts.check(kb)  # install-agent's entries
+    checks["agents"] = {"verdict": verdict(agent_issues), "hosts": agent_hosts_found}
+    issues += [{**i, "check": "agents"} for i in agent_issues]
 
     local_issues = leftovers.issues(kb)  # crash and attack leftovers in .git/vouch/
     checks["local"] = {"verdict": verdict(local_issues), **counts(local_issues)}

@@ -19,7 +19,7 @@ is the user's and is never overwritten or removed.
 from __future__ import annotations
 
 import json
-import shutil
+import os
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -31,6 +31,8 @@ from vouch.core.fsio import write_atomic
 from vouch.errors import Conflict, UsageError
 
 HOSTS = ("claude-code", "cursor", "codex", "generic")
+TOOLSETS = ("agent", "full")  # `vouch serve --tools` (`vouch.methods.toolsets`)
+SCRIPT_NAMES = ("vouch", "vouch.exe")
 SERVER = "vouch"
 MARK = (
     "<!-- written by `vouch install-agent`; `vouch install-agent {host} --uninstall` removes it -->"
@@ -45,13 +47,32 @@ class Change:
     action: str  # created | updated | unchanged | removed | absent | kept
 
 
-def server_entry(host: str) -> dict[str, Any]:
-    """The MCP server entry: `vouch` from PATH when it is there, else this Python."""
-    found = shutil.which("vouch")
-    command, args = ("vouch", []) if found else (sys.executable, ["-m", "vouch"])
+def launcher() -> tuple[str, list[str]]:
+    """The command that starts this vouch wherever the host looks, by absolute path: a
+    host starts its servers with its own PATH, which need not hold the virtual
+    environment vouch was installed in. The `vouch` script that is running; else, when
+    run as `python -m vouch`, this interpreter with `-m vouch`; else (a library caller)
+    the `vouch` script installed beside this interpreter, or the interpreter itself.
+    Paths are made absolute, never resolved: a virtual environment's python is a link
+    whose target does not know the environment's packages."""
+    interpreter = os.path.abspath(sys.executable)
+    running = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if running is not None and running.name in SCRIPT_NAMES and running.is_file():
+        return os.path.abspath(running), []
+    beside = Path(interpreter).parent / SCRIPT_NAMES[0]
+    as_module = running is not None and running.parts[-2:] == ("vouch", "__main__.py")
+    if not as_module and beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside), []
+    return interpreter, ["-m", "vouch"]
+
+
+def server_entry(host: str, tools: str = "agent") -> dict[str, Any]:
+    """The MCP server entry: this vouch by absolute path (`launcher`), serving the tool
+    set asked for (`agent` by default, `full`: every method) as the agent `host`."""
+    command, args = launcher()
     return {
         "command": command,
-        "args": [*args, "serve", "--transport", "mcp"],
+        "args": [*args, "serve", "--transport", "mcp", "--tools", tools],
         "env": {"VOUCH_AGENT": host},
     }
 
@@ -88,17 +109,23 @@ def plan(host: str) -> list[tuple[str, str]]:
     raise UsageError(f"unknown agent host {host!r}", hint="hosts: " + ", ".join(HOSTS))
 
 
-def install(project: Path, host: str, *, uninstall: bool = False) -> list[Change]:
-    """Install (or remove) vouch for `host` in `project`. Every file is computed and
-    checked first; nothing is written when one of them cannot be edited."""
+def install(
+    project: Path, host: str, *, uninstall: bool = False, tools: str = "agent"
+) -> list[Change]:
+    """Install (or remove) vouch for `host` in `project`, serving the tool set `tools`.
+    Every file is computed and checked first; nothing is written when one of them
+    cannot be edited."""
+    if tools not in TOOLSETS:
+        raise UsageError(f"unknown tool set {tools!r}", hint="tool sets: " + ", ".join(TOOLSETS))
+    entry = server_entry(host, tools)
     writes: list[tuple[Path, str | None, Change]] = []
     for rel, how in plan(host):
         path = project / rel
         old = _read(path)
         if how == "mcp-json":
-            new = _edit_json(old, host, rel, uninstall)
+            new = _edit_json(old, entry, rel, uninstall)
         elif how == "toml":
-            new = _edit_toml(old, host, rel, uninstall)
+            new = _edit_toml(old, entry, rel, uninstall)
         else:
             text = _skill(host) if how == "skill" else _cursor_rule(host)
             new = _edit_owned(old, text, rel, uninstall)
@@ -140,7 +167,7 @@ def _prune(directory: Path, project: Path) -> None:
         directory = directory.parent
 
 
-def _edit_json(old: str | None, host: str, rel: str, uninstall: bool) -> str | None:
+def _edit_json(old: str | None, entry: dict[str, Any], rel: str, uninstall: bool) -> str | None:
     data: Any = {}
     if old is not None and old.strip():
         try:
@@ -162,28 +189,26 @@ def _edit_json(old: str | None, host: str, rel: str, uninstall: bool) -> str | N
             return None  # only vouch was in it
         data = {**data, "mcpServers": servers}
     else:
-        entry = server_entry(host)
         if servers.get(SERVER) == entry:
             return old
         data = {**data, "mcpServers": {**servers, SERVER: entry}}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def _toml_block(host: str) -> str:
-    entry = server_entry(host)
+def _toml_block(entry: dict[str, Any]) -> str:
     return "\n".join(
         [
             _TOML_BEGIN,
             f"[mcp_servers.{SERVER}]",
             f"command = {json.dumps(entry['command'])}",
             f"args = [{', '.join(json.dumps(a) for a in entry['args'])}]",
-            f"env = {{ VOUCH_AGENT = {json.dumps(host)} }}",
+            f"env = {{ VOUCH_AGENT = {json.dumps(entry['env']['VOUCH_AGENT'])} }}",
             _TOML_END,
         ]
     )
 
 
-def _edit_toml(old: str | None, host: str, rel: str, uninstall: bool) -> str | None:
+def _edit_toml(old: str | None, entry: dict[str, Any], rel: str, uninstall: bool) -> str | None:
     text = old or ""
     start, end = text.find(_TOML_BEGIN), text.find(_TOML_END)
     ours = start >= 0 and end > start
@@ -203,7 +228,7 @@ def _edit_toml(old: str | None, host: str, rel: str, uninstall: bool) -> str | N
             "nothing was changed",
             hint="remove that entry (or rename it), then run the command again",
         )
-    block = _toml_block(host)
+    block = _toml_block(entry)
     if ours:
         new = text[:start] + block + text[end + len(_TOML_END) :]
     else:
@@ -229,3 +254,35 @@ def _edit_owned(old: str | None, text: str, rel: str, uninstall: bool) -> str | 
             hint="move it aside, then run the command again",
         )
     return None if uninstall else text
+
+
+@dataclass(frozen=True)
+class Installed:
+    host: str
+    path: str  # relative to the project
+    command: str
+    args: tuple[str, ...]
+
+
+def installed(project: Path) -> list[Installed]:
+    """The vouch server entries the agent hosts' files in `project` hold, whoever wrote
+    them; a file that is absent or unreadable holds none (it is not ours to judge)."""
+    found: list[Installed] = []
+    for host in HOSTS:
+        for rel, how in plan(host):
+            if how not in ("mcp-json", "toml"):
+                continue
+            try:
+                text = (project / rel).read_text(encoding="utf-8")
+                data: Any = json.loads(text) if how == "mcp-json" else tomllib.loads(text)
+            except (OSError, UnicodeDecodeError, ValueError):
+                continue
+            key = "mcpServers" if how == "mcp-json" else "mcp_servers"
+            servers = data.get(key) if isinstance(data, dict) else None
+            entry = servers.get(SERVER) if isinstance(servers, dict) else None
+            if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+                continue
+            args = entry.get("args")
+            strings = tuple(a for a in args if isinstance(a, str)) if isinstance(args, list) else ()
+            found.append(Installed(host, rel, entry["command"], strings))
+    return found

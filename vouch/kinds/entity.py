@@ -22,6 +22,7 @@ TYPES = (
     "tool",
     "team",
     "system",
+    "library",  # a package code depends on (requests, numpy): the docs people register
 )
 
 SCHEMA = (

@@ -22,6 +22,7 @@ class CallContext:
     trusted: bool = True  # may `approver` override the actor? (servers: --trusted-host)
     transport: str = "cli"
     allow_decisions: bool = False  # servers: --allow-decisions (at the CLI: no declared agent)
+    tools: str = "full"  # the methods served: "full", or "agent" (`vouch.methods.toolsets`)
     warm: dict[str, Any] = field(default_factory=dict)  # long-lived caches (index, model)
     progress: Progress | None = None  # the CLI's bar on a terminal; never over a server
     _kb: KB | None = None

@@ -72,5 +72,6 @@ METHODS: tuple[Method, ...] = (
             ),
         ),
         cli=Cli(args=("task",), format="markdown", human="vouch.cli.human_context:markdown"),
+        agent_read=True,
     ),
 )

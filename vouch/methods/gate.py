@@ -59,6 +59,8 @@ def propose_page(
     entities: list[str] | None = None,
     sources: list[str] | None = None,
     tags: list[str] | None = None,
+    session_id: str | None = None,
+    rationale: str | None = None,
     dry_run: bool = False,
     again: bool = False,
 ) -> dict[str, Any]:
@@ -71,7 +73,7 @@ def propose_page(
         "sources": sources,
         "tags": sorted(set(tags)) if tags else None,
     }
-    return propose.propose(ctx.kb, ctx.identity(), "page", values, dry_run=dry_run, again=again)
+    return _propose(ctx, "page", values, session_id, rationale, dry_run, again)
 
 
 def propose_entity(
@@ -80,11 +82,13 @@ def propose_entity(
     type: str,
     aliases: list[str] | None = None,
     description: str | None = None,
+    session_id: str | None = None,
+    rationale: str | None = None,
     dry_run: bool = False,
     again: bool = False,
 ) -> dict[str, Any]:
     values = {"name": name, "type": type, "aliases": aliases, "description": description}
-    return propose.propose(ctx.kb, ctx.identity(), "entity", values, dry_run=dry_run, again=again)
+    return _propose(ctx, "entity", values, session_id, rationale, dry_run, again)
 
 
 def propose_relation(
@@ -94,6 +98,8 @@ def propose_relation(
     target: str,
     confidence: float | None = None,
     evidence: list[str] | None = None,
+    session_id: str | None = None,
+    rationale: str | None = None,
     dry_run: bool = False,
     again: bool = False,
 ) -> dict[str, Any]:
@@ -104,7 +110,28 @@ def propose_relation(
         "confidence": confidence,
         "evidence": evidence,
     }
-    return propose.propose(ctx.kb, ctx.identity(), "relation", values, dry_run=dry_run, again=again)
+    return _propose(ctx, "relation", values, session_id, rationale, dry_run, again)
+
+
+def _propose(
+    ctx: CallContext,
+    kind: str,
+    values: dict[str, Any],
+    session_id: str | None,
+    rationale: str | None,
+    dry_run: bool,
+    again: bool,
+) -> dict[str, Any]:
+    return propose.propose(
+        ctx.kb,
+        ctx.identity(),
+        kind,
+        values,
+        rationale=rationale,
+        session_id=session_id,
+        dry_run=dry_run,
+        again=again,
+    )
 
 
 def revise_proposal(
@@ -166,6 +193,7 @@ def reject(
         "ok": result["ok"],
         "proposal_id": result["proposal_id"],
         "waited_on_by": result.get("waited_on_by", []),
+        "withdrawn": bool(result.get("withdrawn")),  # the proposer's own: a withdrawal
     }
 
 

@@ -30,6 +30,12 @@ _AGAIN = Param(
     description="propose content that was rejected before (the result names who rejected "
     "it and why; without this nothing is proposed)",
 )
+_SESSION = Param(
+    "session_id",
+    {"type": "string"},
+    description="the open session this proposal belongs to (kb.session_start)",
+)
+_RATIONALE = Param("rationale", {"type": "string"}, description="why; recorded on the proposal")
 _PROPOSED = Cli(emit=f"{_HUMAN}proposed")
 _IDS = string_list
 
@@ -78,8 +84,8 @@ def _register_gate() -> None:
                 Param("entities", _IDS(), ids=True),
                 Param("scope", _enum(source_kind.SCOPES), checked_later=True),
                 Param("tags", _IDS()),
-                Param("session_id", {"type": "string"}),
-                Param("rationale", {"type": "string"}, description="why; recorded on the proposal"),
+                _SESSION,
+                _RATIONALE,
                 _DRY_RUN,
                 _AGAIN,
             ),
@@ -112,13 +118,20 @@ def _register_gate() -> None:
                 Param("entities", _IDS(), ids=True),
                 Param("sources", _IDS(), ids=True),
                 Param("tags", _IDS()),
+                _SESSION,
+                _RATIONALE,
                 _DRY_RUN,
                 _AGAIN,
             ),
             writes=True,
             cli=_PROPOSED._replace(
                 files=("body",),
-                names={"claims": ("--claim",), "entities": ("--entity",), "sources": ("--source",)},
+                names={
+                    "claims": ("--claim",),
+                    "entities": ("--entity",),
+                    "sources": ("--source",),
+                    "session_id": ("--session",),
+                },
             ),
         )
     )
@@ -133,11 +146,13 @@ def _register_gate() -> None:
                 Param("type", _enum(entity.TYPES), required=True, checked_later=True),
                 Param("aliases", _IDS()),
                 Param("description", {"type": "string"}),
+                _SESSION,
+                _RATIONALE,
                 _DRY_RUN,
                 _AGAIN,
             ),
             writes=True,
-            cli=_PROPOSED._replace(names={"aliases": ("--alias",)}),
+            cli=_PROPOSED._replace(names={"aliases": ("--alias",), "session_id": ("--session",)}),
         )
     )
     register(
@@ -160,12 +175,19 @@ def _register_gate() -> None:
                 ),
                 confidence,
                 Param("evidence", _IDS(), ids=True),
+                _SESSION,
+                _RATIONALE,
                 _DRY_RUN,
                 _AGAIN,
             ),
             writes=True,
             cli=_PROPOSED._replace(
-                names={"source": ("--from",), "relation": ("--rel",), "target": ("--to",)},
+                names={
+                    "source": ("--from",),
+                    "relation": ("--rel",),
+                    "target": ("--to",),
+                    "session_id": ("--session",),
+                },
             ),
         )
     )
@@ -249,6 +271,7 @@ def _register_gate() -> None:
             cli=Cli(
                 verb=("pending",), keys={"filter": ("kind", "proposer")}, human=f"{_HUMAN}pending"
             ),
+            agent_read=True,
         )
     )
     register(
@@ -260,6 +283,7 @@ def _register_gate() -> None:
             "vouch.methods.gate:read_proposal",
             (Param("id", {"type": "string"}, required=True, description="proposal id"),),
             cli=Cli(verb=("read", "proposal"), args=("id",), emit="vouch.cli.human_review:emit"),
+            agent_read=True,
         )
     )
     register(

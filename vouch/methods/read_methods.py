@@ -23,6 +23,7 @@ register(
         "may_decide for this caller.",
         "vouch.methods.registry:capabilities",
         cli=Cli(human=f"{_HUMAN}capabilities", format="json"),
+        agent_read=True,
     )
 )
 
@@ -33,6 +34,7 @@ register(
         "Counts of knowledge, pending proposals, last audit time.",
         "vouch.methods.reads:status",
         cli=Cli(human=f"{_HUMAN}status"),
+        agent_read=True,
     )
 )
 for _kind in ("page", "claim", "entity", "relation"):
@@ -44,6 +46,7 @@ for _kind in ("page", "claim", "entity", "relation"):
             f"vouch.methods.reads:read_{_kind}",
             (OBJECT_ID,),
             cli=Cli(verb=("read", _kind), args=("id",), human=f"{_HUMAN}read"),
+            agent_read=True,
         )
     )
 _ENVELOPE = Param(

@@ -15,6 +15,7 @@ from typing import Any
 
 from vouch import __version__
 from vouch.errors import GateRefused
+from vouch.methods import toolsets
 from vouch.methods.context import CallContext
 from vouch.methods.shape import (
     ATTRIBUTED_SCOPES,
@@ -51,9 +52,21 @@ def get(name: str) -> Method:
     return method
 
 
+def served(ctx: CallContext) -> list[Method]:
+    """The methods this caller is served (`vouch.methods.toolsets`), in registry order."""
+    return [m for m in REGISTRY.values() if serves(ctx, m)]
+
+
+def serves(ctx: CallContext, method: Method) -> bool:
+    """Is `method` in this caller's tool set?"""
+    return toolsets.serves(method, ctx.tools, allow_decisions=ctx.allow_decisions)
+
+
 def invoke(ctx: CallContext, name: str, params: Mapping[str, Any] | None = None) -> Any:
     """Validate `params` against the method's schema, check the caller may, run the handler."""
     method = get(name)
+    if not serves(ctx, method):
+        raise MethodNotFound(f"{name} is not served here", hint=toolsets.FULL_HINT)
     bound = method.bind(params)
     authorize(ctx, method)
     _resolve_sources(ctx, method, bound)
@@ -111,7 +124,8 @@ def capabilities(ctx: CallContext) -> dict[str, Any]:
         "name": "vouch",
         "version": __version__,
         "spec": SPEC,
-        "methods": [m.describe() for m in REGISTRY.values()],
+        "methods": [m.describe() for m in served(ctx)],
+        "tools": ctx.tools,
         "retrieval": retrieval,
         "review_gated": True,
         "transports": list(TRANSPORTS),
@@ -185,5 +199,7 @@ __all__ = [
     "get",
     "invoke",
     "register",
+    "served",
+    "serves",
     "type_problem",
 ]

@@ -118,6 +118,7 @@ register(
             },
             human="vouch.search.human:render",
         ),
+        agent_read=True,
     )
 )
 register(

@@ -107,6 +107,9 @@ class Method(NamedTuple):
     writes: bool = False
     cli: Cli = Cli()
     decision: bool = False  # a person's decision outside scope "decide" (anchor, import)
+    # a read an agent host gets by default (`vouch.methods.toolsets`): finding, reading and
+    # following up its own proposals; every intake, propose and session method is in too
+    agent_read: bool = False
 
     @property
     def command(self) -> tuple[str, ...]:

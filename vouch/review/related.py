@@ -34,6 +34,7 @@ def near(
         return [], None
     try:
         request = request_from_params(query, limit=LIMIT + 1, kinds=[kind], mode="fts")
+        request = request._replace(log=False)  # the screen's own search: not a user's query
         hits = search(kb, request, warm=warm if warm is not None else {})["results"]
     except VouchError as exc:  # an unusable index must not hide the proposal itself
         return [], exc.message

@@ -2,7 +2,9 @@
 
 Nothing here knows what a method does. A server opens the knowledge base once, holds one
 long-lived `CallContext` (its `warm` dict keeps the index and the embedding model loaded
-between requests) and turns each request into `ops.invoke(ctx, name, params)`.
+between requests) and turns each request into `ops.invoke(ctx, name, params)`. What it
+serves is its tool set (`--tools`, `vouch.methods.toolsets`): over MCP an agent's by
+default, every method with `--tools full` (and over JSONL).
 
 Trust (DESIGN §4.1), enforced by scope in `ops.authorize`, not here:
 - Identity is declared by whoever *started* the server, never by a client: `VOUCH_AGENT`,
@@ -32,8 +34,12 @@ def server_context(
     start: Path | None = None,
     trusted_host: bool = False,
     allow_decisions: bool = False,
+    tools: str | None = None,
 ) -> CallContext:
-    """The one context a server keeps for its lifetime; opening the KB here fails early."""
+    """The one context a server keeps for its lifetime; opening the KB here fails early.
+    `tools`: the methods served (`vouch.methods.toolsets`; default: the transport's)."""
+    from vouch.methods import toolsets
+
     ctx = CallContext(
         kb_path=kb_path,
         start=start,
@@ -41,6 +47,7 @@ def server_context(
         trusted=trusted_host,
         transport=transport,
         allow_decisions=allow_decisions,
+        tools=tools or toolsets.default_for(transport),
     )
     _ = ctx.kb  # E001 at start-up, not on the first request
     watch_files(ctx)
@@ -82,11 +89,13 @@ def log_ready(log: logging.Logger, ctx: CallContext, what: str) -> None:
             AGENT_HINT,
         )
     log.info(
-        "vouch %s server ready: kb=%s agent=%s decisions=%s trusted_host=%s methods=%d",
+        "vouch %s server ready: kb=%s agent=%s decisions=%s trusted_host=%s methods=%d (%s%s)",
         what,
         ctx.kb.dir,
         agent or "(none: read-only)",
         "allowed" if ctx.allow_decisions else "refused (a person decides at the CLI)",
         ctx.trusted,
-        len(ops.REGISTRY),
+        len(ops.served(ctx)),
+        ctx.tools,
+        "" if ctx.tools == "full" else "; --tools full serves every method",
     )

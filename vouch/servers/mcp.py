@@ -2,7 +2,9 @@
 
 Built on the official SDK's low-level `Server`, because the tool list and each tool's
 input JSON Schema come from the registry (`Method.tool_name`, `Method.input_schema()`),
-not from Python signatures.
+not from Python signatures. The tools listed are the registry filtered by the server's
+tool set (`--tools`, `vouch.methods.toolsets`): an agent's by default, every method
+with `--tools full`; a tool outside the set is unknown here.
 
 Error semantics (MCP's own): an unknown tool is a protocol error (JSON-RPC -32602, as the
 MCP spec shows for "Unknown tool"). Everything a tool call itself gets wrong — missing or
@@ -35,6 +37,7 @@ from mcp.shared.exceptions import MCPError
 
 from vouch import __version__
 from vouch.methods import registry as ops
+from vouch.methods import toolsets
 from vouch.methods.context import CallContext
 from vouch.servers import log_ready
 from vouch.servers.errors import error_body
@@ -45,13 +48,15 @@ INSTRUCTIONS = (
     "vouch is this repository's reviewed knowledge base. Search it (kb_search) before "
     "answering questions about the project; cite claim ids and source titles. Add "
     "knowledge with kb_register_source and kb_propose_*: proposals wait for a person to "
-    "approve them (`vouch approve ID` at the CLI); kb_approve and kb_reject are refused "
-    "unless the person started this server with --allow-decisions. Never approve your own "
+    "approve them (`vouch approve ID` at the CLI); kb_approve and kb_reject are a person's "
+    "unless they started this server with --allow-decisions. Never approve your own "
     "proposal. kb_capabilities says (`caller`) whether you may write and decide. See SKILL.md."
 )
 
 
-def tools() -> list[types.Tool]:
+def tools(ctx: CallContext | None = None) -> list[types.Tool]:
+    """The tools served to `ctx` (its tool set: `vouch.methods.toolsets`), or every one."""
+    methods = ops.served(ctx) if ctx is not None else list(ops.REGISTRY.values())
     return [
         types.Tool(
             name=method.tool_name,
@@ -65,14 +70,20 @@ def tools() -> list[types.Tool]:
                 open_world_hint=False,
             ),
         )
-        for method in ops.REGISTRY.values()
+        for method in methods
     ]
 
 
-def _method_for_tool(name: str) -> ops.Method:
+def _method_for_tool(ctx: CallContext, name: str) -> ops.Method:
     for method in ops.REGISTRY.values():
         if method.tool_name == name:
-            return method
+            if ops.serves(ctx, method):
+                return method
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown tool: {name} (not served: {toolsets.FULL_HINT})",
+                data={"code": "method_not_found", "vouch_code": ops.MethodNotFound.code},
+            )
     raise MCPError(
         code=types.INVALID_PARAMS,
         message=f"Unknown tool: {name}",
@@ -86,7 +97,7 @@ def _text(value: Any) -> str:
 
 def call(ctx: CallContext, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
     """Run one tool call; every failure but an unknown tool is an `isError` result."""
-    method = _method_for_tool(name)
+    method = _method_for_tool(ctx, name)
     try:
         result = ops.invoke(ctx, method.name, arguments or {})
         text = _text(result)
@@ -121,7 +132,7 @@ def build_server(ctx: CallContext) -> Server[Any]:
     async def list_tools(
         rctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools())
+        return types.ListToolsResult(tools=tools(ctx))
 
     async def call_tool(
         rctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -134,7 +145,7 @@ def build_server(ctx: CallContext) -> Server[Any]:
 
     def input_schema(name: str) -> dict[str, Any] | None:
         try:
-            return _method_for_tool(name).input_schema()
+            return _method_for_tool(ctx, name).input_schema()
         except MCPError:
             return None
 

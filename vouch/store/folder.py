@@ -5,7 +5,8 @@ A recursive add is for documentation worth searching, not for whatever lies in a
 checkout: by default it leaves out what git ignores (one `git check-ignore` for the
 whole folder) and binary files (git's test: a NUL byte in the first 8000 bytes; PDFs are
 kept, vouch reads their text), and it takes `--include` / `--exclude` globs. Symbolic
-links are never followed. Every file left out is reported with its reason.
+links are never followed, and hidden files and folders (a name that starts with a dot)
+are left out. Every file left out is reported with its reason (a hidden folder once).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from vouch.store.kb import KB
 from vouch.store.sources import Intake, confine, intake_for_path, readable, target_path, walk
 
 BINARY_SNIFF = 8000  # bytes git looks at to call a file binary
+HIDDEN = "hidden (name starts with a dot; add it by name)"
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,9 @@ def intakes_under(
     out = Folder()
     for link in found.links:
         out.skipped.append(Skipped(readable(_below(link, root)), "symbolic link, never followed"))
+    for dot in found.hidden:  # a folder is one entry: what it holds was never looked at
+        shown = readable(_below(dot, root)) + ("/" if _is_folder(dot) else "")
+        out.skipped.append(Skipped(shown, HIDDEN))
     chosen: list[tuple[Path, str]] = []
     for path in found.files:
         rel = path.relative_to(root).as_posix()
@@ -98,6 +103,10 @@ def intakes_under(
         out.items.append(item)
         out.paths.append(readable(rel))
     return out
+
+
+def _is_folder(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
 
 
 def _below(path: Path, root: Path) -> str:

@@ -14,10 +14,11 @@ import mimetypes
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vouch.core import headings
 from vouch.core.progress import Progress, each
 from vouch.errors import (
     InvalidPath,
@@ -43,6 +44,7 @@ class Intake:
     title: str | None = None
     media_type: str | None = None
     tags: tuple[str, ...] = ()
+    document_title: str | None = None  # its first heading (`headings.document_title`)
 
 
 def register_many(
@@ -61,7 +63,7 @@ def register_many(
         if len(item.content) > limit:  # stdin, kb.register_source: files stop earlier
             raise _too_large(Path(item.locator or "-"), limit, len(item.content))
     # every transcript is read before anything is written: one bad line, no commit
-    metadata = [_transcript_metadata(item) for item in items]
+    metadata = [_metadata(item) for item in items]
     with state.write_lock(kb):
         head = kb.repo.resolve("HEAD")
         versions = Versions(kb, head, {i.locator or "-" for i in items})
@@ -83,6 +85,8 @@ def register_many(
                 head is not None and kb.repo.store.info(f"{head}:{kb.rel(meta_path)}") is not None
             )
             shown = {"locator": meta["locator"], "title": meta.get("title")}
+            if item.document_title:
+                shown["document_title"] = item.document_title
             if committed or sid in new_ids:
                 results.append({"id": sid, "deduplicated": True, **shown})
             else:
@@ -116,6 +120,13 @@ def register_many(
                 progress=progress,
             )
     return results
+
+
+def _metadata(item: Intake) -> dict[str, Any] | None:
+    """A source's `metadata`: the title its document gives itself, what a transcript
+    holds; None when there is neither."""
+    found = {"document_title": item.document_title} if item.document_title else {}
+    return {**found, **(_transcript_metadata(item) or {})} or None
 
 
 def _transcript_metadata(item: Intake) -> dict[str, Any] | None:
@@ -202,6 +213,7 @@ def intake_for_path(
         title or readable(path.name),
         media_type,
         tuple(tags),
+        headings.document_title(content, path.suffix),
     )
 
 
@@ -299,29 +311,34 @@ def readable(name: str) -> str:
 class Walk:
     files: list[Path]
     links: list[Path]  # symbolic links met on the way: never followed
+    hidden: list[Path] = field(default_factory=list)  # dotfiles and dot-folders left out
 
 
 def walk(directory: Path) -> Walk:
     """Regular files below `directory`, sorted, skipping VCS and hidden directories.
 
     A walk never follows a symbolic link, to a file or to a folder: a link may lead out
-    of the repository, and a person who means its target can name it.
+    of the repository, and a person who means its target can name it. Hidden files and
+    folders (`.github/`, `.env`) are left out and listed (`hidden`), folders vouch never
+    reads in (`.git`, `.venv`, `node_modules`, ...) left out in silence.
     """
     found: list[Path] = []
     links: list[Path] = []
+    hidden: list[Path] = []
     for base, dirs, names in os.walk(directory):
         here = Path(base)
+        hidden.extend(here / d for d in sorted(dirs) if d.startswith(".") and d not in _SKIP_DIRS)
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
         links.extend(here / d for d in dirs if (here / d).is_symlink())
         dirs[:] = [d for d in dirs if not (here / d).is_symlink()]
         for n in sorted(names):
             if n.startswith("."):
-                continue
-            if (here / n).is_symlink():
+                hidden.append(here / n)
+            elif (here / n).is_symlink():
                 links.append(here / n)
             elif (here / n).is_file():
                 found.append(here / n)
-    return Walk(found, links)
+    return Walk(found, links, hidden)
 
 
 def files_under(directory: Path) -> list[Path]:
