@@ -9,6 +9,7 @@ import json
 import os
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -143,3 +144,22 @@ def test_the_installed_mcp_json_starts_a_server_the_sdk_lists(kb: KB, run_cli) -
     tools, caps = anyio.run(main)
     assert {"kb_search", "kb_propose_claim", "kb_read_proposal"} <= tools
     assert caps["caller"]["agent"] == "claude-code" and caps["caller"]["may_write"] is True
+
+
+def test_no_file_is_written_or_removed_through_a_committed_link(
+    kb: KB, run_cli: Any, tmp_path: Path
+) -> None:
+    """The third and fourth outsiders: `.codex`, `.cursor`, `.claude/skills` committed
+    as links to folders outside led install-agent (and --uninstall) to write, edit and
+    remove files there."""
+    outside = tmp_path / "outside"
+    for host, link in (("codex", ".codex"), ("cursor", ".cursor"), ("claude-code", ".claude")):
+        target = outside / host
+        target.mkdir(parents=True)
+        (target / "keep.txt").write_text("theirs\n")
+        (kb.root / link).symlink_to(target)
+        for args in (("install-agent", host), ("install-agent", host, "--uninstall")):
+            res = run_cli(*args, cwd=kb.root)
+            assert res.code == 1 and "E100" in res.err and "link" in res.err, (args, res.err)
+        assert sorted(p.name for p in target.iterdir()) == ["keep.txt"]
+        (kb.root / link).unlink()

@@ -121,6 +121,7 @@ def install(
     writes: list[tuple[Path, str | None, Change]] = []
     for rel, how in plan(host):
         path = project / rel
+        _no_links(project, rel)
         old = _read(path)
         if how == "mcp-json":
             new = _edit_json(old, entry, rel, uninstall)
@@ -138,6 +139,21 @@ def install(
             path.unlink()
             _prune(path.parent, project)
     return [c for _, _, c in writes]
+
+
+def _no_links(project: Path, rel: str) -> None:
+    """Refuse a path whose folders or file are links: a repository can commit
+    `.codex` or `.claude/skills` as a link to anywhere, and vouch would read, write or
+    remove files there (the third and fourth outsiders)."""
+    here = project
+    for part in Path(rel).parts:
+        here = here / part
+        if here.is_symlink():
+            raise UsageError(
+                f"{here} is a link, and vouch writes no agent configuration through one "
+                "(a repository can commit a link that leads anywhere)",
+                hint=f"remove the link ({here}) and run the command again",
+            )
 
 
 def _action(old: str | None, new: str | None) -> str:
