@@ -339,3 +339,27 @@ def test_a_git_killed_alone_inside_update_ref_leaves_no_lock(kb_with_sources: KB
     again = run_cli("approve", pid, "--as", BOB, cwd=kb.root)
     assert again.code == 0 or "already approved" in again.err, again.err
     assert _on_branch(kb, pid, text) == {"object": True, "record": True, "event": True}
+
+
+def test_a_branch_checked_out_in_another_work_tree_is_not_landed_on(
+    kb_with_sources: KB, run_cli, tmp_path: Path
+) -> None:
+    """The fourth outsider: with main checked out in a linked work tree, an approval run
+    from another branch moved main and left that work tree behind; its next ordinary
+    commit deleted the approved claim, its record and its audit lines. Git refuses to
+    move such a branch; so does vouch, and from that work tree the approval lands."""
+    kb = kb_with_sources
+    main = git(kb.root, "symbolic-ref", "--short", "HEAD").strip()
+    text = "Approved from the right work tree"
+    pid = propose_claim(kb, text)
+    git(kb.root, "checkout", "-qb", "feature")
+    linked = tmp_path / "linked"
+    git(kb.root, "worktree", "add", "-q", str(linked), main)
+    before = git(kb.root, "rev-parse", main)
+    res = run_cli("approve", pid, "--as", BOB, cwd=kb.root)
+    assert res.code == 1 and "E105" in res.err and str(linked) in res.err, res.err
+    assert git(kb.root, "rev-parse", main) == before
+    res = run_cli("approve", pid, "--as", BOB, cwd=linked)
+    assert res.code == 0, res.err
+    assert git(linked, "status", "--porcelain", "--untracked-files=all") == ""
+    assert _on_branch(kb, pid, text, main) == {"object": True, "record": True, "event": True}

@@ -177,6 +177,20 @@ class WorkTree:
                 found.setdefault(path, {})[name] = value
         return found
 
+    def checked_out_elsewhere(self) -> dict[str, str]:
+        """`refs/heads/<name>` -> work tree path, for the branches other work trees of
+        this repository (`git worktree add`) have checked out: one git process."""
+        out = self.git("worktree", "list", "--porcelain")
+        here = os.path.realpath(self.root)
+        found: dict[str, str] = {}
+        path = ""
+        for line in out.splitlines():
+            if line.startswith("worktree "):
+                path = line[9:]
+            elif line.startswith("branch ") and os.path.realpath(path) != here:
+                found[line[7:]] = path
+        return found
+
     def untracked(self, pathspecs: Iterable[str], *, literal: bool = False) -> list[str]:
         """Untracked, not ignored files under `pathspecs` (`literal`: exact paths)."""
         args = ["--literal-pathspecs"] if literal else []

@@ -71,6 +71,20 @@ def fault(step: str) -> None:
         os._exit(86)
 
 
+def _not_checked_out_elsewhere(kb: KB, branch: str) -> None:
+    """Refuse to move a branch another work tree has checked out (as git refuses): its
+    index and files would stay behind, and that work tree's next `git commit` would
+    undo the landing — the approval's files removed as if by hand (the fourth outsider)."""
+    where = kb.repo.checked_out_elsewhere().get(branch)
+    if where is not None:
+        name = branch.removeprefix("refs/heads/")
+        raise Conflict(
+            f"{name} is checked out in the work tree at {where}: landing on it from here "
+            "would leave that work tree behind, and its next commit would undo the landing",
+            hint=f"run the command in {where} (cd {where}), or check out another branch there",
+        )
+
+
 def checked_out_branch(kb: KB) -> str | None:
     """The checked-out branch, None when HEAD is detached (no work tree to keep in step)."""
     return kb.repo.current_branch()
@@ -280,6 +294,8 @@ def land(
     """
     others = list(other_refs)
     checked_out = (checked_out_branch(kb) if current == "" else current) == branch
+    if not checked_out:
+        _not_checked_out_elsewhere(kb, branch)
     before: dict[str, str | None] = {}
     if checked_out:
         paths = each(list(changes), progress, "checking the work tree", every=500)
