@@ -119,6 +119,7 @@ def test_a_revert_makes_the_old_version_current_again(kb: KB, run_cli) -> None:
         "supersedes": [second["id"]],
         "locator": "runbook.md",
         "title": "runbook.md",
+        "document_title": "Deploy runbook",
     }
     assert "superseded_by" not in meta(kb, first["id"])
     assert meta(kb, second["id"])["superseded_by"] == first["id"]
