@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 import pytest
-from index_support import claim, commit, ids_of, index_dir, release_knowledge
+from index_support import claim, commit, ids_of, index_dir, needs_hnswlib, release_knowledge
 
 from vouch.index import Index, graph, index_status, vectors
 from vouch.index.filters import Filters
@@ -21,6 +21,7 @@ from vouch.search import access
 from vouch.store.kb import KB
 
 QUERY = "how do I roll back a release"
+pytestmark = needs_hnswlib  # every test here compares hnswlib's presence with its absence
 
 # The package hidden as if the extra were not installed (import hnswlib -> ImportError).
 _SCRIPT = """

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from index_support import claim, ids_of, index_dir, release_knowledge
+from index_support import claim, ids_of, index_dir, needs_hnswlib, release_knowledge
 
 from vouch.errors import IndexUnusable
 from vouch.index import Index, index_status, rebuild_index, vectors
@@ -96,6 +96,7 @@ def test_damage_found_after_opening_is_e002_then_rebuilt(knowledge: KB) -> None:
         index.close()
 
 
+@needs_hnswlib
 def test_garbage_graph_is_reported_and_rebuilt_from_the_matrix(knowledge: KB) -> None:
     Index.open(knowledge).close()
     _garble(index_dir(knowledge) / vectors.HNSW)

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 from conftest import git
-from index_support import claim, commit, ids_of, index_dir, release_knowledge
+from index_support import claim, commit, ids_of, index_dir, needs_hnswlib, release_knowledge
 
 from vouch.errors import IndexCollision, IndexUnusable
 from vouch.index import Index, index_status, rebuild_index
@@ -69,6 +69,7 @@ def test_garbage_database_is_rebuilt(knowledge: KB) -> None:
     assert index_status(knowledge)["state"] == "fresh"
 
 
+@needs_hnswlib
 def test_truncated_hnsw_is_rebuilt(knowledge: KB) -> None:
     _search(knowledge, "deploys")
     path = index_dir(knowledge) / "vectors.hnsw"
@@ -82,6 +83,7 @@ def test_truncated_hnsw_is_rebuilt(knowledge: KB) -> None:
     index.close()
 
 
+@needs_hnswlib
 def test_hnsw_with_wrong_checksum_is_regraphed_not_loaded(knowledge: KB) -> None:
     Index.open(knowledge).close()
     path = index_dir(knowledge) / "vectors.hnsw"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
-from index_support import claim, commit, write
+from index_support import claim, commit, needs_hnswlib, write
 
 from vouch.index.filters import Filters
 from vouch.index.lexical import fts5_query
@@ -215,6 +215,7 @@ def test_turn_links_from_memory_are_sqls(kb: KB) -> None:
             assert index.neighbours(ids) == shown
 
 
+@needs_hnswlib
 def test_a_filter_that_narrows_nothing_searches_as_no_filter(kb: KB) -> None:
     """A warm vector search under a filter every chunk passes asks the graph what no
     filter would (k, searched `access.WIDTH` × k wide): the same hits, the same order."""
