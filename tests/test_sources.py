@@ -188,7 +188,7 @@ def test_endless_standard_input_is_refused_past_the_limit(kb: KB) -> None:
     """The second outsider's finding: `vouch source add - < /dev/zero` read standard input
     whole (8.9 GB in 30 s) before checking sources.max_bytes. It reads one byte past the
     limit and stops."""
-    import os
+    import json
     import subprocess
     import sys
 
@@ -196,19 +196,26 @@ def test_endless_standard_input_is_refused_past_the_limit(kb: KB) -> None:
     config.write_text(config.read_text().replace("max_bytes: 52428800", "max_bytes: 1000000"))
     assert "max_bytes: 1000000" in config.read_text()
     before = git(kb.root, "rev-parse", "HEAD")
+    # measured by a small intermediate process: a child forked from this test worker
+    # would count the worker's own pages as its peak
+    script = (
+        "import json, resource, subprocess, sys\n"
+        "p = subprocess.run([sys.executable, '-m', 'vouch', 'source', 'add', '-'],"
+        " stdin=sys.stdin, capture_output=True, text=True)\n"
+        "print(json.dumps({'code': p.returncode, 'err': p.stderr,"
+        " 'maxrss': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))\n"
+    )
     with open("/dev/zero", "rb") as zero:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "vouch", "source", "add", "-"],
+        out = subprocess.run(
+            [sys.executable, "-c", script],
             cwd=kb.root,
             stdin=zero,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            capture_output=True,
             text=True,
+            timeout=60,
         )
-        assert proc.stderr is not None
-        err = proc.stderr.read()
-        # this child's own peak (RUSAGE_CHILDREN would count any earlier test's child)
-        _, status, usage = os.wait4(proc.pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 1 and "E110" in err and "more than 1000000" in err
-    assert usage.ru_maxrss < 400_000  # KiB
+    found = json.loads(out.stdout)
+    assert found["code"] == 1 and "E110" in found["err"], found
+    assert "more than 1000000" in found["err"]
+    assert found["maxrss"] < 400_000  # KiB
     assert git(kb.root, "rev-parse", "HEAD") == before
