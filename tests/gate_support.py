@@ -179,3 +179,37 @@ def proposer_key(root: Path) -> dict[str, str]:
         "GIT_CONFIG_KEY_1": "gpg.format",
         "GIT_CONFIG_VALUE_1": "ssh",
     }
+
+
+def bounded_vouch(
+    root: Path, *args: str, limit: int = 1 << 30, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real `python -m vouch` with its address space capped at `limit` bytes: a read
+    without end dies there, not the machine (no warm process: it is the command measured)."""
+    import resource
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return subprocess.run(
+        [sys.executable, "-m", "vouch", *args],
+        cwd=root,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "VOUCH_NO_WARM": "1"},
+        preexec_fn=cap,
+    )
+
+
+def keypair(folder: Path, name: str) -> Path:
+    """A throwaway SSH key `folder/key-<name>` (made once), its comment `name`."""
+    key = folder / f"key-{name}"
+    if not key.exists():
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(key)],
+            check=True,
+            capture_output=True,
+        )
+    return key

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import PERSON_EMAIL, proposer_key
+from gate_support import PERSON_EMAIL, keypair, proposer_key
 from test_audit_proof import all_fail, all_pass, approve, checks, head, needs_ssh
 
 from vouch.store.kb import KB
@@ -28,17 +27,6 @@ from vouch.store.kb import KB
 BOB = "bob@example.invalid"
 RITA = "rita@example.com"
 pytestmark = needs_ssh
-
-
-def keypair(tmp: Path, name: str) -> Path:
-    key = tmp / f"key-{name}"
-    if not key.exists():
-        subprocess.run(
-            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(key)],
-            check=True,
-            capture_output=True,
-        )
-    return key
 
 
 def line(principal: str, key: Path) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import BOB, a_source, call, propose_claim, proposed, proposer_key
+from gate_support import BOB, a_source, call, keypair, propose_claim, proposed, proposer_key
 
 from vouch.core import yamlio
 from vouch.kinds import claim
@@ -99,13 +99,7 @@ def head(root: Path) -> str:
 
 def ssh_signing(root: Path, tmp: Path, principal: str, trusted: bool = True) -> None:
     """Sign this repository's commits and tags with a fresh SSH key; trust it (or not)."""
-    key = tmp / f"key-{principal}"
-    if not key.exists():
-        subprocess.run(
-            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", principal, "-f", str(key)],
-            check=True,
-            capture_output=True,
-        )
+    key = keypair(tmp, principal)
     allowed = tmp / "allowed_signers"
     allowed.touch()
     if trusted:

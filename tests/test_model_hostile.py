@@ -8,33 +8,11 @@ the refusal is a clear error naming the setting.
 
 from __future__ import annotations
 
-import os
-import resource
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 from conftest import git
+from gate_support import bounded_vouch
 
 from vouch.store.kb import KB
-
-
-def _bounded() -> None:
-    limit = 3 << 30  # address space: a read without end dies here, not the machine
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
-def _vouch(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vouch", *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, "VOUCH_NO_WARM": "1"},
-        preexec_fn=_bounded,
-    )
 
 
 @pytest.mark.parametrize("target", ["/dev/zero", "huge"])
@@ -56,7 +34,7 @@ def test_a_model_file_that_is_not_a_bounded_regular_file_is_refused(
     git(kb.root, "add", "models/m", ".vouch/config.yaml")
     git(kb.root, "commit", "-qm", "use our team model")
     for args in (("search", "deploy"), ("doctor",)):
-        res = _vouch(kb.root, *args)
+        res = bounded_vouch(kb.root, *args, limit=3 << 30)
         assert res.returncode == 1, (args, res.stderr)
         assert "Traceback" not in res.stderr and "E200" not in res.stderr, res.stderr
         said = res.stdout + res.stderr

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vouch import forward
+from vouch.core import processes
 from vouch.errors import Conflict
 
 WAIT_SECONDS = 2.0  # each step's wait: an answer after SIGCONT, an exit after a signal
@@ -69,7 +70,7 @@ def _end(directory: Path) -> Stopped:
             "signalled",
             hint=f"`fuser -k '{where}'` ends whatever holds it; then `vouch warm start`",
         )
-    was_stopped = _state(pid) in ("T", "t")
+    was_stopped = processes.state(pid) in ("T", "t")
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGCONT)
     answered = forward.ask(directory, "stop", timeout=WAIT_SECONDS)
@@ -140,28 +141,9 @@ def _lock_held(directory: Path) -> bool:
         os.close(fd)
 
 
-def _state(pid: int) -> str | None:
-    """The process's state letter (`T` stopped, `Z` a zombie, ...) where /proc tells."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0].decode()
-    except (OSError, IndexError):
-        return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return _state(pid) != "Z"  # exited, waiting for its parent to collect it
-
-
 def _exited(pid: int, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
-    while _alive(pid):
+    while processes.alive(pid):
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.02)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from vouch.core import fsio
+from vouch.core import fsio, processes
 from vouch.git.command import GitCommandFailed
 from vouch.store import state
 from vouch.store.kb import KB
@@ -88,15 +88,8 @@ def _release(kb: KB, record: dict[str, Any]) -> None:
     git killed alone, its vouch alive, otherwise left them for every later write."""
     if any(_alive(int(p)) for p in record["children"]):
         return
-    at = float(record["at"])
-    for name in record["locks"]:
-        path = Path(name)
-        try:
-            made = os.lstat(path).st_mtime
-        except OSError:
-            continue
-        if at - 1 <= made <= at + _WINDOW and _inside_git(kb, path):
-            path.unlink(missing_ok=True)
+    for path in _left(kb, record):
+        path.unlink(missing_ok=True)
 
 
 def _records(kb: KB) -> list[tuple[Path, dict[str, Any]]]:
@@ -143,21 +136,8 @@ def _dead(data: dict[str, Any]) -> bool:
 
 
 def _alive(pid: int) -> bool:
-    """Whether process `pid` exists and is not a zombie (which holds no lock: its files
-    were closed when it died, only its exit status waits to be collected)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return True
+    """Whether process `pid` runs (this one always does; a zombie holds no lock)."""
+    return pid == os.getpid() or processes.alive(pid)
 
 
 def _inside_git(kb: KB, path: Path) -> bool:
@@ -171,19 +151,27 @@ def _inside_git(kb: KB, path: Path) -> bool:
 def stale(kb: KB) -> list[tuple[Path, int]]:
     """The lock files dead vouch processes (and their dead git) left, each with the pid
     of the vouch that took it."""
+    return [
+        (path, int(data["pid"]))
+        for _, data in _records(kb)
+        if _dead(data)
+        for path in _left(kb, data)
+    ]
+
+
+def _left(kb: KB, data: dict[str, Any]) -> list[Path]:
+    """The record's lock files that exist and were made within the window after it,
+    inside this clone's git directories: the ones its git took."""
+    at = float(data["at"])
     found = []
-    for _, data in _records(kb):
-        if not _dead(data):
+    for name in data["locks"]:
+        path = Path(name)
+        try:
+            made = os.lstat(path).st_mtime
+        except OSError:
             continue
-        at = float(data["at"])
-        for name in data["locks"]:
-            path = Path(name)
-            try:
-                made = os.lstat(path).st_mtime
-            except OSError:
-                continue
-            if at - 1 <= made <= at + _WINDOW and _inside_git(kb, path):
-                found.append((path, int(data["pid"])))
+        if at - 1 <= made <= at + _WINDOW and _inside_git(kb, path):
+            found.append(path)
     return found
 
 
