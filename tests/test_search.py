@@ -532,7 +532,8 @@ def test_stale_cursor_after_the_knowledge_changed(tmp_path: Path, run_cli: Any) 
         "--cursor",
         first["next_cursor"],
         "--json",
-    , terminal=False)
+        terminal=False,
+    )
     assert again.code == 1
     assert again.json()["error"]["code"] == "stale_cursor"
     fresh = run_cli("search", "deploy", "--kb", str(repo), "--top", "2", terminal=False).json()
@@ -599,7 +600,11 @@ def test_a_cursor_walk_equals_one_call_with_ties_and_pending(tmp_path: Path, run
             pages += 1
             if not page["next_cursor"]:
                 break
-            page = ok(run_cli(*query, *mode, "--top", "2", "--cursor", page["next_cursor"], terminal=False))
+            page = ok(
+                run_cli(
+                    *query, *mode, "--top", "2", "--cursor", page["next_cursor"], terminal=False
+                )
+            )
         assert walked == [r["chunk_id"] for r in whole["results"]], mode
         assert sum(1 for c in walked if c < 0) == 2 and pages == -(-len(walked) // 2)
 
@@ -672,8 +677,15 @@ def test_type_filter_matches_a_relations_type(kb_with_sources, run_cli) -> None:
     )
     call(kb, "kb.approve", {"proposal_id": res["proposal_id"]}, actor=BOB)
     out = run_cli(
-        "search", "billing postgres", "--kind", "relation", "--type", "depends_on", cwd=kb.root
-    , terminal=False)
+        "search",
+        "billing postgres",
+        "--kind",
+        "relation",
+        "--type",
+        "depends_on",
+        cwd=kb.root,
+        terminal=False,
+    )
     assert out.code == 0, out.err
     assert [r["id"] for r in out.json()["results"]] == [res["relation_id"]]
 
