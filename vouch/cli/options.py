@@ -88,6 +88,12 @@ def for_terminal_or_pipe(for_people: str = "human") -> str:
     return for_people if on_terminal else "json"
 
 
+def stdout_is_a_protocol() -> None:
+    """`vouch serve`: stdout carries the agent protocol's messages, so an error before it
+    starts is said on stderr only, never as a stray JSON line on stdout."""
+    _chosen["format"] = "human"
+
+
 def chosen_format(argv: list[str]) -> str:
     """The output format of this invocation, even when option parsing failed."""
     if "format" in _chosen:
