@@ -19,7 +19,9 @@ def main(s: Scratch) -> None:
     runbook, incident = src["deploy-runbook.md"], src["incident-2026-03.txt"]
     say("vouch init; vouch source add docs/ --recursive → the runbook and an incident review")
 
-    session = s.vouch("session", "start", "--task", "read the deploy docs", cwd=kb).strip()
+    session = s.vouch_json("session", "start", "--task", "read the deploy docs", cwd=kb)[
+        "session_id"
+    ]
     say(f"vouch session start → {session}")
     claims = {
         "short": ("Rollbacks of the billing service do not need a review.", f"{runbook}:L8"),

@@ -42,7 +42,7 @@ def main(s: Scratch) -> None:
     s.git("fetch", "-q", "origin", cwd=rita)
     pending = s.vouch_json("pending", cwd=rita)
     check([p["proposal_id"] for p in pending] == [made["proposal_id"]], f"pending: {pending}")
-    screen = s.vouch("show", made["proposal_id"], cwd=rita)
+    screen = s.vouch("show", made["proposal_id"], "--format", "human", cwd=rita)
     check("one approving review" in screen, f"review screen:\n{screen}")
     say("Rita: git fetch; vouch pending → Ada's proposal; vouch show → the claim, the cited lines")
 

@@ -90,6 +90,34 @@ def _env(home: Path) -> dict[str, str]:
     }
 
 
+def _on_a_terminal(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, str]:
+    """`cmd` as a person runs it: stdout on a (pseudo-)terminal, so vouch prints for
+    people, as the README shows; stderr apart. (stdout, stderr)."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=follower, stderr=subprocess.PIPE
+        )
+    finally:
+        os.close(follower)
+    seen = b""
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        seen += data
+    os.close(leader)
+    err = proc.stderr.read() if proc.stderr else b""
+    proc.wait()
+    return seen.decode().replace("\r\n", "\n"), err.decode()
+
+
 def walkthrough() -> str:
     """Run STEPS; the console transcript, as the README shows it."""
     values: dict[str, str] = {}
@@ -103,16 +131,10 @@ def walkthrough() -> str:
         for step in STEPS:
             lines = [[arg.format(**values) for arg in line] for line in step.lines]
             argv = [a for line in lines for a in line]
-            proc = subprocess.run(
-                [sys.executable, "-m", *argv],
-                cwd=repo,
-                env=env | step.env,
-                capture_output=True,
-                text=True,
-            )
-            printed = (proc.stdout + proc.stderr).replace(str(repo), SHOWN_AT)
+            stdout, stderr = _on_a_terminal([sys.executable, "-m", *argv], repo, env | step.env)
+            printed = (stdout + stderr).replace(str(repo), SHOWN_AT)
             for name, pattern in step.capture.items():
-                found = re.search(pattern, proc.stdout, re.M)
+                found = re.search(pattern, stdout, re.M)
                 if not found:
                     raise SystemExit(f"{shlex.join(argv)}: no {name} in:\n{printed}")
                 values[name] = found[1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,15 +67,19 @@ class Result:
 def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
     """Run `vouch ARGS` in-process, in `cwd` (default: the current directory)."""
 
-    def _run(*args: str, cwd: Path | None = None, input: str | None = None) -> Result:
+    def _run(
+        *args: str, cwd: Path | None = None, input: str | None = None, terminal: bool = True
+    ) -> Result:
+        # stdout is a person's terminal unless `terminal=False` (a pipe): with neither
+        # --json nor --format, a command prints human text on one and JSON into the other
         if cwd is not None:
             monkeypatch.chdir(cwd)
         if input is not None:
             import io
-            import sys
 
             monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(input.encode())))
         capsys.readouterr()
+        monkeypatch.setattr(sys.stdout, "isatty", lambda: terminal)
         code = main(list(args))
         captured = capsys.readouterr()
         return Result(code, captured.out, captured.err)

@@ -567,9 +567,10 @@ def test_export_check_runs_as_a_hook_does(exported: Path, tmp_path: Path) -> Non
     """The installed entry point, outside any knowledge base, with filenames as
     arguments: what pre-commit runs on staged *.tar.gz files."""
     bad = repack(tmp_path / "bad.tar.gz", [*members(exported), _member("/etc/x")])
-    ok = vouch_proc(tmp_path, "export-check", exported.name)
+    entry = ("export-check", "--format", "human")  # .pre-commit-hooks.yaml
+    ok = vouch_proc(tmp_path, *entry, exported.name)
     assert ok.returncode == 0, ok.stderr
-    failed = vouch_proc(tmp_path, "export-check", exported.name, bad.name)
+    failed = vouch_proc(tmp_path, *entry, exported.name, bad.name)
     assert failed.returncode == 1 and "REFUSED" in failed.stdout
 
 

@@ -57,7 +57,7 @@ def test_show_unknown_and_traversal_ids(kb: KB, run_cli) -> None:
 
 
 def test_capabilities_lists_exactly_the_registry(kb: KB, run_cli) -> None:
-    caps = run_cli("capabilities", cwd=kb.root).json()
+    caps = run_cli("capabilities", "--json", cwd=kb.root).json()
     assert [m["name"] for m in caps["methods"]] == list(ops.REGISTRY)
     assert caps["review_gated"] is True and caps["name"] == "vouch"
     assert "cli" in caps["transports"]

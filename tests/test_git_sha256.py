@@ -116,7 +116,7 @@ def test_the_gate_end_to_end(algo_kb: KB, run_cli, monkeypatch) -> None:
     assert run_cli("show", p2, "--json", cwd=root).json()["state"] == "rejected"
     cid = claim.KIND.make_id({"text": "Deploys need a green CI run"})
     assert kb.read(claim.KIND, cid)["approved_by"] == PERSON  # the git user; --as bob a label
-    found = run_cli("search", "green CI run", "--fts-only", cwd=root).json()["results"]
+    found = run_cli("search", "green CI run", "--fts-only", "--json", cwd=root).json()["results"]
     assert any(r["id"] == cid for r in found)
     assert run_cli("audit", "--verify", cwd=root).code == 0
     _consistent(root)

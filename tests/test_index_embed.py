@@ -82,12 +82,12 @@ def test_embeddings_disabled_default_search_is_lexical(kb: KB, run_cli: Any) -> 
     cfg.write_text(cfg.read_text().replace("enabled: true", "enabled: false"))
     claim(kb, "Rollbacks use the ship tool")
     commit(kb)
-    result = run_cli("search", "rollbacks", "--kb", str(kb.dir))
+    result = run_cli("search", "rollbacks", "--kb", str(kb.dir), terminal=False)
     assert result.code == 0, result.err
     data = result.json()
     assert data["mode"] == "fts" and data["returned"] == 1
     assert data["results"][0]["score_breakdown"]["vector"] is None
-    vector = run_cli("search", "rollbacks", "--vec-only", "--kb", str(kb.dir))
+    vector = run_cli("search", "rollbacks", "--vec-only", "--kb", str(kb.dir), terminal=False)
     assert vector.code == 1 and vector.json()["error"]["code"] == "E107"
 
 

@@ -110,10 +110,11 @@ def _run(kb: KB, args: list[str], *, terminal: bool, sized: bool = True) -> tupl
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 def test_progress_is_drawn_on_a_terminal_only(kb: KB) -> None:
     _folder(kb.root)
-    out, err = _run(kb, ["source", "add", "docs", "-r"], terminal=True)
+    # stderr is the terminal, stdout a pipe that asked for human text
+    out, err = _run(kb, ["source", "add", "docs", "-r", "--format", "human"], terminal=True)
     assert "Registering:" in err and "3/3" not in out and "%|" in err
     assert len(out.splitlines()) == 3  # the sources, without a bar among them
-    out, err = _run(kb, ["index", "rebuild"], terminal=True, sized=False)
+    out, err = _run(kb, ["index", "rebuild", "--format", "human"], terminal=True, sized=False)
     assert "Indexing: reading:" in err and "Indexing: writing..." in err
     assert out.startswith("Indexed ")
 

@@ -126,7 +126,7 @@ def test_a_hostile_claim_in_the_knowledge_base_is_named_at_once(
     assert res.code == 0 and f"not listed: {rel}" in res.err and what in res.err, res.err
     res = _quick(run_cli, "show", cid, cwd=kb.root)
     assert res.code == 2 and "error[E201]" in res.err and rel in res.err and what in res.err
-    res = _quick(run_cli, "search", "deploys", "--fts-only", cwd=kb.root, caplog=caplog)
+    res = _quick(run_cli, "search", "deploys", "--fts-only", "--json", cwd=kb.root, caplog=caplog)
     assert res.code == 0 and f"not indexed: {rel}" in res.err and what in res.err, res.err
     found = json.dumps(res.json()["results"])
     assert cid not in found  # the file is not searchable while it is unreadable

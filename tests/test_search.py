@@ -36,7 +36,7 @@ def srch(corpus: tuple[Path, dict[str, Any]], run_cli: Any) -> Any:
     repo, _ = corpus
 
     def _run(*args: str) -> Any:
-        return run_cli("search", *args, "--kb", str(repo))
+        return run_cli("search", *args, "--kb", str(repo), terminal=False)
 
     return _run
 
@@ -122,7 +122,7 @@ def test_human_format(srch: Any) -> None:
     assert "Billing team handbook §On call [page/workflow] [billing, handbook]" in result.out
 
 
-def test_json_is_the_default_and_json_flag_is_an_alias(srch: Any) -> None:
+def test_json_is_the_default_in_a_pipe_and_json_flag_is_an_alias(srch: Any) -> None:
     plain = srch("deploy", "--fts-only")
     alias = srch("deploy", "--fts-only", "--json")
     assert json.loads(plain.out)["results"] == json.loads(alias.out)["results"]
@@ -331,7 +331,7 @@ ADVERSARIAL = [
 @pytest.mark.parametrize("query", ADVERSARIAL)
 def test_adversarial_queries_never_break_fts(corpus: Any, run_cli: Any, query: str) -> None:
     # `--` so that a query starting with "-" is the argument, as a shell user would write it
-    result = run_cli("search", "--fts-only", "--kb", str(corpus[0]), "--", query)
+    result = run_cli("search", "--fts-only", "--kb", str(corpus[0]), "--", query, terminal=False)
     assert result.code == 0, result.err
     validate(result.json())
 
@@ -381,10 +381,10 @@ def test_every_search_is_logged_and_stats_reads_the_log(tmp_path: Path, run_cli:
     git(repo, "init", "-q")
     build(repo)
     kb = KB.open(repo)
-    assert run_cli("search", "deploy", "--kb", str(repo)).code == 0
-    assert run_cli("search", "deploy", "--kb", str(repo), "--fts-only").code == 0
-    assert run_cli("search", "zzqxv", "--kb", str(repo), "--fts-only").code == 0
-    assert run_cli("search", "  ", "--kb", str(repo)).code == 1
+    assert run_cli("search", "deploy", "--kb", str(repo), terminal=False).code == 0
+    assert run_cli("search", "deploy", "--kb", str(repo), "--fts-only", terminal=False).code == 0
+    assert run_cli("search", "zzqxv", "--kb", str(repo), "--fts-only", terminal=False).code == 0
+    assert run_cli("search", "  ", "--kb", str(repo), terminal=False).code == 1
     ops.invoke(
         CallContext(kb_path=str(repo), transport="jsonl"),
         "kb.search",
@@ -421,11 +421,13 @@ def test_nonsense_finds_nothing_and_stats_counts_it(tmp_path: Path, run_cli: Any
     build(repo)
     for query in ("zzzqqqxxx", "qwxzj vbnmq", "purple elephant quantum banjo"):
         for mode in ([], ["--vec-only"]):
-            data = ok(run_cli("search", query, "--kb", str(repo), *mode))
+            data = ok(run_cli("search", query, "--kb", str(repo), *mode, terminal=False))
             assert data["results"] == [] and data["total_matches"] == 0, (query, mode)
     stats = run_cli("stats", "--kb", str(repo), "--json").json()
     assert {"query": "zzzqqqxxx", "count": 2} in stats["zero_result_queries"]
-    assert ok(run_cli("search", "on call rotation", "--kb", str(repo), "--vec-only"))["results"]
+    assert ok(
+        run_cli("search", "on call rotation", "--kb", str(repo), "--vec-only", terminal=False)
+    )["results"]
 
 
 def test_the_floor_never_drops_a_lexical_match(tmp_path: Path, run_cli: Any) -> None:
@@ -436,7 +438,9 @@ def test_the_floor_never_drops_a_lexical_match(tmp_path: Path, run_cli: Any) -> 
     kb = KB.open(repo)
 
     def ids(query: str, *mode: str) -> dict[int, float]:
-        found = ok(run_cli("search", query, "--kb", str(repo), "--top", "30", *mode))
+        found = ok(
+            run_cli("search", query, "--kb", str(repo), "--top", "30", *mode, terminal=False)
+        )
         return {r["chunk_id"]: r["score_breakdown"]["fts"] for r in found["results"]}
 
     keyword, paraphrase = "deploy billing", "who is on call this week"
@@ -463,7 +467,7 @@ def test_a_bad_number_in_config_is_e100(tmp_path: Path, run_cli: Any, good: str,
     cfg = repo / ".vouch" / "config.yaml"
     assert good in cfg.read_text()
     cfg.write_text(cfg.read_text().replace(good, bad))
-    result = run_cli("search", "deploy", "--kb", str(repo))
+    result = run_cli("search", "deploy", "--kb", str(repo), terminal=False)
     assert result.code == 1 and result.json()["error"]["code"] == "E100"
     assert f"search.{good.split(':')[0]}" in result.json()["error"]["message"]
 
@@ -511,7 +515,7 @@ def test_stale_cursor_after_the_knowledge_changed(tmp_path: Path, run_cli: Any) 
     repo.mkdir()
     git(repo, "init", "-q")
     made = build(repo)
-    first = run_cli("search", "deploy", "--kb", str(repo), "--top", "2").json()
+    first = run_cli("search", "deploy", "--kb", str(repo), "--top", "2", terminal=False).json()
     kb = KB.open(repo)
     write_object(
         kb,
@@ -528,10 +532,11 @@ def test_stale_cursor_after_the_knowledge_changed(tmp_path: Path, run_cli: Any) 
         "--cursor",
         first["next_cursor"],
         "--json",
+        terminal=False,
     )
     assert again.code == 1
     assert again.json()["error"]["code"] == "stale_cursor"
-    fresh = run_cli("search", "deploy", "--kb", str(repo), "--top", "2").json()
+    fresh = run_cli("search", "deploy", "--kb", str(repo), "--top", "2", terminal=False).json()
     assert fresh["corpus_revision"] != first["corpus_revision"]
 
 
@@ -551,17 +556,17 @@ def test_include_pending(tmp_path: Path, run_cli: Any) -> None:
         },
     )
     query = ["search", "quarterly invoices cron", "--kb", str(repo), "--top", "50"]
-    without = run_cli(*query).json()
+    without = run_cli(*query, terminal=False).json()
     assert proposed["claim_id"] not in {r["id"] for r in without["results"]}
     for mode in ([], ["--fts-only"], ["--vec-only"]):
-        data = run_cli(*query, "--include-pending", *mode).json()
+        data = run_cli(*query, "--include-pending", *mode, terminal=False).json()
         validate(data)
         hit = next(r for r in data["results"] if r["id"] == proposed["claim_id"])
         assert hit["pending"] is True and hit["proposal_id"] == proposed["proposal_id"]
         assert hit["chunk_id"] < 0
-    human = run_cli(*query, "--include-pending", "--format", "human")
+    human = run_cli(*query, "--include-pending", "--format", "human", terminal=False)
     assert f"(pending {proposed['proposal_id']})" in human.out
-    tagged = run_cli(*query, "--include-pending", "--tags", "ops").json()
+    tagged = run_cli(*query, "--include-pending", "--tags", "ops", terminal=False).json()
     assert proposed["claim_id"] not in {r["id"] for r in tagged["results"]}
 
 
@@ -585,17 +590,21 @@ def test_a_cursor_walk_equals_one_call_with_ties_and_pending(tmp_path: Path, run
         assert done["valid"], done
     for mode in ([], ["--fts-only"], ["--vec-only"]):
         query = ["search", "invoice uploads retry", "--kb", str(repo), "--include-pending"]
-        whole = ok(run_cli(*query, *mode, "--top", "33"))
+        whole = ok(run_cli(*query, *mode, "--top", "33", terminal=False))
         assert 4 < whole["total_matches"] <= 33 and whole["next_cursor"] is None
         walked, pages = [], 0
-        page = ok(run_cli(*query, *mode, "--top", "2"))
+        page = ok(run_cli(*query, *mode, "--top", "2", terminal=False))
         assert page["total_matches"] == whole["total_matches"]
         while True:
             walked += [r["chunk_id"] for r in page["results"]]
             pages += 1
             if not page["next_cursor"]:
                 break
-            page = ok(run_cli(*query, *mode, "--top", "2", "--cursor", page["next_cursor"]))
+            page = ok(
+                run_cli(
+                    *query, *mode, "--top", "2", "--cursor", page["next_cursor"], terminal=False
+                )
+            )
         assert walked == [r["chunk_id"] for r in whole["results"]], mode
         assert sum(1 for c in walked if c < 0) == 2 and pages == -(-len(walked) // 2)
 
@@ -636,7 +645,9 @@ def test_stale_index_with_auto_refresh_off_is_e002_and_logged(tmp_path: Path, ru
     repo.mkdir()
     git(repo, "init", "-q")
     made = build(repo)
-    assert run_cli("search", "deploy", "--kb", str(repo)).code == 0  # builds the index
+    assert (
+        run_cli("search", "deploy", "--kb", str(repo), terminal=False).code == 0
+    )  # builds the index
     config = repo / ".vouch" / "config.yaml"
     config.write_text(config.read_text().replace("auto_refresh: true", "auto_refresh: false"))
     kb = KB.open(repo)
@@ -645,7 +656,7 @@ def test_stale_index_with_auto_refresh_off_is_e002_and_logged(tmp_path: Path, ru
         "claim",
         KINDS["claim"].new(text="A new fact about deploys.", evidence=[made["sources"][0]]),
     )
-    result = run_cli("search", "deploy", "--kb", str(repo), "--json")
+    result = run_cli("search", "deploy", "--kb", str(repo), "--json", terminal=False)
     assert result.code == 1
     assert result.json()["error"]["code"] == "E002"
     last = list(search_log.read(kb.dir))[-1]
@@ -666,7 +677,14 @@ def test_type_filter_matches_a_relations_type(kb_with_sources, run_cli) -> None:
     )
     call(kb, "kb.approve", {"proposal_id": res["proposal_id"]}, actor=BOB)
     out = run_cli(
-        "search", "billing postgres", "--kind", "relation", "--type", "depends_on", cwd=kb.root
+        "search",
+        "billing postgres",
+        "--kind",
+        "relation",
+        "--type",
+        "depends_on",
+        cwd=kb.root,
+        terminal=False,
     )
     assert out.code == 0, out.err
     assert [r["id"] for r in out.json()["results"]] == [res["relation_id"]]
@@ -703,7 +721,7 @@ def test_reviewed_knowledge_ranks_above_the_source_it_cites(tmp_path: Path, run_
         {"text": "Git archive leaves out export-ignore files, always.", "evidence": [source]},
     )
     query = ["search", "export-ignore git archive output", "--kb", str(repo), "--include-pending"]
-    results = ok(run_cli(*query))["results"]
+    results = ok(run_cli(*query, terminal=False))["results"]
     ranks = {r["kind"] + (":pending" if r.get("pending") else ""): n for n, r in enumerate(results)}
     assert ranks["claim"] < ranks["source"]
     by_kind = {r["kind"] + (":pending" if r.get("pending") else ""): r for r in results}
@@ -712,7 +730,7 @@ def test_reviewed_knowledge_ranks_above_the_source_it_cites(tmp_path: Path, run_
     assert by_kind["claim:pending"]["score_breakdown"]["prior"] == 0
     config = kb.dir / "config.yaml"
     config.write_text(config.read_text().replace("search:\n", "search:\n  prior:\n    claim: 0\n"))
-    off = ok(run_cli(*query))["results"]
+    off = ok(run_cli(*query, terminal=False))["results"]
     assert all(r["score_breakdown"]["prior"] == 0 for r in off)
     doctor = run_cli("doctor", "--kb", str(repo), "--json").json()
     assert not [i for i in doctor["issues"] if i.get("kind") == "config-unknown"]

@@ -246,7 +246,7 @@ def test_garbage_and_silence_do_not_stop_it(warm: KB) -> None:
 
 def test_start_stop_status_and_idle(small: KB) -> None:
     assert status(small) == {"running": False, "kb": str(small.dir)}
-    none = vouch("warm", "stop", cwd=small.root)
+    none = vouch("warm", "stop", "--format", "human", cwd=small.root)
     assert (none.returncode, none.stdout.strip()) == (0, f"No warm process for {small.dir}")
 
     first = vouch("warm", "start", "--json", "--idle-seconds", "60", cwd=small.root)

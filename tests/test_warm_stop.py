@@ -145,7 +145,7 @@ def test_a_stopped_warm_process_is_resumed_and_stopped(small: KB) -> None:
         assert not (place(small) / forward.PID_NAME).exists()
         status = vouch("warm", "status", "--json", cwd=small.root)
         assert json.loads(status.stdout)["running"] is False
-        human = vouch("warm", "stop", cwd=small.root)
+        human = vouch("warm", "stop", "--format", "human", cwd=small.root)
         assert human.returncode == 0 and human.stdout.startswith("No warm process")
 
 
@@ -168,7 +168,7 @@ def test_a_warm_process_that_never_answers_is_ended(small: KB, ignore_term: bool
 def test_the_human_line_says_how_it_was_ended(small: KB) -> None:
     holder = _holder(small)
     try:
-        done = vouch("warm", "stop", cwd=small.root)
+        done = vouch("warm", "stop", "--format", "human", cwd=small.root)
         assert done.returncode == 0, done.stderr
         assert done.stdout == (
             f"Stopped warm process {holder.pid} (it did not answer: ended with SIGTERM)\n"

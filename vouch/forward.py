@@ -259,6 +259,8 @@ def forward(argv: list[str], vouch_dir: Path) -> int | None:
                 "env": environment(),
                 "encoding": getattr(out, "encoding", None) or "utf-8",
                 "errors": getattr(out, "errors", None) or "strict",
+                # the command prints for a person or as JSON by the client's stdout
+                "terminal": {"stdout": _on_terminal(out), "stderr": _on_terminal(sys.stderr)},
             },
         )
     except (OSError, ValueError):
@@ -278,6 +280,13 @@ def forward(argv: list[str], vouch_dir: Path) -> int | None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     return int(header["code"])
+
+
+def _on_terminal(stream: Any) -> bool:
+    try:
+        return stream is not None and bool(stream.isatty())
+    except (ValueError, OSError):
+        return False
 
 
 def _write(stream: Any, data: bytes) -> None:

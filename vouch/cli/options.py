@@ -55,7 +55,11 @@ def shared_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         help=AS_HELP,
     )(fn)
     fn = click.option(
-        "--format", "fmt", type=click.Choice(FORMATS), default=None, help="Output format."
+        "--format",
+        "fmt",
+        type=click.Choice(FORMATS),
+        default=None,
+        help="Output format (default: human on a terminal, json in a pipe).",
     )(fn)
     return click.option("--json", "as_json", is_flag=True, help="Same as --format json.")(fn)
 
@@ -66,16 +70,42 @@ def remember_group_options(
     _before_command.update(kb_path=kb_path, actor=actor, fmt="json" if as_json else fmt)
 
 
+def for_terminal_or_pipe(for_people: str = "human") -> str:
+    """The one rule for a command's output when neither --json nor --format is given:
+    `for_people` (human text, or markdown for `context`) when stdout is a terminal, JSON
+    when it is not — what a pipe, a script or an agent reads (as git, rg and gh do). A
+    command whose only output is JSON (`call`) says so with `for_people="json"`.
+
+    In the warm process stdout is the client's captured output, which answers
+    `isatty()` as the client's own stdout did (`vouch.servers.warm`)."""
+    if for_people == "json":
+        return "json"
+    out = sys.stdout
+    try:
+        on_terminal = out is not None and out.isatty()
+    except (ValueError, OSError):  # closed or detached: nobody reads it as a person
+        on_terminal = False
+    return for_people if on_terminal else "json"
+
+
+def stdout_is_a_protocol() -> None:
+    """`vouch serve`: stdout carries the agent protocol's messages, so an error before it
+    starts is said on stderr only, never as a stray JSON line on stdout."""
+    _chosen["format"] = "human"
+
+
 def chosen_format(argv: list[str]) -> str:
     """The output format of this invocation, even when option parsing failed."""
     if "format" in _chosen:
         return _chosen["format"]
     for i, arg in enumerate(argv):
-        if arg == "--json" or arg == "--format=json":
+        if arg == "--json":
             return "json"
-        if arg == "--format" and i + 1 < len(argv) and argv[i + 1] == "json":
-            return "json"
-    return "human"
+        if arg.startswith("--format=") and arg[len("--format=") :] in FORMATS:
+            return arg[len("--format=") :]
+        if arg == "--format" and i + 1 < len(argv) and argv[i + 1] in FORMATS:
+            return argv[i + 1]
+    return for_terminal_or_pipe()
 
 
 class Output:
@@ -101,6 +131,12 @@ class Output:
         click.echo(screen(message), err=True)
 
 
+def _format_help(for_people: str) -> str:
+    if for_people == "json":
+        return "Output format (default json)."
+    return f"Output format (default: {for_people} on a terminal, json in a pipe)."
+
+
 def shared_params(
     default_format: str = "human", writes_actor: bool = True
 ) -> list[click.Parameter]:
@@ -121,7 +157,7 @@ def shared_params(
             ["--format", "fmt"],
             type=click.Choice(FORMATS),
             default=None,
-            help=f"Output format (default {default_format}).",
+            help=_format_help(default_format),
         ),
         click.Option(["--json", "as_json"], is_flag=True, help="Same as --format json."),
     ]
@@ -132,7 +168,8 @@ def open_call(values: dict[str, Any], default_format: str) -> tuple[CallContext,
     early = _before_command
     kb_path, actor = values.pop("kb_path", None), values.pop("actor", None)
     fmt, as_json = values.pop("fmt", None), values.pop("as_json", False)
-    chosen = "json" if as_json else (fmt or early.get("fmt") or default_format)
+    given = "json" if as_json else (fmt or early.get("fmt"))
+    chosen = given or for_terminal_or_pipe(default_format)
     _chosen["format"] = chosen
     ctx = CallContext(
         kb_path=kb_path or early.get("kb_path"),

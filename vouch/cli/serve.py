@@ -8,6 +8,7 @@ import os
 import click
 
 from vouch.cli import cli
+from vouch.cli.options import stdout_is_a_protocol
 from vouch.servers import server_context
 
 
@@ -75,6 +76,7 @@ def serve_cmd(
     \b
     Example:  VOUCH_AGENT=claude-code vouch serve --transport mcp
     """
+    stdout_is_a_protocol()
     debug = verbose or bool(os.environ.get("VOUCH_DEBUG"))
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.INFO, format="vouch serve: %(message)s"

@@ -49,9 +49,9 @@ else
 fi
 
 if [ -n "$VOUCH_PYTHON" ] && [ -x "$VOUCH_PYTHON" ]; then
-    exec "$VOUCH_PYTHON" -m vouch lint --staged "$@"
+    exec "$VOUCH_PYTHON" -m vouch lint --staged --format human "$@"
 elif command -v vouch >/dev/null 2>&1; then
-    exec vouch lint --staged "$@"
+    exec vouch lint --staged --format human "$@"
 fi
 echo "vouch pre-commit hook: vouch is not installed, so the staged knowledge files" \\
      "cannot be checked; install it, or commit with --no-verify. Its distribution is" \\

@@ -22,7 +22,7 @@ register(
         "What this server offers (methods, retrieval, transports) and may_write / "
         "may_decide for this caller.",
         "vouch.methods.registry:capabilities",
-        cli=Cli(human=f"{_HUMAN}capabilities", format="json"),
+        cli=Cli(human=f"{_HUMAN}capabilities"),
         agent_read=True,
     )
 )

@@ -108,7 +108,6 @@ register(
         cli=Cli(
             args=("query",),
             presets={"envelope": True},
-            format="json",
             names={
                 "limit": ("--top", "--limit"),
                 "kinds": ("--kind",),

@@ -90,7 +90,7 @@ class Cli(NamedTuple):
     repeat: bool = False  # the first argument takes many values: one call each
     human: str | None = None  # "module:function(result) -> str" for people
     emit: str | None = None  # "module:function(out, result)": prints instead of `human`
-    format: str = "human"  # the default output format
+    format: str = "human"  # the output on a terminal (a pipe gets json): human or markdown
 
     def path(self, method_name: str) -> tuple[str, ...]:
         return self.verb or (method_name.removeprefix("kb.").replace("_", "-"),)

@@ -239,6 +239,11 @@ class _Process:
         for key in ("encoding", "errors"):
             if not isinstance(message.get(key), str):
                 return f"no {key}"
+        terminal = message.get("terminal")
+        if not isinstance(terminal, dict) or not all(
+            isinstance(terminal.get(k), bool) for k in ("stdout", "stderr")
+        ):
+            return "no terminal state (is stdout a terminal?)"
         try:
             "".encode(message["encoding"], message["errors"])
         except (LookupError, ValueError):
@@ -256,8 +261,8 @@ class _Process:
         out, err = io.BytesIO(), io.BytesIO()
         saved = sys.stdin, sys.stdout, sys.stderr
         sys.stdin = io.StringIO()
-        sys.stdout = out_text = _text(out, message)
-        sys.stderr = err_text = _text(err, message)
+        sys.stdout = out_text = _text(out, message, "stdout")
+        sys.stderr = err_text = _text(err, message, "stderr")
         try:
             code = self.main(list(message["argv"]))
         finally:
@@ -427,10 +432,23 @@ def _same_user(conn: socket.socket) -> bool:
     return bool(uid == os.getuid())
 
 
-def _text(buffer: io.BytesIO, message: dict[str, Any]) -> io.TextIOWrapper:
-    return io.TextIOWrapper(
-        buffer, encoding=message["encoding"], errors=message["errors"], write_through=True
-    )
+class _ClientStream(io.TextIOWrapper):
+    """The client's stdout or stderr, captured: it answers `isatty()` as the client's
+    own stream did, so a forwarded command prints for a person on the client's terminal
+    and JSON into the client's pipe (`vouch.cli.options.for_terminal_or_pipe`)."""
+
+    def __init__(self, buffer: io.BytesIO, message: dict[str, Any], terminal: bool):
+        super().__init__(
+            buffer, encoding=message["encoding"], errors=message["errors"], write_through=True
+        )
+        self.terminal = terminal
+
+    def isatty(self) -> bool:
+        return self.terminal
+
+
+def _text(buffer: io.BytesIO, message: dict[str, Any], stream: str) -> io.TextIOWrapper:
+    return _ClientStream(buffer, message, message["terminal"][stream])
 
 
 def _line(data: dict[str, Any]) -> bytes:
