@@ -69,7 +69,7 @@ STEPS = (
         ("vouch", "approve", "{proposal}", "--reason", "as line 4 says"),
         claim=r"→ claim (\S+)$",
     ),
-    _step(("vouch", "search", "does a deploy need CI", "--format", "human", "--top", "2")),
+    _step(("vouch", "search", "does a deploy need CI", "--top", "2")),
     _step(("vouch", "why", "{claim}")),
 )
 
