@@ -81,9 +81,9 @@ def _refuse_broken(
     reference to nothing, a one-sided link, knowledge no approved decision names — or
     evidence that misquotes its source, or a record deciding a proposal of this
     repository (`integrity`). Nothing is written."""
-    from vouch.health.review import committed_settings
+    from vouch.gate.committed import settings_at
 
-    settings = committed_settings(kb, commit) if commit else kb.config
+    settings = settings_at(kb, commit) if commit else kb.config
     broken = integrity.problems(kb, found.here, landing, settings, bundle.parsed)
     if broken:
         raise ValidationFailed(

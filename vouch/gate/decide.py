@@ -21,9 +21,9 @@ from collections.abc import Callable
 from typing import Any
 
 from vouch.core import ids, yamlio
-from vouch.core.config import CONFIG_NAME, Config
+from vouch.core.config import Config
 from vouch.errors import CorruptFile, GateRefused, UsageError
-from vouch.gate import bases, deciders, linked, pending, pins, records, seals, verify
+from vouch.gate import bases, committed, deciders, linked, pending, pins, records, seals, verify
 from vouch.gate.identity import Identity, principal
 from vouch.gate.records import Proposal
 from vouch.kinds import KINDS, Kind
@@ -33,15 +33,6 @@ from vouch.store.landing import RefUpdate, checked_out_branch, fault, land
 from vouch.store.recovery import gate_lock
 
 TRUSTED_ROLE = deciders.TRUSTED_ROLE
-
-
-def gate_settings(kb: KB, tip: str) -> Config:
-    """The configuration committed on the branch a decision lands on."""
-    where = f"{tip[:12]}:{kb.rel(CONFIG_NAME)}"
-    blob = kb.repo.blob_at(tip, kb.rel(CONFIG_NAME))
-    return Config.from_text(
-        kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None, where, gate=True
-    )
 
 
 def _with_approver(kind: Kind, text: str, actor: str, where: str) -> str:
@@ -184,7 +175,7 @@ def approve(
                     f"proposals {proposals[0].id} and {other.id} land on different branches",
                     hint="approve them one branch at a time",
                 )
-        settings = gate_settings(kb, tip)
+        settings = committed.settings_at(kb, tip)
         selfs: dict[str, bool] = {}
         for proposal in proposals:
             selfs[proposal.id] = deciders.check(who, proposal, settings)
@@ -382,7 +373,7 @@ def _record_merged(
         deciders.trailers(who, self_approved),
     )
     commit = repo.write_commit(final, [tip], message)
-    settings = gate_settings(kb, tip)
+    settings = committed.settings_at(kb, tip)
     if deciders.check_keys(kb, commit, proposal, settings, self_approved) != self_approved:
         return _record_merged(kb, proposal, who, reason, branch, tip, others, current, True)
     fault("committed")

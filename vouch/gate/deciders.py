@@ -181,7 +181,7 @@ def event_fields(decider: Identity, self_approved: bool) -> dict[str, Any]:
 
 def self_approval_note(settings: Config) -> str | None:
     """What `vouch status` and `doctor` say when the committed configuration (of the
-    checked-out branch: `decide.gate_settings`) lets a person approve their own
+    checked-out branch: `committed.settings_at`) lets a person approve their own
     proposals; None otherwise."""
     if settings.get(ALLOW_SELF) is True:
         return (

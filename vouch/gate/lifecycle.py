@@ -60,10 +60,10 @@ def agents_may_change(kb: KB) -> bool:
     """`review.agent_lifecycle` as committed on the checked-out branch: may an agent
     (JSONL, MCP) change approved knowledge? Read like the gate's settings, from the
     commit, never from an uncommitted edit of the work tree. Default: no."""
-    from vouch.gate.decide import gate_settings
+    from vouch.gate.committed import settings_at
 
     tip = kb.repo.peek("HEAD")
-    return tip is not None and gate_settings(kb, tip).get("review.agent_lifecycle") is True
+    return tip is not None and settings_at(kb, tip).get("review.agent_lifecycle") is True
 
 
 # -- the changes --------------------------------------------------------------------------
@@ -312,7 +312,7 @@ def promote(
     """A reviewer's step up the ladder working → actionable → stable (one rung by
     default). Never down, never for a retired claim, never for a contested claim whose
     contradiction is still live, never by the claim's own proposer."""
-    from vouch.gate.decide import gate_settings
+    from vouch.gate.committed import settings_at
     from vouch.gate.deciders import self_allowed
     from vouch.gate.identity import fold
 
@@ -349,7 +349,7 @@ def promote(
                 "promotion",
             )
         if fold(str(target.get("proposed_by") or "")) == fold(actor) and not self_allowed(
-            gate_settings(kb, str(branch.tip))
+            settings_at(kb, str(branch.tip))
         ):
             raise GateRefused(
                 f"{actor} proposed claim {object_id} and cannot also promote it",

@@ -15,10 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from vouch.core.config import CONFIG_NAME, Config
-from vouch.errors import CorruptFile
-from vouch.gate import signers, trusted_keys
+from vouch.gate import committed, signers, trusted_keys
 from vouch.gate.auditproof import Finding
-from vouch.gate.signers import UNREADABLE
 from vouch.git import trail
 from vouch.store.kb import KB
 
@@ -105,21 +103,10 @@ class _Settings:
 
     def __init__(self, kb: KB):
         self.kb = kb
-        self._configs: dict[str | None, Config] = {}
+        self._settings = committed.Settings(kb)
 
     def config(self, commit: str) -> Config:
-        kb = self.kb
-        blob = trusted_keys.committed_blob(kb, commit, kb.rel(CONFIG_NAME))
-        if blob not in self._configs:
-            text = kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None
-            try:
-                where = f"{commit[:12]}:{CONFIG_NAME}"
-                self._configs[blob] = Config.from_text(text, where, gate=True)
-            except CorruptFile:  # settings nobody can read fail closed
-                self._configs[blob] = Config(
-                    {"review": {"require_signed_decisions": True, "approvers": [UNREADABLE]}}
-                )
-        return self._configs[blob]
+        return self._settings.at(commit)
 
     def signers_name(self, commit: str) -> str:
         return trusted_keys.setting(self.config(commit))
@@ -130,5 +117,5 @@ class _Settings:
         name = trusted_keys.setting(settings)
         blob = None
         if name and not trusted_keys.path_problem(name):
-            blob = trusted_keys.committed_blob(self.kb, commit, self.kb.rel(name))
+            blob = committed.blob_at(self.kb, commit, self.kb.rel(name))
         return repr(settings.get("review")), blob

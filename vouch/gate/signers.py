@@ -14,16 +14,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
-from vouch.core.config import CONFIG_NAME, Config
-from vouch.errors import CorruptFile
-from vouch.gate import trusted_keys
+from vouch.core.config import Config
+from vouch.gate import committed, trusted_keys
 from vouch.gate.identity import fold, forms
 from vouch.gate.trusted_keys import Trust
 from vouch.git.history import Signature
 from vouch.store.kb import KB
 
 SIGNED = "audit-signed.txt"  # good signatures, with the allowed signers they were judged by
-UNREADABLE = "(the review settings committed here cannot be read)"
 
 
 def same(a: object, b: object) -> bool:
@@ -39,23 +37,8 @@ def identities(value: str) -> set[str]:
 def committed_policy(kb: KB) -> Callable[[str], tuple[bool, list[str]]]:
     """commit -> (signatures required, allowed approvers), from the configuration
     committed in that commit (the parent of the commit being judged); cached by blob."""
-    cache: dict[str | None, tuple[bool, list[str]]] = {}
-
-    def policy(commit: str) -> tuple[bool, list[str]]:
-        blob = kb.repo.blob_at(commit, kb.rel(CONFIG_NAME)) if commit else None
-        if blob not in cache:
-            text = kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None
-            try:
-                cfg = Config.from_text(text, f"{commit[:12]}:{kb.rel(CONFIG_NAME)}", gate=True)
-            except CorruptFile:
-                # settings nobody can read fail closed: signatures required, and no
-                # approver listed that any identity could match
-                cache[blob] = (True, [UNREADABLE])
-                return cache[blob]
-            cache[blob] = fixed_policy(cfg)
-        return cache[blob]
-
-    return policy
+    settings = committed.Settings(kb)  # unreadable settings fail closed
+    return lambda commit: fixed_policy(settings.at(commit))
 
 
 def fixed_policy(settings: Config) -> tuple[bool, list[str]]:

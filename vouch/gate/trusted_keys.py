@@ -20,15 +20,15 @@ import posixpath
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from vouch.core.config import CONFIG_NAME, Config
+from vouch.core.config import Config
 from vouch.core.fsio import write_atomic
-from vouch.errors import CorruptFile, VouchError
+from vouch.gate import committed
 from vouch.store.kb import KB
 
 SETTING = "review.allowed_signers"
 MAX_BYTES = 1 << 20  # an allowed-signers file past this is refused (nothing verifies)
 _FOLDER = "allowed-signers"
-UNREADABLE = "\x00unreadable configuration"
+UNREADABLE = committed.UNREADABLE_SIGNERS
 
 
 @dataclass(frozen=True)
@@ -70,19 +70,16 @@ class Judge:
 
     def __init__(self, kb: KB):
         self.kb = kb
-        self._by_config: dict[str | None, str] = {}
+        self._settings = committed.Settings(kb)  # unreadable: a name nothing matches
         self._by_blob: dict[tuple[str, str | None], Trust] = {}
 
     def at(self, commit: str) -> Trust:
         kb = self.kb
-        config = committed_blob(kb, commit, kb.rel(CONFIG_NAME)) if commit else None
-        if config not in self._by_config:
-            self._by_config[config] = _named(kb, config)
-        name = self._by_config[config]
+        name = setting(self._settings.at(commit)) if commit else ""
         if not name:
             return _clone_trust(kb)
         problem = path_problem(name)
-        blob = None if problem else committed_blob(kb, commit, kb.rel(name))
+        blob = None if problem else committed.blob_at(kb, commit, kb.rel(name))
         key = (name, blob)
         if key not in self._by_blob:
             self._by_blob[key] = _committed(kb, name, blob, problem)
@@ -92,22 +89,6 @@ class Judge:
 def at(kb: KB, commit: str) -> Trust:
     """The trust `commit` committed (one lookup; many commits: `Judge`)."""
     return Judge(kb).at(commit)
-
-
-def _named(kb: KB, config_blob: str | None) -> str:
-    text = kb.repo.read_blob(config_blob).decode("utf-8", "replace") if config_blob else None
-    try:
-        return setting(Config.from_text(text, kb.rel(CONFIG_NAME), gate=True))
-    except CorruptFile:
-        return UNREADABLE  # fails path_problem: nothing verifies (fail closed)
-
-
-def committed_blob(kb: KB, commit: str, path: str) -> str | None:
-    """The blob at repository path `path` in `commit` (None: absent, or not a file)."""
-    try:
-        return kb.repo.blob_at(commit, path)
-    except VouchError:
-        return None
 
 
 def _committed(kb: KB, name: str, blob: str | None, problem: str) -> Trust:

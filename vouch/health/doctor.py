@@ -95,7 +95,7 @@ def doctor(kb: KB, progress: Progress | None = None) -> dict[str, Any]:
 def _gate(kb: KB) -> list[Issue]:
     """The review settings committed on the checked-out branch: unreadable (an error —
     the gate refuses to decide under them), self-approval on, signers to trust."""
-    from vouch.gate.decide import gate_settings
+    from vouch.gate.committed import settings_at
     from vouch.gate.deciders import ALLOW_SELF, self_approval_note
     from vouch.health import signers_file
 
@@ -103,7 +103,7 @@ def _gate(kb: KB) -> list[Issue]:
     if not tip:
         return []
     try:
-        settings = gate_settings(kb, tip)
+        settings = settings_at(kb, tip)
     except CorruptFile as exc:
         return [error("config-invalid", f"the committed review settings: {exc.message}")]
     note = self_approval_note(settings)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from vouch.core import ids
 from vouch.core.config import Config
 from vouch.core.progress import Progress, each
+from vouch.gate.committed import settings_at
 from vouch.health import files, leftovers, provenance, rules, sealed, tracked_state
 from vouch.health.file_versions import unverified_in_range
 from vouch.health.issues import Issue, counts, ordered, verdict, warn
@@ -44,10 +45,9 @@ _REFERRING = ("claims", "pages", "relations", "evidence")
 
 def settings_of(kb: KB) -> Config:
     """The committed configuration at HEAD (what the gate obeys), else the work tree's."""
-    from vouch.health.review import committed_settings
 
     head = kb.repo.peek("HEAD")
-    return committed_settings(kb, head) if head else kb.config
+    return settings_at(kb, head) if head else kb.config
 
 
 MAX_STALE_DAYS = 36500
@@ -264,7 +264,7 @@ def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
     net = {c.path for c in changes}
     issues = [i for i in issues if not i.get("path") or i["path"] in net]
     k = rules.Knowledge(files.at_commit(kb, info["head"]))
-    settings = review.committed_settings(kb, info["base"])
+    settings = settings_at(kb, info["base"])
     issues += _changed(k, changes, settings, stale_days, {"rev": info["head"]})
     issues += unverified_in_range(kb, info["head"], changes)
     issues += sealed.changed(k, (c.path for c in changes if c.new is not None))

@@ -35,6 +35,7 @@ from typing import Any
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import GateRefused, UsageError
 from vouch.gate import direct_writes, signers, trusted_keys
+from vouch.gate.committed import settings_at
 from vouch.gate.identity import fold, forms
 from vouch.gate.own_changes import own_changes
 from vouch.health import settings_drift
@@ -81,12 +82,6 @@ class Commit:
         return entry.kind if entry.kind in (*GATED, "source", "evidence") else "other"
 
 
-def committed_settings(kb: KB, commit: str) -> Config:
-    blob = kb.repo.blob_at(commit, kb.rel(CONFIG_NAME))
-    text = kb.repo.read_blob(blob).decode("utf-8", "replace") if blob else None
-    return Config.from_text(text, f"{commit[:12]}:{kb.rel(CONFIG_NAME)}", gate=True)
-
-
 def since(kb: KB, base_rev: str) -> tuple[list[Issue], dict[str, Any]]:
     """Issues of every commit in BASE..HEAD, and what was checked."""
     from vouch.gate.records import parse_message
@@ -106,7 +101,7 @@ def since(kb: KB, base_rev: str) -> tuple[list[Issue], dict[str, Any]]:
     start = history.merge_base(repo, base, head)
     if start is None:
         raise UsageError(f"{base_rev} and HEAD share no history")
-    settings = committed_settings(kb, base)
+    settings = settings_at(kb, base)
     commits = []
     for row in repo.log_records(f"{start}..{head}", _LOG_FIELDS):
         if len(row) < len(_LOG_FIELDS):
@@ -118,7 +113,7 @@ def since(kb: KB, base_rev: str) -> tuple[list[Issue], dict[str, Any]]:
     checker = _Checker(kb, settings, head, base)
     issues = checker.run(commits)
     own = {c.sha: set(c.own) for c in commits}
-    issues += settings_drift.drift(kb, settings, committed_settings(kb, head), own, base, head)
+    issues += settings_drift.drift(kb, settings, settings_at(kb, head), own, base, head)
     info = {
         "base": base,
         "merge_base": start,

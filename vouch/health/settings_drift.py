@@ -10,7 +10,7 @@ plain commit could switch the gate off for the next range.
 from __future__ import annotations
 
 from vouch.core.config import CONFIG_NAME, Config
-from vouch.gate import settings_history, signers, trusted_keys
+from vouch.gate import committed, settings_history, signers, trusted_keys
 from vouch.health.issues import Issue, error, warn
 from vouch.store.kb import KB
 
@@ -34,8 +34,7 @@ def drift(
     names.discard("")
     files = {n for n in names if not trusted_keys.path_problem(n)}
     keys_changed = any(
-        trusted_keys.committed_blob(kb, base, kb.rel(n))
-        != trusted_keys.committed_blob(kb, head, kb.rel(n))
+        committed.blob_at(kb, base, kb.rel(n)) != committed.blob_at(kb, head, kb.rel(n))
         for n in files
     )
     review_changed = head_settings.get("review") != base_settings.get("review")

@@ -17,12 +17,12 @@ def status(ctx: CallContext) -> dict[str, Any]:
     found = index_status(ctx.kb)
     # knowledge files the index leaves out (`vouch index status` names them)
     found["invalid_files"] = 0 if found["index_state"] == "missing" else invalid_files(ctx.kb.dir)
-    from vouch.gate.decide import gate_settings
+    from vouch.gate.committed import settings_at
     from vouch.gate.deciders import self_approval_note
 
     tip = ctx.kb.repo.peek("HEAD")
     try:
-        note = self_approval_note(gate_settings(ctx.kb, tip)) if tip else None
+        note = self_approval_note(settings_at(ctx.kb, tip)) if tip else None
     except CorruptFile as exc:
         note = None
         found["review_settings"] = exc.message  # doctor reports it; approve refuses
