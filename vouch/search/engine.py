@@ -120,15 +120,19 @@ class SearchRequest(NamedTuple):
 
 def _uncommitted(kb: KB, index: SearchIndex) -> frozenset[str]:
     """Repository paths of knowledge files whose work-tree bytes HEAD does not hold, as
-    the index recorded them (its `dirty` state: no git command here)."""
+    the index recorded them (its `dirty` state: no git command here); worked out once
+    per index state, not per query."""
     from vouch.index.state import indexed_state
 
-    try:
-        dirty = indexed_state(index.index.meta).dirty
-    except (KeyError, ValueError):
-        return frozenset()
     prefix = kb.rel(".") + "/"
-    return frozenset(prefix + rel for rel in dirty)
+
+    def paths(meta: Any) -> frozenset[str]:
+        try:
+            return frozenset(prefix + rel for rel in indexed_state(meta).dirty)
+        except (KeyError, ValueError):
+            return frozenset()
+
+    return index.index.meta.derived("uncommitted", paths)
 
 
 def _known(enum: str) -> tuple[str, ...]:
