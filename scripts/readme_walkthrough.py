@@ -56,10 +56,12 @@ def _rita(*lines: tuple[str, ...], **capture: str) -> Step:
 
 STEPS = (
     _step(("vouch", "init")),
-    _step(("vouch", "source", "add", "docs/deploy-runbook.md"), src=r"^([0-9a-f]{12}) "),
+    _step(("vouch", "source", "add", "docs/deploy-runbook.md")),
+    _step(("vouch", "context", "may I deploy on a Friday")),
     _step(
         ("vouch", "propose-claim", "--text", "Every deploy needs a green CI run."),
-        ("--evidence", "{src}:L4", "--tags", "deploy", "--rationale", "runbook, first section"),
+        ("--source", "docs/deploy-runbook.md:L4", "--tags", "deploy"),
+        ("--rationale", "runbook, first section"),
         proposal=r"^(\S+)$",
     ),
     _step(("vouch", "pending")),
@@ -70,6 +72,7 @@ STEPS = (
         claim=r"→ claim (\S+)$",
     ),
     _step(("vouch", "search", "does a deploy need CI", "--top", "2")),
+    _step(("vouch", "context", "can I deploy without CI")),
     _step(("vouch", "why", "{claim}")),
 )
 

@@ -12,15 +12,20 @@ from pathlib import Path
 from conftest import script
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+SEARCH_DOC = README.parent / "docs" / "search.md"
 
 
 def test_the_configuration_reference_is_generated_from_what_vouch_reads() -> None:
     reference = script("config_reference")
     text = README.read_text(encoding="utf-8")
     assert reference.rewritten(text) == text, "run: python scripts/config_reference.py"
-    block = reference.block()
-    for key in ("review.approver_role", "index.auto_refresh", "search.similarity_floor"):
-        assert f"| `{key}` |" in block
+    doc = SEARCH_DOC.read_text(encoding="utf-8")
+    assert reference.rewritten_search(doc) == doc, "run: python scripts/config_reference.py"
+    block, expert = reference.block(), reference.expert_block()
+    for key in ("review.approver_role", "index.auto_refresh", "embedding.model"):
+        assert f"| `{key}` |" in block and f"| `{key}` |" not in expert
+    for key in ("search.similarity_floor", "search.fts_share", "search.prior.KIND"):
+        assert f"`{key}`" in expert and f"`{key}`" not in block
 
 
 def test_the_walkthrough_shows_what_the_commands_print() -> None:
