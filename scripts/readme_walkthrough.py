@@ -72,7 +72,6 @@ STEPS = (
         claim=r"→ claim (\S+)$",
     ),
     _step(("vouch", "search", "does a deploy need CI", "--top", "2")),
-    _step(("vouch", "context", "can I deploy without CI")),
     _step(("vouch", "why", "{claim}")),
 )
 
