@@ -32,6 +32,9 @@ def test_the_walkthrough_shows_what_the_commands_print() -> None:
     walk = script("readme_walkthrough")
     shown = walk.normalise(walk.shown(README.read_text(encoding="utf-8")))
     assert "<proposal-1>" in shown and "<commit-1>" in shown
+    # the review screen's diff is counted, not shown; the cited lines are shown
+    assert re.search(r"\[… the diff: 2 new files, \d+ lines, left out here\]", shown)
+    assert "4 > Every deploy needs a green CI run" in shown and "diff --git" not in shown
     # on failure: python scripts/readme_walkthrough.py (and read the diff it makes)
     assert walk.normalise(walk.walkthrough()) == shown
 
