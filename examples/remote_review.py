@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A proposal reviewed in another clone, through a shared remote: the pull-request flow
-without a hosting service (README, "Review on a host").
+without a hosting service (README, "On a git host (pull requests)").
 
 Ada proposes in her clone and pushes the proposal branch. Rita, in her own clone,
 fetches it, reads the review screen, approves it and pushes main. Ada pulls and has the

@@ -6,9 +6,9 @@
 
 The commands run in a new git repository in a temporary directory, holding the example
 runbook (examples/sources/deploy-runbook.md) at docs/, as git user "Ada Author", with
-this checkout's vouch. What changes from run to run (proposal ids, commits, times) is
-normalised before comparing (`normalise`); tests/test_readme.py checks that README.md
-holds what a run prints.
+this checkout's vouch (the review screen's diff is counted, not shown). What changes
+from run to run (proposal ids, commits, times) is normalised before comparing
+(`normalise`); tests/test_readme.py checks that README.md holds what a run prints.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ class Step:
     lines: tuple[tuple[str, ...], ...]
     capture: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)  # shown before the command
+    diff_left_out: bool = False  # the review screen's diff, counted, not shown
 
 
 def _step(*lines: tuple[str, ...], **capture: str) -> Step:
@@ -54,17 +55,34 @@ def _rita(*lines: tuple[str, ...], **capture: str) -> Step:
     return Step(lines, capture, RITA)
 
 
+_DIFF = re.compile(r"^diff --git .*?(?=\n\n(?!diff)|\Z)", re.M | re.S)
+
+
+def _without_diff(printed: str) -> str:
+    """The review screen with its diff (the new files, line by line) left out, and a
+    line saying what was left out."""
+    found = _DIFF.search(printed)
+    if not found:
+        raise SystemExit(f"no diff on the review screen:\n{printed}")
+    diff = found[0]
+    files = diff.count("\ndiff --git ") + 1
+    said = f"[… the diff: {files} new files, {diff.count(chr(10)) + 1} lines, left out here]"
+    return printed[: found.start()] + said + printed[found.end() :]
+
+
 STEPS = (
     _step(("vouch", "init")),
-    _step(("vouch", "source", "add", "docs/deploy-runbook.md"), src=r"^([0-9a-f]{12}) "),
+    _step(("vouch", "source", "add", "docs/deploy-runbook.md")),
+    _step(("vouch", "context", "may I deploy on a Friday")),
     _step(
         ("vouch", "propose-claim", "--text", "Every deploy needs a green CI run."),
-        ("--evidence", "{src}:L4", "--tags", "deploy", "--rationale", "runbook, first section"),
+        ("--source", "docs/deploy-runbook.md:L4", "--tags", "deploy"),
+        ("--rationale", "runbook, first section"),
         proposal=r"^(\S+)$",
     ),
     _step(("vouch", "pending")),
     _step(("vouch", "approve", "{proposal}")),
-    _rita(("vouch", "show", "{proposal}")),
+    Step((("vouch", "show", "{proposal}"),), env=RITA, diff_left_out=True),
     _rita(
         ("vouch", "approve", "{proposal}", "--reason", "as line 4 says"),
         claim=r"→ claim (\S+)$",
@@ -133,6 +151,8 @@ def walkthrough() -> str:
             argv = [a for line in lines for a in line]
             stdout, stderr = _on_a_terminal([sys.executable, "-m", *argv], repo, env | step.env)
             printed = (stdout + stderr).replace(str(repo), SHOWN_AT)
+            if step.diff_left_out:
+                printed = _without_diff(printed)
             for name, pattern in step.capture.items():
                 found = re.search(pattern, stdout, re.M)
                 if not found:

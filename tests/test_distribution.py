@@ -23,7 +23,7 @@ STRANGER = re.compile(r"pip install\s+['\"]?vouch(?![-\w])")
 
 def _texts() -> list[Path]:
     found = [PROJECT / "README.md", PROJECT / "SKILL.md", PROJECT / ".pre-commit-hooks.yaml"]
-    for folder in ("templates", "hooks", "vouch", ".ci", "scripts"):
+    for folder in ("templates", "hooks", "vouch", ".ci", "scripts", "docs"):
         found += [
             p
             for p in (PROJECT / folder).rglob("*")

@@ -12,21 +12,29 @@ from pathlib import Path
 from conftest import script
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+SEARCH_DOC = README.parent / "docs" / "search.md"
 
 
 def test_the_configuration_reference_is_generated_from_what_vouch_reads() -> None:
     reference = script("config_reference")
     text = README.read_text(encoding="utf-8")
     assert reference.rewritten(text) == text, "run: python scripts/config_reference.py"
-    block = reference.block()
-    for key in ("review.approver_role", "index.auto_refresh", "search.similarity_floor"):
-        assert f"| `{key}` |" in block
+    doc = SEARCH_DOC.read_text(encoding="utf-8")
+    assert reference.rewritten_search(doc) == doc, "run: python scripts/config_reference.py"
+    block, expert = reference.block(), reference.expert_block()
+    for key in ("review.approver_role", "index.auto_refresh", "embedding.model"):
+        assert f"| `{key}` |" in block and f"| `{key}` |" not in expert
+    for key in ("search.similarity_floor", "search.fts_share", "search.prior.KIND"):
+        assert f"`{key}`" in expert and f"`{key}`" not in block
 
 
 def test_the_walkthrough_shows_what_the_commands_print() -> None:
     walk = script("readme_walkthrough")
     shown = walk.normalise(walk.shown(README.read_text(encoding="utf-8")))
     assert "<proposal-1>" in shown and "<commit-1>" in shown
+    # the review screen's diff is counted, not shown; the cited lines are shown
+    assert re.search(r"\[… the diff: 2 new files, \d+ lines, left out here\]", shown)
+    assert "4 > Every deploy needs a green CI run" in shown and "diff --git" not in shown
     # on failure: python scripts/readme_walkthrough.py (and read the diff it makes)
     assert walk.normalise(walk.walkthrough()) == shown
 

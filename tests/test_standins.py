@@ -14,8 +14,8 @@ a binary format for.)
 Each is checked on generated input (hypothesis and seeded random documents, including
 mutations) and on real input (files vouch writes, the repository's own YAML and text),
 and each check also requires the stand-in to accept a good share of its input, so a
-stand-in that declined everything could not pass. What each saves: README, "Design
-notes".
+stand-in that declined everything could not pass. What each saves: docs/design.md,
+"Hand-written stand-ins".
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Hot paths (commits through plumbing, ref listing, object reads) run in-process or through
 one long-lived `git cat-file` — no import cost for a cold CLI, few processes per command;
-everything else is plain `git` (no GitPython: README "Design notes" says why). Object ids
+everything else is plain `git` (no GitPython: docs/design.md says why). Object ids
 follow the repository's format (sha1 or sha256). Every failure becomes a `GitFailure`
 (exit 2) or a user error.
 """
