@@ -23,6 +23,7 @@ from test_audit_proof import (
     checks,
     forge_append,
     head,
+    propose,
 )
 
 from vouch.kinds import entity
@@ -186,3 +187,24 @@ def test_review_settings_nobody_can_read_fail_closed(
     for args in (("lint", "--since", f"{base}~1", "--json"), ("doctor", "--json")):
         found = run_cli(*args, cwd=kb.root)
         assert found.code == 1 and "review" in found.out + found.err, (args, found.out)
+
+
+@pytest.mark.parametrize("event", ["proposal.withdraw", "proposal.approve", "claim.invented"])
+def test_a_decision_event_typed_as_a_direct_write_fails_every_check(
+    approved_once: KB, run_cli: Any, event: str
+) -> None:
+    """The fifth outsider: a plain commit typed as a direct write appended one chained
+    `proposal.withdraw` (or `proposal.approve`) event by someone else for an open
+    proposal, with no decision record; every check passed it and `vouch audit` said that
+    person had withdrawn. Only a decision writes those events."""
+    kb = approved_once
+    base = head(kb.root)
+    pid = propose(kb, "Someone else's open proposal")
+    made = forge_append(kb.root, event, "Bob Reviewer", [pid])
+    git(kb.root, "add", "-A")
+    trailers = (
+        f"Vouch-Event: {event}\nVouch-Actor: Bob Reviewer\nVouch-Object: {pid}\n"
+        f"Vouch-Audit-Head: {made}\n"
+    )
+    forged = _commit(kb.root, "vouch: withdraw", trailers)
+    all_fail(kb, run_cli, base, forged[:12], "never writes without a decision")

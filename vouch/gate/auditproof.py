@@ -42,9 +42,7 @@ from vouch.store import audit, writer
 from vouch.store.kb import DECIDED_DIR, KB, decided_path
 
 # events of writes that register or record, never decide: no signature asked of them
-INTAKE_EVENTS = frozenset(
-    {"kb.init", "kb.import", "source.register", "evidence.register", "session.start", "session.end"}
-)
+INTAKE_EVENTS = direct_writes.INTAKE
 _BLAME_LIMIT = 3  # unowned events whose adding commit is looked up (one git log -S each)
 # commits whose events were found to be exactly what they make: a verdict that depends
 # on the commit id alone (its tree, message and ancestors), kept in this clone's git
@@ -314,25 +312,28 @@ class _Check:
         )
 
     def _direct(self, c: _Commit, added: list[str]) -> None:
-        event, actor = c.one("Vouch-Event"), c.one("Vouch-Actor")
-        made = self._events(added)
-        problem = None
-        if len(made) != 1:
-            problem = f"adds {len(made)} audit events; a {event} write adds exactly one"
-        elif made[0].get("event") != event:
-            problem = f"adds a {made[0].get('event')} event, not the {event} it records"
-        elif not same(made[0].get("actor"), actor):
-            problem = f"adds an event by {made[0].get('actor')!r}, but its Vouch-Actor is {actor!r}"
-        elif c.one("Vouch-Object") and c.one("Vouch-Object") not in (
-            made[0].get("object_ids") or []
-        ):
-            problem = f"adds an event that does not name its object {c.one('Vouch-Object')}"
+        event = c.one("Vouch-Event")
+        problem = direct_writes.foreign(event) or self._unlike(c, event, self._events(added))
         if problem:
             self.add(
                 c.sha,
                 "audit-mismatch",
                 f"commit {c.sha[:12]} ({c.subject[:60]}) {problem}; {_HINT}",
             )
+
+    @staticmethod
+    def _unlike(c: _Commit, event: str, made: list[dict[str, Any]]) -> str | None:
+        """How the events a direct write added differ from the one its trailers name."""
+        actor = c.one("Vouch-Actor")
+        if len(made) != 1:
+            return f"adds {len(made)} audit events; a {event} write adds exactly one"
+        if made[0].get("event") != event:
+            return f"adds a {made[0].get('event')} event, not the {event} it records"
+        if not same(made[0].get("actor"), actor):
+            return f"adds an event by {made[0].get('actor')!r}, but its Vouch-Actor is {actor!r}"
+        if c.one("Vouch-Object") and c.one("Vouch-Object") not in (made[0].get("object_ids") or []):
+            return f"adds an event that does not name its object {c.one('Vouch-Object')}"
+        return None
 
     def _overreach(self, c: _Commit) -> None:
         """A direct write changes only what its event may (`direct_writes`); in a range,

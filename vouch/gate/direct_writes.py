@@ -23,6 +23,20 @@ EDITS = frozenset(
     {"claim.cite", "claim.confirm", "claim.contradict", "claim.promote", "claim.supersede"}
     | {f"{kind}.archive" for kind in GATED}
 )
+# writes that register or record, never decide ("kb.import": older imports' name)
+INTAKE = frozenset(
+    {"kb.init", "kb.import", "source.register", "evidence.register", "session.start", "session.end"}
+)
+# every event vouch writes without a decision; anything else (`proposal.approve`,
+# `proposal.withdraw`, a made-up name) is only ever made by a decision
+EVENTS = INTAKE | EDITS | {IMPORT}
+
+
+def foreign(event: str | None) -> str | None:
+    """Why a commit typed as a direct write cannot carry `event`, or None when it can."""
+    if event in EVENTS:
+        return None
+    return f"records a {event} event, which vouch never writes without a decision"
 
 
 def overreach(
