@@ -18,6 +18,7 @@ from gate_support import a_source, call, propose_claim
 
 from vouch import errors
 from vouch.methods import registry as ops
+from vouch.servers import errors as transport_errors
 from vouch.servers import jsonl, server_context
 from vouch.servers import mcp as mcp_server
 from vouch.store.kb import KB
@@ -74,6 +75,10 @@ def test_every_error_code_named_exists() -> None:
     }
     named = set(re.findall(r"`(E\d{3})`", TEXT))
     assert named and named <= known, sorted(named - known)
+    assert "`stale_cursor`" in TEXT and "stale_cursor" in known
+    # the JSONL/MCP error categories: every one, and only those
+    stated = re.search(r"`code` is ((?:`[a-z_]+`(?:,\s+|\s+or\s+))+`[a-z_]+`)", TEXT)
+    assert stated and re.findall(r"`([a-z_]+)`", stated.group(1)) == list(transport_errors.CODES)
 
 
 def test_it_documents_the_agents_path() -> None:
@@ -274,7 +279,9 @@ def test_the_human_search_line_shown_is_the_real_one(docs_kb: KB, run_cli) -> No
     shown = re.search(r"`(1\. \[[^`]+)`", TEXT)
     assert shown, "SKILL.md shows no human search line"
     pattern = re.escape(shown.group(1))
-    pattern = re.sub(r"\\\[\d+\\\.\d+\\\]", r"\\[\\d+\\.\\d{3}\\]", pattern, count=1)
+    pattern = re.sub(  # the score as shown: as many decimals
+        r"\\\[\d+\\\.(\d+)\\\]", lambda m: rf"\[\d+\.\d{{{len(m[1])}}}\]", pattern, count=1
+    )
     pattern = re.sub(r"[0-9a-f]{12}", "[0-9a-f]{12}", pattern)
     pattern = re.sub(r"L\d+\\-L\d+", r"L\\d+-L\\d+", pattern)
     terminal = run_cli("search", "deploy freeze", cwd=docs_kb.root)
@@ -460,3 +467,47 @@ def test_the_search_and_context_shapes_stated_are_the_real_ones(docs_kb: KB, run
     items = re.search(r"items: \[\{([^}]*)\}\]", pack.group(1))
     assert items and context["items"]
     assert set(re.findall(r"[a-z_]+", items.group(1))) <= set(context["items"][0])
+
+
+def test_the_result_fields_stated_exist(kb_with_sources: KB, run_cli) -> None:
+    """`→ {ok, proposals}` after kb.session_end, crystallize's `{page_id, …}`, the
+    caller in capabilities, `waits_for: [{id, proposal_id}]`, a revision's fields, the
+    pending rows' and a listing's: each field SKILL.md names is in the real result."""
+    kb = kb_with_sources
+    sid = a_source(kb)
+
+    def stated(after: str) -> set[str]:
+        found = re.search(re.escape(after) + r"[^`]*?`\{([^}`]*)\}`", TEXT, re.DOTALL)
+        assert found, after
+        return set(re.findall(r"[a-z_]+", found.group(1)))
+
+    session = call(kb, "kb.session_start", {"task": "skill"})
+    assert "→ `session_id`" in TEXT and set(session) >= {"session_id"}
+    one = call(kb, "kb.propose_entity", {"name": "Deploy bot", "type": "tool"})
+    two = call(kb, "kb.propose_entity", {"name": "Billing", "type": "system"})
+    linked = call(kb, "kb.propose_relation", {"source": one["entity_id"],
+                  "target": two["entity_id"], "relation": "uses", "evidence": [sid],
+                  "session_id": session["session_id"]})  # fmt: skip
+    waits = re.search(r"`waits_for: \[\{([a-z_, ]+)\}\]`", TEXT)
+    assert waits and linked["waits_for"]
+    assert set(re.findall(r"[a-z_]+", waits.group(1))) == set(linked["waits_for"][0])
+    claim = call(kb, "kb.propose_claim", {"text": "Deploys freeze on Fridays.",
+                 "evidence": [f"{sid}:L12-L14"], "session_id": session["session_id"]})  # fmt: skip
+    call(kb, "kb.comment_proposal", {"proposal_id": claim["proposal_id"], "text": "cite more"})
+    text = "Deploys freeze on Fridays after 15:00."
+    revised = call(kb, "kb.revise_proposal", {"proposal_id": claim["proposal_id"], "text": text})
+    assert "(`valid`, `revision`,\n`<kind>_id` in the result)" in TEXT
+    assert {"valid", "revision", "claim_id"} <= set(revised)
+    assert "rows\nsay `comments` and `revised_since_comment`" in TEXT
+    assert {"comments", "revised_since_comment"} <= set(call(kb, "kb.list_pending")[0])
+    ended = call(kb, "kb.session_end", {"session_id": session["session_id"]})
+    assert stated("`vouch session end SESSION_ID`\n   →") <= set(ended)
+    summary = call(kb, "kb.crystallize", {"session_id": session["session_id"]})
+    assert stated("(`claims_promoted`) →") <= set(summary)
+    caller = re.search(r"`caller: \{([a-z_, ]+)\}`", TEXT)
+    assert caller
+    real = call(kb, "kb.capabilities")["caller"]
+    assert set(re.findall(r"[a-z_]+", caller.group(1))) <= set(real)
+    assert "JSON has `total` and `next_offset`" in TEXT
+    listed = run_cli("list", "sources", "--limit", "1", cwd=kb.root, terminal=False).json()
+    assert {"total", "next_offset"} <= set(listed) and listed["next_offset"] == 1
