@@ -511,3 +511,20 @@ def test_the_result_fields_stated_exist(kb_with_sources: KB, run_cli) -> None:
     assert "JSON has `total` and `next_offset`" in TEXT
     listed = run_cli("list", "sources", "--limit", "1", cwd=kb.root, terminal=False).json()
     assert {"total", "next_offset"} <= set(listed) and listed["next_offset"] == 1
+
+
+def test_the_mcp_configuration_shown_is_what_install_agent_writes(kb: KB, run_cli) -> None:
+    """The `.mcp.json` of SKILL.md is `install-agent claude-code`'s, but for the command
+    (an absolute path to vouch, or to its Python followed by `-m vouch`)."""
+    shown = re.search(r"```json\n(\{\"mcpServers\".*?)\n```", TEXT, re.DOTALL)
+    assert shown
+    res = run_cli("install-agent", "claude-code", cwd=kb.root)
+    assert res.code == 0, res.err
+    real = json.loads((kb.root / ".mcp.json").read_text())
+    entry = real["mcpServers"]["vouch"]
+    assert Path(entry["command"]).is_absolute()
+    if entry["args"][:2] == ["-m", "vouch"]:
+        entry["args"] = entry["args"][2:]
+    doc = json.loads(shown.group(1))
+    entry["command"] = doc["mcpServers"]["vouch"]["command"]
+    assert not mismatches(doc, real), real
