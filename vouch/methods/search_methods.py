@@ -45,7 +45,7 @@ register(
     Method(
         "kb.search",
         "read",
-        "Hybrid search (BM25 + vectors, RRF) over approved knowledge and sources.",
+        "Hybrid search (BM25 + vectors, blended) over approved knowledge and sources.",
         "vouch.search.api:kb_search",
         (
             Param("query", {"type": "string"}, required=True, description="any text"),
@@ -89,7 +89,11 @@ register(
                 {"type": "string"},
                 description="only transcript turns up to this ISO date or time (inclusive)",
             ),
-            Param("threshold", {"type": "number"}, description="minimum RRF score"),
+            Param(
+                "threshold",
+                {"type": "number"},
+                description="the lowest score kept (as results show it)",
+            ),
             Param("rrf_k", {"type": "number", "minimum": 0}, description="RRF k (default 60)"),
             Param("cursor", {"type": "string"}, description="next_cursor of a previous response"),
             Param(
