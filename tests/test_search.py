@@ -170,6 +170,10 @@ def test_top_threshold_and_default_top(srch: Any, corpus: Any) -> None:
     cut = everything["results"][2]["score"]
     above = ok(srch("billing", "--top", "50", "--threshold", str(cut)))
     assert above["results"] and all(r["score"] >= cut for r in above["results"])
+    # a score copied from a result keeps that result (scores are shown to six decimals)
+    for hit in everything["results"][:5]:
+        kept = ok(srch("billing", "--top", "50", "--threshold", str(hit["score"])))
+        assert hit["chunk_id"] in [r["chunk_id"] for r in kept["results"]], hit["score"]
     assert ok(srch("billing", "--threshold", "5"))["results"] == []
     assert ok(srch("billing"))["returned"] == 10  # search.default_top
 

@@ -327,7 +327,8 @@ def _search(
         # the tuned default: reviewed first
         ranked = prior.apply(ranked, index.labels_of(ranked.keys), prior.boosts(kb.config))
     if req.threshold is not None:
-        ranked = ranked.at_least(req.threshold)
+        # judged on the score as shown (six decimals): a score copied from a result keeps it
+        ranked = ranked.at_least(req.threshold - hits.SHOWN_HALF_STEP)
     timer.add("fusion", t0)
 
     end = offset + req.top

@@ -13,8 +13,12 @@ from vouch.search.turns import turn_cite, turn_fields
 TIMED = ("lexical", "vector", "fusion", "total")  # the trace's timings, in milliseconds
 
 
+SHOWN_DECIMALS = 6  # a score is shown rounded to this many decimals
+SHOWN_HALF_STEP = 0.5 * 10**-SHOWN_DECIMALS  # what rounding hides either side
+
+
 def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
+    return None if value is None else round(value, SHOWN_DECIMALS)
 
 
 def result(
@@ -32,7 +36,7 @@ def result(
     )
     return {
         "chunk_id": row.chunk_id,
-        "score": round(fused.score, 6),
+        "score": round(fused.score, SHOWN_DECIMALS),
         "score_breakdown": {name: _round(v) for name, v in fused.breakdown.items()},
         "text": row.text,
         "snippet": snippet,
