@@ -80,10 +80,12 @@ def test_fts_only_and_vec_only_breakdowns(srch: Any) -> None:
     assert fts["mode"] == "fts" and fts["results"]
     for r in fts["results"]:
         assert r["score_breakdown"]["vector"] is None and r["score_breakdown"]["fts"] > 0
+        assert r["score_breakdown"]["prior"] is None  # rank fusion applies no prior
         assert r["backend"] == "fts5"
     vec = ok(srch("deploy", "--vec-only"))
     for r in vec["results"]:
         assert r["score_breakdown"]["fts"] is None and r["score_breakdown"]["vector"] > 0
+        assert set(r["score_breakdown"]) == {"fts", "vector", "prior"}
         assert r["backend"] == "vector"
 
 

@@ -141,6 +141,8 @@ def test_sdk_client_session(kb_with_sources: KB) -> None:
     assert not out["proposed"].is_error and proposed["valid"] is True
     assert payload(out["status_after"])["pending"] == 1
     assert isinstance(payload(out["search"]), list)
+    # structured content is an object: a hit array comes wrapped
+    assert out["search"].structured_content == {"result": payload(out["search"])}
 
 
 def test_vouch_agent_wins_over_client_name(kb: KB) -> None:

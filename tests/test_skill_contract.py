@@ -530,3 +530,12 @@ def test_the_mcp_configuration_shown_is_what_install_agent_writes(kb: KB, run_cl
     doc = json.loads(shown.group(1))
     entry["command"] = doc["mcpServers"]["vouch"]["command"]
     assert not mismatches(doc, real), real
+
+
+def test_a_read_of_an_unknown_id_is_null_as_stated(kb_with_sources: KB) -> None:
+    """SKILL.md: a read of an unknown id is no error, its result is null (kb-methods.md)."""
+    assert "A read of an unknown id (`kb.read_claim`, …)\nis no error: its result is `null`" in TEXT
+    ctx = server_context("jsonl", kb_path=str(kb_with_sources.dir))
+    line = {"id": 7, "method": "kb.read_claim", "params": {"id": "no-such-claim-0123abcd"}}
+    response = jsonl.handle_line(ctx, json.dumps(line).encode())
+    assert response == {"id": 7, "ok": True, "result": None}

@@ -21,6 +21,14 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, SHOWN_DECIMALS)
 
 
+def _breakdown(parts: Mapping[str, float | None]) -> dict[str, float | None]:
+    """The score's parts, always naming `fts`, `vector` and `prior`: null for a channel
+    that did not run, and for the prior where none was applied (rank fusion)."""
+    out: dict[str, float | None] = {"fts": None, "vector": None, "prior": None}
+    out.update((name, _round(v)) for name, v in parts.items())
+    return out
+
+
 def result(
     fused: Fused, row: Any, snippets: Mapping[int, str], query: str, backend: str
 ) -> dict[str, Any]:
@@ -37,7 +45,7 @@ def result(
     return {
         "chunk_id": row.chunk_id,
         "score": round(fused.score, SHOWN_DECIMALS),
-        "score_breakdown": {name: _round(v) for name, v in fused.breakdown.items()},
+        "score_breakdown": _breakdown(fused.breakdown),
         "text": row.text,
         "snippet": snippet,
         "kind": row.kind,

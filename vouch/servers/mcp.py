@@ -14,8 +14,9 @@ itself. That result's text is `error[<vouch_code>]: message`, and its
 `structuredContent` is `{"error": {code, message, vouch_code, ...}}` with the same codes as
 the JSONL transport.
 
-Results: the text content is the method's JSON result; when that result is an object it
-is also given as `structuredContent`.
+Results: the text content is the method's JSON result, also given as `structuredContent`:
+the object itself, or `{"result": …}` around anything else (a search's hit array, a
+listing, a read's null), since structured content is always an object.
 
 Calls run one at a time on the event loop's thread: the warm index (SQLite connections
 are bound to the thread that opened them) and the single-writer lock assume it, and a
@@ -115,7 +116,7 @@ def call(ctx: CallContext, name: str, arguments: dict[str, Any] | None) -> types
         )
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
-        structured_content=result if isinstance(result, dict) else None,
+        structured_content=result if isinstance(result, dict) else {"result": result},
     )
 
 
