@@ -123,13 +123,7 @@ def proposal(data: dict[str, Any]) -> str:
     out += _thread_and_waits(data)
     if data.get("diff"):
         out += ["", str(data["diff"]).rstrip()]
-    if data.get("state") == "pending" and not data.get("problems") and data.get("commit"):
-        out += [
-            "",
-            f"To approve exactly this: vouch approve {data['proposal_id']} "
-            f"--expect {data['commit']}",
-        ]
-    return "\n".join(out)
+    return "\n".join(out + _approve_line(data))
 
 
 def _plain(data: dict[str, Any]) -> str:
@@ -140,7 +134,27 @@ def _plain(data: dict[str, Any]) -> str:
     refused = ["", "Approve would refuse it:", *("  ! " + p for p in data.get("problems") or [])]
     lines = [yamlio.dump_yaml(meta).rstrip(), *_thread_and_waits(data)]
     text = "\n".join(lines + (refused if data.get("problems") else []))
-    return f"{text}\n\n{data.get('diff') or ''}".rstrip()
+    return f"{text}\n\n{data.get('diff') or ''}".rstrip() + "\n".join(_approve_line(data))
+
+
+def _approve_line(data: dict[str, Any]) -> list[str]:
+    """How to approve exactly the commit shown: a pending proposal, or one git merged
+    (the decision recorded afterwards); nothing when approve would refuse it."""
+    state, commit = data.get("state"), data.get("commit")
+    if data.get("problems") or not commit:
+        return []
+    if state == "pending":
+        return [
+            "",
+            f"To approve exactly this: vouch approve {data['proposal_id']} --expect {commit}",
+        ]
+    if state == "merged-without-decision":
+        return [
+            "",
+            "Merged with git, not decided: to record the approval of exactly this: "
+            f"vouch approve {data['proposal_id']} --expect {commit}",
+        ]
+    return []
 
 
 def _thread_and_waits(data: dict[str, Any]) -> list[str]:

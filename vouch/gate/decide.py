@@ -421,8 +421,8 @@ def reject(
             raise GateRefused(
                 f"proposal {proposal.id} was already merged into "
                 f"{branch.removeprefix('refs/heads/')} outside vouch; its content is live",
-                hint=f"record the decision with `vouch approve {proposal.id}`, or revert "
-                "the merge with `git revert` first",
+                hint=f"record the decision with `vouch show {proposal.id}` then `vouch "
+                f"approve {proposal.id}`, or revert the merge with `git revert` first",
             )
         others: list[RefUpdate] = pins.pinned(kb, proposal, expect)
         withdrawn = deciders.withdraws(who, proposal)  # the proposer's own: a withdrawal
