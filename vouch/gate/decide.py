@@ -131,6 +131,14 @@ def _events(
     ]
 
 
+def _author(who: Identity) -> tuple[str, str] | None:
+    """A decision commit's author: whoever decides (the identity vouch decides as, the
+    committer's), whatever GIT_AUTHOR_* or `author.*` say — `git log` names the person
+    the decision record names, as a proposal commit names its proposer. A decider
+    without an e-mail (a name a trusted host gave) leaves git's author as it is."""
+    return (who.name, who.email) if who.email else None
+
+
 def _decided_check(kb: KB, proposal: Proposal, tip: str) -> None:
     decision = records.decision_of(kb, proposal.id, tip)
     if decision or kb.repo.peek(records.REJECTED_PREFIX + proposal.id):
@@ -293,7 +301,7 @@ def _merge_one(
         final = repo.edit_tree(repo.store.peel_tree(tip), changes)
         trailers = deciders.trailers(who, self_approved)
         message = _message(proposal, "approved", actor, reason or "", chain, extra=trailers)
-        commit = repo.write_commit(final, [tip, proposal.commit], message)
+        commit = repo.write_commit(final, [tip, proposal.commit], message, author=_author(who))
         keyed = deciders.check_keys(kb, commit, proposal, settings, self_approved)
         if keyed == self_approved:
             return commit, changes
@@ -372,7 +380,7 @@ def _record_merged(
         f"vouch: record approval of {proposal.kind} {proposal.object_id} (merged outside vouch)",
         deciders.trailers(who, self_approved),
     )
-    commit = repo.write_commit(final, [tip], message)
+    commit = repo.write_commit(final, [tip], message, author=_author(who))
     settings = committed.settings_at(kb, tip)
     if deciders.check_keys(kb, commit, proposal, settings, self_approved) != self_approved:
         return _record_merged(kb, proposal, who, reason, branch, tip, others, current, True)
@@ -440,7 +448,10 @@ def reject(
         extra = {**deciders.trailers(who, False), **deciders.withdrawn_trailer(withdrawn)}
         subject = f"vouch: withdraw {proposal.kind} {proposal.object_id}" if withdrawn else None
         commit = repo.write_commit(
-            tree, [tip], _message(proposal, "rejected", actor, reason, chain, subject, extra)
+            tree,
+            [tip],
+            _message(proposal, "rejected", actor, reason, chain, subject, extra),
+            author=_author(who),
         )
         fault("committed")
         others.append((records.REJECTED_PREFIX + proposal.id, proposal.commit, None))
