@@ -115,7 +115,7 @@ def proposal(data: dict[str, Any]) -> str:
         out += ["", "Already approved and similar (a duplicate? a contradiction?):"]
         for r in related:
             status = f" [{r['status']}]" if r.get("status") else ""
-            out.append(f"  {r['id']}{status} ({r['score']:.3f}): {_one_line(r.get('text'))}")
+            out.append(f"  {r['id']}{status} ({_alike(r)}): {_one_line(r.get('text'))}")
     elif data.get("related_unavailable"):
         out += ["", f"Similar knowledge not searched: {data['related_unavailable']}"]
     if data.get("problems"):
@@ -124,6 +124,14 @@ def proposal(data: dict[str, Any]) -> str:
     if data.get("diff"):
         out += ["", str(data["diff"]).rstrip()]
     return "\n".join(out + _approve_line(data))
+
+
+def _alike(related: dict[str, Any]) -> str:
+    """`similarity 0.72` (cosine of the two texts' vectors), or `0.50 of words shared`."""
+    figure = float(related.get("similarity") or 0.0)
+    if related.get("measure") == "words":
+        return f"{figure:.2f} of words shared"
+    return f"similarity {figure:.2f}"
 
 
 def _plain(data: dict[str, Any]) -> str:
@@ -256,8 +264,8 @@ def markdown(data: dict[str, Any]) -> str:
     if data.get("related"):
         out += ["", "### Already approved and similar", ""]
         out += [
-            f"- `{r['id']}`{' (' + r['status'] + ')' if r.get('status') else ''}: "
-            f"{_one_line(r.get('text'))}"
+            f"- `{r['id']}`{' (' + r['status'] + ')' if r.get('status') else ''} "
+            f"({_alike(r)}): {_one_line(r.get('text'))}"
             for r in data["related"]
         ]
     if data.get("problems"):
