@@ -134,3 +134,21 @@ def test_a_merged_proposal_whose_branch_is_gone_is_recorded_too(
     assert git(reviewer, "rev-parse", f"refs/vouch/reviewed/{pid}").strip() == commit
     assert run_cli("approve", pid, "--reason", "seen", cwd=reviewer).code == 0
     assert run_cli("audit", "--verify", "--json", cwd=reviewer).json()["ok"]
+
+
+def test_an_edit_after_the_review_is_not_recorded(kb_with_sources: KB, run_cli, tmp_path) -> None:
+    """Shown (pinned) while the object was as proposed, edited on the branch before the
+    approval: approve refuses — by the pin or by --expect — and writes nothing."""
+    pid, commit, reviewer = merged_by_button(kb_with_sources, tmp_path)
+    assert run_cli("show", pid, cwd=reviewer).code == 0
+    cid = claim.KIND.make_id({"text": TEXT})
+    path = reviewer / ".vouch" / claim.KIND.path_for(cid)
+    path.write_text(path.read_text().replace(TEXT, "Something nobody reviewed"))
+    git(reviewer, "commit", "-qam", "edit after the review", "--no-verify")
+    before = refs(reviewer)
+    for extra in ((), ("--expect", commit)):
+        res = run_cli("approve", pid, *extra, cwd=reviewer)
+        assert res.code == 1 and "E104" in res.err and "changed after the merge" in res.err
+        assert refs(reviewer) == before
+    assert not (reviewer / ".vouch" / decided_path(pid)).exists()
+    assert git(reviewer, "status", "--porcelain") == ""

@@ -347,6 +347,13 @@ def _record_merged(
             f"{obj_path or 'its object'} is not on {branch.removeprefix('refs/heads/')}",
             hint="nothing to approve; reject it or propose the content again",
         )
+    unseen = pending.merged_problems(kb, proposal, tip)
+    if unseen:  # edited after the merge: the text on the branch is not what was reviewed
+        raise GateRefused(
+            unseen[0],
+            hint=f"revert the edit (or the merge), or propose the new text; `vouch show "
+            f"{proposal.id}` shows what was proposed",
+        )
     note = "merged outside vouch; decision recorded afterwards"
     text = repo.read_blob(blob).decode("utf-8")
     stamped = {

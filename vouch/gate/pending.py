@@ -201,10 +201,10 @@ def merged_problems(kb: KB, proposal: records.Proposal, head: str | None) -> lis
     path = kb.rel(kind.path_for(proposal.object_id))
     now, proposed = kb.repo.blob_at(head, path), kb.repo.blob_at(proposal.commit, path)
     if now is None:
-        return [f"{path} is not on HEAD any more: nothing to approve"]
+        return [f"{path} is not there any more: nothing to approve"]
     if now != proposed:
         return [
-            f"{path} on HEAD is not what proposal {proposal.id} proposed (changed after the "
+            f"{path} is not what proposal {proposal.id} proposed any more (changed after the "
             "merge): approving would record a decision about text nobody reviewed"
         ]
     return []
