@@ -193,6 +193,10 @@ def test_a_gate_decision_is_signed_like_git(
     with local_zone("America/St_Johns"):
         assert run_cli("approve", pid, "--as", BOB, cwd=kb.root).code == 0
         lines = _signed(kb.root, "HEAD")
+        # a decision is authored by the person deciding (the committer identity), as git
+        # would write it with GIT_AUTHOR_NAME/EMAIL naming them: dates and zone are git's
+        monkeypatch.setenv("GIT_AUTHOR_NAME", "Release Bot")
+        monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.invalid")
         assert lines == by_git(kb.root)
-    assert lines[0].endswith(" 1625149800 -0230")  # noon in Newfoundland, summer
+    assert lines[0] == "author Release Bot <test@example.invalid> 1625149800 -0230"  # noon, NL
     assert lines[1].startswith("committer Release Bot <test@example.invalid> 1610708400 +0100")

@@ -115,7 +115,7 @@ def proposal(data: dict[str, Any]) -> str:
         out += ["", "Already approved and similar (a duplicate? a contradiction?):"]
         for r in related:
             status = f" [{r['status']}]" if r.get("status") else ""
-            out.append(f"  {r['id']}{status} ({r['score']:.3f}): {_one_line(r.get('text'))}")
+            out.append(f"  {r['id']}{status} ({_alike(r)}): {_one_line(r.get('text'))}")
     elif data.get("related_unavailable"):
         out += ["", f"Similar knowledge not searched: {data['related_unavailable']}"]
     if data.get("problems"):
@@ -123,13 +123,15 @@ def proposal(data: dict[str, Any]) -> str:
     out += _thread_and_waits(data)
     if data.get("diff"):
         out += ["", str(data["diff"]).rstrip()]
-    if data.get("state") == "pending" and not data.get("problems") and data.get("commit"):
-        out += [
-            "",
-            f"To approve exactly this: vouch approve {data['proposal_id']} "
-            f"--expect {data['commit']}",
-        ]
-    return "\n".join(out)
+    return "\n".join(out + _approve_line(data))
+
+
+def _alike(related: dict[str, Any]) -> str:
+    """`similarity 0.72` (cosine of the two texts' vectors), or `0.50 of words shared`."""
+    figure = float(related.get("similarity") or 0.0)
+    if related.get("measure") == "words":
+        return f"{figure:.2f} of words shared"
+    return f"similarity {figure:.2f}"
 
 
 def _plain(data: dict[str, Any]) -> str:
@@ -140,7 +142,27 @@ def _plain(data: dict[str, Any]) -> str:
     refused = ["", "Approve would refuse it:", *("  ! " + p for p in data.get("problems") or [])]
     lines = [yamlio.dump_yaml(meta).rstrip(), *_thread_and_waits(data)]
     text = "\n".join(lines + (refused if data.get("problems") else []))
-    return f"{text}\n\n{data.get('diff') or ''}".rstrip()
+    return f"{text}\n\n{data.get('diff') or ''}".rstrip() + "\n".join(_approve_line(data))
+
+
+def _approve_line(data: dict[str, Any]) -> list[str]:
+    """How to approve exactly the commit shown: a pending proposal, or one git merged
+    (the decision recorded afterwards); nothing when approve would refuse it."""
+    state, commit = data.get("state"), data.get("commit")
+    if data.get("problems") or not commit:
+        return []
+    if state == "pending":
+        return [
+            "",
+            f"To approve exactly this: vouch approve {data['proposal_id']} --expect {commit}",
+        ]
+    if state == "merged-without-decision":
+        return [
+            "",
+            "Merged with git, not decided: to record the approval of exactly this: "
+            f"vouch approve {data['proposal_id']} --expect {commit}",
+        ]
+    return []
 
 
 def _thread_and_waits(data: dict[str, Any]) -> list[str]:
@@ -242,8 +264,8 @@ def markdown(data: dict[str, Any]) -> str:
     if data.get("related"):
         out += ["", "### Already approved and similar", ""]
         out += [
-            f"- `{r['id']}`{' (' + r['status'] + ')' if r.get('status') else ''}: "
-            f"{_one_line(r.get('text'))}"
+            f"- `{r['id']}`{' (' + r['status'] + ')' if r.get('status') else ''} "
+            f"({_alike(r)}): {_one_line(r.get('text'))}"
             for r in data["related"]
         ]
     if data.get("problems"):

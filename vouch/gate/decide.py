@@ -131,6 +131,14 @@ def _events(
     ]
 
 
+def _author(who: Identity) -> tuple[str, str] | None:
+    """A decision commit's author: whoever decides (the identity vouch decides as, the
+    committer's), whatever GIT_AUTHOR_* or `author.*` say — `git log` names the person
+    the decision record names, as a proposal commit names its proposer. A decider
+    without an e-mail (a name a trusted host gave) leaves git's author as it is."""
+    return (who.name, who.email) if who.email else None
+
+
 def _decided_check(kb: KB, proposal: Proposal, tip: str) -> None:
     decision = records.decision_of(kb, proposal.id, tip)
     if decision or kb.repo.peek(records.REJECTED_PREFIX + proposal.id):
@@ -293,7 +301,7 @@ def _merge_one(
         final = repo.edit_tree(repo.store.peel_tree(tip), changes)
         trailers = deciders.trailers(who, self_approved)
         message = _message(proposal, "approved", actor, reason or "", chain, extra=trailers)
-        commit = repo.write_commit(final, [tip, proposal.commit], message)
+        commit = repo.write_commit(final, [tip, proposal.commit], message, author=_author(who))
         keyed = deciders.check_keys(kb, commit, proposal, settings, self_approved)
         if keyed == self_approved:
             return commit, changes
@@ -339,6 +347,13 @@ def _record_merged(
             f"{obj_path or 'its object'} is not on {branch.removeprefix('refs/heads/')}",
             hint="nothing to approve; reject it or propose the content again",
         )
+    unseen = pending.merged_problems(kb, proposal, tip)
+    if unseen:  # edited after the merge: the text on the branch is not what was reviewed
+        raise GateRefused(
+            unseen[0],
+            hint=f"revert the edit (or the merge), or propose the new text; `vouch show "
+            f"{proposal.id}` shows what was proposed",
+        )
     note = "merged outside vouch; decision recorded afterwards"
     text = repo.read_blob(blob).decode("utf-8")
     stamped = {
@@ -372,7 +387,7 @@ def _record_merged(
         f"vouch: record approval of {proposal.kind} {proposal.object_id} (merged outside vouch)",
         deciders.trailers(who, self_approved),
     )
-    commit = repo.write_commit(final, [tip], message)
+    commit = repo.write_commit(final, [tip], message, author=_author(who))
     settings = committed.settings_at(kb, tip)
     if deciders.check_keys(kb, commit, proposal, settings, self_approved) != self_approved:
         return _record_merged(kb, proposal, who, reason, branch, tip, others, current, True)
@@ -421,8 +436,8 @@ def reject(
             raise GateRefused(
                 f"proposal {proposal.id} was already merged into "
                 f"{branch.removeprefix('refs/heads/')} outside vouch; its content is live",
-                hint=f"record the decision with `vouch approve {proposal.id}`, or revert "
-                "the merge with `git revert` first",
+                hint=f"record the decision with `vouch show {proposal.id}` then `vouch "
+                f"approve {proposal.id}`, or revert the merge with `git revert` first",
             )
         others: list[RefUpdate] = pins.pinned(kb, proposal, expect)
         withdrawn = deciders.withdraws(who, proposal)  # the proposer's own: a withdrawal
@@ -440,7 +455,10 @@ def reject(
         extra = {**deciders.trailers(who, False), **deciders.withdrawn_trailer(withdrawn)}
         subject = f"vouch: withdraw {proposal.kind} {proposal.object_id}" if withdrawn else None
         commit = repo.write_commit(
-            tree, [tip], _message(proposal, "rejected", actor, reason, chain, subject, extra)
+            tree,
+            [tip],
+            _message(proposal, "rejected", actor, reason, chain, subject, extra),
+            author=_author(who),
         )
         fault("committed")
         others.append((records.REJECTED_PREFIX + proposal.id, proposal.commit, None))

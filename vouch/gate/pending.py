@@ -114,12 +114,15 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
                 raise NotFound(
                     f"no proposal {proposal_id}", hint="`vouch pending` lists open proposals"
                 )
+            unseen = merged_problems(kb, merged, head)
+            if record and not unseen:
+                _pin(kb, merged)
             return {
                 **merged.to_json(),
                 "state": "merged-without-decision",
                 "object": None,
                 "decision": None,
-                "problems": [],
+                "problems": unseen,
                 "diff": _diff(kb, merged.commit),
             }
         commit = str(decision.get("proposal_commit") or "")
@@ -156,14 +159,13 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
         waits = waits_for(kb, proposal, obj, head)
         problems = _problems(kb, proposal, head, set(waits))
         if record and not problems:
-            with contextlib.suppress(GitFailure):
-                repo.update_ref(
-                    records.REVIEWED_PREFIX + proposal.id,
-                    proposal.commit,
-                    None,
-                    message="vouch: show",
-                    force=True,
-                )
+            _pin(kb, proposal)
+    elif state == "merged-without-decision":
+        # merged by git (a host's button): approve records the decision afterwards, for
+        # exactly the commit shown here
+        problems = merged_problems(kb, proposal, head)
+        if record and not problems:
+            _pin(kb, proposal)
     return {
         **proposal.to_json(),
         "state": state,
@@ -175,6 +177,37 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
         "comments": comments,
         "diff": _diff(kb, proposal.commit, proposal.base_commit),
     }
+
+
+def _pin(kb: KB, proposal: records.Proposal) -> None:
+    """Remember the commit shown (refs/vouch/reviewed/<id>): what approve may decide."""
+    with contextlib.suppress(GitFailure):
+        kb.repo.update_ref(
+            records.REVIEWED_PREFIX + proposal.id,
+            proposal.commit,
+            None,
+            message="vouch: show",
+            force=True,
+        )
+
+
+def merged_problems(kb: KB, proposal: records.Proposal, head: str | None) -> list[str]:
+    """Why recording the decision for a proposal git merged would not be about what
+    is shown: its object on HEAD is not the one the proposal commit holds (edited after
+    the merge, or gone)."""
+    kind = KINDS.get(proposal.kind)
+    if head is None or kind is None or not ids.is_object_id(proposal.object_id):
+        return [f"proposal {proposal.id} names no object vouch can read; approve would refuse it"]
+    path = kb.rel(kind.path_for(proposal.object_id))
+    now, proposed = kb.repo.blob_at(head, path), kb.repo.blob_at(proposal.commit, path)
+    if now is None:
+        return [f"{path} is not there any more: nothing to approve"]
+    if now != proposed:
+        return [
+            f"{path} is not what proposal {proposal.id} proposed any more (changed after the "
+            "merge): approving would record a decision about text nobody reviewed"
+        ]
+    return []
 
 
 def _problems(kb: KB, proposal: records.Proposal, head: str | None, landing: set[str]) -> list[str]:

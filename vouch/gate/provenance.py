@@ -58,8 +58,8 @@ def verify(kb: KB, anchor: str | None = None) -> dict[str, Any]:
                     "file": None,
                     "line": None,
                     "detail": f"proposal {pid} (commit {commit[:12]}) was merged without a "
-                    f"decision record: record it with `vouch approve {pid}` or revert "
-                    "the merge",
+                    f"decision record: a reviewer records it with `vouch show {pid}` then "
+                    f"`vouch approve {pid}`, or reverts the merge",
                 }
             )
     report["merged_without_decision"] = merged

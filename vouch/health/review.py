@@ -274,8 +274,8 @@ class _Checker:
                 "merged-without-decision",
                 f"proposal {pid} (commit "
                 f"{commit.sha[:12]}) {state}, yet its content is in HEAD: it was "
-                f"merged with git, not approved with vouch (`vouch approve {pid}` "
-                "records the decision, or revert the merge)",
+                f"merged with git, not approved with vouch (`vouch show {pid}` then "
+                f"`vouch approve {pid}` records the decision, or revert the merge)",
                 id=pid,
             )
         )
