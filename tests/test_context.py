@@ -280,7 +280,8 @@ def test_cli_prints_markdown_for_a_prompt(ctx_kb: dict[str, Any], run_cli) -> No
     assert out.startswith("# Context: deploy the billing service with a green CI run\n")
     assert f"claim `{ctx_kb['ci']}` (fact, working)" in out
     assert "Every deploy of the billing service needs a green CI run." in out
-    assert 'Cites: deploy-runbook.md L4 "green CI run"' in out
+    # cited by the source's path and lines, as search and why cite it (issue 36)
+    assert re.search(r'Cites: `\S*/deploy-runbook\.md:L4` "green CI run" \(`green-ci-run-', out)
     assert "> ## Freeze windows" in out or "> ## Rolling back" in out  # sections quoted
     same = run_cli(
         "context",

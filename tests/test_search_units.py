@@ -255,7 +255,9 @@ def test_human_format_follows_the_spec() -> None:
     }
     lines = render(response).splitlines()
     assert lines[0] == 'Search: "install git" (47 matches, showing top 1)'
-    assert lines[1].startswith("1. [0.031] Git Admin Guide (p.12) [source/pdf] [git, admin]")
+    assert lines[1].startswith(
+        "1. [0.031] [unreviewed source] Git Admin Guide (p.12) [source/pdf] [git, admin]"
+    )
     assert lines[2] == "To install the latest"
 
 

@@ -74,31 +74,63 @@ def plan(kb: KB, bundle: Bundle, commit: str | None) -> Plan:
     return out
 
 
-def _refuse_broken(
+def _broken(
     kb: KB, bundle: Bundle, found: Plan, commit: str | None, landing: dict[str, bytes]
-) -> None:
-    """ValidationFailed when landing the bundle would leave knowledge lint refuses — a
-    reference to nothing, a one-sided link, knowledge no approved decision names — or
-    evidence that misquotes its source, or a record deciding a proposal of this
-    repository (`integrity`). Nothing is written."""
+) -> list[str]:
+    """What lint would refuse after landing `landing` — a reference to nothing, a
+    one-sided link, knowledge no approved decision names — or evidence that misquotes
+    its source, or a record deciding a proposal of this repository (`integrity`)."""
     from vouch.gate.committed import settings_at
 
     settings = settings_at(kb, commit) if commit else kb.config
-    broken = integrity.problems(kb, found.here, landing, settings, bundle.parsed)
-    if broken:
-        raise ValidationFailed(
-            first_problems(broken),
-            what=f"bundle {bundle.path}: importing it here would leave broken knowledge "
-            "(refused; nothing was written)",
-        )
+    return integrity.problems(kb, found.here, landing, settings, bundle.parsed)
+
+
+def _refusal(bundle: Bundle, broken: list[str], hint: str | None = None) -> ValidationFailed:
+    error = ValidationFailed(
+        first_problems(broken),
+        what=f"bundle {bundle.path}: importing it here would leave broken knowledge "
+        "(refused; nothing was written)",
+    )
+    error.hint = hint
+    return error
+
+
+def _overwrite_hint(bundle: Bundle, found: Plan) -> str:
+    """Keeping our versions of the conflicting objects breaks the bundle's links, taking
+    the bundle's does not (a clone holding an older copy of an object it changed)."""
+    n = len(found.conflict)
+    return (
+        f"{_objects(n)} here with other content "
+        f"({_listed(found.conflict)}); keeping ours (--on-conflict skip, the default) "
+        f"would break the bundle's links to {'it' if n == 1 else 'them'} — `vouch "
+        f"import-apply {bundle.path} --on-conflict overwrite` takes the bundle's versions"
+    )
+
+
+def _objects(n: int) -> str:
+    return f"{n} object of the bundle exists" if n == 1 else f"{n} objects of the bundle exist"
+
+
+def _listed(ids: Mapping[str, object]) -> str:
+    shown = sorted(ids)
+    return ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
 
 
 def import_check(kb: KB, path: Path, progress: Progress | None = None) -> dict[str, Any]:
+    """What importing the bundle here would do: its new, conflicting and identical
+    objects, and which `--on-conflict` of `import-apply` would land it
+    (`on_conflict`: mode -> whether it lands; `refused`: mode -> the broken knowledge
+    it would leave). A bundle no mode can land is refused (ValidationFailed)."""
     bundle = load(path, progress, Limits.of(kb.config))
     head = kb.repo.resolve("HEAD")
     found = plan(kb, bundle, head)
-    _refuse_broken(kb, bundle, found, head, found.landing(overwrite=False))
-    return {
+    skip = _broken(kb, bundle, found, head, found.landing(overwrite=False))
+    overwrite = _broken(kb, bundle, found, head, found.landing(True)) if found.conflict else skip
+    if skip and overwrite:
+        raise _refusal(bundle, skip)
+    refused = {mode: first_problems(p) for mode, p in (("skip", skip), ("overwrite", overwrite))}
+    result: dict[str, Any] = {
         "ok": True,
         "path": str(path),
         "bundle": bundle.sha256,
@@ -106,7 +138,24 @@ def import_check(kb: KB, path: Path, progress: Progress | None = None) -> dict[s
         "new": sorted(found.new),
         "conflict": sorted(found.conflict),
         "identical": found.identical,
+        "on_conflict": {
+            "skip": not skip,
+            "overwrite": not overwrite,
+            "fail": not found.conflict,  # `fail` refuses any conflict
+        },
+        "refused": {mode: p for mode, p in refused.items() if p},
     }
+    if skip:
+        result["hint"] = _overwrite_hint(bundle, found)
+    elif found.conflict:
+        result["hint"] = (
+            f"{_objects(len(found.conflict))} here with other content: "
+            "`vouch import-apply` keeps ours (--on-conflict skip, the default), "
+            "--on-conflict overwrite takes the bundle's"
+            + (" (refused here: it would leave broken knowledge)" if overwrite else "")
+            + ", --on-conflict fail refuses the import"
+        )
+    return result
 
 
 def import_apply(
@@ -138,7 +187,14 @@ def import_apply(
             )
         overwrite = on_conflict == "overwrite"
         files = found.landing(overwrite)
-        _refuse_broken(kb, bundle, found, head, files)
+        broken = _broken(kb, bundle, found, head, files)
+        if broken:
+            lands = (
+                not overwrite
+                and found.conflict
+                and not _broken(kb, bundle, found, head, found.landing(True))
+            )
+            raise _refusal(bundle, broken, _overwrite_hint(bundle, found) if lands else None)
         taken = {**found.new, **(found.conflict if overwrite else {})}
         result = {
             "imported": len(found.new),

@@ -16,6 +16,11 @@ from vouch.core import yamlio
 from vouch.core.ids import is_source_id
 
 
+def _n(count: int, word: str) -> str:
+    """`1 event`, `3 events`."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def capabilities(d: dict[str, Any]) -> str:
     lines = [f"vouch {d['version']} — transports: {', '.join(d['transports'])}"]
     lines += [f"  {m['name']:<32} {m['scope']:<12} {m['summary']}" for m in d["methods"]]
@@ -221,7 +226,7 @@ def audit(rows: list[dict[str, Any]]) -> str:
 
 def verified(report: dict[str, Any]) -> str:
     head = (
-        f"audit log OK: {report['events']} events in {report['files']} file(s)"
+        f"audit log OK: {_n(report['events'], 'event')} in {_n(report['files'], 'file')}"
         if report["ok"]
         else f"audit log BROKEN: {len(report['issues'])} problem(s)"
     )
@@ -242,7 +247,7 @@ def anchored(data: dict[str, Any]) -> str:
 
 def rebuilt(data: dict[str, Any]) -> str:
     lines = [
-        f"Indexed {data['documents']} documents, {data['chunks']} chunks "
+        f"Indexed {_n(data['documents'], 'document')}, {_n(data['chunks'], 'chunk')} "
         f"({data['embedded']} embedded) in {data['seconds']:.2f}s"
     ]
     lines += [f"  skipped: {s}" for s in data.get("skipped", [])]

@@ -50,6 +50,11 @@ def import_plan(result: dict[str, Any]) -> str:
         f"{len(result['new']):,} new, {len(conflicts):,} conflicting, "
         f"{len(result['identical']):,} identical"
     )
+    for mode, problems in (result.get("refused") or {}).items():
+        shown = "; ".join(escaped(p) for p in problems)
+        lines.append(f"--on-conflict {mode} would be refused (broken knowledge): {shown}")
+    if result.get("hint"):
+        lines.append(f"hint: {escaped(result['hint'])}")
     return "\n".join(lines)
 
 

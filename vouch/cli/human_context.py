@@ -78,10 +78,17 @@ def _heading(n: int, item: dict[str, Any]) -> str:
 def _citation(c: dict[str, Any]) -> str:
     if c["kind"] == "claim":
         return f"claim `{c['id']}`"
-    where = f" {c['locator']}" if c.get("locator") and c["kind"] == "evidence" else ""
     quote = f' "{_one_line(c["quote"])}"' if c.get("quote") else ""
-    # a source is cited by its title (and lines); its sha256 is shortened as git does
+    # a source's sha256 is shortened as git does
     shown = c["id"][:12] if c["kind"] == "source" else c["id"]
+    if c.get("cite_path"):  # by its repository path (and lines), as search and why cite
+        path = str(c["cite_path"])
+        title = _one_line(c.get("title"))
+        file = path.rpartition(":")[0] if c["kind"] == "evidence" else path
+        named = f"{title} " if title and title not in (file, file.rsplit("/", 1)[-1]) else ""
+        return f"{named}`{_one_line(path)}`{quote} (`{shown}`)"
+    # a source with no path (stdin, inline text): by its title (and lines)
+    where = f" {c['locator']}" if c.get("locator") and c["kind"] == "evidence" else ""
     return f"{_one_line(c.get('title') or c['id'])}{where}{quote} (`{shown}`)"
 
 

@@ -40,7 +40,7 @@ def lint(report: dict[str, Any]) -> str:
             f"({_plural(info.get('decisions', 0), 'decision')})"
         )
     lines.append(
-        f"vouch lint ({scope}): {report['checked']['objects']} objects{extra}; "
+        f"vouch lint ({scope}): {_plural(report['checked']['objects'], 'object')}{extra}; "
         f"{_tally(report)} — {report['verdict']}"
     )
     return "\n".join(lines)
@@ -56,6 +56,13 @@ def source_verify(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _index_detail(index: dict[str, Any]) -> str:
+    """Why the index is not fresh, and what happens next (`the next search refreshes
+    it; vouch index rebuild does it now`)."""
+    said = [" ".join(str(index.get(k) or "").split()) for k in ("reason", "next")]
+    return " — ".join(part for part in said if part)
+
+
 def doctor(report: dict[str, Any]) -> str:
     checks = report["checks"]
     lint_ = checks["lint"]
@@ -66,7 +73,7 @@ def doctor(report: dict[str, Any]) -> str:
         (
             "lint",
             lint_["verdict"],
-            f"{lint_['objects']} objects, "
+            f"{_plural(lint_['objects'], 'object')}, "
             f"{_plural(lint_['errors'], 'error')}, "
             f"{_plural(lint_['warnings'], 'warning')}",
         ),
@@ -76,7 +83,7 @@ def doctor(report: dict[str, Any]) -> str:
             f"{_plural(sources['checked'], 'source')} verified"
             + (f", {_plural(sources['issues'], 'problem')}" if sources["issues"] else ""),
         ),
-        ("index", index["state"], " ".join((index.get("reason") or "").split())),
+        ("index", index["state"], _index_detail(index)),
         (
             "audit",
             "ok" if audit.get("ok") else "errors",

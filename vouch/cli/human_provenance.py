@@ -169,6 +169,14 @@ def _groups(d: dict[str, Any]) -> list[tuple[str, list[tuple[str, list[dict[str,
     return out
 
 
+_ONE = {"claims": "claim", "pages": "page", "entities": "entity", "relations": "relation"}
+
+
+def _counted(n: int, group: str) -> str:
+    """`1 claim`, `2 claims`: a count of a diff's group (`claims`, `entities`, ...)."""
+    return f"{n} {_ONE.get(group, group[:-1]) if n == 1 else group}"
+
+
 def diff_human(d: dict[str, Any]) -> str:
     head = f"knowledge diff {_short(d['from'])}..{_short(d['to'])} ({d['range']})"
     out = [head]
@@ -202,7 +210,7 @@ def diff_markdown(d: dict[str, Any]) -> str:
     groups = _groups(d)
     if not groups and not d["decisions"]:
         return "\n".join([*out, "No knowledge changed."]) + "\n"
-    counts = [f"{len(items)} {group} {title}" for group, b in groups for title, items in b]
+    counts = [f"{_counted(len(items), group)} {title}" for group, b in groups for title, items in b]
     out += ["**" + ", ".join(counts) + "**", ""]
     for group, buckets in groups:
         for title, items in buckets:

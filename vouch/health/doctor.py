@@ -125,6 +125,12 @@ def _index(kb: KB) -> tuple[dict[str, Any], list[Issue]]:
         ]
     state, reason = status["state"], status.get("reason")
     summary = {"state": state, "reason": reason, "path": status.get("path")}
+    if state in ("missing", "stale") and status.get("auto_refresh", True):
+        # normal for a cache, but a person reading "stale" beside "ok" asks what to do
+        summary["next"] = (
+            f"the next search {'builds' if state == 'missing' else 'refreshes'} it; "
+            "`vouch index rebuild` does it now"
+        )
     hint = "; `vouch index rebuild` builds it again"
     if state == "collision":
         return summary, [

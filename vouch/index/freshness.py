@@ -162,7 +162,7 @@ def _commands(top: str) -> tuple[list[str], list[str]]:
     tree for it, and the tracked files whose work-tree copy differs from git's index."""
     return (
         ["rev-parse", "-q", "--verify", f"HEAD:{top}"],
-        ["diff-files", "--name-only", "-z", "--", top],
+        ["diff-files", "-z", "--", top],
     )
 
 
@@ -230,7 +230,7 @@ class Probe:
         tree, files = _commands(top)
         scope = self._scope(only)
         if scope is not None:
-            files = ["--literal-pathspecs", "diff-files", "--name-only", "-z", "--", *scope]
+            files = ["--literal-pathspecs", "diff-files", "-z", "--", *scope]
         started = []
         try:
             self._tree = kb.repo.start(*tree)
@@ -267,7 +267,7 @@ class Probe:
         repo, prefix = self.kb.repo, self.prefix
         try:
             tree = self._tree.output(check=False).strip()
-            unstaged = [p for p in self._files.output().split("\0") if p]
+            unstaged = _index_blobs(self._files.output())
             staged = self._staged_paths(tree)
         except BaseException:
             self.close()  # a git that failed leaves none of the others running
@@ -276,6 +276,11 @@ class Probe:
         changed |= _untracked(self.kb, prefix, self.stamps, self.previous)
         present = sorted(p for p in changed if (self.kb.root / p).is_file())
         blobs = _hash_without_writing(self.kb, present)
+        # `git diff-files` compares stat data: a file touched, or a clone copied with
+        # `cp`, is listed with the bytes git's index holds. Not a change (search would
+        # call approved knowledge an uncommitted edit): only what differs is dirty.
+        same = {p for p, blob in unstaged.items() if blob and blobs.get(p) == blob}
+        changed -= same - set(staged)
         dirty = {p[len(prefix) :]: blobs.get(p) for p in changed}
         kept = tuple(sorted(p for p in staged if p.startswith(prefix)))
         return State(tree or repo.empty_tree, dirty, self.stamps, self.index_stamp, kept)
@@ -319,6 +324,21 @@ def _untracked(kb: KB, prefix: str, stamps: dict[str, int], previous: State | No
             if p.startswith(prefix)
         )
     return found
+
+
+def _index_blobs(raw: str) -> dict[str, str]:
+    """Path -> the blob git's index holds for it ("" when none: an unmerged entry), from
+    `git diff-files -z`'s raw output (`:mode mode index-blob work-blob status NUL path
+    NUL`, each path once)."""
+    out: dict[str, str] = {}
+    fields = raw.split("\0")
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        if not path:
+            continue
+        parts = meta.split(" ")
+        blob = parts[2] if len(parts) > 4 and meta.startswith(":") else ""
+        out[path] = "" if blob.strip("0") == "" else blob
+    return out
 
 
 def _hash_without_writing(kb: KB, paths: list[str]) -> dict[str, str]:

@@ -116,7 +116,8 @@ METHODS: tuple[Method, ...] = (
         "kb.import_check",
         "maintenance",
         "What importing a checked bundle would do here: new, conflicting and identical "
-        "objects (ids).",
+        "objects (ids), and which import-apply --on-conflict mode lands it (on_conflict, "
+        "refused, hint).",
         f"{_HERE}import_check",
         (_PATH,),
         cli=Cli(args=("path",), human=f"{_HUMAN}import_plan"),

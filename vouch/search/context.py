@@ -11,8 +11,9 @@
    that touch an entity — each scored at half its seed's score;
 3. read each candidate's file, in rank order: superseded, archived and redacted
    objects are dropped whatever the index said, and the citations are resolved
-   (sources and evidence spans, with titles and locators; a page cites its sources and
-   claims); with `require_citations` an item citing nothing is dropped;
+   (sources and evidence spans, with titles, locators and the path form search cites,
+   `cite_path`: `docs/a.rst:L5-L9`; a page cites its sources and claims); with
+   `require_citations` an item citing nothing is dropped;
 4. pack greedily into `max_chars` (the sum of the items' `text`): an item that does not
    fit whole is cut after its last whole sentence that fits (or left out when not even
    one fits), and packing goes on with the next, smaller items. `min_items` makes the
@@ -40,6 +41,7 @@ from vouch.core import ids
 from vouch.core.progress import Progress
 from vouch.errors import CorruptFile, InvalidId, UsageError
 from vouch.kinds import KINDS, Obj, module_for
+from vouch.kinds.source import path_of
 from vouch.search import passages
 from vouch.search import query as queries
 from vouch.search.engine import HIDDEN_STATUSES, SearchRequest, search
@@ -365,6 +367,7 @@ def _cite(reader: _Reader, cited: list[str]) -> list[dict[str, Any]]:
                         "kind": "source",
                         "title": _source_title(source),
                         "locator": source.get("locator"),
+                        "cite_path": path_of(source),
                     }
                 )
             continue
@@ -378,6 +381,8 @@ def _cite(reader: _Reader, cited: list[str]) -> list[dict[str, Any]]:
             "title": _source_title(source) if source else None,
             "locator": ev.get("locator"),
             "source_id": ev["source_id"],
+            # `docs/a.rst:L5-L9`, as search and why cite it (None: a source with no path)
+            "cite_path": path_of(source, ev.get("locator")),
         }
         if ev.get("quote"):
             entry["quote"] = ev["quote"]

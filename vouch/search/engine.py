@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vouch.core.progress import Progress
@@ -387,7 +387,22 @@ def _search(
         if turn_weights is not None:
             response["trace"]["turn_weights"] = turn_weights
         response["trace"]["lexical_coverage"] = coverage
+        from vouch.search import tracing
+
+        tracing.name(response["trace"], lambda keys: _rows(index, pending, keys))
     return response
+
+
+def _rows(index: SearchIndex, pending: Any, keys: Iterable[int]) -> dict[int, Any]:
+    """Chunk metadata by chunk id: the index's (positive ids) and an open proposal's
+    (negative ids, `--include-pending`)."""
+    keys = list(keys)
+    out: dict[int, Any] = index.chunks(k for k in keys if k > 0)
+    for key in keys:
+        row = pending.info(key) if key < 0 and pending is not None else None
+        if row is not None:
+            out[key] = row
+    return out
 
 
 def _embed_early(req: SearchRequest) -> Callable[[Any], object] | None:

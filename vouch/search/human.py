@@ -2,10 +2,16 @@
 parse the JSON)::
 
     Search: "install git" (47 matches, showing top 10)
-    1. [0.031] Git Admin Guide docs/git.pdf (p.12) [source/pdf] [git, admin] 4f2a9c01d3e5
+    1. [3.111] Install git with the package manager. [claim/fact] [git] install-git-with-…-1a2b3c4d
+    Install git with the package manager.
+    evidence: evidence-5e6f7a8b
+    2. [0.031] [unreviewed source] Git Guide docs/git.pdf (p.12) [source/pdf] 4f2a9c01d3e5
     To install the latest version of git from source...
-    2. [0.025] docs/timeouts.md:L40-L52 §Retries [source/file] 9b1e77c2a0f4:L40-L52
+    3. [0.025] [unreviewed source] docs/t.md:L40-L52 §Retries [source/file] 9b1e77c2a0f4:L40-L52
     ...
+
+A hit nobody reviewed — a source's raw text, an open proposal (`--include-pending`), a
+work-tree edit HEAD does not hold — says so at the start of its line (`unreviewed`).
 """
 
 from __future__ import annotations
@@ -29,7 +35,11 @@ def preview(result: dict[str, Any], width: int = PREVIEW_CHARS) -> str:
 def heading(rank: int, result: dict[str, Any]) -> str:
     src = result.get("source") or {}
     by_path = result.get("cite_path")
-    parts = [f"{rank}. [{result['score']:.3f}] {_named(src, by_path) or result['id']}"]
+    parts = [f"{rank}. [{result['score']:.3f}]"]
+    label = unreviewed(result)
+    if label:
+        parts.append(f"[{label}]")
+    parts.append(_named(src, by_path) or result["id"])
     if src.get("page") is not None:
         parts.append(f"(p.{src['page']})")
     if src.get("section"):
@@ -55,6 +65,19 @@ def heading(rank: int, result: dict[str, Any]) -> str:
     else:
         parts.append(short_id(result["id"]))
     return " ".join(parts)
+
+
+def unreviewed(result: dict[str, Any]) -> str | None:
+    """What marks a hit as text nobody reviewed, at the start of its line: a work-tree
+    edit HEAD does not hold, an open proposal, a source's raw text; None for approved
+    knowledge."""
+    if result.get("uncommitted"):
+        return "unreviewed edit"
+    if result.get("pending"):
+        return "unreviewed proposal"
+    if result.get("kind") == "source":
+        return "unreviewed source"
+    return None
 
 
 def _named(src: dict[str, Any], by_path: object) -> str:
@@ -83,7 +106,7 @@ def cited(result: dict[str, Any]) -> str | None:
 def render(response: dict[str, Any]) -> str:
     results = response["results"]
     head = (
-        f'Search: "{response["query"]}" ({response["total_matches"]} matches, '
+        f'Search: "{response["query"]}" ({_count(response["total_matches"], "match", "es")}, '
         f"showing {_showing(response)})"
     )
     lines = [head]
@@ -101,12 +124,19 @@ def render(response: dict[str, Any]) -> str:
     if response.get("next_cursor"):
         lines.append(f"More: --cursor {response['next_cursor']}")
     if response.get("trace"):
+        from vouch.search.tracing import lines as traced
+
+        lines += traced(response["trace"], str(response.get("mode") or "hybrid"))
         t = response["trace"]["timing"]
         lines.append(
             f"Timing: lexical {t['lexical_ms']} ms, vector {t['vector_ms']} ms, "
             f"fusion {t['fusion_ms']} ms, total {t['total_ms']} ms"
         )
     return "\n".join(lines)
+
+
+def _count(n: int, word: str, plural: str = "s") -> str:
+    return f"{n} {word}{'' if n == 1 else plural}"
 
 
 def _showing(response: dict[str, Any]) -> str:
