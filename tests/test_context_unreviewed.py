@@ -49,7 +49,7 @@ def _pack(kb: KB, task: str, **params: Any) -> dict[str, Any]:
 def _source_lines(kb: KB, passage: dict[str, Any]) -> str:
     text = kb.source_content(passage["id"]).decode()
     lines = passage["lines"]
-    return "\n".join(text.split("\n")[lines["start"] - 1 : lines["end"]])
+    return "\n".join(text.split("\n")[lines[0] - 1 : lines[1]])
 
 
 def test_nothing_approved_gives_the_best_passages_marked_unreviewed(docs: KB, run_cli) -> None:
@@ -90,7 +90,8 @@ def test_a_passage_is_cut_to_whole_lines_around_the_best_one_and_cited_as_cut(
     [pool] = [p for p in pack["unreviewed"] if p["locator"] == "docs/pool.txt"]
     assert "eight sockets per host" in pool["text"] and len(pool["text"]) <= 150
     assert pool["text"] == _source_lines(kb, pool)  # whole lines, exactly the cited ones
-    start, end = pool["lines"]["start"], pool["lines"]["end"]
+    assert isinstance(pool["lines"], list)  # [start, end], as a search hit says them
+    start, end = pool["lines"]
     assert pool["cite"] == f"{pool['id']}:L{start}-L{end}"
     assert pool["cite_path"] == f"docs/pool.txt:L{start}-L{end}"
     assert start <= 21 <= end and end - start < 10

@@ -123,7 +123,7 @@ def _passage(kb: KB, hit: dict[str, Any], task: str, budget: int) -> dict[str, A
         "title": src.get("title"),
         "locator": src.get("locator"),
         "section": src.get("section"),
-        "lines": {"start": lines[0], "end": lines[1]} if lines else None,
+        "lines": [lines[0], lines[1]] if lines else None,  # as a search hit says them
         "cite": cite,
         "cite_path": shown(src.get("locator"), span or None) if hit.get("cite_path") else None,
         "text": text,
