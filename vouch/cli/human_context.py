@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from vouch.cli.oneline import escaped
+
 
 def markdown(pack: dict[str, Any]) -> str:
     lines = [f"# Context: {_one_line(pack['task'])}", ""]
@@ -54,7 +56,7 @@ def _unreviewed(pack: dict[str, Any]) -> list[str]:
         return ["", f"_{pack['next_step']}_"] if pack.get("next_step") else []
     lines = ["", "## Unreviewed source passages (not reviewed knowledge)", ""]
     for n, p in enumerate(found, 1):
-        where = p.get("cite_path") or p["cite"]
+        where = escaped(str(p.get("cite_path") or p["cite"]))
         section = f" § {_one_line(p['section'])}" if p.get("section") else ""
         lines += [f"### {n}. `{where}`{section} (source `{str(p['id'])[:12]}`, unreviewed)", ""]
         lines += [f"> {line}".rstrip() for line in str(p["text"]).split("\n")]
@@ -78,7 +80,7 @@ def _heading(n: int, item: dict[str, Any]) -> str:
 def _citation(c: dict[str, Any]) -> str:
     if c["kind"] == "claim":
         return f"claim `{c['id']}`"
-    where = f" {c['locator']}" if c.get("locator") and c["kind"] == "evidence" else ""
+    where = f" {escaped(str(c['locator']))}" if c.get("locator") and c["kind"] == "evidence" else ""
     quote = f' "{_one_line(c["quote"])}"' if c.get("quote") else ""
     # a source is cited by its title (and lines); its sha256 is shortened as git does
     shown = c["id"][:12] if c["kind"] == "source" else c["id"]

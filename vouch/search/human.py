@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from vouch.cli.oneline import escaped
 from vouch.core.ids import is_source_id
 
 PREVIEW_CHARS = 160
@@ -27,6 +28,7 @@ def preview(result: dict[str, Any], width: int = PREVIEW_CHARS) -> str:
 
 
 def heading(rank: int, result: dict[str, Any]) -> str:
+    """One line a hit: a file's name or a title may hold a line break (`escaped`)."""
     src = result.get("source") or {}
     by_path = result.get("cite_path")
     parts = [f"{rank}. [{result['score']:.3f}] {_named(src, by_path) or result['id']}"]
@@ -54,7 +56,7 @@ def heading(rank: int, result: dict[str, Any]) -> str:
         parts.append(short_id(result["id"]) + cite[len(result["id"]) :])
     else:
         parts.append(short_id(result["id"]))
-    return " ".join(parts)
+    return escaped(" ".join(parts))
 
 
 def _named(src: dict[str, Any], by_path: object) -> str:
