@@ -56,6 +56,10 @@ def test_a_line_break_in_a_file_name_makes_no_line_of_its_own(kb: KB, run_cli) -
     assert found.code == 0, found.err
     _no_fake_line(found.out)
     assert SHOWN in found.out
+    context = run_cli("context", "retry budget", cwd=kb.root)  # nothing approved: passages
+    assert context.code == 0, context.err
+    _no_fake_line(context.out)
+    assert SHOWN in context.out
     call(kb, "kb.approve", {"proposal_id": pid}, actor=BOB)
     why = run_cli("why", cid, cwd=kb.root)
     assert why.code == 0, why.err

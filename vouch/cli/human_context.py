@@ -53,7 +53,7 @@ def _unreviewed(pack: dict[str, Any]) -> list[str]:
     quoted after its citation; then the one line on making them reviewed knowledge."""
     found = pack.get("unreviewed") or []
     if not found:
-        return ["", f"_{pack['next_step']}_"] if pack.get("next_step") else []
+        return ["", f"_{escaped(pack['next_step'])}_"] if pack.get("next_step") else []
     lines = ["", "## Unreviewed source passages (not reviewed knowledge)", ""]
     for n, p in enumerate(found, 1):
         where = escaped(str(p.get("cite_path") or p["cite"]))
@@ -62,7 +62,7 @@ def _unreviewed(pack: dict[str, Any]) -> list[str]:
         lines += [f"> {line}".rstrip() for line in str(p["text"]).split("\n")]
         lines.append("")
     if pack.get("next_step"):
-        lines.append(f"_{pack['next_step']}_")
+        lines.append(f"_{escaped(pack['next_step'])}_")
     return lines
 
 
