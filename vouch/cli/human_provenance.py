@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from vouch.cli.human_review import citation_head, excerpt_lines
+from vouch.cli.human_review import citation_head, comment_text, excerpt_lines
 from vouch.cli.oneline import screen
 
 
@@ -97,7 +97,7 @@ def _thread(d: dict[str, Any]) -> list[str]:
 
 
 def _comment(c: dict[str, Any]) -> str:
-    text = str(c["text"]).replace("\n", "\n      ")
+    text = comment_text(c).replace("\n", "\n      ")
     return f"    {c['created_at']}  comment by {c['author']}: {text}"
 
 

@@ -164,6 +164,15 @@ def _thread_and_waits(data: dict[str, Any]) -> list[str]:
     return out
 
 
+def comment_text(c: dict[str, Any]) -> str:
+    """A comment's text as read (its first 16 KiB), and when it was cut short, how many
+    bytes were left out and the command that prints them."""
+    cut = c.get("cut")
+    if not cut:
+        return str(c["text"])
+    return f"{c['text']}\n… {cut['more_bytes']} more bytes of this comment: {cut['read_with']}"
+
+
 def _thread(revisions: list[dict[str, Any]], comments: list[dict[str, Any]]) -> list[str]:
     lines: list[str] = []
     placed: set[str] = set()
@@ -174,9 +183,9 @@ def _thread(revisions: list[dict[str, Any]], comments: list[dict[str, Any]]) -> 
         for c in comments:
             if c["revision_commit"] == r["commit"]:
                 placed.add(c["comment"])
-                lines.append(f"  {c['created_at']}  comment by {c['author']}: {c['text']}")
+                lines.append(f"  {c['created_at']}  comment by {c['author']}: {comment_text(c)}")
     lines += [
-        f"  {c['created_at']}  comment by {c['author']}: {c['text']}"
+        f"  {c['created_at']}  comment by {c['author']}: {comment_text(c)}"
         for c in comments
         if c["comment"] not in placed
     ]
