@@ -23,6 +23,7 @@ def _link(item: dict[str, Any]) -> str:
 def why(d: dict[str, Any]) -> str:
     out = [f"{d['kind']} {d['id']}" + (f" [{d['status']}]" if d.get("status") else "")]
     out.append(f"  {d['title']}")
+    out += _differs(d)
     proposed, approved, added = d.get("proposed"), d.get("approved"), d.get("added")
     if proposed:
         line = f"proposed by {proposed.get('proposed_by') or proposed.get('proposer')}"
@@ -71,6 +72,25 @@ def why(d: dict[str, Any]) -> str:
         out.append(f"relation {r['relation']} {arrow} {_link(r['other'])}")
     out.append(f"last confirmed: {d.get('last_confirmed_at') or 'never'}")
     return "\n".join(out)
+
+
+def _differs(d: dict[str, Any]) -> list[str]:
+    """What differs from the version shown: plain commits since vouch's last, and edits
+    in the work tree — neither reviewed (`vouch.history.recorded`)."""
+    out = []
+    for c in d.get("edited_after_approval") or []:
+        out.append(
+            f"  ! edited after its decision outside vouch, not reviewed: {_short(c['commit'])} "
+            f"by {c['author']} at {c['date']} ({c['subject']}); shown is what vouch recorded"
+        )
+    if d.get("committed_title"):
+        out.append(f"  ! the committed file now says: {d['committed_title']}")
+    if d.get("uncommitted"):
+        out.append(
+            "  ! the work-tree file holds uncommitted edits, not reviewed; shown is the "
+            "committed version (`git diff` shows the edits)"
+        )
+    return out
 
 
 def _thread(d: dict[str, Any]) -> list[str]:
