@@ -44,7 +44,7 @@ def recorded(
     last = next((c for c in commits if c.role in _VOUCH_ROLES), None)
     if last is None:
         return shown, notes
-    since = [c for c in commits[: commits.index(last)] if c.role in ("commit", "merge")]
+    since = commits[: commits.index(last)]  # newest first: none of them vouch's
     if not since:
         return shown, notes
     notes["edited_after_approval"] = [
