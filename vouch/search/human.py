@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vouch.cli.oneline import escaped
 from vouch.core.ids import is_source_id
+from vouch.core.printable import escaped
 
 PREVIEW_CHARS = 160
 _MARK = re.compile(r"\[/?MATCH\]")
