@@ -81,7 +81,7 @@ def _source_line(row: dict[str, Any]) -> str:
     every command takes back and the path it was registered from (its title after it
     when that is more than the file's name; a replaced version says by which)."""
     locator = str(row.get("locator") or "-")
-    parts = [f"{str(row['id'])[:12]}  {row.get('type') or '':<10}  {locator}"]
+    parts = [f"{str(row['id'])[:12]}  {row.get('type') or '':<10}  {escaped(locator)}"]
     title = _own_title(row, locator, (row.get("metadata") or {}).get("document_title"))
     if title:
         parts.append(json.dumps(title, ensure_ascii=False))
@@ -104,7 +104,7 @@ def registered(result: dict[str, Any]) -> str:
     its id (first, for `cut -d' ' -f1`; any 8+ digits of it are taken back), where it
     came from and its title when it has one of its own."""
     locator = str(result.get("locator") or "-")
-    parts = [str(result["id"])[:12], locator]
+    parts = [str(result["id"])[:12], escaped(locator)]
     title = _own_title(result, locator, result.get("document_title"))
     if title:
         parts.append(json.dumps(title, ensure_ascii=False))
@@ -131,7 +131,7 @@ def info(d: dict[str, Any]) -> str:
         f"  type:    {d['type'] or '-'}",
         f"  status:  {d['status'] or '-'}",
         f"  tags:    {', '.join(d['tags']) or '-'}",
-        f"  path:    {d['path']}",
+        f"  path:    {escaped(str(d['path']))}",
         f"  chunks:  {d['chunk_count']}",
     ]
     lines += [
@@ -312,7 +312,7 @@ def turns(data: dict[str, Any]) -> str:
         session = t["session"]
         when = f" {t['time']}" if t.get("time") else ""
         text = str(t["text"]).replace("\n", "\n    ")
-        out.append(f"{t['locator']}{when} {t['speaker']}: {text}")
+        out.append(f"{escaped(str(t['locator']))}{when} {t['speaker']}: {text}")
     span = data["turns"]
     out.append(f"(turns {span['start']}-{span['end']} of {span['total']})")
     return "\n".join(out)

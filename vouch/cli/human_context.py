@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from vouch.cli.oneline import escaped
+
 
 def markdown(pack: dict[str, Any]) -> str:
     lines = [f"# Context: {_one_line(pack['task'])}", ""]
@@ -51,16 +53,16 @@ def _unreviewed(pack: dict[str, Any]) -> list[str]:
     quoted after its citation; then the one line on making them reviewed knowledge."""
     found = pack.get("unreviewed") or []
     if not found:
-        return ["", f"_{pack['next_step']}_"] if pack.get("next_step") else []
+        return ["", f"_{escaped(pack['next_step'])}_"] if pack.get("next_step") else []
     lines = ["", "## Unreviewed source passages (not reviewed knowledge)", ""]
     for n, p in enumerate(found, 1):
-        where = p.get("cite_path") or p["cite"]
+        where = escaped(str(p.get("cite_path") or p["cite"]))
         section = f" § {_one_line(p['section'])}" if p.get("section") else ""
         lines += [f"### {n}. `{where}`{section} (source `{str(p['id'])[:12]}`, unreviewed)", ""]
         lines += [f"> {line}".rstrip() for line in str(p["text"]).split("\n")]
         lines.append("")
     if pack.get("next_step"):
-        lines.append(f"_{pack['next_step']}_")
+        lines.append(f"_{escaped(pack['next_step'])}_")
     return lines
 
 
@@ -86,9 +88,9 @@ def _citation(c: dict[str, Any]) -> str:
         title = _one_line(c.get("title"))
         file = path.rpartition(":")[0] if c["kind"] == "evidence" else path
         named = f"{title} " if title and title not in (file, file.rsplit("/", 1)[-1]) else ""
-        return f"{named}`{_one_line(path)}`{quote} (`{shown}`)"
+        return f"{named}`{escaped(path)}`{quote} (`{shown}`)"
     # a source with no path (stdin, inline text): by its title (and lines)
-    where = f" {c['locator']}" if c.get("locator") and c["kind"] == "evidence" else ""
+    where = f" {escaped(str(c['locator']))}" if c.get("locator") and c["kind"] == "evidence" else ""
     return f"{_one_line(c.get('title') or c['id'])}{where}{quote} (`{shown}`)"
 
 

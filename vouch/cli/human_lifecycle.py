@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from vouch.cli.oneline import escaped
+
 
 def changed(result: dict[str, Any]) -> str:
     """One line: what happened, and the commit; or that nothing needed to change."""
@@ -23,6 +25,6 @@ def history(rows: list[dict[str, Any]]) -> str:
         )
         lines.append(
             f"{row['id']}  {state:<26} {row.get('created_at') or '':<20} "
-            f"{row.get('byte_size') or 0:>8} B  {row.get('title') or ''}"
+            f"{row.get('byte_size') or 0:>8} B  {escaped(str(row.get('title') or ''))}"
         )
     return "\n".join(lines) or "(none)"

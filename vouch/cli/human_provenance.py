@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from vouch.cli.human_review import citation_head, excerpt_lines
+from vouch.cli.human_review import citation_head, comment_text, excerpt_lines
 from vouch.cli.oneline import screen
 
 
@@ -23,6 +23,7 @@ def _link(item: dict[str, Any]) -> str:
 def why(d: dict[str, Any]) -> str:
     out = [f"{d['kind']} {d['id']}" + (f" [{d['status']}]" if d.get("status") else "")]
     out.append(f"  {d['title']}")
+    out += _differs(d)
     proposed, approved, added = d.get("proposed"), d.get("approved"), d.get("added")
     if proposed:
         line = f"proposed by {proposed.get('proposed_by') or proposed.get('proposer')}"
@@ -73,6 +74,25 @@ def why(d: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _differs(d: dict[str, Any]) -> list[str]:
+    """What differs from the version shown: plain commits since vouch's last, and edits
+    in the work tree — neither reviewed (`vouch.history.recorded`)."""
+    out = []
+    for c in d.get("edited_after_approval") or []:
+        out.append(
+            f"  ! edited after its decision outside vouch, not reviewed: {_short(c['commit'])} "
+            f"by {c['author']} at {c['date']} ({c['subject']}); shown is what vouch recorded"
+        )
+    if d.get("committed_title"):
+        out.append(f"  ! the committed file now says: {d['committed_title']}")
+    if d.get("uncommitted"):
+        out.append(
+            "  ! the work-tree file holds uncommitted edits, not reviewed; shown is the "
+            "committed version (`git diff` shows the edits)"
+        )
+    return out
+
+
 def _thread(d: dict[str, Any]) -> list[str]:
     """The review thread of the proposal that landed, when there was more than its
     first revision: each revision, with why it was made, and the comments made on it."""
@@ -97,7 +117,7 @@ def _thread(d: dict[str, Any]) -> list[str]:
 
 
 def _comment(c: dict[str, Any]) -> str:
-    text = str(c["text"]).replace("\n", "\n      ")
+    text = comment_text(c).replace("\n", "\n      ")
     return f"    {c['created_at']}  comment by {c['author']}: {text}"
 
 

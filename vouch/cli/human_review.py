@@ -7,6 +7,8 @@ import json
 import re
 from typing import Any
 
+from vouch.cli.oneline import escaped
+
 _SKIP = {
     "diff",
     "object",
@@ -43,18 +45,19 @@ def _object_lines(kind: str, obj: dict[str, Any]) -> list[str]:
 
 def citation_head(c: dict[str, Any]) -> str:
     """`docs/runbook.md:L7-L8 (evidence evidence-1a2b…, source 5891b5b522d5)`: where a
-    citation points, by its source's path when it has one (what `--source` takes)."""
+    citation points, by its source's path when it has one (what `--source` takes), on
+    one line: a file's name may hold a line break (`oneline.escaped`)."""
     kind = "evidence" if c.get("kind") == "evidence" else "source"
     sid = str(c.get("source_id") or "")[:12]
     ids = f"{kind} {str(c['id'])[:24]}" + (f", source {sid}" if kind == "evidence" else "")
     if c.get("cite_path"):
-        return f"{_titled(c, str(c['cite_path']))} ({ids})"
+        return escaped(f"{_titled(c, str(c['cite_path']))} ({ids})")
     where = c.get("title") or sid
     locator = c.get("locator") or "(whole source)"
     older = c.get("source_superseded_by")
     if older:
         ids += f"; a version superseded by {str(older)[:12]}"
-    return f"{where} {locator} ({ids})"
+    return escaped(f"{where} {locator} ({ids})")
 
 
 def _titled(c: dict[str, Any], by_path: str) -> str:
@@ -183,6 +186,15 @@ def _thread_and_waits(data: dict[str, Any]) -> list[str]:
     return out
 
 
+def comment_text(c: dict[str, Any]) -> str:
+    """A comment's text as read (its first 16 KiB), and when it was cut short, how many
+    bytes were left out and the command that prints them."""
+    cut = c.get("cut")
+    if not cut:
+        return str(c["text"])
+    return f"{c['text']}\n… {cut['more_bytes']} more bytes of this comment: {cut['read_with']}"
+
+
 def _thread(revisions: list[dict[str, Any]], comments: list[dict[str, Any]]) -> list[str]:
     lines: list[str] = []
     placed: set[str] = set()
@@ -193,9 +205,9 @@ def _thread(revisions: list[dict[str, Any]], comments: list[dict[str, Any]]) -> 
         for c in comments:
             if c["revision_commit"] == r["commit"]:
                 placed.add(c["comment"])
-                lines.append(f"  {c['created_at']}  comment by {c['author']}: {c['text']}")
+                lines.append(f"  {c['created_at']}  comment by {c['author']}: {comment_text(c)}")
     lines += [
-        f"  {c['created_at']}  comment by {c['author']}: {c['text']}"
+        f"  {c['created_at']}  comment by {c['author']}: {comment_text(c)}"
         for c in comments
         if c["comment"] not in placed
     ]
@@ -251,10 +263,11 @@ def markdown(data: dict[str, Any]) -> str:
         out += ["", f"### Evidence ({len(citations)})"]
         for n, c in enumerate(citations, 1):
             if c.get("cite_path"):
-                out += ["", f"**{n}. `{c['cite_path']}`** ({c['id']})"]
+                out += ["", f"**{n}. `{escaped(str(c['cite_path']))}`** ({c['id']})"]
             else:
-                title = c.get("title") or str(c.get("source_id") or "")[:12]
-                out += ["", f"**{n}. {title}** `{c.get('locator') or 'whole source'}` ({c['id']})"]
+                title = escaped(str(c.get("title") or str(c.get("source_id") or "")[:12]))
+                where = escaped(str(c.get("locator") or "whole source"))
+                out += ["", f"**{n}. {title}** `{where}` ({c['id']})"]
             if c.get("quote"):
                 out += ["", _quote(c["quote"])]
             if c.get("problem"):

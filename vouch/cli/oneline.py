@@ -5,10 +5,11 @@ another unprintable character; printed raw, it would add lines of its own to wha
 people read (a fake "wrote …" or "ok" line). Such characters are written as their
 escapes (`\\n`, `\\x1b`); printable text, non-ASCII included, is left alone.
 
-`escaped` makes one line of a value; `screen` is the last step of every human view
-(search, list, show, the review screen, errors): line breaks stay, and any other
-control character — an escape sequence in a claim or a source, which would recolour,
-erase or rewrite what the reviewer reads, or set their clipboard — shows as its escape.
+`escaped` makes one line of a value (every path and locator a human view prints);
+`screen` is the last step of every human view (search, list, show, the review screen,
+errors): line breaks stay, and any other control character — an escape sequence in a
+claim or a source, which would recolour, erase or rewrite what the reviewer reads, or
+set their clipboard — shows as its escape. Both live in `vouch.core.printable`.
 `json_screen` does the same for `--json` output in JSON's own terms: the JSON reads back
 to the exact text.
 """
@@ -18,24 +19,11 @@ from __future__ import annotations
 import json
 import re
 
+from vouch.core.printable import escaped, screen
+
+__all__ = ["escaped", "json_screen", "screen"]
+
 _NOT_ASCII = re.compile(r"[^\x00-\x7e]")  # and DEL, which JSON leaves raw
-
-
-def escaped(text: str) -> str:
-    """`text` on one line: every unprintable character written as its escape."""
-    return _shown(text, "")
-
-
-def screen(text: str) -> str:
-    """`text` for a terminal: lines and tabs kept, every other unprintable character
-    written as its escape."""
-    return _shown(text, "\n\t")
-
-
-def _shown(text: str, kept: str) -> str:
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() or ch in kept else repr(ch)[1:-1] for ch in text)
 
 
 def json_screen(text: str) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 from vouch.core import ids
 from vouch.gate import records
+from vouch.gate.comments import read as read_comments
 from vouch.store.kb import KB
 
 COMMENTS_PREFIX = "refs/vouch/comments/"
@@ -37,22 +38,8 @@ def thread(kb: KB, proposal: records.Proposal) -> tuple[list[dict[str, Any]], li
                     "rationale": found.rationale,
                 }
             )
-    comments: list[dict[str, Any]] = []
-    ref = COMMENTS_PREFIX + proposal.id
-    if repo.peek(ref):
-        for commit, when, body in reversed(
-            repo.log_records(ref, ("%H", "%cI", "%B"), max_count=MAX_COMMENTS)
-        ):
-            _, text, trailers = records.parse_message(body)
-            comments.append(
-                {
-                    "comment": commit,
-                    "author": (trailers.get("Vouch-Commenter") or ["?"])[0],
-                    "created_at": when,
-                    "revision_commit": (trailers.get("Vouch-Revision-Commit") or [""])[0],
-                    "text": text,
-                }
-            )
+    # bounded, and only the proposal's own comments (`comments`)
+    comments = read_comments(kb, COMMENTS_PREFIX + proposal.id, proposal.id, MAX_COMMENTS)
     return revisions, comments
 
 

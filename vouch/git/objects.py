@@ -119,6 +119,30 @@ class ObjectStore:
             proc.stdout.read(1)  # the newline after the content
             return typ, data
 
+    def read_ends(self, name: str, head: int, tail: int) -> tuple[str, bytes, bytes, int] | None:
+        """(type, its first `head` bytes, its last `tail` bytes, its size) of an object, or
+        None when missing: an object of any size costs `head + tail` bytes of memory (the
+        middle is read through and dropped), for objects a branch or ref may make huge."""
+        kept = self._written.get(name)
+        if kept is not None:
+            return kept[0], kept[1][:head], kept[1][-tail:] if tail else b"", len(kept[1])
+        with self._mutex:
+            found = self._ask(f"contents {name}")
+            if found is None:
+                return None
+            _, typ, size, proc = found
+            assert proc.stdout is not None
+            first = proc.stdout.read(min(size, head))
+            last, left = first[-tail:] if tail else b"", size - len(first)
+            while left > 0:
+                got = proc.stdout.read(min(left, 1 << 20))
+                if not got:
+                    raise GitFailure("git cat-file stopped unexpectedly")
+                left -= len(got)
+                last = (last + got)[-tail:] if tail else b""
+            proc.stdout.read(1)  # the newline after the content
+            return typ, first, last, size
+
     def info(self, name: str) -> tuple[str, str] | None:
         """(sha, type) of an object name, or None when missing."""
         with self._mutex:

@@ -7,17 +7,23 @@ simply has no vouch tools. Each entry is checked here without running anything: 
 absolute command must be an executable file; a bare name (an older install wrote
 `vouch`) must be on this PATH — the host's may differ, which is why an absolute path is
 what install-agent writes now. The fix is named: install again.
+
+A file a repository commits may be hostile (a link to `/dev/zero`, 200,000 nested
+brackets, a 50 MB command): it is read within bounds (`vouch.install.hostfiles`), a
+refused one is a warning of its own (`agent-host-unreadable`), and a command is quoted
+cut short.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
+import stat
 from typing import Any
 
 from vouch.health.issues import Issue, warn
 from vouch.install import hosts
+from vouch.install.hostfiles import cut
 from vouch.store.kb import KB
 
 
@@ -25,16 +31,27 @@ def check(kb: KB) -> tuple[list[Issue], list[dict[str, Any]]]:
     """(a warning per host entry whose command is gone, every entry found)."""
     issues: list[Issue] = []
     found: list[dict[str, Any]] = []
-    for entry in hosts.installed(kb.root):
+    entries, refused = hosts.scan(kb.root)
+    for exc in refused:
+        issues.append(
+            warn(
+                "agent-host-unreadable",
+                f"{exc.rel} {exc.detail}, so doctor did not check it (nor may the agent host "
+                "start from it)",
+                path=exc.rel,
+            )
+        )
+    for entry in entries:
         problem = missing(entry.command)
+        command = cut(entry.command)
         found.append(
-            {"host": entry.host, "path": entry.path, "command": entry.command, "ok": not problem}
+            {"host": entry.host, "path": entry.path, "command": command, "ok": not problem}
         )
         if problem:
             issues.append(
                 warn(
                     "agent-host-stale",
-                    f"the {entry.host} MCP server runs {entry.command!r}, "
+                    f"the {entry.host} MCP server runs {command!r}, "
                     f"{problem}; run `vouch install-agent {entry.host}` here to point it at "
                     "this vouch",
                     path=entry.path,
@@ -46,10 +63,12 @@ def check(kb: KB) -> tuple[list[Issue], list[dict[str, Any]]]:
 def missing(command: str) -> str | None:
     """Why `command` would not start, or None."""
     if os.path.isabs(command):
-        path = Path(command)
-        if not path.is_file():
+        try:
+            if not stat.S_ISREG(os.stat(command).st_mode):
+                return "which no longer exists"
+        except (OSError, ValueError):  # gone, or no file's name (too long, a NUL)
             return "which no longer exists"
-        if not os.access(path, os.X_OK):
+        if not os.access(command, os.X_OK):
             return "which is not executable"
         return None
     if shutil.which(command) is None:

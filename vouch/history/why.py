@@ -6,6 +6,9 @@ the proposal that brought it (proposer, rationale, session) and its whole review
 commit), the lifecycle edits since, its evidence — each with its source's path, the
 cited lines themselves and the quote — what it supersedes or was superseded by, what
 contradicts it, and when it was last confirmed. The title is the whole text, never cut.
+What is shown is the object as vouch recorded it, never an edit made since outside it
+(`recorded`: uncommitted in the work tree, or committed by hand after the decision),
+and what differs is said.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from vouch.core.ids import check_id
 from vouch.errors import GitFailure, NotFound
 from vouch.history.citations import cite
 from vouch.history.commits import Commit, read_log
+from vouch.history.recorded import recorded
 from vouch.history.snapshot import Snapshot
 from vouch.kinds import GATED, KINDS, Obj
 from vouch.store.kb import KB
@@ -50,9 +54,11 @@ def label(snap: Snapshot, object_id: str) -> dict[str, Any]:
 
 
 def why(kb: KB, object_id: str) -> dict[str, Any]:
-    kind, obj = find(kb, object_id)
+    kind, work = find(kb, object_id)
     snap = Snapshot(kb)
     commits = read_log(kb, "HEAD", [kb.rel(KINDS[kind].path_for(object_id))])
+    # what vouch recorded, not an edit made since outside it (`recorded`)
+    obj, differs = recorded(kb, kind, object_id, work, commits, _title)
     decision = next(
         (c for c in commits if c.role == "decision" and c.trailer("Vouch-Object") == object_id),
         None,
@@ -64,6 +70,7 @@ def why(kb: KB, object_id: str) -> dict[str, Any]:
         "title": _title(kind, obj),
         "status": obj.get("status"),
         "confidence": obj.get("confidence"),
+        **differs,
         "proposed": _proposed(proposal, decision, obj),
         **_thread(kb, proposal, decision),
         "approved": _approved(decision),

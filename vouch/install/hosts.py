@@ -29,6 +29,7 @@ from typing import Any
 
 from vouch.core.fsio import write_atomic
 from vouch.errors import Conflict, UsageError
+from vouch.install.hostfiles import HostFileRefused, cut, load_json, load_toml, read
 
 HOSTS = ("claude-code", "cursor", "codex", "generic")
 TOOLSETS = ("agent", "full")  # `vouch serve --tools` (`vouch.methods.toolsets`)
@@ -122,7 +123,7 @@ def install(
     for rel, how in plan(host):
         path = project / rel
         _no_links(project, rel)
-        old = _read(path)
+        old = read(project, rel)  # bounded: a committed file may be anything (hostfiles)
         if how == "mcp-json":
             new = _edit_json(old, entry, rel, uninstall)
         elif how == "toml":
@@ -164,15 +165,6 @@ def _action(old: str | None, new: str | None) -> str:
     return "created" if old is None else "updated"
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from exc
-
-
 def _prune(directory: Path, project: Path) -> None:
     """Remove the folders vouch's files leave empty, up to the project."""
     while directory != project and project in directory.parents:
@@ -186,13 +178,7 @@ def _prune(directory: Path, project: Path) -> None:
 def _edit_json(old: str | None, entry: dict[str, Any], rel: str, uninstall: bool) -> str | None:
     data: Any = {}
     if old is not None and old.strip():
-        try:
-            data = json.loads(old)
-        except json.JSONDecodeError as exc:
-            raise UsageError(
-                f"{rel} is not valid JSON ({exc.msg}, line {exc.lineno}); nothing was changed",
-                hint="fix or remove it, then run the command again",
-            ) from exc
+        data = load_json(old, rel)
     servers = data.get("mcpServers", {}) if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         raise UsageError(f"{rel}: mcpServers is not an object; nothing was changed")
@@ -234,10 +220,7 @@ def _edit_toml(old: str | None, entry: dict[str, Any], rel: str, uninstall: bool
             return old
         left = text[:start].rstrip("\n") + "\n" + text[end + len(_TOML_END) :].lstrip("\n")
         return left if left.strip() else None
-    try:
-        parsed = tomllib.loads(outside)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{rel} is not valid TOML ({exc}); nothing was changed") from exc
+    parsed = load_toml(outside, rel)
     if SERVER in (parsed.get("mcp_servers") or {}):
         raise Conflict(
             f"{rel} already has an [mcp_servers.{SERVER}] entry that vouch did not write; "
@@ -251,9 +234,9 @@ def _edit_toml(old: str | None, entry: dict[str, Any], rel: str, uninstall: bool
         new = (text.rstrip("\n") + "\n\n" if text.strip() else "") + block + "\n"
     try:
         tomllib.loads(new)
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise UsageError(
-            f"{rel}: adding [mcp_servers.{SERVER}] would not be valid TOML ({exc}); "
+            f"{rel}: adding [mcp_servers.{SERVER}] would not be valid TOML ({cut(str(exc))}); "
             "nothing was changed",
             hint="add the entry by hand (`vouch install-agent generic` prints it)",
         ) from exc
@@ -283,15 +266,27 @@ class Installed:
 def installed(project: Path) -> list[Installed]:
     """The vouch server entries the agent hosts' files in `project` hold, whoever wrote
     them; a file that is absent or unreadable holds none (it is not ours to judge)."""
+    return scan(project)[0]
+
+
+def scan(project: Path) -> tuple[list[Installed], list[HostFileRefused]]:
+    """(the vouch server entries the agent hosts' files in `project` hold, whoever wrote
+    them; the files refused past a bound: a link, a device, too large, too deep). A file
+    that is absent, or not UTF-8, JSON or TOML, holds none (it is not ours to judge)."""
     found: list[Installed] = []
+    refused: list[HostFileRefused] = []
     for host in HOSTS:
         for rel, how in plan(host):
             if how not in ("mcp-json", "toml"):
                 continue
             try:
-                text = (project / rel).read_text(encoding="utf-8")
-                data: Any = json.loads(text) if how == "mcp-json" else tomllib.loads(text)
-            except (OSError, UnicodeDecodeError, ValueError):
+                text = read(project, rel)
+                if text is None:
+                    continue
+                data: Any = load_json(text, rel) if how == "mcp-json" else load_toml(text, rel)
+            except HostFileRefused as exc:
+                if not exc.syntax:
+                    refused.append(exc)
                 continue
             key = "mcpServers" if how == "mcp-json" else "mcp_servers"
             servers = data.get(key) if isinstance(data, dict) else None
@@ -301,4 +296,4 @@ def installed(project: Path) -> list[Installed]:
             args = entry.get("args")
             strings = tuple(a for a in args if isinstance(a, str)) if isinstance(args, list) else ()
             found.append(Installed(host, rel, entry["command"], strings))
-    return found
+    return found, refused

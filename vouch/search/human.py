@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from vouch.core.ids import is_source_id
+from vouch.core.printable import escaped
 
 PREVIEW_CHARS = 160
 _MARK = re.compile(r"\[/?MATCH\]")
@@ -33,6 +34,7 @@ def preview(result: dict[str, Any], width: int = PREVIEW_CHARS) -> str:
 
 
 def heading(rank: int, result: dict[str, Any]) -> str:
+    """One line a hit: a file's name or a title may hold a line break (`escaped`)."""
     src = result.get("source") or {}
     by_path = result.get("cite_path")
     parts = [f"{rank}. [{result['score']:.3f}]"]
@@ -64,7 +66,7 @@ def heading(rank: int, result: dict[str, Any]) -> str:
         parts.append(short_id(result["id"]) + cite[len(result["id"]) :])
     else:
         parts.append(short_id(result["id"]))
-    return " ".join(parts)
+    return escaped(" ".join(parts))
 
 
 def unreviewed(result: dict[str, Any]) -> str | None:

@@ -3,7 +3,10 @@ path — `docs/guide.rst:L5-L9`, a place in a file as grep, rg and editors print
 
 `resolve` turns each into what every method takes (`<source-id>` or `<source-id>:L5-L9`):
 
-- a full id (or `<id>:L10-L20`) is kept; a unique prefix is resolved by `prefixes`;
+- a full id (or `<id>:L10-L20`) is kept; a unique prefix is resolved by `prefixes`,
+  unless a file is registered at that path too (a file named `090ff1a8aa86`): then it
+  is refused as ambiguous (InvalidId) naming both, and `./090ff1a8aa86` names the file;
+  a prefix no source id starts with is read as a path;
 - a path names the *current version* registered at that path: `PATH`, `PATH:L5`,
   `PATH:L5-L9` (rg's `PATH:5` and `PATH:5-9` too), `PATH:T12` (a transcript's turns)
   or `PATH:#anchor`. It is read as `vouch source add` reads a path — from the current
@@ -90,8 +93,10 @@ def resolve(kb: KB, value: str, known: list[tuple[str, str]] | None = None) -> s
     pairs already read (`resolver`), else they are read here.
     """
     if prefixes.wants_resolving(value):
-        return prefixes.resolve(kb, value)
-    if not _not_an_id(value):
+        by_id = _by_prefix(kb, value, known)
+        if by_id is not None:
+            return by_id
+    elif not _not_an_id(value):
         return value
     path, span = split(value)
     wanted = _locators_of(kb, path)
@@ -126,6 +131,35 @@ def resolver(kb: KB) -> Callable[[str], str]:
         return resolve(kb, value, known if read[0] else None)
 
     return one
+
+
+def _by_prefix(kb: KB, value: str, known: list[tuple[str, str]] | None) -> str | None:
+    """The source id a short id names; None when it is rather the path of a registered
+    file (no source id starts with it). InvalidId when it names both, or several ids."""
+    try:
+        by_id: str | None = prefixes.resolve(kb, value)
+    except NotFound:
+        by_id = None
+    path, span = split(value)
+    registered: list[Obj] = []
+    if any(os.path.lexists(p) for p in (Path.cwd() / path, kb.root / path)):  # cheap first
+        wanted = _locators_of(kb, path)
+        pairs = known if known is not None else locators(kb)
+        registered = _lookup(kb, pairs, wanted, path)[0]
+    if by_id is None:
+        if registered:
+            return None
+        return prefixes.resolve(kb, value)  # NotFound, as before
+    sid = by_id.partition(":")[0]
+    if not registered or any(m["id"] == sid for m in registered):
+        return by_id
+    file = ", ".join(f"{m['locator']} (source {str(m['id'])[:12]})" for m in registered)
+    at = f":{span}" if span else ""
+    raise InvalidId(
+        f"{value} names both the file {file} and the source whose id starts with "
+        f"{path.lower()} ({sid[:12]})",
+        hint=f"for the file write ./{path}{at}; for the other source give its whole id ({sid}{at})",
+    )
 
 
 # -- looking a path up --------------------------------------------------------------------

@@ -1,0 +1,28 @@
+"""Text from files and branches made printable, for every layer that renders it.
+
+A file name, a comment or a claim may hold a newline or another unprintable character;
+printed raw, it would add lines of its own to what people read (a fake row in a
+listing) or drive the terminal. `escaped` makes one line of a value; `screen` keeps
+lines and tabs. Both write every other unprintable character as its escape (`\\n`,
+`\\x1b`); printable text, non-ASCII included, is left alone. `vouch.cli.oneline` gives
+them to the CLI; the search results' human format (`vouch.search.human`) uses them here.
+"""
+
+from __future__ import annotations
+
+
+def escaped(text: str) -> str:
+    """`text` on one line: every unprintable character written as its escape."""
+    return _shown(text, "")
+
+
+def screen(text: str) -> str:
+    """`text` for a terminal: lines and tabs kept, every other unprintable character
+    written as its escape."""
+    return _shown(text, "\n\t")
+
+
+def _shown(text: str, kept: str) -> str:
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch in kept else repr(ch)[1:-1] for ch in text)
