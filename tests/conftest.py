@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,6 +206,31 @@ GITCONFIG = (
     "[user]\n\tname = Test Person\n\temail = test@example.invalid\n"
     "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n[gc]\n\tauto = 0\n"
 )
+
+
+# -- bytecode: where the environment says PYTHONDONTWRITEBYTECODE (as some CI images and
+# sandboxes do), every `python -m vouch` the tests start compiled all of vouch again, and
+# each test process rewrote every test module's asserts again. For this run only, the
+# compiled files go to a private temporary folder (PYTHONPYCACHEPREFIX, never beside the
+# sources), shared by the test processes and every process they start; removed at the end.
+_PYCACHE_OWNER = "VOUCH_TESTS_PYCACHE"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get(_PYCACHE_OWNER):
+        return  # bytecode is written as usual, or a parent test process set this up
+    folder = tempfile.mkdtemp(prefix="vouch-tests-pycache-")  # mode 0700
+    os.environ[_PYCACHE_OWNER] = folder
+    os.environ["PYTHONPYCACHEPREFIX"] = folder
+    os.environ.pop("PYTHONDONTWRITEBYTECODE")
+    sys.pycache_prefix = folder
+    sys.dont_write_bytecode = False
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = os.environ.get(_PYCACHE_OWNER)
+    if folder and not hasattr(config, "workerinput"):  # the process that made it
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextlib.contextmanager
