@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,51 +111,126 @@ def git(cwd: Path, *args: str) -> str:
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
+def repo(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A git repository with one commit; when the test also uses `kb` (or
+    `kb_with_sources`), that knowledge base already in it (see `_template`)."""
     path = tmp_path / "repo"
-    path.mkdir()
-    git(path, "init", "-q")
-    (path / "README.md").write_text("a project\n")
-    git(path, "add", "README.md")
-    git(path, "commit", "-qm", "initial")
+    names = request.fixturenames
+    stage = "kb_with_sources" if "kb_with_sources" in names else "kb" if "kb" in names else "repo"
+    _copy_template(request, stage, path)
     return path
 
 
 @pytest.fixture
 def kb(repo: Path) -> Iterator[KB]:
-    from vouch.store.initkb import init_kb
-
-    init_kb(repo)
+    # `repo` is a copy of a knowledge base `vouch init` made (`_build_kb`)
     yield KB.open(repo)
 
 
 @pytest.fixture
-def fresh(tmp_path: Path) -> KB:
+def fresh(tmp_path: Path, request: pytest.FixtureRequest) -> KB:
     """A second, empty knowledge base (where a bundle is imported)."""
-    from vouch.store.initkb import init_kb
-
     root = tmp_path / "elsewhere"
-    root.mkdir()
-    git(root, "init", "-q")
-    init_kb(root)
+    _copy_template(request, "fresh", root)
     return KB.open(root)
 
 
 @pytest.fixture
 def kb_with_sources(kb: KB) -> KB:
     """A knowledge base with the three example documents registered as sources."""
+    # `repo` is a copy of one where they were registered (`_build_kb_with_sources`)
+    return kb
+
+
+# -- the repository fixtures are built once per test process, then copied for each test:
+# a copy of a git repository is the same repository (objects, refs, vouch's state in
+# .git/vouch), made in milliseconds instead of the git and `vouch init` runs that built it
+def _build_repo(path: Path) -> None:
+    (path / "README.md").write_text("a project\n")
+    git(path, "add", "README.md")
+    git(path, "commit", "-qm", "initial")
+
+
+def _build_kb(path: Path) -> None:
+    from vouch.store.initkb import init_kb
+
+    _build_repo(path)
+    init_kb(path)
+
+
+def _build_kb_with_sources(path: Path) -> None:
     from vouch.methods.demo import example_files
     from vouch.store import sources
 
+    _build_kb(path)
+    kb = KB.open(path)
     items = [sources.intake_for_path(kb, p) for p in example_files()]
     sources.register_many(kb, items, "Test Person")
-    return kb
+
+
+def _build_fresh(path: Path) -> None:
+    from vouch.store.initkb import init_kb
+
+    init_kb(path)
+
+
+_BUILDERS = {
+    "repo": _build_repo,
+    "kb": _build_kb,
+    "kb_with_sources": _build_kb_with_sources,
+    "fresh": _build_fresh,
+}
+_TEMPLATES: dict[str, Path] = {}
+
+
+def _template(request: pytest.FixtureRequest, stage: str) -> Path:
+    """The repository `stage` builds (in a new `git init` repository, under a pinned
+    identity), built on first use in this process."""
+    found = _TEMPLATES.get(stage)
+    if found is None:
+        factory = request.getfixturevalue("tmp_path_factory")
+        with hermetic(factory, f"template-{stage}") as root:
+            _BUILDERS[stage](root)
+        found = _TEMPLATES[stage] = root
+    return found
+
+
+def _copy_template(request: pytest.FixtureRequest, stage: str, dest: Path) -> None:
+    shutil.copytree(_template(request, stage), dest, symlinks=True)
+    # the copy's files have new inodes and times: git's index stat data catches up, as it
+    # would after any `git status`, so plumbing (diff-files) sees the tree clean
+    git(dest, "update-index", "-q", "--refresh")
 
 
 GITCONFIG = (
     "[user]\n\tname = Test Person\n\temail = test@example.invalid\n"
     "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n[gc]\n\tauto = 0\n"
 )
+
+
+# -- bytecode: where the environment says PYTHONDONTWRITEBYTECODE (as some CI images and
+# sandboxes do), every `python -m vouch` the tests start compiled all of vouch again, and
+# each test process rewrote every test module's asserts again. For this run only, the
+# compiled files go to a private temporary folder (PYTHONPYCACHEPREFIX, never beside the
+# sources), shared by the test processes and every process they start; removed at the end.
+_PYCACHE_OWNER = "VOUCH_TESTS_PYCACHE"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get(_PYCACHE_OWNER):
+        return  # bytecode is written as usual, or a parent test process set this up
+    folder = tempfile.mkdtemp(prefix="vouch-tests-pycache-")  # mode 0700
+    os.environ[_PYCACHE_OWNER] = folder
+    os.environ["PYTHONPYCACHEPREFIX"] = folder
+    os.environ.pop("PYTHONDONTWRITEBYTECODE")
+    sys.pycache_prefix = folder
+    sys.dont_write_bytecode = False
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = os.environ.get(_PYCACHE_OWNER)
+    if folder and not hasattr(config, "workerinput"):  # the process that made it
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextlib.contextmanager

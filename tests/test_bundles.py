@@ -12,19 +12,22 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import re
+import shutil
 import tarfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git
+from conftest import _build_kb_with_sources, git, hermetic
 from gate_support import ALICE, BOB, PERSON, a_source, call, propose_claim, proposed, vouch_proc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vouch import bundle
+from vouch.index.api import Index
 from vouch.servers import jsonl, server_context
 from vouch.store.initkb import init_kb
 from vouch.store.kb import KB
@@ -40,9 +43,8 @@ def approve(kb: KB, proposed: dict[str, Any]) -> str:
     )
 
 
-@pytest.fixture
-def origin(kb_with_sources: KB) -> KB:
-    kb = kb_with_sources
+def _fill(kb: KB) -> KB:
+    """Approved claims, an entity, a page and a relation, and one pending proposal."""
     src = a_source(kb)
     claims = [
         approve(
@@ -81,6 +83,35 @@ def origin(kb_with_sources: KB) -> KB:
         ),
     )
     propose_claim(kb, "A pending claim that no bundle may hold", actor=ALICE)
+    return kb
+
+
+@pytest.fixture(scope="module")
+def built_origin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The origin knowledge base, built once for the module; tests get copies."""
+    with hermetic(tmp_path_factory, "origin") as root, pytest.MonkeyPatch.context() as mp:
+        home = Path(os.environ["HOME"])
+        mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+        mp.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        _build_kb_with_sources(root)
+        _fill(KB.open(root))
+        yield root
+
+
+@pytest.fixture
+def origin(built_origin: Path, tmp_path: Path) -> KB:
+    """A copy of the origin: the same clone to vouch (its .git/vouch state comes along),
+    its search index built again here, as the origin's was (an index names its folder)."""
+
+    def no_index(folder: str, names: list[str]) -> list[str]:
+        return ["index"] if Path(folder).name == ".vouch" else []
+
+    root = tmp_path / "repo"
+    shutil.copytree(built_origin, root, symlinks=True, ignore=no_index)
+    git(root, "update-index", "-q", "--refresh")  # new inodes: git's stat data catches up
+    kb = KB.open(root)
+    Index.open(kb).close()
     return kb
 
 

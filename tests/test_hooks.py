@@ -121,10 +121,18 @@ def test_pre_commit_hooks_manifest() -> None:
 
 
 # -- the real pre-commit framework ---------------------------------------------------------------
-def _try_repo(snapshot: Path, root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """The pre-commit framework's `try-repo` of the snapshot's vouch-lint hook in `root`."""
+def _run_hook(snapshot: Path, root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The pre-commit framework's `run` of the snapshot's vouch-lint hook in `root`, from a
+    configuration naming the snapshot at its commit, as a user's .pre-commit-config.yaml
+    would: the hook's environment is built once in PRE_COMMIT_HOME and reused by the next
+    run (`try-repo` would build it again, in a new store, each time)."""
+    config = snapshot.parent / "pre-commit-config.yaml"
+    if not config.exists():
+        rev = git(snapshot, "rev-parse", "HEAD").strip()
+        hook = {"repo": str(snapshot), "rev": rev, "hooks": [{"id": "vouch-lint"}]}
+        config.write_text(yaml.safe_dump({"repos": [hook]}))
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(snapshot), "vouch-lint"],
+        [sys.executable, "-m", "pre_commit", "run", "--config", str(config), "vouch-lint"],
         cwd=root,
         env=env,
         capture_output=True,
@@ -134,7 +142,7 @@ def _try_repo(snapshot: Path, root: Path, env: dict[str, str]) -> subprocess.Com
 
 
 def _snapshot(dest: Path) -> None:
-    """This work tree's hook manifest and package as a repository of its own: try-repo
+    """This work tree's hook manifest and package as a repository of its own: pre-commit
     needs committed files, and the snapshot holds exactly what would be committed."""
     dest.mkdir()
     for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
@@ -177,7 +185,7 @@ def _dependency_path(dest: Path) -> Path:
 def test_pre_commit_framework_runs_vouch_lint_and_fails_an_uncited_claim(
     kb_with_sources: KB, tmp_path: Path
 ) -> None:
-    """`pre-commit try-repo` builds the hook's environment from this repository (pip,
+    """`pre-commit run` builds the hook's environment from this repository (pip,
     offline: dependencies come from this interpreter's packages) and runs vouch-lint on
     the staged files of a knowledge base, as it would for a commit."""
     snapshot = tmp_path / "vouch-snapshot"
@@ -193,7 +201,7 @@ def test_pre_commit_framework_runs_vouch_lint_and_fails_an_uncited_claim(
     root = kb_with_sources.root
     path = uncited_claim(kb_with_sources)
     git(root, "add", str(path))
-    proc = _try_repo(snapshot, root, env)
+    proc = _run_hook(snapshot, root, env)
     out = proc.stdout + proc.stderr
     if "An unexpected error has occurred" in out and "Installing environment" in out:
         pytest.skip(
@@ -207,7 +215,7 @@ def test_pre_commit_framework_runs_vouch_lint_and_fails_an_uncited_claim(
     git(root, "reset", "-q")
     (root / "notes.txt").write_text("code\n")
     git(root, "add", "notes.txt")
-    proc = _try_repo(snapshot, root, env)
+    proc = _run_hook(snapshot, root, env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # and refuses a hand edit of approved knowledge (a promotion typed into the file)
     from gate_support import BOB, call, propose_claim
@@ -217,7 +225,7 @@ def test_pre_commit_framework_runs_vouch_lint_and_fails_an_uncited_claim(
     path = kb_with_sources.dir / claim_kind.path_for(cid)
     path.write_text(path.read_text().replace("status: working", "status: stable"))
     git(root, "add", str(path))
-    proc = _try_repo(snapshot, root, env)
+    proc = _run_hook(snapshot, root, env)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     assert "error[hand-edit]" in out and "--no-verify" in out
