@@ -8,11 +8,11 @@ the branch is checked out, the steps are:
    changes;
 2. write the journal (`vouch.store.journal`, inside the git directory): branch, old and
    new commit, the other ref updates, and each changed path's blob before and after;
-3. write the new knowledge objects (untracked files), put the bytes of every other
-   file (tracked objects, `decided/` records, the audit log) in temp files in the state
-   folder, stage everything in the user's index (one atomic write), rename those files
-   into place within microseconds (the audit log last), then record the files' stat
-   data in the index (`sync_worktree`);
+3. write the new files (knowledge objects, then `decided/` records: untracked), put the
+   bytes of every tracked file the commit changes (edited objects, the audit log) in
+   temp files in the state folder, stage everything in the user's index (one atomic
+   write), rename those files into place within microseconds (the audit log last), then
+   record the files' stat data in the index (`sync_worktree`);
 4. move every ref in one git transaction (compare-and-swap): the commit point;
 5. remove the journal.
 
@@ -21,9 +21,11 @@ never reach a commit without the objects they record. Before the index is writte
 plain `git commit` and `git commit -a` take none of the landing (the new objects are
 untracked, the tracked files untouched); from then on a plain `git commit` takes all of
 it. Only a commit of the work tree (`-a`, `git add -A`) made between the index write and
-the renames — or, for `git add -A`, while the new objects are written — can take
-objects without their records, never records without their objects; the next write then
-lands the rest on top (`vouch.store.recovery`), and the pre-commit hook (`vouch lint --staged`)
+the renames can take the new files without the edits of tracked ones and the audit
+lines (a slow or descheduled process widens that window: a loaded machine hit it) — or,
+for `git add -A`, while the new files are written, objects without their records — never
+records without their objects, nor audit lines without either; the next write then lands
+the rest on top (`vouch.store.recovery`), and the pre-commit hook (`vouch lint --staged`)
 refuses a commit that would take part of an unfinished landing.
 
 A kill leaves the journal behind; the next vouch write finishes or undoes the landing
@@ -172,8 +174,8 @@ def sync_worktree(
 
     In the order that keeps a commit made after a kill whole (see the module docstring):
 
-    1. new knowledge objects — files not in the work tree yet, untracked, so neither
-       `git commit` nor `git commit -a` takes them;
+    1. new files — knowledge objects, then decision records — not in the work tree
+       yet, untracked, so neither `git commit` nor `git commit -a` takes them;
     2. the bytes of every other file (objects git tracks, decision records, the audit
        log) put in temp files in the state folder, out of any commit's reach;
     3. the index, in one atomic write, without stat data: from here a plain commit
@@ -193,7 +195,7 @@ def sync_worktree(
     fresh: list[tuple[str, str | None]] = [
         (p, b)
         for p, b in ranked
-        if b is not None and _rank(kb, p) == 0 and not os.path.lexists(root / p)
+        if b is not None and _rank(kb, p) < 2 and not os.path.lexists(root / p)
     ]
     _write(kb, fresh, progress)
     fault("objects")
