@@ -195,6 +195,7 @@ class _Check:
         self._decisions(
             [d for d in decisions if d[0].sha not in self.proven and d[0].sha not in self.skipped]
         )
+        self._hands([d for d, _ in decisions if d.sha not in self.proven | self.skipped])
         self._approvers([d for d in [*decisions, *directs] if d[0].sha not in self.proven])
         self._unowned()
         self._records({c.sha for c in commits})
@@ -346,6 +347,15 @@ class _Check:
             prefix = self.kb.rel(".") + "/"
             detail = direct_writes.describe(c.sha, event, found, prefix)
             self.add(c.sha, "audit-outside-vouch", f"{detail}; {_HINT}")
+
+    def _hands(self, decisions: list[_Commit]) -> None:
+        """An approval committed by its proposer's own git identity (`hands`)."""
+        from vouch.gate import committed, hands
+
+        settings = committed.Settings(self.kb)
+        rows = [(c.sha, c.parents, c.one) for c in decisions]
+        for sha, detail in hands.findings(self.kb, rows, settings.at):
+            self.add(sha, "self-approved", detail)
 
     def _approvers(self, made: list[tuple[_Commit, list[str]]]) -> None:
         """With `review.approvers` committed on a commit's parent, a decision (and a
