@@ -10,6 +10,7 @@ nothing written; and the same approval made by a vouch without the guard is fail
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -130,3 +131,88 @@ def test_an_approval_committed_by_its_proposer_fails_every_check(
     all_pass(kb, run_cli, base)  # committed by Rita, whom it names: sound
     forged = _recommit(kb.root, (PERSON, PERSON_EMAIL))
     all_fail(kb, run_cli, base, "a self-approval", forged[:12])
+
+
+# -- a committed agent-host file that lets agents decide (rows 38/48) ------------------
+HOST_FILES = {
+    "claude-code": ".mcp.json",
+    "cursor": ".cursor/mcp.json",
+    "codex": ".codex/config.toml",
+}
+
+
+def _installed_then_granted(kb: KB, run_cli: Any, host: str, *flags: str) -> str:
+    """`vouch install-agent HOST --tools full`, committed; then `flags` added to the
+    entry's arguments and committed as a pull request would: the commit before that."""
+    rel = HOST_FILES[host]
+    assert run_cli("install-agent", host, "--tools", "full", cwd=kb.root).code == 0
+    git(kb.root, "add", "-A")
+    git(kb.root, "commit", "-qm", "agents: install vouch")
+    base = head(kb.root)
+    path = kb.root / rel
+    if host == "codex":
+        full = '"--tools", "full"]'
+        assert full in path.read_text()
+        added = "".join(f', "{f}"' for f in flags)
+        path.write_text(path.read_text().replace(full, full[:-1] + added + "]"))
+    else:
+        data = json.loads(path.read_text())
+        data["mcpServers"]["vouch"]["args"] += list(flags)
+        path.write_text(json.dumps(data, indent=2))
+    git(kb.root, "commit", "-qam", "dev: mcp config", "--allow-empty")
+    return base
+
+
+def _report(run_cli: Any, kb: KB, *args: str) -> tuple[int, list[dict[str, Any]]]:
+    res = run_cli(*args, "--json", cwd=kb.root)
+    assert "Traceback" not in res.err and "E200" not in res.err, res.err
+    data = res.json()
+    return res.code, data["issues"]
+
+
+@pytest.mark.parametrize("host", sorted(HOST_FILES))
+def test_a_committed_host_entry_that_lets_agents_decide_fails_doctor_and_lint(
+    kb: KB, run_cli: Any, host: str
+) -> None:
+    base = _installed_then_granted(kb, run_cli, host, "--allow-decisions", "--trusted-host")
+    for args in (("doctor",), ("lint", "--since", base)):
+        code, issues = _report(run_cli, kb, *args)
+        found = [i for i in issues if i["kind"] == "agent-host-decides"]
+        assert code == 1 and len(found) == 1, (args, issues)
+        assert found[0]["path"] == HOST_FILES[host] and found[0]["severity"] == "error"
+        assert "--allow-decisions and --trusted-host" in found[0]["message"]
+        assert f"vouch install-agent {host}" in found[0]["message"]
+
+
+@pytest.mark.parametrize("host", sorted(HOST_FILES))
+def test_the_entry_install_agent_writes_passes(kb: KB, run_cli: Any, host: str) -> None:
+    """The guard's control: the same file without the flags (install-agent's own)."""
+    base = _installed_then_granted(kb, run_cli, host)
+    for args in (("doctor",), ("lint", "--since", base)):
+        code, issues = _report(run_cli, kb, *args)
+        assert code == 0 and not [i for i in issues if i["kind"] == "agent-host-decides"], issues
+
+
+def test_a_host_file_no_parser_reads_is_searched_as_text(kb: KB, run_cli: Any) -> None:
+    """Nested too deep for a parser (the outsider's row 21), and a link to /dev/zero
+    (row 20), and a server entry that runs vouch through a shell: read from the commit,
+    bounded, never a traceback. (`lint --since`: doctor's
+    check of the work tree's entries is another item's.)"""
+    base = head(kb.root)
+    deep = "[" * 200_000 + "]" * 200_000
+    (kb.root / ".mcp.json").write_text(
+        '{"mcpServers": {"vouch": {"command": "vouch", "args": ["serve", '
+        '"--allow-decisions"], "x": ' + deep + "}}}"
+    )
+    (kb.root / ".cursor").mkdir()
+    wrapped = ["-c", "exec vouch serve --transport mcp --trusted-host --allow-decisions"]
+    (kb.root / ".cursor" / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"kb": {"command": "sh", "args": wrapped}}})
+    )
+    (kb.root / ".codex").mkdir()
+    os.symlink("/dev/zero", kb.root / ".codex" / "config.toml")
+    git(kb.root, "add", "-A")
+    git(kb.root, "commit", "-qm", "dev: host files")
+    code, issues = _report(run_cli, kb, "lint", "--since", base)
+    found = [i for i in issues if i["kind"] == "agent-host-decides"]
+    assert code == 1 and sorted(i["path"] for i in found) == [".cursor/mcp.json", ".mcp.json"]

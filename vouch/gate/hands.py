@@ -5,7 +5,7 @@ starter writes the commit; a committed agent-host file can make anyone that star
 the approver a decision names is not the whole of who decided it: the git identity that
 commits the decision commit (the process that writes it) is a decider too. When that
 identity is the proposer's — same e-mail or same name, folded (`identity.same`) — the
-proposer approved their own proposal, whatever name the decision records (the fourth
+proposer approved their own proposal, whatever name the decision records (the fifth
 outsider's `.mcp.json` attack). Refused at approve time, and found in history by the
 checks (`findings`: `audit --verify`, `doctor`, `lint --since`), unless the committed
 configuration allows self-approval (`deciders.self_allowed`), the decision then recorded
@@ -15,7 +15,7 @@ as self-approved.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from vouch.core import ids, yamlio
 from vouch.core.config import Config
@@ -52,7 +52,7 @@ def check(kb: KB, proposal: Proposal, settings: Config) -> bool:
 
 def findings(
     kb: KB,
-    decisions: list[tuple[str, list[str], Callable[[str], str]]],
+    decisions: Sequence[tuple[str, list[str], Callable[[str], str]]],
     settings_at: Callable[[str], Config],
 ) -> list[tuple[str, str]]:
     """(commit, what is wrong) for each approval in `decisions` — (commit, parents,
@@ -70,9 +70,7 @@ def findings(
         pid = one("Vouch-Proposal")
         names.append(f"{sha}:{kb.rel(decided_path(pid))}" if ids.is_proposal_id(pid) else sha)
     out = []
-    for (sha, parents, one), found in zip(
-        approvals, kb.repo.store.read_many(names), strict=True
-    ):
+    for (sha, parents, one), found in zip(approvals, kb.repo.store.read_many(names), strict=True):
         committer = made_by.get(sha)
         proposer, email = one("Vouch-Proposer"), _proposer_email(found)
         if committer is None or not committed_by_proposer(committer, proposer, email):
