@@ -240,8 +240,12 @@ def read_proposals(kb: KB, patterns: list[str], *, unmerged: bool = False) -> li
     """Proposals on the refs matching `patterns`, in one for-each-ref call; with
     `unmerged`, only those whose commit HEAD's history does not hold yet."""
     extra = ["--no-merged=HEAD"] if unmerged and kb.repo.peek("HEAD") else []
+    from vouch.gate import origin  # the proposer is the first commit's author
+
     rows = kb.repo.ref_records(patterns, REF_FIELDS, extra)
-    return [with_people(kb, p) for p in (from_record(r) for r in rows) if p is not None]
+    return [
+        origin.of(kb, with_people(kb, p)) for p in (from_record(r) for r in rows) if p is not None
+    ]
 
 
 def decision_of(kb: KB, proposal_id: str, commit: str | None) -> dict[str, Any] | None:
