@@ -32,7 +32,7 @@ from typing import Any
 
 from vouch.core import ids, yamlio
 from vouch.errors import CorruptFile
-from vouch.gate import direct_writes, signers
+from vouch.gate import direct_writes, signers, withdrawals
 from vouch.gate.deciders import WITHDRAW_EVENT, WITHDRAWN_TRAILER, one_principal
 from vouch.gate.records import parse_message
 from vouch.gate.signers import identities, same
@@ -371,6 +371,8 @@ class _Check:
                 direct_writes.EDITS | {direct_writes.IMPORT}
             ):
                 continue
+            if withdrawals.by_proposer(c.one):  # a proposer's own: no approver needed
+                continue
             approvers = listed_at(c.parents[0] if c.parents else "")[1]
             if approvers:
                 wanted.append((c, approvers))
@@ -522,7 +524,8 @@ class _Check:
                 )
                 continue
             signer = identities(sig.signer)
-            if approvers and not signer & {x for a in approvers for x in identities(a)}:
+            listed = {x for a in approvers for x in identities(a)}
+            if approvers and not signer & listed and not withdrawals.by_proposer(c.one):
                 self.add(
                     c.sha,
                     "audit-unsigned",
