@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from vouch.core import ids
-from vouch.gate import records
+from vouch.gate import commenters, records
 from vouch.store.kb import KB
 
 COMMENTS_PREFIX = "refs/vouch/comments/"
@@ -40,14 +40,17 @@ def thread(kb: KB, proposal: records.Proposal) -> tuple[list[dict[str, Any]], li
     comments: list[dict[str, Any]] = []
     ref = COMMENTS_PREFIX + proposal.id
     if repo.peek(ref):
-        for commit, when, body in reversed(
-            repo.log_records(ref, ("%H", "%cI", "%B"), max_count=MAX_COMMENTS)
-        ):
+        fields = ("%H", "%cI", *commenters.FIELDS, "%B")
+        for row in reversed(repo.log_records(ref, fields, max_count=MAX_COMMENTS)):
+            if len(row) < len(fields):
+                continue
+            commit, when, *people, body = row[: len(fields)]
             _, text, trailers = records.parse_message(body)
             comments.append(
                 {
                     "comment": commit,
-                    "author": (trailers.get("Vouch-Commenter") or ["?"])[0],
+                    # the commit's git identity; the trailer only beside it (`commenters`)
+                    **commenters.author(people, (trailers.get("Vouch-Commenter") or [""])[0]),
                     "created_at": when,
                     "revision_commit": (trailers.get("Vouch-Revision-Commit") or [""])[0],
                     "text": text,
