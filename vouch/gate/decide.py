@@ -29,7 +29,6 @@ from vouch.gate import (
     deciders,
     hands,
     linked,
-    origin,
     pending,
     pins,
     records,
@@ -442,7 +441,7 @@ def reject(
         others: list[RefUpdate] = pins.pinned(kb, proposal, expect)
         # the proposer's own: a withdrawal (the proposer is its first commit's author;
         # a branch that is no line from its base has none, and is never withdrawn)
-        withdrawn = deciders.withdraws(who, proposal) and origin.known(kb, proposal)
+        withdrawn = deciders.withdraws(who, proposal) and records.origin_known(kb, proposal)
         people = {**deciders.record_fields(proposal, who, False), **deciders.withdrawal(withdrawn)}
         changes: dict[str, str | None] = {
             kb.rel(records.decided_path(proposal.id)): repo.write_blob(
