@@ -59,7 +59,9 @@ def test_a_huge_comment_is_shown_cut_with_how_to_read_the_rest(kb: KB, run_cli) 
     assert len(shown.out) < 3 * MAX_COMMENT_BYTES  # 3.5 MB printed whole before
     assert "comment by test" in shown.out or "please cite the runbook too" in shown.out
     marker = f"more bytes of this comment: git show -s --format=%B {huge}"
-    assert "comment by Rita: line 0" in shown.out and marker in shown.out
+    # its author is the commit's git identity; the typed trailer only beside it
+    assert "its trailer claims 'Rita'" in shown.out and ": line 0" in shown.out
+    assert marker in shown.out
     [_, cut] = run_cli("show", pid, "--json", cwd=kb.root).json()["comments"]
     assert cut["comment"] == huge and len(cut["text"]) <= MAX_COMMENT_BYTES
     rest = git(kb.root, "show", "-s", "--format=%B", huge)  # the command named reads it all

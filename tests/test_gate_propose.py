@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import git
 from gate_support import (
     ALICE,
@@ -224,7 +225,12 @@ def test_entity_relation_and_page(kb_with_sources: KB, run_cli, tmp_path) -> Non
         cwd=kb.root,
     )
     assert res.code == 1 and "does not exist" in res.err
-    call(kb, "kb.approve", {"proposal_id": ent_pid}, actor="bob")
+    # the git user proposed it at the CLI: someone else's process decides (an agent the
+    # proposer runs approving it would be the proposer's own approval)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GIT_COMMITTER_NAME", "Rita Reviewer")
+        mp.setenv("GIT_COMMITTER_EMAIL", "rita@example.invalid")
+        call(kb, "kb.approve", {"proposal_id": ent_pid}, actor="bob")
     other = proposed(kb, "kb.propose_entity", {"name": "PostgreSQL", "type": "tool"})
     call(kb, "kb.approve", {"proposal_id": other["proposal_id"]}, actor="bob")
     res = run_cli(

@@ -210,9 +210,13 @@ def test_crystallize_proposes_and_never_approves(worked: dict[str, Any], run_cli
     # proposing the same summary twice is one proposal
     again = call(kb, "kb.crystallize", {"session_id": sid})
     assert again["proposal_id"] == result["proposal_id"] and again["duplicate"] == "pending"
-    # a reviewer reads and approves it like any proposal
+    # a reviewer reads and approves it like any proposal: the git user crystallized it,
+    # so the decision is another person's process (not an agent the proposer runs)
     show(kb, result["proposal_id"])
-    call(kb, "kb.approve", {"proposal_id": result["proposal_id"]}, actor=BOB)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GIT_COMMITTER_NAME", "Rita Reviewer")
+        mp.setenv("GIT_COMMITTER_EMAIL", "rita@example.invalid")
+        call(kb, "kb.approve", {"proposal_id": result["proposal_id"]}, actor=BOB)
     assert page.load(committed(kb, page.path_for(result["page_id"])))["approved_by"] == BOB
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from vouch.core import ids, yamlio
 from vouch.errors import CorruptFile
-from vouch.gate import direct_writes, signers
+from vouch.gate import direct_writes, signers, withdrawals
 from vouch.gate.deciders import WITHDRAW_EVENT, WITHDRAWN_TRAILER, one_principal
 from vouch.gate.records import parse_message
 from vouch.gate.signers import identities, same
@@ -195,6 +195,7 @@ class _Check:
         self._decisions(
             [d for d in decisions if d[0].sha not in self.proven and d[0].sha not in self.skipped]
         )
+        self._hands([d for d, _ in decisions if d.sha not in self.proven | self.skipped])
         self._approvers([d for d in [*decisions, *directs] if d[0].sha not in self.proven])
         self._unowned()
         self._records({c.sha for c in commits})
@@ -347,6 +348,15 @@ class _Check:
             detail = direct_writes.describe(c.sha, event, found, prefix)
             self.add(c.sha, "audit-outside-vouch", f"{detail}; {_HINT}")
 
+    def _hands(self, decisions: list[_Commit]) -> None:
+        """An approval committed by its proposer's own git identity (`hands`)."""
+        from vouch.gate import committed, hands
+
+        settings = committed.Settings(self.kb)
+        rows = [(c.sha, c.parents, c.one) for c in decisions]
+        for sha, detail in hands.findings(self.kb, rows, settings.at):
+            self.add(sha, "self-approved", detail)
+
     def _approvers(self, made: list[tuple[_Commit, list[str]]]) -> None:
         """With `review.approvers` committed on a commit's parent, a decision (and a
         lifecycle edit or import) is made by one of them: its approver or actor, or the
@@ -360,6 +370,8 @@ class _Check:
             if not c.one("Vouch-Decision") and event not in (
                 direct_writes.EDITS | {direct_writes.IMPORT}
             ):
+                continue
+            if withdrawals.by_proposer(c.one):  # a proposer's own: no approver needed
                 continue
             approvers = listed_at(c.parents[0] if c.parents else "")[1]
             if approvers:
@@ -512,7 +524,8 @@ class _Check:
                 )
                 continue
             signer = identities(sig.signer)
-            if approvers and not signer & {x for a in approvers for x in identities(a)}:
+            listed = {x for a in approvers for x in identities(a)}
+            if approvers and not signer & listed and not withdrawals.by_proposer(c.one):
                 self.add(
                     c.sha,
                     "audit-unsigned",

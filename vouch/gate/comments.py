@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
-from vouch.gate import records
+from vouch.gate import commenters, records
 from vouch.store.kb import KB
 
 MAX_COMMENT_BYTES = 16 << 10  # of one comment's message read and shown
@@ -52,6 +52,7 @@ def _comment(
     headers = head[:end].decode("utf-8", "replace").split("\n")
     parents = [h[7:] for h in headers if h.startswith("parent ")]
     committed = [h[10:] for h in headers if h.startswith("committer ")]
+    authored = [h[7:] for h in headers if h.startswith("author ")]
     if len(parents) > 1 or len(committed) != 1:
         return None, None
     whole = size <= len(head)
@@ -64,9 +65,11 @@ def _comment(
         trailers = records.parse_message("x\n\n" + last[1].decode("utf-8", "replace"))[2]
     if (trailers.get("Vouch-Proposal") or [""])[0] != proposal_id:
         return None, None
+    people = [*_person(authored[0] if authored else ""), *_person(committed[0])]
     comment: dict[str, Any] = {
         "comment": commit,
-        "author": (trailers.get("Vouch-Commenter") or ["?"])[0],
+        # the commit's git identity; the trailer only beside it (`commenters`)
+        **commenters.author(people, (trailers.get("Vouch-Commenter") or [""])[0]),
         "created_at": _when(committed[0]),
         "revision_commit": (trailers.get("Vouch-Revision-Commit") or [""])[0],
         "text": text,
@@ -77,6 +80,12 @@ def _comment(
             "read_with": f"git show -s --format=%B {commit}",
         }
     return comment, parents[0] if parents else None
+
+
+def _person(line: str) -> tuple[str, str]:
+    """(name, e-mail) of an author or committer line (`Name <mail> 1700000000 +0100`)."""
+    name, _, rest = line.partition(" <")
+    return name.strip(), rest.partition(">")[0].strip()
 
 
 def _when(committer: str) -> str:

@@ -23,7 +23,18 @@ from typing import Any
 from vouch.core import ids, yamlio
 from vouch.core.config import Config
 from vouch.errors import CorruptFile, GateRefused, UsageError
-from vouch.gate import bases, committed, deciders, linked, pending, pins, records, seals, verify
+from vouch.gate import (
+    bases,
+    committed,
+    deciders,
+    hands,
+    linked,
+    pending,
+    pins,
+    records,
+    seals,
+    verify,
+)
 from vouch.gate.identity import Identity, principal
 from vouch.gate.records import Proposal
 from vouch.kinds import KINDS, Kind
@@ -186,7 +197,10 @@ def approve(
         settings = committed.settings_at(kb, tip)
         selfs: dict[str, bool] = {}
         for proposal in proposals:
-            selfs[proposal.id] = deciders.check(who, proposal, settings)
+            # the approver named, and the git identity that will commit the decision
+            selfs[proposal.id] = deciders.check(who, proposal, settings) or hands.check(
+                kb, proposal, settings
+            )
             _decided_check(kb, proposal, tip)
         if len(proposals) == 1 and repo.is_ancestor(proposals[0].commit, tip):
             proposal = proposals[0]
@@ -440,7 +454,9 @@ def reject(
                 f"approve {proposal.id}`, or revert the merge with `git revert` first",
             )
         others: list[RefUpdate] = pins.pinned(kb, proposal, expect)
-        withdrawn = deciders.withdraws(who, proposal)  # the proposer's own: a withdrawal
+        # the proposer's own: a withdrawal (the proposer is its first commit's author;
+        # a branch that is no line from its base has none, and is never withdrawn)
+        withdrawn = deciders.withdraws(who, proposal) and records.origin_known(kb, proposal)
         people = {**deciders.record_fields(proposal, who, False), **deciders.withdrawal(withdrawn)}
         changes: dict[str, str | None] = {
             kb.rel(records.decided_path(proposal.id)): repo.write_blob(

@@ -112,6 +112,27 @@ def _scripts(word: str) -> set[str]:
     return found
 
 
+def is_agent_email(email: str) -> bool:
+    """Whether `email` is in the domain reserved for declared agents (or below it),
+    compared folded: only vouch makes such an address, for an agent a server declares."""
+    domain = fold(email).rstrip(".").rpartition("@")[2]
+    return domain == AGENT_DOMAIN or domain.endswith("." + AGENT_DOMAIN)
+
+
+def check_person_email(email: str, what: str = "git user e-mail") -> str:
+    """A person's e-mail, refused (UsageError) when it is in the agents' reserved domain:
+    a person using `bot2@agent.vouch.invalid` would be read as the agent bot2 — their
+    rejection of bot2's proposal recorded as bot2's own withdrawal (the fifth outsider)."""
+    if is_agent_email(email):
+        raise UsageError(
+            f"{what} {email!r} is in {AGENT_DOMAIN}, the domain vouch reserves for the "
+            "agents a server declares: a person cannot act under an agent's address",
+            hint="set your own address (git config user.email you@example.com, or "
+            "GIT_COMMITTER_EMAIL); an agent acts through `VOUCH_AGENT=<name> vouch serve`",
+        )
+    return email
+
+
 def agent_email(name: str) -> str:
     """The reserved address of a declared agent: `<slug>@agent.vouch.invalid`."""
     slug = _SLUG.sub("-", fold(name)).strip("-") or "agent"
@@ -162,4 +183,5 @@ def principal(kb: KB, actor: str | Identity) -> Identity:
         return actor
     name = check_name(actor, "agent name")
     who, email = kb.repo.identity()
+    check_person_email(email)  # the operator is a person
     return Identity(name, agent_email(name), agent=True, operator=f"{who} <{email}>")

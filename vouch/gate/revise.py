@@ -176,11 +176,13 @@ def _pointer(kb: KB, proposal: records.Proposal, view: BaseView, item: Any) -> A
     return f"{ev['source_id']}:{ev['locator']}"
 
 
-def comment(kb: KB, actor: str, proposal_id: str, text: str) -> dict[str, Any]:
+def comment(kb: KB, actor: str | Identity, proposal_id: str, text: str) -> dict[str, Any]:
     """Add a review comment to an open proposal (its thread ref; the branch is not
-    touched). Result: proposal_id, comment (its commit), revision_commit."""
+    touched). Result: proposal_id, comment (its commit), revision_commit. An agent's
+    comment is authored under its reserved address, committed by its operator."""
     if not isinstance(text, str) or not text.strip():
         raise UsageError("a comment needs text")
+    who = principal(kb, actor)
     with gate_lock(kb):
         proposal = records.find(kb, proposal_id)
         repo = kb.repo
@@ -191,10 +193,13 @@ def comment(kb: KB, actor: str, proposal_id: str, text: str) -> dict[str, Any]:
             text,
             {
                 "Vouch-Proposal": proposal.id,
-                "Vouch-Commenter": actor,
+                "Vouch-Commenter": who.name,
                 "Vouch-Revision-Commit": proposal.commit,
             },
         )
-        made = repo.write_commit(repo.empty_tree, [previous] if previous else [], message)
+        author = (who.name, who.email) if who.agent else None
+        made = repo.write_commit(
+            repo.empty_tree, [previous] if previous else [], message, author=author
+        )
         repo.update_ref(ref, made, previous, message=f"vouch: comment on {proposal.id}")
     return {"ok": True, "proposal_id": proposal.id, "comment": made, "revision": proposal.commit}

@@ -27,7 +27,15 @@ from typing import Any
 from vouch.core.config import CONFIG_NAME, Config, parse, template_text
 from vouch.core.progress import Progress
 from vouch.errors import CorruptFile, VouchError
-from vouch.health import agent_hosts, attributes, leftovers, lint, untracked, verify
+from vouch.health import (
+    agent_hosts,
+    attributes,
+    host_grants,
+    leftovers,
+    lint,
+    untracked,
+    verify,
+)
 from vouch.health.issues import Issue, counts, error, ordered, verdict, warn
 from vouch.store.kb import KB
 
@@ -75,6 +83,7 @@ def doctor(kb: KB, progress: Progress | None = None) -> dict[str, Any]:
     issues += [{**i, "check": "config"} for i in config_issues]
 
     agent_issues, agent_hosts_found = agent_hosts.check(kb)  # install-agent's entries
+    agent_issues += host_grants.committed(kb)  # a committed entry letting agents decide
     checks["agents"] = {"verdict": verdict(agent_issues), "hosts": agent_hosts_found}
     issues += [{**i, "check": "agents"} for i in agent_issues]
 

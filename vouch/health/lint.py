@@ -256,7 +256,7 @@ def _staged(kb: KB, stale_days: int | None) -> dict[str, Any]:
 
 def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
     from vouch.git.history import tree_diff
-    from vouch.health import attributes, auditlint, review
+    from vouch.health import attributes, auditlint, host_grants, review
 
     issues, info = review.since(kb, base)
     changes = tree_diff(kb.repo, info["merge_base"], info["head"], [kb.rel(".")])
@@ -275,4 +275,5 @@ def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
     issues += attributes.converted(kb)  # the checked-out HEAD's .gitattributes
     issues += tracked_state.tracked(kb, info["head"])
     issues += auditlint.since(kb, info, settings)  # each audit event against its commit
+    issues += host_grants.committed(kb, info["head"])  # agent hosts told to decide
     return report("since", k, issues, changed=len(changes), range=info)

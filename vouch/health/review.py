@@ -34,7 +34,7 @@ from typing import Any
 
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import GateRefused, UsageError
-from vouch.gate import direct_writes, signers, trusted_keys
+from vouch.gate import direct_writes, signers, trusted_keys, withdrawals
 from vouch.gate.committed import settings_at
 from vouch.gate.identity import fold, forms
 from vouch.gate.own_changes import own_changes
@@ -186,8 +186,10 @@ class _Checker:
         self.issues.append(issue)
 
     def _who(self, commit: Commit, actor: str, signed: dict[str, Any], what: str) -> None:
-        """An approver (or lifecycle actor) must be allowed, and sign when asked to."""
+        """An approver (or lifecycle actor) must be allowed, and sign when asked to; a
+        proposer withdrawing their own proposal needs no approver (`withdrawals`)."""
         cid = commit.sha[:12]
+        listed = [] if withdrawals.by_proposer(commit.trailer) else self.approvers
         if self.require_signed:
             sig = signed.get(commit.sha)
             if sig is None or not sig.good:
@@ -201,7 +203,7 @@ class _Checker:
                     )
                 )
                 return
-            if self.approvers and not _allowed(self.approvers, sig.signer):
+            if listed and not _allowed(listed, sig.signer):
                 self._add(
                     error(
                         "approver-not-allowed",
@@ -213,7 +215,7 @@ class _Checker:
             return
         # the git identity that made the commit (and vouch's record of it), never a
         # `--as` label; compared folded (`vouch.gate.identity`)
-        if self.approvers and not _allowed(self.approvers, actor, *commit.committer):
+        if listed and not _allowed(listed, actor, *commit.committer):
             self._add(
                 error(
                     "approver-not-allowed",

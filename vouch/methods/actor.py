@@ -16,7 +16,7 @@ import os
 
 from vouch.core import yamlio
 from vouch.errors import GateRefused, UsageError
-from vouch.gate.identity import Identity, agent_email, check_name
+from vouch.gate.identity import Identity, agent_email, check_name, check_person_email
 from vouch.store.kb import KB
 
 AGENT_HINT = (
@@ -44,7 +44,7 @@ def configured_actor(kb: KB, explicit: str | None = None, *, server: bool = Fals
 def person(kb: KB) -> Identity:
     """The git identity of whoever runs this process (`git var GIT_COMMITTER_IDENT`)."""
     name, email = kb.repo.identity()
-    return Identity(check_name(name, "git user name"), email)
+    return Identity(check_name(name, "git user name"), check_person_email(email))
 
 
 def identity(kb: KB, agent: str | None, label: str | None = None) -> Identity:

@@ -145,7 +145,7 @@ def revise_proposal(
 def comment_proposal(ctx: CallContext, proposal_id: str, text: str) -> dict[str, Any]:
     from vouch.gate import revise
 
-    return revise.comment(ctx.kb, ctx.actor(), proposal_id, text)
+    return revise.comment(ctx.kb, ctx.identity(), proposal_id, text)
 
 
 def list_pending(
