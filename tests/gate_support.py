@@ -36,6 +36,19 @@ def a_source(kb: KB) -> str:
     return rows[0]["id"]
 
 
+def retry_claim(kb: KB, text: str = "Retry budget is five.") -> dict[str, Any]:
+    """`docs/retry.md` committed and registered, and a valid proposal of `text` citing its
+    line 1: the proposal's result."""
+    (kb.root / "docs").mkdir()
+    (kb.root / "docs" / "retry.md").write_text("retry budget is five attempts\n")
+    git(kb.root, "add", "docs")
+    git(kb.root, "commit", "-qm", "docs")
+    call(kb, "kb.register_source_from_path", {"path": "docs/retry.md"})
+    made = call(kb, "kb.propose_claim", {"text": text, "evidence": ["docs/retry.md:L1"]})
+    assert made["valid"], made
+    return dict(made)
+
+
 def propose_claim(
     kb: KB,
     text: str = "Deploys need a green CI run",

@@ -10,22 +10,14 @@ import subprocess
 from pathlib import Path
 
 from conftest import git
-from gate_support import BOB, call, show
+from gate_support import BOB, call, retry_claim, show
 
 from vouch.gate.comments import MAX_COMMENT_BYTES
 from vouch.store.kb import KB
 
 
 def _proposal(kb: KB) -> tuple[str, str]:
-    (kb.root / "docs").mkdir()
-    (kb.root / "docs" / "retry.md").write_text("retry budget is five attempts\n")
-    git(kb.root, "add", "docs")
-    git(kb.root, "commit", "-qm", "docs")
-    call(kb, "kb.register_source_from_path", {"path": "docs/retry.md"})
-    made = call(
-        kb, "kb.propose_claim", {"text": "Retry budget is five.", "evidence": ["docs/retry.md:L1"]}
-    )
-    assert made["valid"], made
+    made = retry_claim(kb)
     return str(made["proposal_id"]), str(made["claim_id"])
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import git
-from gate_support import BOB, call, show
+from gate_support import BOB, call, retry_claim, show
 
 from vouch.kinds import KINDS
 from vouch.store.kb import KB
@@ -18,13 +18,7 @@ TEXT = "Retry budget is five attempts."
 
 
 def _approved(kb: KB) -> tuple[str, Path]:
-    (kb.root / "docs").mkdir()
-    (kb.root / "docs" / "retry.md").write_text("retry budget is five attempts\n")
-    git(kb.root, "add", "docs")
-    git(kb.root, "commit", "-qm", "docs")
-    call(kb, "kb.register_source_from_path", {"path": "docs/retry.md"})
-    made = call(kb, "kb.propose_claim", {"text": TEXT, "evidence": ["docs/retry.md:L1"]})
-    assert made["valid"], made
+    made = retry_claim(kb, TEXT)
     show(kb, made["proposal_id"])
     call(kb, "kb.approve", {"proposal_id": made["proposal_id"]}, actor=BOB)
     cid = str(made["claim_id"])

@@ -102,11 +102,16 @@ class ObjectStore:
             return None  # "<name> missing" or "ambiguous"
         return fields[0], fields[1], int(fields[2]), proc
 
-    def read(self, name: str) -> tuple[str, bytes] | None:
-        """(type, content) of an object name (sha or `rev:path`), or None when missing."""
+    def _kept(self, name: str) -> tuple[str, bytes] | None:
+        """An object this store wrote (or is packing) and git may not hold yet."""
         kept = self._written.get(name)
         if kept is None and self._packing is not None:
             kept = self._packing.get(name)
+        return kept
+
+    def read(self, name: str) -> tuple[str, bytes] | None:
+        """(type, content) of an object name (sha or `rev:path`), or None when missing."""
+        kept = self._kept(name)
         if kept is not None:
             return kept
         with self._mutex:
@@ -123,7 +128,7 @@ class ObjectStore:
         """(type, its first `head` bytes, its last `tail` bytes, its size) of an object, or
         None when missing: an object of any size costs `head + tail` bytes of memory (the
         middle is read through and dropped), for objects a branch or ref may make huge."""
-        kept = self._written.get(name)
+        kept = self._kept(name)
         if kept is not None:
             return kept[0], kept[1][:head], kept[1][-tail:] if tail else b"", len(kept[1])
         with self._mutex:
