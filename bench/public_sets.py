@@ -50,9 +50,10 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -359,6 +360,117 @@ def _shown(path: Path) -> Path:
         return path
 
 
+# -- per query: where the default loses to its own lexical channel ------------------------------
+
+
+def _bands(coverage: float) -> str:
+    """The default's fusion band for a query (`ranking.fusion_weights`)."""
+    from vouch.search.ranking import DEFAULTS as T
+
+    if coverage >= 1.0:
+        return f"covered 1.0 (fts {T.fts_share_full})"
+    if coverage >= T.coverage_cut:
+        return f"covered ≥{T.coverage_cut} (fts {T.fts_share})"
+    return f"covered <{T.coverage_cut} (fts {T.fts_share_uncovered})"
+
+
+def per_query(specs: Sequence[str]) -> str:
+    """Per set, the queries by the default's fusion band: how many, fts-only / default /
+    vec-only nDCG@10, how many the default loses (by > 0.05) or wins; on the lost ones,
+    the relevant documents fts-only had in its top 10 that the default pushed out, and
+    what took their places (found by the vector channel alone, or by both). Then rankings
+    the engine does not ship, measured on the same candidates (what item 2 might do).
+
+    Runs on bench/tune_search.py's caches (bench/out/<name>-kb, -lists.json)."""
+    import tune_search as ts
+
+    from vouch.search import eval as ev
+    from vouch.search.ranking import DEFAULTS
+
+    sets = ts.load_sets([], [], specs)
+    default = ts.engine_default(DEFAULTS)
+    alternatives = {
+        "fts 0.8 always": ts.engine_default(
+            DEFAULTS._replace(fts_share=0.8, fts_share_uncovered=0.8)
+        ),
+        "fts 0.6 always": ts.engine_default(
+            DEFAULTS._replace(fts_share_full=0.6, fts_share=0.6, fts_share_uncovered=0.6)
+        ),
+        "fts top 3 kept": _keep_lexical(default, 3),
+        "fts top 5 kept": _keep_lexical(default, 5),
+    }
+    out = []
+    for key, rows in sets.items():
+        out.append(f"\n**{key}** ({len(rows)} queries)\n")
+        out.append(
+            "| band | queries | fts / default / vec nDCG@10 | default loses / wins "
+            "| lost: fts's relevant pushed out | what took their places (vec-only / both) |"
+        )
+        out.append("|---|---|---|---|---|---|")
+        by_band: dict[str, list[list[float]]] = {}
+        for c in rows:
+            f, d, v = ts.fts_only(c), default(c), ts.vec_only(c)
+            scores = [ev.ndcg(x, c.query.relevant) for x in (f, d, v)]
+            lexical = {c.objects[k] for k, _ in c.lexical if k in c.objects}
+            pushed = [x for x in f if x in c.query.relevant and x not in d]
+            came = [x for x in d if x not in f]
+            lost = scores[1] < scores[0] - 0.05
+            by_band.setdefault(_bands(c.coverage), []).append(
+                [
+                    *scores,
+                    float(lost),
+                    float(scores[1] > scores[0] + 0.05),
+                    len(pushed) if lost else 0.0,
+                    sum(x not in lexical for x in came) if lost else 0.0,
+                    sum(x in lexical for x in came) if lost else 0.0,
+                ]
+            )
+        for band, vals in sorted(by_band.items()):
+            n = len(vals)
+            col = [sum(v[i] for v in vals) for i in range(8)]
+            out.append(
+                f"| {band} | {n} | {col[0] / n:.3f} / {col[1] / n:.3f} / {col[2] / n:.3f} "
+                f"| {col[3]:.0f} / {col[4]:.0f} | {col[5]:.0f} | {col[6]:.0f} / {col[7]:.0f} |"
+            )
+        cells = []
+        for name, rank in {"fts": ts.fts_only, "default": default, **alternatives}.items():
+            by_half: dict[str, list[float]] = {}
+            for c in rows:
+                by_half.setdefault(c.query.half, []).append(ev.ndcg(rank(c), c.query.relevant))
+            cells.append(
+                f"{name} "
+                + " / ".join(f"{h} {sum(x) / len(x):.3f}" for h, x in sorted(by_half.items()))
+            )
+        out.append("\nnDCG@10 " + "; ".join(cells))
+        diffs: dict[str, list[float]] = {}
+        for c in rows:
+            got = ev.ndcg(default(c), c.query.relevant) - ev.ndcg(ts.fts_only(c), c.query.relevant)
+            diffs.setdefault(c.query.half, []).append(got)
+        out.append(
+            "default − fts per query, mean ± standard error: "
+            + "; ".join(f"{h} {_mean_se(x)}" for h, x in sorted(diffs.items()))
+        )
+    return "\n".join(out) + "\n"
+
+
+def _mean_se(values: Sequence[float]) -> str:
+    n = len(values)
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else 0.0
+    return f"{mean:+.3f} ± {(var / n) ** 0.5:.3f}"
+
+
+def _keep_lexical(rank: Callable[[Any], list[str]], k: int) -> Callable[[Any], list[str]]:
+    """`rank`'s page with fts-only's first `k` documents kept at the top, in their order."""
+    import tune_search as ts
+
+    def ranked(c: Any) -> list[str]:
+        top = ts.fts_only(c)[:k]
+        return (top + [x for x in rank(c) if x not in top])[: ts.TOP]
+
+    return ranked
+
+
 # -- main --------------------------------------------------------------------------------------
 
 
@@ -369,6 +481,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--cranfield", type=Path, default=CRANFIELD, help="a clone of the Cranfield one"
     )
     parser.add_argument("--out", type=Path, default=es.OUT / "public")
+    parser.add_argument(
+        "--per-query",
+        action="store_true",
+        help="after bench/tune_search.py ran on the sets: where the default loses, by band",
+    )
     args = parser.parse_args(argv)
     readers = {"cisi": (args.cisi, cisi), "cranfield": (args.cranfield, cranfield)}
     found = []
@@ -395,6 +512,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     overlaps = {s.name: set_overlap(s) for s in found} | project_overlaps()
     print(render_overlaps(overlaps))
     print("python bench/tune_search.py --sets '' " + " ".join(specs))
+    if args.per_query:
+        print(per_query([x.removeprefix("--set ") for x in specs]))
     return 0
 
 
