@@ -374,30 +374,27 @@ def _bands(coverage: float) -> str:
     return f"covered <{T.coverage_cut} (fts {T.fts_share_uncovered})"
 
 
-def per_query(specs: Sequence[str]) -> str:
+def per_query(specs: Sequence[str], own: Sequence[str] = ()) -> str:
     """Per set, the queries by the default's fusion band: how many, fts-only / default /
     vec-only nDCG@10, how many the default loses (by > 0.05) or wins; on the lost ones,
     the relevant documents fts-only had in its top 10 that the default pushed out, and
     what took their places (found by the vector channel alone, or by both). Then rankings
     the engine does not ship, measured on the same candidates (what item 2 might do).
 
+    `own`: the project's sets too (golden, eval, kb; eval at 1000, 5000 and full size).
     Runs on bench/tune_search.py's caches (bench/out/<name>-kb, -lists.json)."""
     import tune_search as ts
 
     from vouch.search import eval as ev
     from vouch.search.ranking import DEFAULTS
 
-    sets = ts.load_sets([], [], specs)
+    sets = ts.load_sets(own, [1000, 5000, None], specs)
     default = ts.engine_default(DEFAULTS)
     alternatives = {
-        "fts 0.8 always": ts.engine_default(
-            DEFAULTS._replace(fts_share=0.8, fts_share_uncovered=0.8)
-        ),
-        "fts 0.6 always": ts.engine_default(
-            DEFAULTS._replace(fts_share_full=0.6, fts_share=0.6, fts_share_uncovered=0.6)
-        ),
+        "mid 0.6": ts.engine_default(DEFAULTS._replace(fts_share=0.6)),
+        "mid 0.8": ts.engine_default(DEFAULTS._replace(fts_share=0.8)),
+        "0.8 always": ts.engine_default(DEFAULTS._replace(fts_share=0.8, fts_share_uncovered=0.8)),
         "fts top 3 kept": _keep_lexical(default, 3),
-        "fts top 5 kept": _keep_lexical(default, 5),
     }
     out = []
     for key, rows in sets.items():
@@ -432,24 +429,19 @@ def per_query(specs: Sequence[str]) -> str:
                 f"| {band} | {n} | {col[0] / n:.3f} / {col[1] / n:.3f} / {col[2] / n:.3f} "
                 f"| {col[3]:.0f} / {col[4]:.0f} | {col[5]:.0f} | {col[6]:.0f} / {col[7]:.0f} |"
             )
-        cells = []
-        for name, rank in {"fts": ts.fts_only, "default": default, **alternatives}.items():
-            by_half: dict[str, list[float]] = {}
-            for c in rows:
-                by_half.setdefault(c.query.half, []).append(ev.ndcg(rank(c), c.query.relevant))
-            cells.append(
-                f"{name} "
-                + " / ".join(f"{h} {sum(x) / len(x):.3f}" for h, x in sorted(by_half.items()))
-            )
-        out.append("\nnDCG@10 " + "; ".join(cells))
-        diffs: dict[str, list[float]] = {}
+        rankers = {"fts": ts.fts_only, "vec": ts.vec_only, "default": default, **alternatives}
+        scores: dict[tuple[str, str], list[list[float]]] = {}
         for c in rows:
-            got = ev.ndcg(default(c), c.query.relevant) - ev.ndcg(ts.fts_only(c), c.query.relevant)
-            diffs.setdefault(c.query.half, []).append(got)
-        out.append(
-            "default − fts per query, mean ± standard error: "
-            + "; ".join(f"{h} {_mean_se(x)}" for h, x in sorted(diffs.items()))
-        )
+            got = [ev.ndcg(rank(c), c.query.relevant) for rank in rankers.values()]
+            scores.setdefault((c.query.group, c.query.half), []).append(got)
+        out.append("\n| group | half | n | " + " | ".join(rankers) + " | default − fts ± se |")
+        out.append("|---|---|---|" + "---|" * (len(rankers) + 1))
+        for (group, half), vals in sorted(scores.items()):
+            means = " | ".join(
+                f"{sum(v[i] for v in vals) / len(vals):.3f}" for i in range(len(rankers))
+            )
+            diff = _mean_se([v[2] - v[0] for v in vals])
+            out.append(f"| {group} | {half} | {len(vals)} | {means} | {diff} |")
     return "\n".join(out) + "\n"
 
 
@@ -486,6 +478,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="after bench/tune_search.py ran on the sets: where the default loses, by band",
     )
+    parser.add_argument(
+        "--own", default="", help="with --per-query: the project's sets too (golden,eval,kb)"
+    )
     args = parser.parse_args(argv)
     readers = {"cisi": (args.cisi, cisi), "cranfield": (args.cranfield, cranfield)}
     found = []
@@ -513,7 +508,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(render_overlaps(overlaps))
     print("python bench/tune_search.py --sets '' " + " ".join(specs))
     if args.per_query:
-        print(per_query([x.removeprefix("--set ") for x in specs]))
+        own = [n for n in args.own.split(",") if n]
+        print(per_query([x.removeprefix("--set ") for x in specs], own))
     return 0
 
 
