@@ -395,6 +395,7 @@ def per_query(specs: Sequence[str], own: Sequence[str] = ()) -> str:
         "mid 0.8": ts.engine_default(DEFAULTS._replace(fts_share=0.8)),
         "0.8 always": ts.engine_default(DEFAULTS._replace(fts_share=0.8, fts_share_uncovered=0.8)),
         "fts top 3 kept": _keep_lexical(default, 3),
+        "≥4 words 0.8": _by_words_matched(4, 0.8),
     }
     out = []
     for key, rows in sets.items():
@@ -450,6 +451,30 @@ def _mean_se(values: Sequence[float]) -> str:
     mean = sum(values) / n
     var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else 0.0
     return f"{mean:+.3f} ± {(var / n) ** 0.5:.3f}"
+
+
+def _by_words_matched(least: int, share: float) -> Callable[[Any], list[str]]:
+    """The default, but BM25's share is `share` when a best lexical hit holds at least
+    `least` of the query's content words without holding all (coverage counts a share,
+    so a long query that matched many words looks as weak as a short paraphrase that
+    matched one); floor and prior as shipped."""
+    import tune_search as ts
+
+    from vouch.search import prior
+    from vouch.search.fusion import ordered
+    from vouch.search.ranking import DEFAULTS, fuse, fusion_weights
+
+    def ranked(c: Any) -> list[str]:
+        weights = fusion_weights(DEFAULTS, c.coverage)
+        matched = round(c.coverage * len(content_stems(c.query.query)))
+        if c.coverage < 1.0 and matched >= least:
+            weights = {"fts": share, "vector": 1.0 - share}
+        got = fuse({"fts": ordered(c.lexical), "vector": c.vector}, weights)
+        got = got.without(list(ts._weak(c)))
+        got = prior.apply(got, ts._labels(c, got.keys.tolist()), prior.DEFAULT_BOOSTS)
+        return ts._objects(c, got.keys[: ts.TOP].tolist())
+
+    return ranked
 
 
 def _keep_lexical(rank: Callable[[Any], list[str]], k: int) -> Callable[[Any], list[str]]:
