@@ -2,8 +2,9 @@
 """Public test collections as evaluation sets (issue 35): CISI and Cranfield.
 
 Two classic IR collections whose queries were written by people other than the
-documents' authors (library-science researchers' information needs for CISI; aerodynamics
-researchers' questions for Cranfield), judged by hand. Unlike the project's own
+documents' authors (CISI: library-science questions, about half of them the abstract of
+a paper standing for a need; Cranfield: aerodynamics researchers' questions), judged by
+hand. Unlike the project's own
 "paraphrase" groups, their queries share some words with the documents the way real
 queries do. They are read where they lie (a clone of a public repository, in git's own
 object store or a work tree) and never copied into the project: this script writes each
@@ -26,7 +27,8 @@ repositories carry no licence of their own, so the project ships none of their t
 - Queries are the `.W` text. CISI's relevance file lists 76 of its 112 queries; the
   others have no judgments and are left out. Cranfield's relevance file numbers queries
   by position in cran.qry (1-225), not by their `.I` number, and grades documents 1
-  (a complete answer) to 4 (minimum interest), -1 (a note, not relevance): grades 1-3
+  (a complete answer) to 4 (minimum interest), plus one -1 line a query (not a
+  relevance grade): grades 1-3
   count as relevant (`CRANFIELD_GRADES`), so 3 queries with only grade-4 documents drop.
 - `half` is `tune` for an odd query number, `heldout` for an even one; `group` is the
   set's name.
@@ -37,6 +39,7 @@ query's stopwords out) found in a relevant document, per relevant document and i
 union of them, and the share of queries with no content word in any relevant document.
 
     python bench/public_sets.py [--cisi DIR] [--cranfield DIR] [--out bench/out/public]
+        [--per-query [--own golden,eval,kb]]
 
 Without the data it says so and exits 0.
 """
@@ -164,7 +167,7 @@ def cranfield_qrels(text: str, grades: Sequence[int] = CRANFIELD_GRADES) -> dict
 class PublicSet:
     name: str
     docs: list[Document]
-    queries: list[dict[str, object]]  # {"query", "relevant", "group", "half", "number"}
+    queries: list[dict[str, Any]]  # {"query", "relevant", "group", "half", "number"}
 
 
 def build_set(
@@ -177,7 +180,7 @@ def build_set(
     """Queries with at least one relevant document that exists, relevant ids as sha256.
     `by_position`: the relevance file numbers queries 1.. in file order (Cranfield)."""
     ids = {str(int(d.number)): d.id() for d in docs}
-    rows: list[dict[str, object]] = []
+    rows: list[dict[str, Any]] = []
     for position, (number, text) in enumerate(asked, 1):
         key = str(position) if by_position else str(int(number))
         relevant = sorted({ids[d] for d in qrels.get(key, ()) if d in ids})
@@ -335,7 +338,7 @@ def project_overlaps() -> dict[str, Overlap]:
 
 def set_overlap(s: PublicSet) -> Overlap:
     texts = {d.id(): d.bytes().decode() for d in s.docs}
-    return overlap((str(q["query"]), [texts[i] for i in q["relevant"]]) for q in s.queries)  # type: ignore[attr-defined]
+    return overlap((q["query"], [texts[i] for i in q["relevant"]]) for q in s.queries)
 
 
 def render_overlaps(found: dict[str, Overlap]) -> str:
@@ -385,7 +388,6 @@ def per_query(specs: Sequence[str], own: Sequence[str] = ()) -> str:
     Runs on bench/tune_search.py's caches (bench/out/<name>-kb, -lists.json)."""
     import tune_search as ts
 
-    from vouch.search import eval as ev
     from vouch.search.ranking import DEFAULTS
 
     sets = ts.load_sets(own, [1000, 5000, None], specs)
@@ -397,53 +399,75 @@ def per_query(specs: Sequence[str], own: Sequence[str] = ()) -> str:
         "fts top 3 kept": _keep_lexical(default, 3),
         "≥4 words 0.8": _by_words_matched(4, 0.8),
     }
+    rankers = {"fts": ts.fts_only, "vec": ts.vec_only, "default": default, **alternatives}
     out = []
     for key, rows in sets.items():
         out.append(f"\n**{key}** ({len(rows)} queries)\n")
-        out.append(
-            "| band | queries | fts / default / vec nDCG@10 | default loses / wins "
-            "| lost: fts's relevant pushed out | what took their places (vec-only / both) |"
-        )
-        out.append("|---|---|---|---|---|---|")
-        by_band: dict[str, list[list[float]]] = {}
-        for c in rows:
-            f, d, v = ts.fts_only(c), default(c), ts.vec_only(c)
-            scores = [ev.ndcg(x, c.query.relevant) for x in (f, d, v)]
-            lexical = {c.objects[k] for k, _ in c.lexical if k in c.objects}
-            pushed = [x for x in f if x in c.query.relevant and x not in d]
-            came = [x for x in d if x not in f]
-            lost = scores[1] < scores[0] - 0.05
-            by_band.setdefault(_bands(c.coverage), []).append(
-                [
-                    *scores,
-                    float(lost),
-                    float(scores[1] > scores[0] + 0.05),
-                    len(pushed) if lost else 0.0,
-                    sum(x not in lexical for x in came) if lost else 0.0,
-                    sum(x in lexical for x in came) if lost else 0.0,
-                ]
-            )
-        for band, vals in sorted(by_band.items()):
-            n = len(vals)
-            col = [sum(v[i] for v in vals) for i in range(8)]
-            out.append(
-                f"| {band} | {n} | {col[0] / n:.3f} / {col[1] / n:.3f} / {col[2] / n:.3f} "
-                f"| {col[3]:.0f} / {col[4]:.0f} | {col[5]:.0f} | {col[6]:.0f} / {col[7]:.0f} |"
-            )
-        rankers = {"fts": ts.fts_only, "vec": ts.vec_only, "default": default, **alternatives}
-        scores: dict[tuple[str, str], list[list[float]]] = {}
-        for c in rows:
-            got = [ev.ndcg(rank(c), c.query.relevant) for rank in rankers.values()]
-            scores.setdefault((c.query.group, c.query.half), []).append(got)
-        out.append("\n| group | half | n | " + " | ".join(rankers) + " | default − fts ± se |")
-        out.append("|---|---|---|" + "---|" * (len(rankers) + 1))
-        for (group, half), vals in sorted(scores.items()):
-            means = " | ".join(
-                f"{sum(v[i] for v in vals) / len(vals):.3f}" for i in range(len(rankers))
-            )
-            diff = _mean_se([v[2] - v[0] for v in vals])
-            out.append(f"| {group} | {half} | {len(vals)} | {means} | {diff} |")
+        out += _by_band(rows, default)
+        out += _by_group(rows, rankers)
     return "\n".join(out) + "\n"
+
+
+def _by_band(rows: Sequence[Any], default: Callable[[Any], list[str]]) -> list[str]:
+    """Table lines: the queries by the default's fusion band, and on the ones it loses
+    (by > 0.05 nDCG@10) fts-only's relevant documents it pushed out and what took their
+    places (found by the vector channel alone, or by both)."""
+    import tune_search as ts
+
+    from vouch.search import eval as ev
+
+    out = [
+        "| band | queries | fts / default / vec nDCG@10 | default loses / wins "
+        "| lost: fts's relevant pushed out | what took their places (vec-only / both) |",
+        "|---|---|---|---|---|---|",
+    ]
+    by_band: dict[str, list[list[float]]] = {}
+    for c in rows:
+        f, d, v = ts.fts_only(c), default(c), ts.vec_only(c)
+        scores = [ev.ndcg(x, c.query.relevant) for x in (f, d, v)]
+        lexical = {c.objects[k] for k, _ in c.lexical if k in c.objects}
+        pushed = [x for x in f if x in c.query.relevant and x not in d]
+        came = [x for x in d if x not in f]
+        lost = scores[1] < scores[0] - 0.05
+        by_band.setdefault(_bands(c.coverage), []).append(
+            [
+                *scores,
+                float(lost),
+                float(scores[1] > scores[0] + 0.05),
+                len(pushed) if lost else 0.0,
+                sum(x not in lexical for x in came) if lost else 0.0,
+                sum(x in lexical for x in came) if lost else 0.0,
+            ]
+        )
+    for band, vals in sorted(by_band.items()):
+        n = len(vals)
+        col = [sum(v[i] for v in vals) for i in range(8)]
+        out.append(
+            f"| {band} | {n} | {col[0] / n:.3f} / {col[1] / n:.3f} / {col[2] / n:.3f} "
+            f"| {col[3]:.0f} / {col[4]:.0f} | {col[5]:.0f} | {col[6]:.0f} / {col[7]:.0f} |"
+        )
+    return out
+
+
+def _by_group(rows: Sequence[Any], rankers: dict[str, Callable[[Any], list[str]]]) -> list[str]:
+    """Table lines: nDCG@10 of each ranking per group and half, and default − fts-only
+    per query (mean ± standard error)."""
+    from vouch.search import eval as ev
+
+    scores: dict[tuple[str, str], list[list[float]]] = {}
+    for c in rows:
+        got = [ev.ndcg(rank(c), c.query.relevant) for rank in rankers.values()]
+        scores.setdefault((c.query.group, c.query.half), []).append(got)
+    modes = list(rankers)
+    out = [
+        "\n| group | half | n | " + " | ".join(modes) + " | default − fts ± se |",
+        "|---|---|---|" + "---|" * (len(modes) + 1),
+    ]
+    for (group, half), vals in sorted(scores.items()):
+        means = " | ".join(f"{sum(v[i] for v in vals) / len(vals):.3f}" for i in range(len(modes)))
+        diff = _mean_se([v[modes.index("default")] - v[modes.index("fts")] for v in vals])
+        out.append(f"| {group} | {half} | {len(vals)} | {means} | {diff} |")
+    return out
 
 
 def _mean_se(values: Sequence[float]) -> str:
