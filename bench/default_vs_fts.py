@@ -29,12 +29,15 @@ import evalsets as es
 from vouch.search.weighting import content_stems
 
 
-def _bands(coverage: float) -> str:
+def _bands(c: Any) -> str:
     """The default's fusion band for a query (`ranking.fusion_weights`)."""
     from vouch.search.ranking import DEFAULTS as T
 
+    coverage = c.coverage
     if coverage >= 1.0:
         return f"covered 1.0 (fts {T.fts_share_full})"
+    if T.coverage_words and c.held >= T.coverage_words:
+        return f"≥{T.coverage_words} words held (fts {T.fts_share_full})"
     if coverage >= T.coverage_cut:
         return f"covered ≥{T.coverage_cut} (fts {T.fts_share})"
     return f"covered <{T.coverage_cut} (fts {T.fts_share_uncovered})"
@@ -92,7 +95,7 @@ def _by_band(rows: Sequence[Any], default: Callable[[Any], list[str]]) -> list[s
         pushed = [x for x in f if x in c.query.relevant and x not in d]
         came = [x for x in d if x not in f]
         lost = scores[1] < scores[0] - 0.05
-        by_band.setdefault(_bands(c.coverage), []).append(
+        by_band.setdefault(_bands(c), []).append(
             [
                 *scores,
                 float(lost),
@@ -141,10 +144,10 @@ def _mean_se(values: Sequence[float]) -> str:
 
 
 def _by_words_matched(least: int, share: float) -> Callable[[Any], list[str]]:
-    """The default, but BM25's share is `share` when a best lexical hit holds at least
-    `least` of the query's content words without holding all (coverage counts a share,
-    so a long query that matched many words looks as weak as a short paraphrase that
-    matched one); floor and prior as shipped."""
+    """The default before issue 35 (`coverage_words` 0), but BM25's share is `share`
+    when a best lexical hit holds at least `least` of the query's content words without
+    holding all (coverage counts a share, so a long query that matched many words looks
+    as weak as a short paraphrase that matched one); floor and prior as shipped."""
     import tune_search as ts
 
     from vouch.search import prior
@@ -152,7 +155,7 @@ def _by_words_matched(least: int, share: float) -> Callable[[Any], list[str]]:
     from vouch.search.ranking import DEFAULTS, fuse, fusion_weights
 
     def ranked(c: Any) -> list[str]:
-        weights = fusion_weights(DEFAULTS, c.coverage)
+        weights = fusion_weights(DEFAULTS._replace(coverage_words=0), c.coverage)
         matched = round(c.coverage * len(content_stems(c.query.query)))
         if c.coverage < 1.0 and matched >= least:
             weights = {"fts": share, "vector": 1.0 - share}

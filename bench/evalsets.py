@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from vouch.search import access
 from vouch.search.engine import HIDDEN_STATUSES, SEARCH_KINDS
 from vouch.search.evalrun import build_corpus_kb
-from vouch.search.weighting import COVERAGE_HITS, coverage
+from vouch.search.weighting import COVERAGE_HITS, content_stems, coverage
 from vouch.store.kb import KB
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,6 +54,12 @@ class Collected:
     vector: list[tuple[int, float]]
     coverage: float
     objects: dict[int, str]
+
+    @property
+    def held(self) -> int:
+        """How many of the query's content words the best lexical hit holds
+        (`weighting.held_words`; `coverage` is their share of the query's)."""
+        return round(self.coverage * len(content_stems(self.query.query)))
 
 
 def document_bytes(title: str, text: str) -> bytes:

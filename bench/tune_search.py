@@ -16,12 +16,16 @@ document ids as `vouch eval` does. `--grid` scores convex-fusion settings on the
 halves only (every size of `eval`, and `kb`), as the engine ships them (the similarity
 floor and the prior by kind and status applied), and picks the one with the largest worst
 margin over the bar (nDCG@10 ≥ fts-only, +0.03 on paraphrase groups), leaving out groups
-that no setting lifts to the bar (reported). The sets hold no transcript: the shares for
+that no setting lifts to the bar (reported); `--grid words` searches only `coverage_words`
+(issue 35), every other knob as shipped. The sets hold no transcript: the shares for
 transcript turns are chosen on LoCoMo (bench/bench_locomo.py --convs 1-5 --set ...).
 The table then shows every set, half and size: fts-only, vec-only, the previous default
-(coverage-gated RRF) and the engine's current default (`ranking.DEFAULTS`).
+(coverage-gated RRF), the default before issue 35 (`coverage_words` 0) and the engine's
+current default (`ranking.DEFAULTS`), with the noise of default − fts-only: its spread
+across the two halves of the same set, size and group.
 
-    python bench/tune_search.py [--grid] [--sets golden,eval,kb] [--sizes 1000,5000,full]
+    python bench/tune_search.py [--grid [shares|words]] [--sets golden,eval,kb]
+        [--sizes 1000,5000,full]
         [--set NAME=QUERIES.jsonl:DOCS_DIR ...] [--report bench/out/tune-report.md]
 """
 
@@ -92,7 +96,7 @@ def engine_default(tuning: Tuning, shipped: bool = True) -> Ranker:
     from vouch.search.ranking import fuse, fusion_weights
 
     def rank(c: es.Collected) -> list[str]:
-        weights = fusion_weights(tuning, c.coverage)
+        weights = fusion_weights(tuning, c.coverage, held=c.held)
         ranked = fuse({"fts": ordered(c.lexical), "vector": c.vector}, weights)
         if shipped:
             ranked = ranked.without(list(_weak(c)))
@@ -283,7 +287,13 @@ def main() -> int:
     )
     parser.add_argument("--sizes", default="1000,5000,full")
     parser.add_argument("--report", type=Path, default=es.OUT / "tune-report.md")
-    parser.add_argument("--grid", action="store_true", help="search the fusion grid")
+    parser.add_argument(
+        "--grid",
+        nargs="?",
+        const="shares",
+        choices=("shares", "words"),
+        help="search the fusion grid: the shares and cuts, or only coverage_words",
+    )
     parser.add_argument("--no-report", action="store_true", help="only the grid search")
     args = parser.parse_args()
     sizes = [None if s == "full" else int(s) for s in args.sizes.split(",")]
@@ -298,7 +308,7 @@ def main() -> int:
 
     chosen: dict[str, Any] | None = None
     if args.grid and tune_keys:
-        chosen = grid_search(sets, tune_keys)
+        chosen = grid_search(sets, tune_keys, args.grid)
         print(f"chosen on the tuning halves: {chosen}")
 
     rankers: dict[str, Ranker] = {
@@ -306,6 +316,7 @@ def main() -> int:
         "vec": vec_only,
         "rrf-prev": previous_default,
         "fusion-only": engine_default(DEFAULTS, shipped=False),
+        "before-35": engine_default(DEFAULTS._replace(coverage_words=0)),
         "default": engine_default(DEFAULTS),
     }
     if args.no_report:
@@ -318,11 +329,18 @@ def main() -> int:
     return 0
 
 
-def grid_search(sets: dict[str, list[es.Collected]], tune_keys: Sequence[str]) -> dict[str, Any]:
+WORDS = (0, 2, 3, 4, 5, 6, 7, 8)  # coverage_words tried by `--grid words`
+
+
+def grid_search(
+    sets: dict[str, list[es.Collected]], tune_keys: Sequence[str], knobs: str = "shares"
+) -> dict[str, Any]:
     """Convex fusion settings scored on the tuning halves only (every size of `eval`, and
-    `kb`), floor and prior applied as shipped (`Fast.ranked`). A setting gives BM25 the
-    share `a_full` when a top lexical hit holds every content word of the query, `a_mid`
-    when the best holds at least `cut`, else `a_low`.
+    `kb`, and any `--set` with a tuning half), floor and prior applied as shipped
+    (`Fast.ranked`). A setting gives BM25 the share `a_full` when a top lexical hit holds
+    every content word of the query or at least `words` of them, `a_mid` when the best
+    holds at least `cut`, else `a_low`. `knobs` "shares" searches the shares and cuts
+    (`words` as shipped), "words" only `words` (the rest as shipped).
 
     A group that no setting lifts to its bar is "out of reach": reported, and left out
     of the choice. The setting with the largest worst margin over the other groups wins
@@ -333,7 +351,14 @@ def grid_search(sets: dict[str, list[es.Collected]], tune_keys: Sequence[str]) -
     fts = {k: metrics(rows, [fts_only(c) for c in rows]) for k, rows in tune_rows.items()}
     shares = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
     settings: list[dict[str, Any]] = [
-        {"norm": norm, "cut": cut, "a_full": a_full, "a_mid": a_mid, "a_low": a_low}
+        {
+            "norm": norm,
+            "cut": cut,
+            "a_full": a_full,
+            "a_mid": a_mid,
+            "a_low": a_low,
+            "words": DEFAULTS.coverage_words,
+        }
         for norm in ("minmax", "zscore")
         for cut in (0.3, 0.5, 0.7)
         for a_mid in shares[3:]
@@ -341,11 +366,22 @@ def grid_search(sets: dict[str, list[es.Collected]], tune_keys: Sequence[str]) -
         for a_low in shares[:6]
         if a_low <= a_mid <= a_full
     ]
+    if knobs == "words":
+        from vouch.search.ranking import FUSION_NORM
+
+        shipped = {
+            "norm": FUSION_NORM,
+            "cut": DEFAULTS.coverage_cut,
+            "a_full": DEFAULTS.fts_share_full,
+            "a_mid": DEFAULTS.fts_share,
+            "a_low": DEFAULTS.fts_share_uncovered,
+        }
+        settings = [{**shipped, "words": words} for words in WORDS]
     scored = []
     for s in settings:
 
         def weight(c: es.Collected, s: dict[str, Any] = s) -> float:
-            if c.coverage >= 1.0:
+            if c.coverage >= 1.0 or (s["words"] > 0 and c.held >= s["words"]):
                 return float(s["a_full"])
             return float(s["a_mid"] if c.coverage >= s["cut"] else s["a_low"])
 
@@ -364,7 +400,7 @@ def grid_search(sets: dict[str, list[es.Collected]], tune_keys: Sequence[str]) -
 
     scored.sort(key=key)
     print(f"{len(settings)} settings; out of reach on the tuning halves: {out_of_reach}")
-    for s, found in scored[:10]:
+    for s, found in scored[: max(10, len(WORDS))]:
         worst = min(found[g] for g in reachable)
         cells = " ".join(f"{g}={v:+.3f}" for g, v in found.items())
         print(f"  {s} worst={worst:+.3f} {cells}")
@@ -389,11 +425,19 @@ def evaluate_all(
 
 
 def render(report: dict[str, Any], rankers: dict[str, Ranker]) -> str:
+    """Every set, half and group; `noise` is |Δ tune − Δ held-out| of Δ = default − fts
+    nDCG@10 for the same set and group (none for a set without halves), and "beyond
+    noise" marks a default below fts-only by more than it."""
     modes = list(rankers)
     head = "| set | half | group (n) | " + " | ".join(f"{m} nDCG / R@10" for m in modes)
-    head += " | default − fts | bar |"
-    lines = [head, "|" + "---|" * (len(modes) + 5)]
+    head += " | default − fts | noise | beyond noise | bar |"
+    lines = [head, "|" + "---|" * (len(modes) + 7)]
     for key, by_half in report.items():
+        delta = {
+            (half, g): by_mode["default"][g]["ndcg"] - by_mode["fts"][g]["ndcg"]
+            for half, by_mode in by_half.items()
+            for g in by_mode["fts"]
+        }
         for half, by_mode in by_half.items():
             groups = sorted(by_mode["fts"], key=lambda g: (g != "all", g))
             for g in groups:
@@ -405,7 +449,17 @@ def render(report: dict[str, Any], rankers: dict[str, Ranker]) -> str:
                     f"{by_mode[m][g]['ndcg']:.3f} / {by_mode[m][g]['recall']:.3f}" for m in modes
                 )
                 n = int(by_mode["fts"][g]["n"])
-                lines.append(f"| {key} | {half} | {g} ({n}) | {cells} | {new - fts:+.3f} | {bar} |")
+                pair = [delta.get((h, g)) for h in ("tune", "heldout")]
+                if None in pair:
+                    noise, beyond = "", "—"
+                else:
+                    spread = abs(pair[0] - pair[1])  # type: ignore[operator]
+                    noise = f"{spread:.3f}"
+                    beyond = "**yes**" if new - fts < -spread - 1e-9 else "no"
+                lines.append(
+                    f"| {key} | {half} | {g} ({n}) | {cells} | {new - fts:+.3f} | {noise} "
+                    f"| {beyond} | {bar} |"
+                )
     return "\n".join(lines) + "\n"
 
 

@@ -66,7 +66,7 @@ def expert() -> dict[str, tuple[Any, str]]:
     return {
         "search.fts_share_full": (
             ranking.DEFAULTS.fts_share_full,
-            f"share {share} all of the query's content words",
+            f"share {share} all of the query's content words (or `coverage_words` of them)",
         ),
         "search.fts_share": (
             ranking.DEFAULTS.fts_share,
@@ -79,6 +79,11 @@ def expert() -> dict[str, tuple[Any, str]]:
         "search.coverage_cut": (
             ranking.DEFAULTS.coverage_cut,
             "the coverage of the query's words that counts as lexically covered",
+        ),
+        "search.coverage_words": (
+            ranking.DEFAULTS.coverage_words,
+            "a best lexical hit holding this many of the query's content words counts as"
+            " holding all of them, for documents and transcript turns (0: off)",
         ),
         "search.min_similarity": (
             ranking.DEFAULTS.min_similarity,

@@ -461,6 +461,51 @@ def test_the_floor_never_drops_a_lexical_match(tmp_path: Path, run_cli: Any) -> 
     assert set(ids(paraphrase)) == matched  # the vector-only ones are gone
 
 
+# a long question: twelve content words, each its own 5-letter stem, none a stopword
+_LONG = "glacier turbine harvest lantern orchard copper violin meadow falcon pepper canyon saddle"
+
+
+def test_a_best_hit_holding_enough_of_a_long_query_gets_the_full_lexical_share(
+    kb: KB,
+) -> None:
+    """Issue 35: coverage is a share, so a twelve-word question whose best hit holds five
+    of its words looked as uncovered as a paraphrase matching one incidental word, and the
+    cosine reordered BM25's own candidates. A best hit holding `coverage_words` of the
+    query's content words gets `fts_share_full`; one word fewer stays in the middle band
+    (its coverage is still above `coverage_cut`); `coverage_words: 0` turns the rule off,
+    and a count that is not a whole number is E100."""
+    from vouch.search.ranking import DEFAULTS
+    from vouch.store import sources
+
+    words = _LONG.split()
+    n = DEFAULTS.coverage_words
+    assert 2 <= n < len(words) and (n - 1) / len(words) >= DEFAULTS.coverage_cut
+    (kb.root / "notes.md").write_text(f"# Field notes\n\nWe saw the {' '.join(words[:n])}.\n")
+    sources.register_source_from_path(kb, "t", "notes.md")
+
+    def traced(query: str) -> dict[str, Any]:
+        found = search(KB.open(kb.root), SearchRequest(query, log=False, trace=True))
+        assert found["results"], query  # the note is the best lexical hit
+        return found["trace"]
+
+    held = traced(_LONG)
+    assert held["lexical_words_held"] == n and held["lexical_coverage"] < 1.0
+    assert held["weights"]["fts"] == DEFAULTS.fts_share_full
+    fewer = traced(_LONG.replace(words[n - 1], "thimble"))  # the note holds n - 1 of 12
+    assert fewer["lexical_words_held"] == n - 1
+    assert fewer["weights"]["fts"] == DEFAULTS.fts_share
+    assert DEFAULTS.fts_share < DEFAULTS.fts_share_full
+
+    config = kb.dir / "config.yaml"
+    text = config.read_text()
+    config.write_text(text.replace("search:\n", "search:\n  coverage_words: 0\n"))
+    assert traced(_LONG)["weights"]["fts"] == DEFAULTS.fts_share  # off: the share decides
+    config.write_text(text.replace("search:\n", "search:\n  coverage_words: 4.5\n"))
+    with pytest.raises(VouchError) as err:
+        traced(_LONG)
+    assert err.value.code == "E100" and "search.coverage_words" in err.value.message
+
+
 @pytest.mark.parametrize(
     "good,bad", [("default_top: 10", "default_top: abc"), ("rrf_k: 60", "rrf_k: [1]")]
 )

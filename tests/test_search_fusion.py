@@ -91,6 +91,13 @@ def test_fusion_weights_follow_lexical_coverage() -> None:
     tuning = DEFAULTS._replace(turn_fts_share=0.9, turn_coverage_cut=0.2, fts_share_uncovered=0.1)
     assert fusion_weights(tuning, 0.25, turns=True) == {"fts": 0.9, "vector": pytest.approx(0.1)}
     assert fusion_weights(tuning, 0.25) == {"fts": 0.1, "vector": 0.9}
+    # issue 35: enough content words held count as covered, for documents and turns
+    n = DEFAULTS.coverage_words
+    assert fusion_weights(DEFAULTS, 0.5, held=n)["fts"] == DEFAULTS.fts_share_full
+    assert fusion_weights(DEFAULTS, 0.5, held=n - 1)["fts"] == DEFAULTS.fts_share
+    assert fusion_weights(DEFAULTS, 0.5, turns=True, held=n)["fts"] == DEFAULTS.turn_fts_share_full
+    off = DEFAULTS._replace(coverage_words=0)
+    assert fusion_weights(off, 0.5, held=99)["fts"] == DEFAULTS.fts_share
 
 
 def test_convex_weighs_the_keys_set_apart_with_their_own_weights() -> None:

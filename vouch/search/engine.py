@@ -287,7 +287,7 @@ def _search(
         timer.add("vector", t0)
 
     t0 = time.perf_counter()
-    weights, coverage = _weights(req, tuning, lexical, index)
+    weights, coverage, held = _weights(req, tuning, lexical, index)
     ranked: Ranked | Listed  # columns; objects for one lexical channel (no numpy)
     turn_weights: dict[str, float] | None = None  # transcript turns' own, when any were found
     if req.weights is not None or req.mode != "hybrid":
@@ -310,7 +310,9 @@ def _search(
     else:
         candidates = [h.chunk_id for h in lexical or ()] + [cid for cid, _ in vector or ()]
         links = index.turn_links(candidates, filters) if candidates else None
-        turn_weights = fusion_weights(tuning, coverage or 0.0, turns=True) if links else None
+        turn_weights = (
+            fusion_weights(tuning, coverage or 0.0, turns=True, held=held) if links else None
+        )
         ranked = fuse(
             {
                 "fts": None if lexical is None else scored_lexical(lexical),
@@ -387,6 +389,7 @@ def _search(
         if turn_weights is not None:
             response["trace"]["turn_weights"] = turn_weights
         response["trace"]["lexical_coverage"] = coverage
+        response["trace"]["lexical_words_held"] = held
         from vouch.search import tracing
 
         tracing.name(response["trace"], lambda keys: _rows(index, pending, keys))
@@ -421,18 +424,18 @@ def _embed_early(req: SearchRequest) -> Callable[[Any], object] | None:
 
 def _weights(
     req: SearchRequest, tuning: Tuning, lexical: Sequence[Any] | None, index: SearchIndex
-) -> tuple[dict[str, float], float | None]:
-    """Channel weights for this query, and the lexical coverage they were based on."""
+) -> tuple[dict[str, float], float | None, int]:
+    """Channel weights for this query, and the lexical coverage they were based on (as a
+    share and as a count of the query's content words held)."""
     if req.weights is not None:
-        return {
-            "fts": float(req.weights.get("fts", 1.0)),
-            "vector": float(req.weights.get("vector", 1.0)),
-        }, None
+        given = {name: float(req.weights.get(name, 1.0)) for name in ("fts", "vector")}
+        return given, None, 0
     if req.mode != "hybrid":
-        return {"fts": 1.0, "vector": 1.0}, None  # one channel: RRF keeps its own order
-    from vouch.search.weighting import COVERAGE_HITS, coverage
+        return {"fts": 1.0, "vector": 1.0}, None, 0  # one channel: RRF keeps its own order
+    from vouch.search.weighting import COVERAGE_HITS, held_words
 
     top = [h.chunk_id for h in (lexical or ())[:COVERAGE_HITS]]
     texts = list(index.texts(top).values()) if top else []
-    covered = coverage(req.query, texts)
-    return fusion_weights(tuning, covered), covered
+    held, wanted = held_words(req.query, texts)
+    covered = held / wanted if wanted else 1.0
+    return fusion_weights(tuning, covered, held=held), covered, held

@@ -6,6 +6,9 @@ same thing in other words, where BM25 only matches incidental words. So the vect
 channel's RRF weight depends on how well the best lexical hits cover the query: when
 they contain most of its content words the query is keyword-like and lexical ranking
 stands; when they do not, the query is a paraphrase and vectors get a full vote.
+Coverage is a share, so a long question whose best hit holds six of its ten words would
+look as uncovered as a short paraphrase matching two incidental ones: the count of words
+held (`held_words`) tells them apart.
 """
 
 from __future__ import annotations
@@ -133,14 +136,19 @@ def content_stems(text: str) -> list[str]:
     return out
 
 
+def held_words(query: str, texts: Sequence[str]) -> tuple[int, int]:
+    """(held, wanted): the most of the query's content stems that one of `texts` contains,
+    and how many the query has."""
+    wanted = content_stems(query)
+    best = 0
+    for text in texts:
+        have = set(content_stems(text))
+        best = max(best, sum(1 for s in wanted if s in have))
+    return best, len(wanted)
+
+
 def coverage(query: str, texts: Sequence[str]) -> float:
     """The largest share of the query's content stems that one of `texts` contains
     (1.0 for a query with no content words: nothing to paraphrase)."""
-    wanted = content_stems(query)
-    if not wanted:
-        return 1.0
-    best = 0.0
-    for text in texts:
-        have = set(content_stems(text))
-        best = max(best, sum(1 for s in wanted if s in have) / len(wanted))
-    return best
+    held, wanted = held_words(query, texts)
+    return held / wanted if wanted else 1.0
