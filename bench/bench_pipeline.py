@@ -138,7 +138,30 @@ def side_by_side(
                 t0 = time.perf_counter()
                 engine.search(kb, request, warm=warm)
                 times[name].append((time.perf_counter() - t0) * 1000)
-    return {f"{name}_p50_ms": round(percentile(t, 50), 3) for name, t in times.items()}
+    out: dict[str, Any] = {
+        f"{name}_p50_ms": round(percentile(t, 50), 3) for name, t in times.items()
+    }
+    out["same_responses"] = all(
+        answers(old, kb, warm, q, mode) == answers(engines["new"], kb, warm, q, mode)
+        for q in qs
+        for mode in ("hybrid", "fts", "vector")
+    )
+    return out
+
+
+def answers(engine: Any, kb: KB, warm: dict[Any, Any], query: str, mode: str) -> list[str]:
+    """A query's first two pages with their traces, timings aside, as JSON."""
+    out = []
+    cursor = None
+    for _ in range(2):
+        request = engine.SearchRequest(query=query, mode=mode, trace=True, cursor=cursor, log=False)
+        response = engine.search(kb, request, warm=warm)
+        response["trace"].pop("timing")
+        out.append(json.dumps(response, sort_keys=True))
+        cursor = response["next_cursor"]
+        if cursor is None:
+            break
+    return out
 
 
 def main() -> None:

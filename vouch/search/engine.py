@@ -3,8 +3,8 @@ a response dict.
 
 `search(kb, request)` serves `vouch search`, `kb.search` on every transport (the hit
 array is `response["results"]`) and `vouch eval`. `_search` states the stages in order;
-each is a function below, in the same order, taking the previous stage's value (a frozen
-dataclass that keeps its predecessor) and calling into the module that holds its
+each is a function below, in the same order, taking the previous stage's value (a
+NamedTuple that keeps its predecessor) and calling into the module that holds its
 algorithm:
 
 1. `parse`        Asked → Query             the request checked, config defaults filled
@@ -21,8 +21,8 @@ algorithm:
 7. `prior`        Fusion → Fusion           reviewed knowledge first (`prior`)
 8. `threshold`    Fusion → Fusion           `--threshold`, on the score as shown
 9. `page`         Fusion → Page             the page's hits (`hits`, `citing`, `turns`)
-10. `budget`      Page → Budgeted           `--max-tokens` (`budget`), the next cursor
-11. `respond`     Budgeted → dict           the response, and the trace when asked
+10. `budget`      Page → Kept               `--max-tokens` (`budget`), the next cursor
+11. `respond`     Kept → dict               the response, and the trace when asked
 12. `log_search`  Logged → None             every call is logged, a failed one too (`log`)
 
 Context comes before the floor: a turn gains from its neighbours' fused scores before the
@@ -36,7 +36,6 @@ import contextlib
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vouch.core.progress import Progress
@@ -189,8 +188,7 @@ def _search(
 # -- the values passed from stage to stage ------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Asked:
+class Asked(NamedTuple):
     """What the caller passed: the input of `parse`."""
 
     kb: KB
@@ -200,8 +198,7 @@ class Asked:
     started: float  # perf_counter at the call (the trace's total)
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
+class Query(NamedTuple):
     """`parse`: the request checked and filled in, with the ranking's knobs."""
 
     asked: Asked
@@ -214,14 +211,13 @@ class Query:
         return self.asked.kb
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
+class Scope(NamedTuple):
     """`filter_scope`: the open index, the filters every channel applies inside it, an
     open proposal's chunks (`--include-pending`), and where in the ranked list this page
     starts (the cursor: revision, fingerprint, offset and candidate depth)."""
 
     query: Query
-    index: SearchIndex
+    search_index: SearchIndex
     filters: Filters
     pending: Pending | None
     revision: str
@@ -230,8 +226,7 @@ class Scope:
     depth: int
 
 
-@dataclass(frozen=True, slots=True)
-class Channels:
+class Channels(NamedTuple):
     """`channels`: each channel's candidates, best first (None: it did not run)."""
 
     scope: Scope
@@ -239,8 +234,7 @@ class Channels:
     vector: list[tuple[int, float]] | None
 
 
-@dataclass(frozen=True, slots=True)
-class Fusion:
+class Fusion(NamedTuple):
     """`fuse` and the stages that rescore or cut its list: the ranked candidates, the
     channel weights and the lexical coverage they follow, transcript turns' own weights
     and links (when any turn was found), and whether this is the tuned default ranking
@@ -256,16 +250,14 @@ class Fusion:
     turn_weights: dict[str, float] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Page:
+class Page(NamedTuple):
     """`page`: the page's hits as the response shows them, before the token budget."""
 
     fusion: Fusion
     results: list[dict[str, Any]]
 
 
-@dataclass(frozen=True, slots=True)
-class Budgeted:
+class Kept(NamedTuple):
     """`budget`: the hits the token budget keeps, and the cursor to the next page."""
 
     page: Page
@@ -274,8 +266,7 @@ class Budgeted:
     next_cursor: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Logged:
+class Logged(NamedTuple):
     """`log_search`'s input: the call, and its response or the exception it raised."""
 
     kb: KB
@@ -358,7 +349,7 @@ def channels(scope: Scope) -> Channels:
     """The lexical and/or vector channel at the candidate depth, filtered in the index;
     an open proposal's chunks merged into each."""
     req, tuning, timer = scope.query.req, scope.query.tuning, scope.query.timer
-    index, filters, pending, depth = scope.index, scope.filters, scope.pending, scope.depth
+    index, filters, pending, depth = scope.search_index, scope.filters, scope.pending, scope.depth
     lexical: list[LexicalHit] | None = None
     if req.mode in ("hybrid", "fts"):
         t0 = time.perf_counter()
@@ -386,7 +377,7 @@ def fuse(found: Channels) -> Fusion:
     """One ranked list: the tuned default (normalised scores combined convexly, with
     weights that follow the query's lexical coverage; transcript turns by their own),
     or weighted RRF when weights or k are given, or one channel's own order."""
-    query, index = found.scope.query, found.scope.index
+    query, index = found.scope.query, found.scope.search_index
     req, tuning, lexical, vector = query.req, query.tuning, found.lexical, found.vector
     assert req.rrf_k is not None
     weights, coverage, held = _weights(req, tuning, lexical, index)
@@ -427,7 +418,7 @@ def context(fusion: Fusion) -> Fusion:
         tuning.turn_context,
         tuning.speaker_bonus,
     )
-    return replace(fusion, ranked=ranked)
+    return fusion._replace(ranked=ranked)
 
 
 def floor(fusion: Fusion) -> Fusion:
@@ -441,22 +432,21 @@ def floor(fusion: Fusion) -> Fusion:
         _columns(fusion.ranked),
         found.vector,
         found.lexical,
-        found.scope.index,
+        found.scope.search_index,
         similarity_floor(kb.config),
         req.query,
     )
-    return replace(fusion, ranked=ranked)
+    return fusion._replace(ranked=ranked)
 
 
 def prior(fusion: Fusion) -> Fusion:
     """Reviewed knowledge first (`prior`): the tuned default only."""
     if not fusion.default:
         return fusion
-    kb, index = fusion.found.scope.query.kb, fusion.found.scope.index
+    kb, index = fusion.found.scope.query.kb, fusion.found.scope.search_index
     ranked = _columns(fusion.ranked)
-    return replace(
-        fusion, ranked=priors.apply(ranked, index.labels_of(ranked.keys), priors.boosts(kb.config))
-    )
+    boosts = priors.boosts(kb.config)
+    return fusion._replace(ranked=priors.apply(ranked, index.labels_of(ranked.keys), boosts))
 
 
 def threshold(fusion: Fusion) -> Fusion:
@@ -465,14 +455,14 @@ def threshold(fusion: Fusion) -> Fusion:
     given = fusion.found.scope.query.req.threshold
     if given is None:
         return fusion
-    return replace(fusion, ranked=fusion.ranked.at_least(given - hits.SHOWN_HALF_STEP))
+    return fusion._replace(ranked=fusion.ranked.at_least(given - hits.SHOWN_HALF_STEP))
 
 
 def page(fusion: Fusion) -> Page:
     """The page's candidates as hits: chunk rows, snippets, citations, turn context; a
     file HEAD does not hold is marked `uncommitted`, a proposal's chunk `pending`."""
     scope = fusion.found.scope
-    kb, req, index, pending = scope.query.kb, scope.query.req, scope.index, scope.pending
+    kb, req, index, pending = scope.query.kb, scope.query.req, scope.search_index, scope.pending
     lexical = fusion.found.lexical
     assert req.top is not None
     end = scope.offset + req.top
@@ -509,7 +499,7 @@ def page(fusion: Fusion) -> Page:
     return Page(fusion, results)
 
 
-def budget(shown: Page) -> Budgeted:
+def budget(shown: Page) -> Kept:
     """The hits that fit `--max-tokens` (E100 when not even one does), and the cursor to
     the rest."""
     scope = shown.fusion.found.scope
@@ -520,10 +510,10 @@ def budget(shown: Page) -> Budgeted:
         next_cursor = cursors.encode(
             cursors.Cursor(scope.revision, scope.fingerprint, next_offset, scope.depth)
         )
-    return Budgeted(shown, kept.results, kept.truncated, next_cursor)
+    return Kept(shown, kept.results, kept.truncated, next_cursor)
 
 
-def respond(kept: Budgeted) -> dict[str, Any]:
+def respond(kept: Kept) -> dict[str, Any]:
     """The response (search_response.v1), with the trace when asked for."""
     fusion = kept.page.fusion
     found = fusion.found
@@ -555,7 +545,7 @@ def respond(kept: Budgeted) -> dict[str, Any]:
         trace["lexical_words_held"] = fusion.held
         from vouch.search import tracing
 
-        index, pending = scope.index, scope.pending
+        index, pending = scope.search_index, scope.pending
         tracing.name(trace, lambda keys: _rows(index, pending, keys))
     return response
 
