@@ -445,8 +445,8 @@ def prior(fusion: Fusion) -> Fusion:
         return fusion
     kb, index = fusion.found.scope.query.kb, fusion.found.scope.search_index
     ranked = _columns(fusion.ranked)
-    boosts = priors.boosts(kb.config)
-    return fusion._replace(ranked=priors.apply(ranked, index.labels_of(ranked.keys), boosts))
+    labels = index.labels_of(ranked.keys)
+    return fusion._replace(ranked=priors.apply(ranked, labels, priors.boosts(kb.config)))
 
 
 def threshold(fusion: Fusion) -> Fusion:
