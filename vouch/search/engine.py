@@ -1,11 +1,33 @@
-"""The one search function: hybrid retrieval over the derived index, as a response dict.
+"""The one search function, as a pipeline: hybrid retrieval over the derived index, as
+a response dict.
 
 `search(kb, request)` serves `vouch search`, `kb.search` on every transport (the hit
-array is `response["results"]`) and `vouch eval`. Steps: check the query → open the
-index (refreshing it when stale) → run the lexical and/or vector channel at the
-candidate depth, with every filter applied inside the index → fuse (normalised scores,
-combined convexly; weighted RRF when weights or k are given) →
-threshold → page (cursor) → token budget → response. Every call is logged.
+array is `response["results"]`) and `vouch eval`. `_search` states the stages in order;
+each is a function below, in the same order, taking the previous stage's value (a
+NamedTuple that keeps its predecessor) and calling into the module that holds its
+algorithm:
+
+1. `parse`        Asked → Query             the request checked, config defaults filled
+2. `filter_scope` Query → Scope             open the index (refreshed when stale), the
+                                            filters, an open proposal, the cursor's place
+3. `channels`     Scope → Channels          lexical and/or vector candidates, filtered
+                                            inside the index (`access`)
+4. `fuse`         Channels → Fusion         weights that follow lexical coverage
+                                            (`weighting`); convex fusion (`ranking`,
+                                            `ranked`), or weighted RRF when weights or k
+                                            are given (`fusion`)
+5. `context`      Fusion → Fusion           transcript turns with their exchange
+6. `floor`        Fusion → Fusion           vector-only hits below the similarity floor out
+7. `prior`        Fusion → Fusion           reviewed knowledge first (`prior`)
+8. `threshold`    Fusion → Fusion           `--threshold`, on the score as shown
+9. `page`         Fusion → Page             the page's hits (`hits`, `citing`, `turns`)
+10. `budget`      Page → Kept               `--max-tokens` (`budget`), the next cursor
+11. `respond`     Kept → dict               the response, and the trace when asked
+12. `log_search`  Logged → None             every call is logged, a failed one too (`log`)
+
+Context comes before the floor: a turn gains from its neighbours' fused scores before the
+weak vector-only hits are dropped (the order the ranking was tuned in). Context and prior
+are the tuned default's; rank fusion (RRF, one channel) passes through them unchanged.
 """
 
 from __future__ import annotations
@@ -19,16 +41,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from vouch.core.progress import Progress
 from vouch.errors import UsageError, VouchError
 from vouch.search import cursor as cursors
-from vouch.search import hits, prior
+from vouch.search import hits, ranking
+from vouch.search import prior as priors
 from vouch.search import query as queries
 from vouch.search.budget import apply_budget
 from vouch.search.fusion import DEFAULT_K, Listed, rrf
 from vouch.search.ranking import (
     Tuning,
     floored,
-    fuse,
     fusion_weights,
-    in_context,
     scored_lexical,
     similarity_floor,
 )
@@ -36,8 +57,11 @@ from vouch.search.ranking import (
 if TYPE_CHECKING:
     from vouch.core.config import Config
     from vouch.index.api import Index
+    from vouch.index.filters import Filters
     from vouch.index.lexical import LexicalHit
+    from vouch.index.turnmap import TurnLinks
     from vouch.search.access import SearchIndex
+    from vouch.search.pending import Pending
     from vouch.search.ranked import Ranked
     from vouch.store.kb import KB
 
@@ -118,21 +142,442 @@ class SearchRequest(NamedTuple):
         return self._replace(query=text, top=top, rrf_k=k)
 
 
-def _uncommitted(kb: KB, index: SearchIndex) -> frozenset[str]:
-    """Repository paths of knowledge files whose work-tree bytes HEAD does not hold, as
-    the index recorded them (its `dirty` state: no git command here); worked out once
-    per index state, not per query."""
-    from vouch.index.state import indexed_state
+def search(
+    kb: KB,
+    request: SearchRequest,
+    *,
+    warm: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Run one search and log it (also when it fails). `progress` hears of an index
+    build (the first search of a fresh clone)."""
+    started = time.perf_counter()
+    try:
+        response = _search(kb, request, warm if warm is not None else {}, started, progress)
+    except Exception as exc:  # logged (also an unexpected failure), then re-raised
+        log_search(Logged(kb, request, started, None, exc))
+        raise
+    log_search(Logged(kb, request, started, response, None))
+    return response
 
-    prefix = kb.rel(".") + "/"
 
-    def paths(meta: Any) -> frozenset[str]:
-        try:
-            return frozenset(prefix + rel for rel in indexed_state(meta).dirty)
-        except (KeyError, ValueError):
-            return frozenset()
+def _search(
+    kb: KB,
+    request: SearchRequest,
+    warm: dict[str, Any],
+    started: float,
+    progress: Progress | None,
+) -> dict[str, Any]:
+    """The stages in order; each takes the one before's value and returns its own (the
+    last, `log_search`, runs in `search`, for a failed call too)."""
+    query = parse(Asked(kb, request, warm, progress, started))
+    scope = filter_scope(query)
+    found = channels(scope)
+    t0 = time.perf_counter()
+    fusion = fuse(found)
+    fusion = context(fusion)
+    fusion = floor(fusion)
+    fusion = prior(fusion)
+    fusion = threshold(fusion)
+    query.timer.add("fusion", t0)  # the trace's fusion_ms: from fuse to threshold
+    shown = page(fusion)
+    kept = budget(shown)
+    return respond(kept)
 
-    return index.index.meta.derived("uncommitted", paths)
+
+# -- the values passed from stage to stage ------------------------------------------------
+
+
+class Asked(NamedTuple):
+    """What the caller passed: the input of `parse`."""
+
+    kb: KB
+    request: SearchRequest
+    warm: dict[str, Any]
+    progress: Progress | None
+    started: float  # perf_counter at the call (the trace's total)
+
+
+class Query(NamedTuple):
+    """`parse`: the request checked and filled in, with the ranking's knobs."""
+
+    asked: Asked
+    req: SearchRequest  # top and rrf_k set, mode "fts" in a lexical-only knowledge base
+    tuning: Tuning
+    timer: _Timer
+
+    @property
+    def kb(self) -> KB:
+        return self.asked.kb
+
+
+class Scope(NamedTuple):
+    """`filter_scope`: the open index, the filters every channel applies inside it, an
+    open proposal's chunks (`--include-pending`), and where in the ranked list this page
+    starts (the cursor: revision, fingerprint, offset and candidate depth)."""
+
+    query: Query
+    search_index: SearchIndex
+    filters: Filters
+    pending: Pending | None
+    revision: str
+    fingerprint: str
+    offset: int
+    depth: int
+
+
+class Channels(NamedTuple):
+    """`channels`: each channel's candidates, best first (None: it did not run)."""
+
+    scope: Scope
+    lexical: list[LexicalHit] | None
+    vector: list[tuple[int, float]] | None
+
+
+class Fusion(NamedTuple):
+    """`fuse` and the stages that rescore or cut its list: the ranked candidates, the
+    channel weights and the lexical coverage they follow, transcript turns' own weights
+    and links (when any turn was found), and whether this is the tuned default ranking
+    (convex fusion, turn context, prior) or rank fusion (RRF, one channel)."""
+
+    found: Channels
+    ranked: Ranked | Listed  # columns; objects for one lexical channel (no numpy)
+    weights: dict[str, float]
+    coverage: float | None
+    held: int
+    default: bool
+    links: TurnLinks | None = None
+    turn_weights: dict[str, float] | None = None
+
+
+class Page(NamedTuple):
+    """`page`: the page's hits as the response shows them, before the token budget."""
+
+    fusion: Fusion
+    results: list[dict[str, Any]]
+
+
+class Kept(NamedTuple):
+    """`budget`: the hits the token budget keeps, and the cursor to the next page."""
+
+    page: Page
+    results: list[dict[str, Any]]
+    truncated: bool
+    next_cursor: str | None
+
+
+class Logged(NamedTuple):
+    """`log_search`'s input: the call, and its response or the exception it raised."""
+
+    kb: KB
+    request: SearchRequest
+    started: float
+    response: dict[str, Any] | None
+    error: BaseException | None
+
+
+# -- the stages, in the order a query passes them ------------------------------------------
+
+
+def parse(asked: Asked) -> Query:
+    """Check the request (E004 / E100), fill in config defaults, read the knobs."""
+    kb = asked.kb
+    req = asked.request.checked(kb.config)
+    if req.mode == "hybrid" and kb.config.get("embedding.enabled", True) is False:
+        # a lexical-only knowledge base: the default search is lexical; only an explicit
+        # vector request is an error (E107)
+        req = req._replace(mode="fts")
+    assert req.top is not None and req.rrf_k is not None
+    return Query(asked, req, Tuning.from_config(kb.config), _Timer())
+
+
+def filter_scope(query: Query) -> Scope:
+    """Open the index (refreshing it when stale), build the filters, and place the page:
+    from the cursor (E1xx when it is stale or for another search) or from the top."""
+    from vouch.search import access
+
+    kb, req = query.kb, query.req
+    assert req.top is not None
+    index = access.open_index(
+        kb, query.asked.warm, meanwhile=_embed_early(req), progress=query.asked.progress
+    )
+    filters = access.filters(
+        kinds=req.kinds or SEARCH_KINDS,
+        tags=req.tags,
+        types=req.types,
+        statuses=req.statuses,
+        exclude=() if req.statuses else HIDDEN_STATUSES,
+        speakers=req.speakers,
+        since=req.since,
+        until=req.until,
+    )
+    pending = None
+    revision = index.revision
+    if req.include_pending:
+        from vouch.search.pending import Pending
+
+        pending = Pending(kb, filters, query.asked.warm)
+        revision = f"{revision}+{pending.revision()}"
+    shape = {
+        "q": req.query,
+        "mode": req.mode,
+        "kinds": sorted(req.kinds),
+        "tags": sorted(req.tags),
+        "types": sorted(req.types),
+        "statuses": sorted(req.statuses),
+        **(
+            {"speakers": sorted(req.speakers), "since": req.since, "until": req.until}
+            if req.speakers or req.since or req.until
+            else {}
+        ),
+        "threshold": req.threshold,
+        "k": req.rrf_k,
+        "w": req.weights,
+        "tuning": query.tuning,
+        "pending": req.include_pending,
+    }
+    fingerprint = cursors.fingerprint(shape)
+    if req.cursor:
+        position = cursors.decode(req.cursor, revision=revision, expected_fingerprint=fingerprint)
+        offset, depth = position.offset, position.depth
+    else:
+        offset, depth = 0, max(CANDIDATES, CANDIDATE_FACTOR * req.top)
+    return Scope(query, index, filters, pending, revision, fingerprint, offset, depth)
+
+
+def channels(scope: Scope) -> Channels:
+    """The lexical and/or vector channel at the candidate depth, filtered in the index;
+    an open proposal's chunks merged into each."""
+    req, tuning, timer = scope.query.req, scope.query.tuning, scope.query.timer
+    index, filters, pending, depth = scope.search_index, scope.filters, scope.pending, scope.depth
+    lexical: list[LexicalHit] | None = None
+    if req.mode in ("hybrid", "fts"):
+        t0 = time.perf_counter()
+        lexical = index.lexical(req.query, depth, filters)
+        if pending is not None:
+            texts = {c: i.text for c, i in index.chunks(h.chunk_id for h in lexical).items()}
+            lexical = pending.merge_lexical(req.query, lexical, texts, depth)
+        timer.add("lexical", t0)
+    vector: list[tuple[int, float]] | None = None
+    if req.mode in ("hybrid", "vector"):
+        t0 = time.perf_counter()
+        found = index.vector(req.query, depth, filters)
+        if pending is not None:
+            found = pending.merge_vector(
+                index.query_vector(req.query), found, index.embed_texts, depth
+            )
+        # a cosine of 0 or less carries no signal: a query of unknown words (a zero
+        # vector) must not "match" every chunk
+        vector = [(cid, sim) for cid, sim in found if sim > 0 and sim >= tuning.min_similarity]
+        timer.add("vector", t0)
+    return Channels(scope, lexical, vector)
+
+
+def fuse(found: Channels) -> Fusion:
+    """One ranked list: the tuned default (normalised scores combined convexly, with
+    weights that follow the query's lexical coverage; transcript turns by their own),
+    or weighted RRF when weights or k are given, or one channel's own order."""
+    query, index = found.scope.query, found.scope.search_index
+    req, tuning, lexical, vector = query.req, query.tuning, found.lexical, found.vector
+    assert req.rrf_k is not None
+    weights, coverage, held = _weights(req, tuning, lexical, index)
+    if req.weights is not None or req.mode != "hybrid":
+        lists: dict[str, Sequence[int] | None] = {
+            "fts": None if lexical is None else [h.chunk_id for h in lexical],
+            "vector": None if vector is None else [cid for cid, _ in vector],
+        }
+        listed = rrf(lists, k=req.rrf_k, weights=weights)
+        if vector is None:
+            return Fusion(found, Listed(listed), weights, coverage, held, default=False)
+        from vouch.search.ranked import Ranked
+
+        return Fusion(found, Ranked.of(listed), weights, coverage, held, default=False)
+    candidates = [h.chunk_id for h in lexical or ()] + [cid for cid, _ in vector or ()]
+    links = index.turn_links(candidates, found.scope.filters) if candidates else None
+    turn_weights = fusion_weights(tuning, coverage or 0.0, turns=True, held=held) if links else None
+    ranked = ranking.fuse(
+        {"fts": None if lexical is None else scored_lexical(lexical), "vector": vector},
+        weights,
+        links.turns if links else (),
+        turn_weights,
+    )
+    return Fusion(found, ranked, weights, coverage, held, True, links, turn_weights)
+
+
+def context(fusion: Fusion) -> Fusion:
+    """Transcript turns scored with their exchange and the speaker the query names
+    (`ranking.in_context`); only in the default ranking, only when turns were found."""
+    if not fusion.default or not fusion.links:
+        return fusion
+    query = fusion.found.scope.query
+    tuning = query.tuning
+    ranked = ranking.in_context(
+        _columns(fusion.ranked),
+        fusion.links,
+        query.req.query,
+        tuning.turn_context,
+        tuning.speaker_bonus,
+    )
+    return fusion._replace(ranked=ranked)
+
+
+def floor(fusion: Fusion) -> Fusion:
+    """Without the hits only the vector channel found below the similarity floor (all of
+    them for a query that means nothing here); a lexical match is never dropped."""
+    found = fusion.found
+    if not found.vector:
+        return fusion
+    kb, req = found.scope.query.kb, found.scope.query.req
+    ranked = floored(
+        _columns(fusion.ranked),
+        found.vector,
+        found.lexical,
+        found.scope.search_index,
+        similarity_floor(kb.config),
+        req.query,
+    )
+    return fusion._replace(ranked=ranked)
+
+
+def prior(fusion: Fusion) -> Fusion:
+    """Reviewed knowledge first (`prior`): the tuned default only."""
+    if not fusion.default:
+        return fusion
+    kb, index = fusion.found.scope.query.kb, fusion.found.scope.search_index
+    ranked = _columns(fusion.ranked)
+    labels = index.labels_of(ranked.keys)
+    return fusion._replace(ranked=priors.apply(ranked, labels, priors.boosts(kb.config)))
+
+
+def threshold(fusion: Fusion) -> Fusion:
+    """Only the scores from `--threshold` up, judged on the score as shown (six
+    decimals): a score copied from a result keeps it."""
+    given = fusion.found.scope.query.req.threshold
+    if given is None:
+        return fusion
+    return fusion._replace(ranked=fusion.ranked.at_least(given - hits.SHOWN_HALF_STEP))
+
+
+def page(fusion: Fusion) -> Page:
+    """The page's candidates as hits: chunk rows, snippets, citations, turn context; a
+    file HEAD does not hold is marked `uncommitted`, a proposal's chunk `pending`."""
+    scope = fusion.found.scope
+    kb, req, index, pending = scope.query.kb, scope.query.req, scope.search_index, scope.pending
+    lexical = fusion.found.lexical
+    assert req.top is not None
+    end = scope.offset + req.top
+    shown_page = fusion.ranked.fused(scope.offset, end)
+    keys = [int(str(f.key)) for f in shown_page]
+    snippets = {h.chunk_id: h.snippet for h in lexical or () if h.snippet}
+    if lexical:
+        matched = {h.chunk_id for h in lexical}
+        shown = [k for k in keys if k > 0 and k in matched and k not in snippets]
+        snippets.update(index.snippets(req.query, shown) if shown else {})
+    rows: dict[int, Any] = index.chunks(k for k in keys if k > 0)
+    backend = {"hybrid": "hybrid", "fts": index.lexical_backend, "vector": "vector"}[req.mode]
+    results = []
+    uncommitted = _uncommitted(kb, index) if rows else frozenset()
+    for f, key in zip(shown_page, keys, strict=True):
+        row = rows.get(key) if key > 0 else pending.info(key) if pending else None
+        if row is None:
+            continue
+        result = hits.result(f, row, snippets, req.query, backend)
+        if key > 0 and row.path in uncommitted:
+            # a file of the work tree that HEAD does not hold as it is (a hand edit, a
+            # file dropped in): searchable, never presented as reviewed knowledge
+            result["uncommitted"] = True
+        if key < 0 and pending is not None:
+            result["pending"] = True
+            result["proposal_id"] = pending.proposal_of(key)
+        results.append(result)
+    if results:
+        from vouch.search.citing import attach_citations
+        from vouch.search.turns import attach_context
+
+        attach_citations(kb, results, pending)
+        attach_context(index, results)
+    return Page(fusion, results)
+
+
+def budget(shown: Page) -> Kept:
+    """The hits that fit `--max-tokens` (E100 when not even one does), and the cursor to
+    the rest."""
+    scope = shown.fusion.found.scope
+    kept = apply_budget(shown.results, scope.query.req.max_tokens)
+    next_offset = scope.offset + len(kept.results)
+    next_cursor = None
+    if next_offset < len(shown.fusion.ranked) and kept.results:
+        next_cursor = cursors.encode(
+            cursors.Cursor(scope.revision, scope.fingerprint, next_offset, scope.depth)
+        )
+    return Kept(shown, kept.results, kept.truncated, next_cursor)
+
+
+def respond(kept: Kept) -> dict[str, Any]:
+    """The response (search_response.v1), with the trace when asked for."""
+    fusion = kept.page.fusion
+    found = fusion.found
+    scope = found.scope
+    query = scope.query
+    req = query.req
+    response: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "query": req.query,
+        "mode": req.mode,
+        "results": kept.results,
+        "total_matches": len(fusion.ranked),
+        "returned": len(kept.results),
+        "offset": scope.offset,
+        "next_cursor": kept.next_cursor,
+        "truncated": kept.truncated,
+        "corpus_revision": scope.revision,
+    }
+    if req.trace:
+        timer = query.timer
+        timer.marks["total"] = (time.perf_counter() - query.asked.started) * 1000
+        timing = {name: timer.ms(name) for name in hits.TIMED}
+        trace = hits.trace(found.lexical, found.vector, fusion.ranked.fused(), timing)
+        response["trace"] = trace
+        trace["weights"] = fusion.weights
+        if fusion.turn_weights is not None:
+            trace["turn_weights"] = fusion.turn_weights
+        trace["lexical_coverage"] = fusion.coverage
+        trace["lexical_words_held"] = fusion.held
+        from vouch.search import tracing
+
+        index, pending = scope.search_index, scope.pending
+        tracing.name(trace, lambda keys: _rows(index, pending, keys))
+    return response
+
+
+def log_search(done: Logged) -> None:
+    """One line of the search log (`searches.log.jsonl`) per call, a failed one too."""
+    if not done.request.log:
+        return
+    from vouch.search import log
+
+    if done.response is None:
+        exc = done.error
+        error = (
+            f"{exc.code}: {exc.message}"
+            if isinstance(exc, VouchError)
+            else f"E200: {type(exc).__name__}: {exc}"
+        )
+        query, count = str(done.request.query), 0
+    else:
+        error, query, count = None, done.response["query"], done.response["returned"]
+    log.record(
+        done.kb.dir,
+        query=query,
+        mode=done.request.mode,
+        result_count=count,
+        error=error,
+        duration_ms=(time.perf_counter() - done.started) * 1000,
+        transport=done.request.transport,
+    )
+
+
+# -- what the stages use -----------------------------------------------------------------
 
 
 def _known(enum: str) -> tuple[str, ...]:
@@ -159,253 +604,6 @@ class _Timer:
 
     def ms(self, name: str) -> int:
         return round(self.marks.get(name, 0.0))
-
-
-def search(
-    kb: KB,
-    request: SearchRequest,
-    *,
-    warm: dict[str, Any] | None = None,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
-    """Run one search and log it (also when it fails). `progress` hears of an index
-    build (the first search of a fresh clone)."""
-    from vouch.search import log
-
-    started = time.perf_counter()
-    try:
-        response = _search(kb, request, warm if warm is not None else {}, started, progress)
-    except Exception as exc:  # logged (also an unexpected failure), then re-raised
-        if request.log:
-            error = (
-                f"{exc.code}: {exc.message}"
-                if isinstance(exc, VouchError)
-                else f"E200: {type(exc).__name__}: {exc}"
-            )
-            log.record(
-                kb.dir,
-                query=str(request.query),
-                mode=request.mode,
-                result_count=0,
-                error=error,
-                duration_ms=(time.perf_counter() - started) * 1000,
-                transport=request.transport,
-            )
-        raise
-    if request.log:
-        log.record(
-            kb.dir,
-            query=response["query"],
-            mode=request.mode,
-            result_count=response["returned"],
-            error=None,
-            duration_ms=(time.perf_counter() - started) * 1000,
-            transport=request.transport,
-        )
-    return response
-
-
-def _search(
-    kb: KB,
-    request: SearchRequest,
-    warm: dict[str, Any],
-    started: float,
-    progress: Progress | None,
-) -> dict[str, Any]:
-    from vouch.search import access
-
-    req = request.checked(kb.config)
-    if req.mode == "hybrid" and kb.config.get("embedding.enabled", True) is False:
-        # a lexical-only knowledge base: the default search is lexical; only an explicit
-        # vector request is an error (E107)
-        req = req._replace(mode="fts")
-    assert req.top is not None and req.rrf_k is not None
-    tuning = Tuning.from_config(kb.config)
-    index = access.open_index(kb, warm, meanwhile=_embed_early(req), progress=progress)
-    filters = access.filters(
-        kinds=req.kinds or SEARCH_KINDS,
-        tags=req.tags,
-        types=req.types,
-        statuses=req.statuses,
-        exclude=() if req.statuses else HIDDEN_STATUSES,
-        speakers=req.speakers,
-        since=req.since,
-        until=req.until,
-    )
-    pending = None
-    revision = index.revision
-    if req.include_pending:
-        from vouch.search.pending import Pending
-
-        pending = Pending(kb, filters, warm)
-        revision = f"{revision}+{pending.revision()}"
-    shape = {
-        "q": req.query,
-        "mode": req.mode,
-        "kinds": sorted(req.kinds),
-        "tags": sorted(req.tags),
-        "types": sorted(req.types),
-        "statuses": sorted(req.statuses),
-        **(
-            {"speakers": sorted(req.speakers), "since": req.since, "until": req.until}
-            if req.speakers or req.since or req.until
-            else {}
-        ),
-        "threshold": req.threshold,
-        "k": req.rrf_k,
-        "w": req.weights,
-        "tuning": tuning,
-        "pending": req.include_pending,
-    }
-    fingerprint = cursors.fingerprint(shape)
-    if req.cursor:
-        position = cursors.decode(req.cursor, revision=revision, expected_fingerprint=fingerprint)
-        offset, depth = position.offset, position.depth
-    else:
-        offset, depth = 0, max(CANDIDATES, CANDIDATE_FACTOR * req.top)
-    timer = _Timer()
-
-    lexical: list[LexicalHit] | None = None
-    if req.mode in ("hybrid", "fts"):
-        t0 = time.perf_counter()
-        lexical = index.lexical(req.query, depth, filters)
-        if pending is not None:
-            texts = {c: i.text for c, i in index.chunks(h.chunk_id for h in lexical).items()}
-            lexical = pending.merge_lexical(req.query, lexical, texts, depth)
-        timer.add("lexical", t0)
-    vector: list[tuple[int, float]] | None = None
-    if req.mode in ("hybrid", "vector"):
-        t0 = time.perf_counter()
-        found = index.vector(req.query, depth, filters)
-        if pending is not None:
-            found = pending.merge_vector(
-                index.query_vector(req.query), found, index.embed_texts, depth
-            )
-        # a cosine of 0 or less carries no signal: a query of unknown words (a zero
-        # vector) must not "match" every chunk
-        vector = [(cid, sim) for cid, sim in found if sim > 0 and sim >= tuning.min_similarity]
-        timer.add("vector", t0)
-
-    t0 = time.perf_counter()
-    weights, coverage, held = _weights(req, tuning, lexical, index)
-    ranked: Ranked | Listed  # columns; objects for one lexical channel (no numpy)
-    turn_weights: dict[str, float] | None = None  # transcript turns' own, when any were found
-    if req.weights is not None or req.mode != "hybrid":
-        # explicit weights or --rrf-k: textbook (weighted) RRF; one channel: its own order
-        channels: dict[str, Sequence[int] | None] = {
-            "fts": None if lexical is None else [h.chunk_id for h in lexical],
-            "vector": None if vector is None else [cid for cid, _ in vector],
-        }
-        fused = rrf(channels, k=req.rrf_k, weights=weights)
-        if vector is None:
-            ranked = Listed(fused)
-        else:
-            from vouch.search.ranked import Ranked
-
-            ranked = Ranked.of(fused)
-            if vector:
-                ranked = floored(
-                    ranked, vector, lexical, index, similarity_floor(kb.config), req.query
-                )
-    else:
-        candidates = [h.chunk_id for h in lexical or ()] + [cid for cid, _ in vector or ()]
-        links = index.turn_links(candidates, filters) if candidates else None
-        turn_weights = (
-            fusion_weights(tuning, coverage or 0.0, turns=True, held=held) if links else None
-        )
-        ranked = fuse(
-            {
-                "fts": None if lexical is None else scored_lexical(lexical),
-                "vector": vector,
-            },
-            weights,
-            links.turns if links else (),
-            turn_weights,
-        )
-        if links:
-            ranked = in_context(ranked, links, req.query, tuning.turn_context, tuning.speaker_bonus)
-        if vector:
-            ranked = floored(ranked, vector, lexical, index, similarity_floor(kb.config), req.query)
-        # the tuned default: reviewed first
-        ranked = prior.apply(ranked, index.labels_of(ranked.keys), prior.boosts(kb.config))
-    if req.threshold is not None:
-        # judged on the score as shown (six decimals): a score copied from a result keeps it
-        ranked = ranked.at_least(req.threshold - hits.SHOWN_HALF_STEP)
-    timer.add("fusion", t0)
-
-    end = offset + req.top
-    page = ranked.fused(offset, end)
-    keys = [int(str(f.key)) for f in page]
-    snippets = {h.chunk_id: h.snippet for h in lexical or () if h.snippet}
-    if lexical:
-        matched = {h.chunk_id for h in lexical}
-        shown = [k for k in keys if k > 0 and k in matched and k not in snippets]
-        snippets.update(index.snippets(req.query, shown) if shown else {})
-    rows: dict[int, Any] = index.chunks(k for k in keys if k > 0)
-    backend = {"hybrid": "hybrid", "fts": index.lexical_backend, "vector": "vector"}[req.mode]
-    results = []
-    uncommitted = _uncommitted(kb, index) if rows else frozenset()
-    for f, key in zip(page, keys, strict=True):
-        row = rows.get(key) if key > 0 else pending.info(key) if pending else None
-        if row is None:
-            continue
-        result = hits.result(f, row, snippets, req.query, backend)
-        if key > 0 and row.path in uncommitted:
-            # a file of the work tree that HEAD does not hold as it is (a hand edit, a
-            # file dropped in): searchable, never presented as reviewed knowledge
-            result["uncommitted"] = True
-        if key < 0 and pending is not None:
-            result["pending"] = True
-            result["proposal_id"] = pending.proposal_of(key)
-        results.append(result)
-    if results:
-        from vouch.search.citing import attach_citations
-        from vouch.search.turns import attach_context
-
-        attach_citations(kb, results, pending)
-        attach_context(index, results)
-    budgeted = apply_budget(results, req.max_tokens)
-    next_offset = offset + len(budgeted.results)
-    next_cursor = None
-    if next_offset < len(ranked) and budgeted.results:
-        next_cursor = cursors.encode(cursors.Cursor(revision, fingerprint, next_offset, depth))
-    response: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "query": req.query,
-        "mode": req.mode,
-        "results": budgeted.results,
-        "total_matches": len(ranked),
-        "returned": len(budgeted.results),
-        "offset": offset,
-        "next_cursor": next_cursor,
-        "truncated": budgeted.truncated,
-        "corpus_revision": revision,
-    }
-    if req.trace:
-        timer.marks["total"] = (time.perf_counter() - started) * 1000
-        timing = {name: timer.ms(name) for name in hits.TIMED}
-        response["trace"] = hits.trace(lexical, vector, ranked.fused(), timing)
-        response["trace"]["weights"] = weights
-        if turn_weights is not None:
-            response["trace"]["turn_weights"] = turn_weights
-        response["trace"]["lexical_coverage"] = coverage
-        response["trace"]["lexical_words_held"] = held
-        from vouch.search import tracing
-
-        tracing.name(response["trace"], lambda keys: _rows(index, pending, keys))
-    return response
-
-
-def _rows(index: SearchIndex, pending: Any, keys: Iterable[int]) -> dict[int, Any]:
-    """Chunk metadata by chunk id: the index's (positive ids) and an open proposal's
-    (negative ids, `--include-pending`)."""
-    keys = list(keys)
-    out: dict[int, Any] = index.chunks(k for k in keys if k > 0)
-    for key in keys:
-        row = pending.info(key) if key < 0 and pending is not None else None
-        if row is not None:
-            out[key] = row
-    return out
 
 
 def _embed_early(req: SearchRequest) -> Callable[[Any], object] | None:
@@ -439,3 +637,39 @@ def _weights(
     held, wanted = held_words(req.query, texts)
     covered = held / wanted if wanted else 1.0
     return fusion_weights(tuning, covered, held=held), covered, held
+
+
+def _columns(ranked: Ranked | Listed) -> Ranked:
+    """The ranked list as columns: the stages after fusion run only where the vector
+    channel ran, and its list is always `Ranked`."""
+    assert not isinstance(ranked, Listed)
+    return ranked
+
+
+def _uncommitted(kb: KB, index: SearchIndex) -> frozenset[str]:
+    """Repository paths of knowledge files whose work-tree bytes HEAD does not hold, as
+    the index recorded them (its `dirty` state: no git command here); worked out once
+    per index state, not per query."""
+    from vouch.index.state import indexed_state
+
+    prefix = kb.rel(".") + "/"
+
+    def paths(meta: Any) -> frozenset[str]:
+        try:
+            return frozenset(prefix + rel for rel in indexed_state(meta).dirty)
+        except (KeyError, ValueError):
+            return frozenset()
+
+    return index.index.meta.derived("uncommitted", paths)
+
+
+def _rows(index: SearchIndex, pending: Any, keys: Iterable[int]) -> dict[int, Any]:
+    """Chunk metadata by chunk id: the index's (positive ids) and an open proposal's
+    (negative ids, `--include-pending`)."""
+    keys = list(keys)
+    out: dict[int, Any] = index.chunks(k for k in keys if k > 0)
+    for key in keys:
+        row = pending.info(key) if key < 0 and pending is not None else None
+        if row is not None:
+            out[key] = row
+    return out
