@@ -35,8 +35,8 @@ from evalsets import corpus_kb
 from vouch.embed import model as embed
 from vouch.search import access
 from vouch.search import eval as ev
-from vouch.search.engine import HIDDEN_STATUSES, SEARCH_KINDS
 from vouch.search.ranking import SIMILARITY_FLOOR
+from vouch.search.request import HIDDEN_STATUSES, SEARCH_KINDS
 from vouch.store.kb import KB
 
 SEED = 14

@@ -25,8 +25,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from vouch.search import access
-from vouch.search.engine import HIDDEN_STATUSES, SEARCH_KINDS
 from vouch.search.evalrun import build_corpus_kb
+from vouch.search.request import HIDDEN_STATUSES, SEARCH_KINDS
 from vouch.search.weighting import COVERAGE_HITS, content_stems, coverage
 from vouch.store.kb import KB
 

@@ -15,7 +15,7 @@ from vouch.errors import IndexUnusable
 from vouch.index.filters import Filters
 from vouch.index.lexical import instances
 from vouch.search import access
-from vouch.search.engine import SEARCH_KINDS
+from vouch.search.request import SEARCH_KINDS
 from vouch.store import supplied
 from vouch.store.kb import KB
 

@@ -15,7 +15,7 @@ from vouch.index.filters import Filters
 from vouch.index.lexical import fts5_query
 from vouch.index.turnmap import TurnLinks
 from vouch.search import access
-from vouch.search.engine import HIDDEN_STATUSES, SEARCH_KINDS
+from vouch.search.request import HIDDEN_STATUSES, SEARCH_KINDS
 from vouch.store import supplied
 from vouch.store.kb import KB
 

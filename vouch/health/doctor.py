@@ -220,8 +220,8 @@ def _prior_keys() -> dict[str, Any]:
     """`search.prior.<kind>` and `search.prior.<kind>.<status>` (vouch/search/prior.py)."""
     import importlib
 
-    from vouch.search.engine import SEARCH_KINDS
     from vouch.search.prior import DEFAULT_BOOSTS
+    from vouch.search.request import SEARCH_KINDS
 
     out: dict[str, Any] = {}
     for kind in SEARCH_KINDS:

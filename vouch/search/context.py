@@ -44,8 +44,9 @@ from vouch.kinds import KINDS, Obj, module_for
 from vouch.kinds.source import path_of
 from vouch.search import passages
 from vouch.search import query as queries
-from vouch.search.engine import HIDDEN_STATUSES, SearchRequest, search
+from vouch.search.engine import search
 from vouch.search.packing import Candidate, Item, Resolved, pack
+from vouch.search.request import HIDDEN_STATUSES, SearchRequest
 from vouch.store.kb import KB, path_for
 
 PACK_KINDS = ("claim", "page", "entity", "relation")

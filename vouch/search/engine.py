@@ -33,19 +33,17 @@ are the tuned default's; rank fusion (RRF, one channel) passes through them unch
 from __future__ import annotations
 
 import contextlib
-import math
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vouch.core.progress import Progress
-from vouch.errors import UsageError, VouchError
+from vouch.errors import VouchError
 from vouch.search import cursor as cursors
 from vouch.search import hits, ranking
 from vouch.search import prior as priors
-from vouch.search import query as queries
 from vouch.search.budget import apply_budget
-from vouch.search.fusion import DEFAULT_K, Listed, rrf
+from vouch.search.fusion import Listed, rrf
 from vouch.search.ranking import (
     Tuning,
     floored,
@@ -53,9 +51,9 @@ from vouch.search.ranking import (
     scored_lexical,
     similarity_floor,
 )
+from vouch.search.request import HIDDEN_STATUSES, SEARCH_KINDS, SearchRequest
 
 if TYPE_CHECKING:
-    from vouch.core.config import Config
     from vouch.index.api import Index
     from vouch.index.filters import Filters
     from vouch.index.lexical import LexicalHit
@@ -66,80 +64,11 @@ if TYPE_CHECKING:
     from vouch.store.kb import KB
 
 SCHEMA_VERSION = "search_response.v1"
-MODES = ("hybrid", "fts", "vector")
-SEARCH_KINDS = ("claim", "page", "entity", "relation", "source")
-# Shown only when --status asks for them (spec: approved, current knowledge by default).
-HIDDEN_STATUSES = ("superseded", "archived", "redacted")
-
 # The ranking's knobs and their tuned defaults: vouch/search/ranking.py.
 CANDIDATE_FACTOR = 3  # each channel retrieves 3 × top candidates (spec/hybrid-search.md),
 CANDIDATES = 200  # and never fewer than this (the fusion was tuned at 200): the ranked
 # list, its pages and total_matches do not depend on --top (a cursor walk equals one
 # call) up to top 66
-MAX_TOP = 10_000  # results per page; more pages come through the cursor
-
-
-class SearchRequest(NamedTuple):
-    """One search as a caller asks for it; `checked` validates it and fills defaults."""
-
-    query: str
-    mode: str = "hybrid"
-    top: int | None = None  # None: search.default_top
-    kinds: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    types: tuple[str, ...] = ()
-    statuses: tuple[str, ...] = ()
-    speakers: tuple[str, ...] = ()  # transcript turns by these speakers (issue 19)
-    since: str | None = None  # ... from this ISO date or time on
-    until: str | None = None  # ... up to and including this one
-    threshold: float | None = None
-    rrf_k: float | None = None  # None: search.rrf_k
-    cursor: str | None = None
-    max_tokens: int | None = None
-    trace: bool = False
-    include_pending: bool = False
-    weights: Mapping[str, float] | None = None  # None: tuned defaults; {} equal weights
-    log: bool = True
-    transport: str = "cli"
-
-    def checked(self, config: Config) -> SearchRequest:
-        """Validated, with config defaults filled in; raise E004 / E100 on bad input."""
-        text = queries.normalize(self.query)
-        if self.mode not in MODES:
-            raise UsageError(f"unknown search mode {self.mode!r}", hint="hybrid, fts or vector")
-        top = self.top if self.top is not None else config.typed("search.default_top", 10, int)
-        if not 1 <= top <= MAX_TOP:
-            raise UsageError(
-                f"--top must be between 1 and {MAX_TOP}",
-                hint="page through more results with --cursor",
-            )
-        k = self.rrf_k if self.rrf_k is not None else config.typed("search.rrf_k", DEFAULT_K, float)
-        if k < 0:
-            raise UsageError("--rrf-k must be >= 0")
-        if self.max_tokens is not None and self.max_tokens < 1:
-            raise UsageError("--max-tokens must be at least 1")
-        for kind in self.kinds:
-            if kind not in SEARCH_KINDS:
-                raise UsageError(
-                    f"cannot search kind {kind!r}", hint="kinds: " + ", ".join(SEARCH_KINDS)
-                )
-        for flag, values, enum in (
-            ("--status", self.statuses, "STATUSES"),
-            ("--type", self.types, "TYPES"),
-        ):
-            for value in values:  # the kinds' modules load only when a filter is given
-                if value not in (known := _known(enum)):
-                    raise UsageError(
-                        f"unknown {flag[2:]} {value!r}", hint=f"{flag}: " + ", ".join(known)
-                    )
-        from vouch.search.turns import check_time
-
-        check_time("--since", self.since)
-        check_time("--until", self.until)
-        for flag, number in (("--threshold", self.threshold), ("--rrf-k", k)):
-            if number is not None and not math.isfinite(number):
-                raise UsageError(f"{flag} must be a finite number")
-        return self._replace(query=text, top=top, rrf_k=k)
 
 
 def search(
@@ -578,17 +507,6 @@ def log_search(done: Logged) -> None:
 
 
 # -- what the stages use -----------------------------------------------------------------
-
-
-def _known(enum: str) -> tuple[str, ...]:
-    """Every value of the kinds' `STATUSES` or `TYPES` enum, in the kinds' order."""
-    import importlib
-
-    values: dict[str, None] = {}
-    for kind in SEARCH_KINDS:
-        module = importlib.import_module(f"vouch.kinds.{kind}")
-        values.update(dict.fromkeys(getattr(module, enum, ())))
-    return tuple(values)
 
 
 class _Timer:
