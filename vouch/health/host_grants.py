@@ -16,17 +16,15 @@ searched as text, since a host may read it differently. Reported by `vouch docto
 
 from __future__ import annotations
 
-import json
-import tomllib
 from typing import Any
 
 from vouch.errors import VouchError
 from vouch.health.issues import Issue, error
-from vouch.install import hosts
+from vouch.install import hostfiles, hosts
 from vouch.store.kb import KB
 
 GRANTS = ("--allow-decisions", "--trusted-host")
-MAX_BYTES = 1 << 20  # a host file larger than this is not parsed, only searched
+MAX_BYTES = hostfiles.MAX_BYTES  # a host file larger than this is not parsed, only searched
 KIND = "agent-host-decides"
 
 
@@ -73,10 +71,11 @@ def _text(kb: KB, rev: str, rel: str) -> str | None:
         return None
     if blob is None:
         return None
-    found = kb.repo.store.read(blob)  # a blob's bytes: a link is its target's name
+    # a blob's first bytes, whatever its size (a link's blob is its target's name)
+    found = kb.repo.store.read_ends(blob, MAX_BYTES + 1, 0)
     if found is None or found[0] != "blob":
         return None
-    return found[1][: MAX_BYTES + 1].decode("utf-8", "replace")
+    return found[1].decode("utf-8", "replace")
 
 
 def _granting(text: str, how: str) -> list[tuple[str, list[str]]]:
@@ -86,9 +85,10 @@ def _granting(text: str, how: str) -> list[tuple[str, list[str]]]:
         return []
     data: Any = None
     if len(text) <= MAX_BYTES:
-        try:
-            data = json.loads(text) if how == "mcp-json" else tomllib.loads(text)
-        except (ValueError, RecursionError):
+        load = hostfiles.load_json if how == "mcp-json" else hostfiles.load_toml
+        try:  # the bounded reader install-agent and doctor use (depth, dotted keys)
+            data = load(text, "")
+        except hostfiles.HostFileRefused:
             data = None
     key = "mcpServers" if how == "mcp-json" else "mcp_servers"
     servers = data.get(key) if isinstance(data, dict) else None
