@@ -108,9 +108,29 @@ def _env(home: Path) -> dict[str, str]:
     }
 
 
-def _on_a_terminal(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, str]:
+def drain(leader: int) -> bytes:
+    """Everything written to a pseudo-terminal until its last follower closes (EIO);
+    closes `leader`. (The tests read their terminals through this too.)"""
+    import os
+
+    chunks = []
+    try:
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(leader)
+    return b"".join(chunks)
+
+
+def on_a_terminal(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
     """`cmd` as a person runs it: stdout on a (pseudo-)terminal, so vouch prints for
-    people, as the README shows; stderr apart. (stdout, stderr)."""
+    people, as the README shows; stderr apart. (status, stdout, stderr)."""
     import os
     import pty
 
@@ -121,19 +141,11 @@ def _on_a_terminal(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[str,
         )
     finally:
         os.close(follower)
-    seen = b""
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not data:
-            break
-        seen += data
-    os.close(leader)
+    seen = drain(leader)
     err = proc.stderr.read() if proc.stderr else b""
-    proc.wait()
-    return seen.decode().replace("\r\n", "\n"), err.decode()
+    code = proc.wait(timeout=120)
+    text = seen.decode("utf-8", "replace").replace("\r\n", "\n")
+    return code, text, err.decode("utf-8", "replace")
 
 
 def walkthrough() -> str:
@@ -149,7 +161,7 @@ def walkthrough() -> str:
         for step in STEPS:
             lines = [[arg.format(**values) for arg in line] for line in step.lines]
             argv = [a for line in lines for a in line]
-            stdout, stderr = _on_a_terminal([sys.executable, "-m", *argv], repo, env | step.env)
+            _, stdout, stderr = on_a_terminal([sys.executable, "-m", *argv], repo, env | step.env)
             printed = (stdout + stderr).replace(str(repo), SHOWN_AT)
             if step.diff_left_out:
                 printed = _without_diff(printed)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import script
 from gate_support import BOB, call, propose_claim
 from warm_support import answered, running
 
@@ -36,34 +37,8 @@ def in_a_pipe(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def on_a_terminal(root: Path, *args: str) -> tuple[int, str, str]:
     """`vouch ARGS` with its stdout on a pseudo-terminal: (status, stdout, stderr)."""
-    leader, follower = os.openpty()
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "vouch", *args],
-            cwd=root,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ},
-            stdout=follower,
-            stderr=subprocess.PIPE,
-        )
-    finally:
-        os.close(follower)
-    chunks = []
-    try:
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # EIO: the child closed the terminal's last follower
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(leader)
-    assert proc.stderr is not None
-    err = proc.stderr.read().decode("utf-8", "replace")
-    code = proc.wait(timeout=120)
-    return code, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n"), err
+    cmd = [sys.executable, "-m", "vouch", *args]
+    return script("readme_walkthrough").on_a_terminal(cmd, root, {**os.environ})
 
 
 def is_json(text: str) -> bool:

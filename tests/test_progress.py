@@ -14,6 +14,7 @@ import termios
 from pathlib import Path
 
 import pytest
+from conftest import script
 
 from vouch.methods import registry as ops
 from vouch.methods.context import CallContext
@@ -92,16 +93,7 @@ def _run(kb: KB, args: list[str], *, terminal: bool, sized: bool = True) -> tupl
         cmd, cwd=kb.root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=follower
     )
     os.close(follower)
-    seen = b""
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not data:
-            break
-        seen += data
-    os.close(leader)
+    seen = script("readme_walkthrough").drain(leader)
     stdout = proc.stdout.read().decode() if proc.stdout else ""
     assert proc.wait() == 0, seen
     return stdout, seen.decode(errors="replace")
