@@ -15,8 +15,6 @@ from typing import Any
 
 from vouch.gate.identity import forms, is_agent_email
 
-FIELDS = ("%an", "%ae", "%cn", "%ce")  # read with each comment commit
-
 
 def author(people: list[str], trailer: str | None) -> dict[str, Any]:
     """A comment's `author` (a name, as the thread shows it), `author_email`, the
