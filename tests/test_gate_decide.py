@@ -282,7 +282,7 @@ def test_a_rationale_cannot_forge_trailers(kb_with_sources: KB, run_cli) -> None
 
 @pytest.mark.parametrize("actor", ["bob", "Dr. Who: the 2nd", "ünïcode name", "#hash"])
 def test_cheap_approved_by_edit_matches_the_round_trip_edit(actor: str) -> None:
-    from vouch.gate.decide import _with_approver
+    from vouch.gate.decision_commit import with_approver
     from vouch.kinds import entity, page
 
     for kind, obj in (
@@ -291,11 +291,11 @@ def test_cheap_approved_by_edit_matches_the_round_trip_edit(actor: str) -> None:
         (page.KIND, page.new(title="Page", body="# Head\n\nbody text\n")),
     ):
         text = kind.dump(obj)
-        fast = _with_approver(kind, text, actor, "x")
+        fast = with_approver(kind, text, actor, "x")
         assert kind.load(fast)["approved_by"] == actor
         assert kind.load(fast) == kind.load(kind.edit(text, {"approved_by": actor}))
     commented = "# kept comment\n" + claim.dump(claim.new(text="c", evidence=["a" * 64]))
-    assert _with_approver(claim.KIND, commented, "bob", "x").startswith("# kept comment")
+    assert with_approver(claim.KIND, commented, "bob", "x").startswith("# kept comment")
 
 
 def test_a_branch_with_commits_on_top_is_a_clear_refusal(kb_with_sources: KB, run_cli) -> None:

@@ -1,4 +1,5 @@
-"""Approve and reject: the two ways a proposal ends.
+"""Approve and reject: the two ways a proposal ends (what a decision commit holds:
+`vouch.gate.decision_commit`).
 
 Approve checks the proposal (`verify`: exactly what vouch proposes, the commit the
 reviewer saw), then lands one merge commit on the base branch whose tree is the tip's
@@ -20,13 +21,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from vouch.core import ids, yamlio
+from vouch.core import ids
 from vouch.core.config import Config
-from vouch.errors import CorruptFile, GateRefused, UsageError
+from vouch.errors import GateRefused, UsageError
 from vouch.gate import (
     bases,
     committed,
     deciders,
+    decision_commit,
     hands,
     linked,
     pending,
@@ -37,8 +39,7 @@ from vouch.gate import (
 )
 from vouch.gate.identity import Identity, principal
 from vouch.gate.records import Proposal
-from vouch.kinds import KINDS, Kind
-from vouch.store import writer
+from vouch.kinds import KINDS
 from vouch.store.kb import KB
 from vouch.store.landing import RefUpdate, checked_out_branch, fault, land
 from vouch.store.recovery import gate_lock
@@ -46,121 +47,10 @@ from vouch.store.recovery import gate_lock
 TRUSTED_ROLE = deciders.TRUSTED_ROLE
 
 
-def _with_approver(kind: Kind, text: str, actor: str, where: str) -> str:
-    """The object file with `approved_by` set.
-
-    The file is usually exactly what vouch wrote, so the key is appended as text (what a
-    round-trip edit would produce, minus its ~5 ms) and the result checked by parsing;
-    anything unusual goes through the comment-preserving `Kind.edit`.
-    """
-    line = yamlio.dump_yaml({"approved_by": actor})
-    current = kind.load(text, where=where)
-    if "approved_by" not in current and text.endswith("\n"):
-        if kind.body_field is None:
-            candidate = text + line
-        else:
-            close = text.find("\n---\n", 3)
-            candidate = text[: close + 1] + line + text[close + 1 :] if close > 0 else ""
-        try:
-            if candidate and kind.load(candidate, where=where) == {**current, "approved_by": actor}:
-                return candidate
-        except CorruptFile:
-            pass
-    return kind.edit(text, {"approved_by": actor}, where=where)
-
-
-def _decision(
-    proposal: Proposal,
-    decision: str,
-    actor: str,
-    reason: str | None,
-    note: str | None = None,
-    people: dict[str, Any] | None = None,
-    blobs: dict[str, str] | None = None,
-) -> bytes:
-    record: dict[str, Any] = {
-        "proposal_id": proposal.id,
-        "decision": decision,
-        "kind": proposal.kind,
-        "object_id": proposal.object_id,
-        "proposer": proposal.proposer,
-        "decided_by": actor,
-        "decided_at": ids.now_iso(),
-        "reason": reason or None,
-        "base": proposal.base,
-        # the commit that was reviewed: `pins.pinned` refused anything but the pinned one
-        "proposal_commit": proposal.commit,
-        "note": note,
-        **(people or {}),  # e-mails, operators, labels, self_approved (`deciders`)
-        seals.FIELD: blobs or None,  # the approved bytes (vouch.gate.seals)
-    }
-    return yamlio.dump_yaml({k: v for k, v in record.items() if v is not None}).encode()
-
-
-def _message(
-    proposal: Proposal,
-    decision: str,
-    actor: str,
-    reason: str,
-    chain: str,
-    subject: str | None = None,
-    extra: dict[str, str | None] | None = None,
-) -> str:
-    """The decision commit's message: `vouch: approve|reject <kind> <id>` plus trailers."""
-    verb = "approve" if decision == "approved" else "reject"
-    return records.message(
-        subject or f"vouch: {verb} {proposal.kind} {proposal.object_id}",
-        reason,
-        {
-            "Vouch-Proposal": proposal.id,
-            "Vouch-Decision": decision,
-            "Vouch-Approver": actor,
-            "Vouch-Proposer": proposal.proposer,
-            "Vouch-Kind": proposal.kind,
-            "Vouch-Object": proposal.object_id,
-            "Vouch-Proposal-Commit": proposal.commit,
-            **(extra or {}),
-            writer.AUDIT_HEAD: chain,
-        },
-    )
-
-
-def _events(
-    proposal: Proposal, event: str, actor: str, data: dict[str, Any]
-) -> list[tuple[str, str, list[str], dict[str, Any]]]:
-    """The proposal's creation (read from its trailers) and the decision, as audit events."""
-    created = {
-        "kind": proposal.kind,
-        "base": proposal.base,
-        "commit": proposal.commit,
-        "proposed_at": proposal.created_at,
-    }
-    objects = [proposal.id, proposal.object_id]
-    return [
-        ("proposal.create", proposal.proposer, objects, created),
-        (event, actor, objects, {"kind": proposal.kind, "proposer": proposal.proposer, **data}),
-    ]
-
-
-def _author(who: Identity) -> tuple[str, str] | None:
-    """A decision commit's author: whoever decides (the identity vouch decides as, the
-    committer's), whatever GIT_AUTHOR_* or `author.*` say — `git log` names the person
-    the decision record names, as a proposal commit names its proposer. A decider
-    without an e-mail (a name a trusted host gave) leaves git's author as it is."""
-    return (who.name, who.email) if who.email else None
-
-
 def _decided_check(kb: KB, proposal: Proposal, tip: str) -> None:
     decision = records.decision_of(kb, proposal.id, tip)
     if decision or kb.repo.peek(records.REJECTED_PREFIX + proposal.id):
         raise records.refuse_decided(proposal.id, decision)
-
-
-def _logs(
-    kb: KB, tip: str, events: list[tuple[str, str, list[str], dict[str, Any]]]
-) -> tuple[dict[str, str | None], str]:
-    logs, chain = writer.audit_changes(kb, tip, events)
-    return {kb.rel(p): kb.repo.write_blob(b) for p, b in logs.items()}, chain
 
 
 def approve(
@@ -294,13 +184,13 @@ def _merge_one(
     changes: dict[str, str | None] = {
         p: b for p, b in checked.files.items() if repo.blob_at(tip, p) != b
     }
-    edited = _with_approver(checked.kind, checked.text, actor, obj_path)
+    edited = decision_commit.with_approver(checked.kind, checked.text, actor, obj_path)
     changes[obj_path] = repo.write_blob(edited.encode())
     base = dict(changes)
     while True:
         changes = dict(base)
         changes[kb.rel(records.decided_path(proposal.id))] = repo.write_blob(
-            _decision(
+            decision_commit.record(
                 proposal,
                 "approved",
                 actor,
@@ -310,12 +200,18 @@ def _merge_one(
             )
         )
         data = {"reason": reason or "", **deciders.event_fields(who, self_approved)}
-        logs, chain = _logs(kb, tip, _events(proposal, "proposal.approve", actor, data))
+        logs, chain = decision_commit.logs(
+            kb, tip, decision_commit.events(proposal, "proposal.approve", actor, data)
+        )
         changes.update(logs)
         final = repo.edit_tree(repo.store.peel_tree(tip), changes)
         trailers = deciders.trailers(who, self_approved)
-        message = _message(proposal, "approved", actor, reason or "", chain, extra=trailers)
-        commit = repo.write_commit(final, [tip, proposal.commit], message, author=_author(who))
+        message = decision_commit.message(
+            proposal, "approved", actor, reason or "", chain, extra=trailers
+        )
+        commit = repo.write_commit(
+            final, [tip, proposal.commit], message, author=decision_commit.author(who)
+        )
         keyed = deciders.check_keys(kb, commit, proposal, settings, self_approved)
         if keyed == self_approved:
             return commit, changes
@@ -376,7 +272,7 @@ def _record_merged(
     changes: dict[str, str | None] = {
         **stamped,
         kb.rel(records.decided_path(proposal.id)): repo.write_blob(
-            _decision(
+            decision_commit.record(
                 proposal,
                 "approved",
                 actor,
@@ -388,11 +284,13 @@ def _record_merged(
         ),
     }
     data = {"reason": reason or "", "note": note, **deciders.event_fields(who, self_approved)}
-    logs, chain = _logs(kb, tip, _events(proposal, "proposal.approve", actor, data))
+    logs, chain = decision_commit.logs(
+        kb, tip, decision_commit.events(proposal, "proposal.approve", actor, data)
+    )
     changes.update(logs)
     changes = {p: b for p, b in changes.items() if repo.blob_at(tip, p) != b}
     final = repo.edit_tree(repo.store.peel_tree(tip), changes)
-    message = _message(
+    message = decision_commit.message(
         proposal,
         "approved",
         actor,
@@ -401,7 +299,7 @@ def _record_merged(
         f"vouch: record approval of {proposal.kind} {proposal.object_id} (merged outside vouch)",
         deciders.trailers(who, self_approved),
     )
-    commit = repo.write_commit(final, [tip], message, author=_author(who))
+    commit = repo.write_commit(final, [tip], message, author=decision_commit.author(who))
     settings = committed.settings_at(kb, tip)
     if deciders.check_keys(kb, commit, proposal, settings, self_approved) != self_approved:
         return _record_merged(kb, proposal, who, reason, branch, tip, others, current, True)
@@ -460,12 +358,14 @@ def reject(
         people = {**deciders.record_fields(proposal, who, False), **deciders.withdrawal(withdrawn)}
         changes: dict[str, str | None] = {
             kb.rel(records.decided_path(proposal.id)): repo.write_blob(
-                _decision(proposal, "rejected", actor, reason, people=people)
+                decision_commit.record(proposal, "rejected", actor, reason, people=people)
             ),
         }
         data = {"reason": reason, **deciders.event_fields(who, False)}
         event = deciders.WITHDRAW_EVENT if withdrawn else "proposal.reject"
-        logs, chain = _logs(kb, tip, _events(proposal, event, actor, data))
+        logs, chain = decision_commit.logs(
+            kb, tip, decision_commit.events(proposal, event, actor, data)
+        )
         changes.update(logs)
         tree = repo.edit_tree(repo.store.peel_tree(tip), changes)
         extra = {**deciders.trailers(who, False), **deciders.withdrawn_trailer(withdrawn)}
@@ -473,8 +373,8 @@ def reject(
         commit = repo.write_commit(
             tree,
             [tip],
-            _message(proposal, "rejected", actor, reason, chain, subject, extra),
-            author=_author(who),
+            decision_commit.message(proposal, "rejected", actor, reason, chain, subject, extra),
+            author=decision_commit.author(who),
         )
         fault("committed")
         others.append((records.REJECTED_PREFIX + proposal.id, proposal.commit, None))
