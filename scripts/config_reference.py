@@ -97,6 +97,16 @@ def expert() -> dict[str, tuple[Any, str]]:
             ranking.DEFAULTS.speaker_bonus,
             "added to a transcript turn by the one speaker a query names",
         ),
+        "search.session_share": (
+            ranking.DEFAULTS.session_share,
+            "a transcript turn's score moves toward the best among the found turns of its"
+            " own session: (score + share × best) / (1 + share)",
+        ),
+        "search.tag_idf": (
+            ranking.DEFAULTS.tag_idf,
+            "1: a search narrowed by tags weighs its words by how rare they are among the"
+            " tagged chunks (a tag is a collection); 0: in the whole index",
+        ),
         "search.turn_fts_share_full": (
             ranking.DEFAULTS.turn_fts_share_full,
             "`fts_share_full` for transcript turns",

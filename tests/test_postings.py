@@ -180,9 +180,22 @@ def _said(links: TurnLinks) -> dict[int, str]:
     return {c: links.speakers.names[int(links.table[c])] for c in chunks}
 
 
+def _sessions(links: TurnLinks) -> set[frozenset[int]]:
+    """The turns and their neighbours in `links`, grouped by session (the numbers
+    differ between the two ways; which chunks share one must not)."""
+    chunks = sorted({*links.turns.tolist(), *links.target.tolist()})
+    groups: dict[int, set[int]] = {}
+    found = links.session_of(np.array(chunks, np.int64)).tolist()
+    for c, group in zip(chunks, found, strict=True):
+        assert group >= 0
+        groups.setdefault(group, set()).add(c)
+    return {frozenset(g) for g in groups.values()}
+
+
 def test_turn_links_from_memory_are_sqls(kb: KB) -> None:
     """`TurnMap.links` (a warm process) against `Index.turn_links` (one SQL join): the
-    same neighbours in the same order, the same speakers, any mix of ids and filters."""
+    same neighbours in the same order, the same speakers and sessions, any mix of ids
+    and filters."""
     _corpus(kb)
     chat = "\n".join(
         ["# Session 1 — 9 May, 2023", "Dee: rollback", "Eve: canary", "# Session 2", "Dee: deploy"]
@@ -192,6 +205,7 @@ def test_turn_links_from_memory_are_sqls(kb: KB) -> None:
     every = [int(c) for (c,) in index.conn.execute("SELECT id FROM chunks")]
     assert sum(1 for _ in index.conn.execute("SELECT 1 FROM chunks WHERE turn IS NOT NULL")) > 70
     rng = random.Random(3)
+    most = 0  # sessions among the turns of one comparison
     for f in (
         Filters.of(kinds=SEARCH_KINDS),
         Filters.of(kinds=("claim",)),
@@ -207,12 +221,15 @@ def test_turn_links_from_memory_are_sqls(kb: KB) -> None:
             for name in ("source", "target", "turns"):
                 assert getattr(warm, name).tolist() == getattr(sql, name).tolist()
             assert _said(warm) == _said(sql)
+            assert _sessions(warm) == _sessions(sql)
+            most = max(most, len(_sessions(sql)))
             everyone = index.turn_map().links(ids, None if labels.everything(f) else labels.mask(f))
             assert everyone.target.tolist() == warm.target.tolist()
             index._turns = None  # no map held: SQL
             shown = index.neighbours(ids)
             index.turn_map()
             assert index.neighbours(ids) == shown
+    assert most >= 4  # both transcripts' sessions
 
 
 @needs_hnswlib

@@ -95,11 +95,27 @@ class Index(IndexHandle):
         )
 
     @_guarded
-    def warm_lexical(self, query: str, k: int, filters: Filters) -> list[LexicalHit] | None:
+    def collection_lexical(self, query: str, k: int, filters: Filters) -> list[LexicalHit]:
+        """The lexical channel of a search narrowed to a collection (tags): BM25's counts
+        taken among the rows `filters` pass (`lexical.collection`), every-word hits first;
+        the whole index's counts with a backend other than FTS5."""
+        if self.meta["lexical"] != "fts5":
+            return self.lexical(query, k, filters)
+        from vouch.index.lexical import collection
+        from vouch.index.lexical.fts5 import WEIGHTS
+
+        weights = ", ".join(str(x) for x in WEIGHTS)
+        return collection.ranked(self.conn, query, k, filters, weights)
+
+    @_guarded
+    def warm_lexical(
+        self, query: str, k: int, filters: Filters, within: bool = False
+    ) -> list[LexicalHit] | None:
         """For a process that searches again: the all-words hits, then (when fewer than
         k) the any-word ones, FTS5's ranking computed from postings held in memory
-        (`lexical.postings`), filtered by the labels' mask. None when the backend is not
-        FTS5 or the query needs FTS5 itself."""
+        (`lexical.postings`), filtered by the labels' mask; `within`: as
+        `collection_lexical`. None when the backend is not FTS5 or the query needs FTS5
+        itself."""
         if self.meta["lexical"] != "fts5":
             return None
         revision = self.corpus_revision
@@ -108,7 +124,10 @@ class Index(IndexHandle):
             from vouch.index.lexical.postings import Postings
 
             self._postings = (revision, Postings(self.conn, WEIGHTS))
-        return self._postings[1].ranked(query, k, self.labels().mask(filters))
+        passing = self.labels().mask(filters)
+        if within:
+            return self._postings[1].within(query, k, passing)
+        return self._postings[1].ranked(query, k, passing)
 
     @_guarded
     def snippets(self, query: str, chunk_ids: Iterable[int]) -> dict[int, str]:

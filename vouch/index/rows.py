@@ -137,7 +137,8 @@ def turn_links(
     named (one query; other chunks are left out)."""
     where, params = (filters or Filters()).sql("n")
     sql = (
-        "SELECT h.id, h.speaker, n.id, n.speaker FROM chunks h LEFT JOIN chunks n "
+        "SELECT h.id, h.speaker, n.id, n.speaker, h.doc_key, h.session "
+        "FROM chunks h LEFT JOIN chunks n "
         "ON n.doc_key = h.doc_key AND n.session = h.session "
         "AND n.turn BETWEEN h.turn - 1 AND h.turn + 1 AND n.id != h.id "
         f"AND {where} WHERE h.id IN ({{marks}}) AND h.turn IS NOT NULL "
@@ -145,13 +146,19 @@ def turn_links(
     )
     near: dict[int, list[int]] = {}
     speakers: dict[int, str] = {}
-    for hit, said, other, other_said in by_id(conn, sql, chunk_ids, params):
+    sessions: dict[int, int] = {}
+    codes: dict[object, int] = {}
+    for hit, said, other, other_said, key, session in by_id(conn, sql, chunk_ids, params):
         links = near.setdefault(int(hit), [])
         speakers[int(hit)] = str(said or "")
+        # a turn without a transcript session is one of its own (SQL's `=` never holds)
+        place = (key, session) if key is not None and session is not None else int(hit)
+        sessions[int(hit)] = codes.setdefault(place, len(codes))
         if other is not None:
             links.append(int(other))
             speakers[int(other)] = str(other_said or "")
-    return TurnLinks.of(near, speakers)
+            sessions[int(other)] = sessions[int(hit)]
+    return TurnLinks.of(near, speakers, sessions)
 
 
 def headings(conn: sqlite3.Connection, object_id: str) -> list[dict[str, Any]]:

@@ -50,32 +50,45 @@ class TurnLinks(NamedTuple):
     by id) sits beside `target[i]` (a turn of the same session that passes the search's
     filter), by source then the neighbours' turn order. `turns` are the turn chunks
     asked about (sorted); `table` gives a chunk's speaker as a number into `speakers` (-1:
-    none), known at least for the turns and their neighbours here."""
+    none) and `sessions` its session (a number the same for the turns of one session of
+    one transcript, -1: none), both known at least for the turns and their neighbours
+    here."""
 
     source: NDArray[np.int64]
     target: NDArray[np.int64]
     turns: NDArray[np.int64]
     table: NDArray[np.int64]
     speakers: Speakers
+    sessions: NDArray[np.int64]
 
     def __bool__(self) -> bool:
         return bool(len(self.turns))
 
     @classmethod
-    def of(cls, near: Mapping[int, Sequence[int]], speakers: Mapping[int, str]) -> TurnLinks:
-        """From the neighbours of each turn and the speakers by chunk (SQL's answer)."""
+    def of(
+        cls,
+        near: Mapping[int, Sequence[int]],
+        speakers: Mapping[int, str],
+        sessions: Mapping[int, int] | None = None,
+    ) -> TurnLinks:
+        """From the neighbours of each turn, the speakers by chunk and the sessions by
+        chunk (SQL's answer; without sessions, each turn is a session of its own)."""
         import numpy as np
 
         codes: dict[str, int] = {}
         table = np.full(max(speakers, default=0) + 1, -1, np.int64)
         for chunk, name in speakers.items():
             table[chunk] = codes.setdefault(name, len(codes))
+        groups = np.full(len(table), -1, np.int64)
+        for chunk, group in (sessions if sessions is not None else {c: c for c in near}).items():
+            groups[chunk] = group
         return cls(
             source=np.array([c for c, near_c in near.items() for _ in near_c], np.int64),
             target=np.array([n for near_c in near.values() for n in near_c], np.int64),
             turns=np.array(sorted(near), np.int64),
             table=table,
             speakers=Speakers(list(codes)),
+            sessions=groups,
         )
 
     def speaker_of(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -85,6 +98,13 @@ class TurnLinks(NamedTuple):
 
         inside = (keys >= 0) & (keys < len(self.table))
         return np.where(inside, self.table[np.where(inside, keys, 0)], -1)
+
+    def session_of(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The session (a number) of each of `keys`, as `speaker_of`; -1 for none."""
+        import numpy as np
+
+        inside = (keys >= 0) & (keys < len(self.sessions))
+        return np.where(inside, self.sessions[np.where(inside, keys, 0)], -1)
 
     def speaking(self, code: int) -> bool:
         """Whether speaker `code` said one of the turns or their neighbours here."""
@@ -140,6 +160,8 @@ class TurnMap:
         self._start[ids] = np.cumsum(hi - lo - 1) - (hi - lo - 1)
         self._speaker = np.full(size, -1, np.int64)
         self._speaker[ids] = said
+        self._session = np.full(size, -1, np.int64)
+        self._session[ids] = groups
 
     def _turns(self, chunk_ids: Iterable[int]) -> NDArray[np.int64]:
         """The turn chunks among `chunk_ids`, sorted, once each."""
@@ -161,7 +183,7 @@ class TurnMap:
             ok = np.zeros(len(target), np.bool_)
             ok[inside] = passing[target[inside]]
             source, target = source[ok], target[ok]
-        return TurnLinks(source, target, turns, self._speaker, self.speakers)
+        return TurnLinks(source, target, turns, self._speaker, self.speakers, self._session)
 
     def around(self, chunk_ids: Iterable[int]) -> list[tuple[int, int]]:
         """`Index.neighbours`' pairs from memory: (turn chunk, chunk beside it), by the

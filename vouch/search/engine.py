@@ -282,7 +282,7 @@ def channels(scope: Scope) -> Channels:
     lexical: list[LexicalHit] | None = None
     if req.mode in ("hybrid", "fts"):
         t0 = time.perf_counter()
-        lexical = index.lexical(req.query, depth, filters)
+        lexical = index.lexical(req.query, depth, filters, within=bool(tuning.tag_idf))
         if pending is not None:
             texts = {c: i.text for c, i in index.chunks(h.chunk_id for h in lexical).items()}
             lexical = pending.merge_lexical(req.query, lexical, texts, depth)
@@ -334,8 +334,9 @@ def fuse(found: Channels) -> Fusion:
 
 
 def context(fusion: Fusion) -> Fusion:
-    """Transcript turns scored with their exchange and the speaker the query names
-    (`ranking.in_context`); only in the default ranking, only when turns were found."""
+    """Transcript turns scored with their exchange, the speaker the query names
+    (`ranking.in_context`) and their session (`ranking.by_session`); only in the default
+    ranking, only when turns were found."""
     if not fusion.default or not fusion.links:
         return fusion
     query = fusion.found.scope.query
@@ -347,6 +348,7 @@ def context(fusion: Fusion) -> Fusion:
         tuning.turn_context,
         tuning.speaker_bonus,
     )
+    ranked = ranking.by_session(ranked, fusion.links, tuning.session_share)
     return fusion._replace(ranked=ranked)
 
 

@@ -22,7 +22,6 @@ token at all — answers None, and the caller asks FTS5.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -30,7 +29,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 import numpy as np
 
-from vouch.index.lexical import instances
+from vouch.index.lexical import collection, instances
 from vouch.index.lexical.base import LexicalHit, query_terms
 from vouch.index.lexical.fts5 import scratch_session, tokenize_option
 
@@ -42,6 +41,8 @@ B = 0.75
 TABLE = "chunks_fts"
 _DOC, _COL = instances.ROW, instances.COLUMN  # row << 32 | column << 28 | offset
 CACHE_INSTANCES = 8_000_000  # postings kept (8 bytes each: 64 MB), least recent dropped
+_NONE = np.zeros(0, dtype=np.int64)
+_NOTHING = np.zeros(0, dtype=np.float64)
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -57,7 +58,9 @@ class Postings:
         if len(self.weights) < len(columns):  # bm25: a column without a weight weighs 1
             self.weights = np.concatenate([self.weights, np.ones(len(columns) - len(self.weights))])
         record = conn.execute(f"SELECT block FROM {TABLE}_data WHERE id = 1").fetchone()
-        totals = _varints(record[0] if record and record[0] else b"")  # empty: no rows yet
+        totals = collection.varints(
+            record[0] if record and record[0] else b""
+        )  # empty: no rows yet
         self.rows = totals[0] if totals else 0
         avgdl = sum(totals[1:]) / self.rows if self.rows else 1.0
         ids, lengths = _row_lengths(conn, len(columns))
@@ -84,15 +87,42 @@ class Postings:
         matched = np.zeros(self.size, dtype=np.int32)
         for tokens in phrases:  # phrase by phrase, as FTS5 adds them up
             docs, freq = self._phrase(tuple(tokens))
-            hits = len(docs)
-            idf = math.log((self.rows - hits + 0.5) / (hits + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
+            idf = collection.idf(self.rows, len(docs))
             score[docs] += idf * ((freq * (K1 + 1.0)) / (freq + self.norm[docs]))
             matched[docs] += 1
         found = np.flatnonzero(matched[: len(passing)] > 0)
         found = found[passing[found]]
         every = matched[found] == len(phrases)
+        best = _best(found[every], score, k)
+        if len(best) < k:
+            best = np.concatenate([best, _best(found[~every], score, k - len(best))])
+        pairs = zip(best.tolist(), score[best].tolist(), strict=True)
+        return [LexicalHit(c, s, "") for c, s in pairs]
+
+    def within(self, query: str, k: int, passing: NDArray[np.bool_]) -> list[LexicalHit]:
+        """`ranked` with BM25's N and n(p) counted among the rows `passing` (a search
+        narrowed to a collection, `lexical.collection`): each phrase's part as FTS5
+        computes it alone, times idf within / idf in the table, as `collection.ranked`
+        does with FTS5's own numbers. A phrase the table does not hold (or with no token)
+        is left out of the query."""
+        phrases = self._tokenizer.tokens(query_terms(query))
+        inside = int(passing[: self.size].sum())
+        score = np.zeros(self.size, dtype=np.float64)
+        matched = np.zeros(self.size, dtype=np.int32)
+        counted = 0
+        for tokens in phrases:
+            docs, freq = self._phrase(tuple(tokens)) if tokens else (_NONE, _NOTHING)
+            if not len(docs):
+                continue
+            counted += 1
+            table = collection.idf(self.rows, len(docs))
+            held = int(passing[docs[docs < len(passing)]].sum())
+            ratio = collection.idf(inside, held) / table
+            score[docs] += (table * ((freq * (K1 + 1.0)) / (freq + self.norm[docs]))) * ratio
+            matched[docs] += 1
+        found = np.flatnonzero(matched[: len(passing)] > 0)
+        found = found[passing[found]]
+        every = matched[found] == counted
         best = _best(found[every], score, k)
         if len(best) < k:
             best = np.concatenate([best, _best(found[~every], score, k - len(best))])
@@ -216,7 +246,7 @@ def _row_lengths(
     data = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8)
     ends = np.flatnonzero(data < 0x80)  # a varint's last byte has the high bit clear
     if len(ends) != len(rows) * columns or (len(data) and data[-1] >= 0x80):
-        return ids, np.array([sum(_varints(r[1])) for r in rows], dtype=np.int64)
+        return ids, np.array([sum(collection.varints(r[1])) for r in rows], dtype=np.int64)
     starts = np.concatenate([[0], ends[:-1] + 1])
     width = ends - starts + 1
     values = np.zeros(len(ends), dtype=np.int64)
@@ -224,23 +254,3 @@ def _row_lengths(
         longer = width > n
         values[longer] = (values[longer] << 7) | (data[starts[longer] + n] & 0x7F)
     return ids, values.reshape(len(rows), columns).sum(axis=1)
-
-
-def _varints(blob: bytes) -> list[int]:
-    """SQLite's varints (FTS5's averages and size records): 7 bits a byte, big-endian,
-    the ninth byte whole."""
-    out: list[int] = []
-    i = 0
-    while i < len(blob):
-        value = 0
-        for n in range(9):
-            byte = blob[i]
-            i += 1
-            if n == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        out.append(value)
-    return out
