@@ -44,7 +44,7 @@ _BLOCK = 1 << 20
 
 
 @dataclass(frozen=True)
-class _Version:
+class FileVersion:
     id: str
     locator: str
     path: str  # the repo-relative path the locator names
@@ -53,9 +53,9 @@ class _Version:
 def unverified_versions(kb: KB, source_ids: Iterable[str]) -> list[dict[str, Any]]:
     """Issues `{id, kind, detail, path}` (as `verify.check_source` reports) for the
     current file versions among `source_ids` that the repository does not vouch for."""
-    suspects: list[tuple[_Version, bool]] = []
-    for version in _current_file_versions(kb, source_ids):
-        digest = _work_tree_digest(kb, version.path)
+    suspects: list[tuple[FileVersion, bool]] = []
+    for version in current_file_versions(kb, source_ids):
+        digest = work_tree_digest(kb, version.path)
         if digest != version.id:
             suspects.append((version, digest is not None))
     if not suspects:
@@ -78,7 +78,7 @@ def unverified_in_range(kb: KB, head: str, changes: Iterable[Change]) -> list[Is
     """Lint issues for the current file versions whose meta.yaml `changes` add or edit,
     as `head` holds them, at a path `head`'s history holds with other bytes only."""
     start = kb.rel(".") + "/"
-    versions: list[_Version] = []
+    versions: list[FileVersion] = []
     for change in changes:
         entry = files.catalog(change.path[len(start) :]) if change.path.startswith(start) else None
         if change.new is None or entry is None or entry.kind != source_kind.KIND.name:
@@ -91,7 +91,7 @@ def unverified_in_range(kb: KB, head: str, changes: Iterable[Change]) -> list[Is
         locator = str(meta.get("locator") or "")
         named = named_path(kb, locator) if is_path(locator) else None
         if named is not None:
-            versions.append(_Version(entry.id, locator, named[1]))
+            versions.append(FileVersion(entry.id, locator, named[1]))
     if not versions:
         return []
     history = path_blobs(kb.repo, head, {v.path for v in versions})
@@ -111,12 +111,12 @@ def _blob(kb: KB, commit: str, inner: str) -> bytes | None:
     return found[1] if found is not None and found[0] == "blob" else None
 
 
-def _current_file_versions(kb: KB, source_ids: Iterable[str]) -> list[_Version]:
+def current_file_versions(kb: KB, source_ids: Iterable[str]) -> list[FileVersion]:
     """The current versions among `source_ids` whose locator names a place in the work
     tree. A meta.yaml is parsed only when a byte-level look cannot tell: what vouch
     writes for a current version (one plain `locator:` line, no `superseded_by:`, see
     `locator_in`) never needs it."""
-    found: list[_Version] = []
+    found: list[FileVersion] = []
     for sid in source_ids:
         try:
             data = (kb.dir / source_kind.path_for(sid)).read_bytes()
@@ -131,7 +131,7 @@ def _current_file_versions(kb: KB, source_ids: Iterable[str]) -> list[_Version]:
         named = named_path(kb, locator)
         if named is None or not (is_path(locator) or _is_file(named[0])):
             continue
-        found.append(_Version(sid, locator, named[1]))
+        found.append(FileVersion(sid, locator, named[1]))
     return found
 
 
@@ -155,7 +155,7 @@ def _is_file(path: os.PathLike[str]) -> bool:
         return False
 
 
-def _work_tree_digest(kb: KB, rel: str) -> str | None:
+def work_tree_digest(kb: KB, rel: str) -> str | None:
     """The sha256 of the work tree's regular file at `rel` (links are not followed past
     the repository: `named_path` resolved them); None when there is none; "" when it
     cannot be read or is larger than any source may be."""
@@ -178,7 +178,7 @@ def _work_tree_digest(kb: KB, rel: str) -> str | None:
     return digest.hexdigest()
 
 
-def _against(version: _Version, present: bool, committed: bool) -> str:
+def _against(version: FileVersion, present: bool, committed: bool) -> str:
     if present:
         against = f"the file {version.path} in the work tree holds other bytes"
     else:
@@ -190,7 +190,7 @@ def _against(version: _Version, present: bool, committed: bool) -> str:
     )
 
 
-def _issue(kb: KB, version: _Version, against: str) -> dict[str, Any]:
+def _issue(kb: KB, version: FileVersion, against: str) -> dict[str, Any]:
     where = kb.rel(source_kind.path_for(version.id))
     return {
         "id": version.id,
@@ -201,7 +201,7 @@ def _issue(kb: KB, version: _Version, against: str) -> dict[str, Any]:
     }
 
 
-def _mend(version: _Version) -> str:
+def _mend(version: FileVersion) -> str:
     add = f"`vouch source add {version.path}` records the file's bytes as its current version"
     if version.locator == version.path:
         return add

@@ -29,7 +29,7 @@ from vouch.core import ids
 from vouch.core.config import Config
 from vouch.core.progress import Progress, each
 from vouch.gate.committed import settings_at
-from vouch.health import files, leftovers, provenance, rules, sealed, tracked_state
+from vouch.health import drift, files, leftovers, provenance, rules, sealed, tracked_state
 from vouch.health.file_versions import unverified_in_range
 from vouch.health.issues import Issue, counts, ordered, verdict, warn
 from vouch.kinds import KINDS
@@ -138,6 +138,7 @@ def everything(
     issues += provenance.full(k, records, settings)
     issues += sealed.full(k, records)  # approved bytes that no vouch write left
     issues += superseded_citations(kb)
+    issues += drift.issues(kb, drift.drifted(kb, claims))
     issues += tracked_state.tracked(kb)
     return k, issues
 
@@ -267,6 +268,7 @@ def _since(kb: KB, base: str, stale_days: int | None) -> dict[str, Any]:
     settings = settings_at(kb, info["base"])
     issues += _changed(k, changes, settings, stale_days, {"rev": info["head"]})
     issues += unverified_in_range(kb, info["head"], changes)
+    issues += drift.issues(kb, drift.touched(kb, info["merge_base"], info["head"]))
     issues += sealed.changed(k, (c.path for c in changes if c.new is not None))
     # what the range loses: knowledge, records or audit lines the base held (a merge
     # taking one side only — `-s ours`, a conflict resolved by deleting — passed before)

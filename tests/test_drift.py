@@ -1,0 +1,165 @@
+"""An approved claim whose cited lines the work tree no longer holds as registered is
+reported by lint and doctor (`vouch.health.drift`, issue 38 item 0): lines that moved
+are followed, lines that changed are named with what is there now, a deleted file is
+named; an edit elsewhere in the file is not drift. `lint --since BASE` lists the claims
+a range's changes touch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conftest import git
+from gate_support import BOB, call, show
+
+from vouch.kinds import claim as claim_kind
+from vouch.store.kb import KB
+
+DEPLOY = [
+    "# Deploy",
+    "",
+    "How we ship.",
+    "Every deploy needs a green CI run and a second approver.",
+    "",
+    "Freeze windows:",
+    "no deploys on Fridays.",
+    "",
+    "Rollback with the script.",
+]
+
+
+def _approved(kb: KB, text: str, cite: str) -> str:
+    result = call(kb, "kb.propose_claim", {"text": text, "evidence": [cite]})
+    assert result["valid"], result
+    show(kb, result["proposal_id"])
+    call(kb, "kb.approve", {"proposal_id": result["proposal_id"]}, actor=BOB)
+    return str(result["claim_id"])
+
+
+def _setup(kb: KB) -> tuple[dict[str, str], str]:
+    root = kb.root
+    (root / "docs").mkdir()
+    (root / "docs" / "deploy.md").write_text("\n".join(DEPLOY) + "\n")
+    (root / "docs" / "other.md").write_text("# Other\n\nOn-call rotates weekly.\n")
+    git(root, "add", "docs")
+    git(root, "commit", "-qm", "docs")
+    deploy = call(kb, "kb.register_source_from_path", {"path": "docs/deploy.md"})["id"]
+    other = call(kb, "kb.register_source_from_path", {"path": "docs/other.md"})["id"]
+    claims = {
+        "approver": _approved(kb, "Deploys need a second approver", f"{deploy}:L4"),
+        "freeze": _approved(kb, "No deploys on Fridays", f"{deploy}:L6-L7"),
+        "whole": _approved(kb, "There is a deploy runbook", deploy),
+        "oncall": _approved(kb, "On-call rotates weekly", f"{other}:L3"),
+    }
+    return claims, git(root, "rev-parse", "HEAD").strip()
+
+
+def _drift(kb: KB, **params: Any) -> dict[str, str]:
+    """claim id -> message of each drifted-citation lint finding."""
+    found = call(kb, "kb.lint", params)["issues"]
+    return {i["id"]: i["message"] for i in found if i["kind"] == "drifted-citation"}
+
+
+def _commit(kb: KB, lines: list[str], message: str) -> None:
+    (kb.root / "docs" / "deploy.md").write_text("\n".join(lines) + "\n")
+    git(kb.root, "commit", "-qam", message)
+
+
+def test_nothing_changed_is_no_drift(kb: KB) -> None:
+    _setup(kb)
+    assert _drift(kb) == {}
+    doctor = call(kb, "kb.doctor")
+    assert not [i for i in doctor["issues"] if i["kind"] == "drifted-citation"]
+
+
+def test_an_edit_elsewhere_in_the_file_moves_nothing_cited(kb: KB) -> None:
+    claims, _ = _setup(kb)
+    lines = list(DEPLOY)
+    lines[2] = "How we ship, and why."  # line 3: cited by none of the spans
+    _commit(kb, lines, "reword the intro")
+    assert _drift(kb) == {claims["whole"]: _drift(kb)[claims["whole"]]}  # the whole file
+
+
+def test_changed_lines_are_named_with_what_is_there_now(kb: KB) -> None:
+    claims, _ = _setup(kb)
+    lines = list(DEPLOY)
+    lines[3] = "Deploys need one approver."
+    _commit(kb, lines, "one approver is enough")
+    found = _drift(kb)
+    assert set(found) == {claims["approver"], claims["whole"]}
+    assert "lines 4 of docs/deploy.md" in found[claims["approver"]]
+    assert "now reads there: 'Deploys need one approver.'" in found[claims["approver"]]
+    assert "vouch source add docs/deploy.md" in found[claims["approver"]]
+    doctor = call(kb, "kb.doctor")  # doctor says the same
+    assert {i["id"] for i in doctor["issues"] if i["kind"] == "drifted-citation"} == set(found)
+
+
+def test_moved_lines_are_followed(kb: KB) -> None:
+    claims, _ = _setup(kb)
+    lines = [*DEPLOY[:2], "A new paragraph.", "", *DEPLOY[2:]]  # everything below moves by 2
+    _commit(kb, lines, "a paragraph on top")
+    found = _drift(kb)
+    assert "moved to L6" in found[claims["approver"]]
+    assert "moved to L8-L9" in found[claims["freeze"]]
+    assert claims["oncall"] not in found
+
+
+def test_a_deleted_file_is_named(kb: KB) -> None:
+    claims, _ = _setup(kb)
+    git(kb.root, "rm", "-q", "docs/deploy.md")
+    git(kb.root, "commit", "-qm", "drop the runbook")
+    found = _drift(kb)
+    assert set(found) == {claims["approver"], claims["freeze"], claims["whole"]}
+    assert all("docs/deploy.md is gone from the work tree" in m for m in found.values())
+
+
+def test_an_uncommitted_edit_is_drift_too(kb: KB) -> None:
+    claims, _ = _setup(kb)
+    path = kb.root / "docs" / "deploy.md"
+    path.write_text(path.read_text().replace("Fridays", "Mondays"))
+    assert set(_drift(kb)) == {claims["freeze"], claims["whole"]}
+
+
+def test_since_lists_the_claims_a_range_touches(kb: KB) -> None:
+    claims, base = _setup(kb)
+    lines = list(DEPLOY)
+    lines[6] = "no deploys on Fridays or holidays."
+    _commit(kb, lines, "holidays too")
+    found = _drift(kb, since=base)
+    assert set(found) == {claims["freeze"], claims["whole"]}
+    assert call(kb, "kb.lint", {"since": base})["verdict"] == "warnings"
+    # a range that touches only the other file lists nothing of deploy.md
+    head = git(kb.root, "rev-parse", "HEAD").strip()
+    (kb.root / "docs" / "other.md").write_text("# Other\n\nOn-call rotates daily.\n")
+    git(kb.root, "commit", "-qam", "daily")
+    assert set(_drift(kb, since=head)) == {claims["oncall"]}
+
+
+def test_retired_claims_are_not_reported(kb: KB) -> None:
+    claims, _ = _setup(kb)
+    result = call(kb, "kb.archive", {"id": claims["freeze"], "reason": "moved to wiki"})
+    if result.get("proposal_id"):  # a lifecycle change is itself a proposal
+        show(kb, result["proposal_id"])
+        call(kb, "kb.approve", {"proposal_id": result["proposal_id"]}, actor=BOB)
+    archived = kb.read(claim_kind.KIND, claims["freeze"])
+    assert archived is not None and archived["status"] == "archived"
+    lines = list(DEPLOY)
+    lines[6] = "no deploys on Fridays or holidays."
+    _commit(kb, lines, "holidays too")
+    assert set(_drift(kb)) == {claims["whole"]}
+
+
+
+def test_a_file_never_committed_has_no_history_to_drift_from(kb: KB) -> None:
+    """A file registered while untracked and removed before any commit held it: the
+    repository never had it, so its absence is not a deletion (a knowledge base made
+    by a generator, or text noted from elsewhere, holds such versions too)."""
+    _setup(kb)
+    scratch = kb.root / "docs" / "scratch.md"
+    scratch.write_text("A scratch note.\n")
+    sid = call(kb, "kb.register_source_from_path", {"path": "docs/scratch.md"})["id"]
+    claim = _approved(kb, "A scratch note exists", f"{sid}:L1")
+    scratch.unlink()
+    assert claim not in _drift(kb)
+    git(kb.root, "commit", "-q", "--allow-empty", "-m", "later")
+    scratch.write_text("A scratch note, edited.\n")  # back, with other lines: drift
+    assert "now reads there" in _drift(kb)[claim]
