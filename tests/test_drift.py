@@ -148,7 +148,6 @@ def test_retired_claims_are_not_reported(kb: KB) -> None:
     assert set(_drift(kb)) == {claims["whole"]}
 
 
-
 def test_a_file_never_committed_has_no_history_to_drift_from(kb: KB) -> None:
     """A file registered while untracked and removed before any commit held it: the
     repository never had it, so its absence is not a deletion (a knowledge base made
@@ -163,3 +162,22 @@ def test_a_file_never_committed_has_no_history_to_drift_from(kb: KB) -> None:
     git(kb.root, "commit", "-q", "--allow-empty", "-m", "later")
     scratch.write_text("A scratch note, edited.\n")  # back, with other lines: drift
     assert "now reads there" in _drift(kb)[claim]
+
+
+def test_the_knowledge_diff_of_a_pull_request_names_them(kb: KB) -> None:
+    from vouch.cli.human_provenance import diff_human, diff_markdown
+
+    claims, base = _setup(kb)
+    lines = list(DEPLOY)
+    lines[3] = "Deploys need one approver."
+    _commit(kb, lines, "one approver is enough")
+    d = call(kb, "kb.diff", {"revisions": f"{base}...HEAD"})
+    assert {x["claim_id"] for x in d["drifted"]} == {claims["approver"], claims["whole"]}
+    assert d["summary"]["claims_drifted"] == 2
+    text = diff_markdown(d)
+    assert "#### Cited lines changed: 2 citation(s) of approved claims" in text
+    assert f"`{claims['approver']}` cites L4 of docs/deploy.md: now reads: Deploys need" in text
+    assert "No knowledge changed." in text  # no knowledge file changed, only a cited one
+    assert f"! `{claims['approver']}` cites L4" in diff_human(d)
+    # a range that does not end at the checked-out commit reads no work tree
+    assert call(kb, "kb.diff", {"revisions": f"{base}..{base}"})["drifted"] == []

@@ -201,7 +201,8 @@ def diff_human(d: dict[str, Any]) -> str:
     head = f"knowledge diff {_short(d['from'])}..{_short(d['to'])} ({d['range']})"
     out = [head]
     groups = _groups(d)
-    if not groups and not d["decisions"] and not d["evidence"]["added"]:
+    drifted = _drift_lines(d)
+    if not groups and not d["decisions"] and not d["evidence"]["added"] and not drifted:
         return head + "\n(no knowledge changed)"
     for group, buckets in groups:
         for title, items in buckets:
@@ -221,13 +222,44 @@ def diff_human(d: dict[str, Any]) -> str:
             f"by {x['decided_by']}"
             for x in d["decisions"]
         ]
+    if drifted:
+        out.append(f"cited lines changed ({len(drifted)}):")
+        out += [f"  ! {line}" for line in drifted]
     return "\n".join(out)
+
+
+def _drift_lines(d: dict[str, Any]) -> list[str]:
+    """One line per citation the range's file changes moved, changed or deleted."""
+    out = []
+    for x in d.get("drifted") or ():
+        cited = f"{x['locator']} of {x['path']}" if x["locator"] else x["path"]
+        what = {
+            "moved": f"moved to {x['now']}",
+            "deleted": "the file is gone",
+        }.get(x["state"], "changed")
+        if x["state"] == "changed" and x["locator"]:
+            now = " ".join(str(x["now"] or "").split())
+            what = f"now reads: {now[:120]}" if now else "the lines are gone"
+        out.append(f"`{x['claim_id']}` cites {cited}: {what}")
+    return out
 
 
 def diff_markdown(d: dict[str, Any]) -> str:
     """The diff as a pull-request comment."""
     out = [f"### Knowledge changes `{_short(d['from'])}..{_short(d['to'])}`", ""]
     groups = _groups(d)
+    drifted = _drift_lines(d)
+    if drifted:
+        out += [
+            f"#### Cited lines changed: {len(drifted)} citation(s) of approved claims",
+            "",
+            *(f"- {line}" for line in drifted[:200]),
+            *([f"- … and {len(drifted) - 200} more"] if len(drifted) > 200 else []),
+            "",
+            "Register the files again (`vouch source add PATH`) and re-cite, revise or "
+            "retire these claims.",
+            "",
+        ]
     if not groups and not d["decisions"]:
         return "\n".join([*out, "No knowledge changed."]) + "\n"
     counts = [f"{_counted(len(items), group)} {title}" for group, b in groups for title, items in b]

@@ -4,7 +4,9 @@ One `git diff-tree` between the two commits lists the knowledge files that diffe
 is read at both ends (through the long-lived cat-file) and compared as knowledge:
 claims added, removed, superseded, archived, with their status or confidence changed;
 pages added, removed or edited by section; entities and relations added, removed or
-edited; sources and evidence registered; proposals decided. `A..B` compares the two
+edited; sources and evidence registered; proposals decided; and, when B is the
+checked-out commit, the approved claims whose cited lines the range's file changes
+moved, changed or deleted (`drifted`). `A..B` compares the two
 commits; `A...B` compares B with where it left A (their merge base), as a pull request
 does; a lone `A` means `A..HEAD`.
 """
@@ -97,8 +99,20 @@ def diff(kb: KB, spec: str) -> dict[str, Any]:
         for items in out[group].values():
             items.sort(key=lambda i: str(i.get("id")))
     out["decisions"].sort(key=lambda d: str(d.get("proposal_id")))
+    out["drifted"] = _drifted(kb, old, new)
     out["summary"] = summary(out)
     return out
+
+
+def _drifted(kb: KB, old: str, new: str) -> list[dict[str, Any]]:
+    """The approved claims whose cited lines the range's file changes moved, changed or
+    deleted (`health.drift.touched`), when `new` is the checked-out commit (a pull
+    request in CI): the files are read from the work tree."""
+    from vouch.health import drift
+
+    if new != kb.repo.resolve("HEAD"):
+        return []
+    return [d._asdict() for d in drift.touched(kb, old, new)]
 
 
 def summary(d: dict[str, Any]) -> dict[str, int]:
@@ -109,6 +123,7 @@ def summary(d: dict[str, Any]) -> dict[str, int]:
     }
     counts["evidence_added"] = d["evidence"]["added"]
     counts["decisions"] = len(d["decisions"])
+    counts["claims_drifted"] = len({x["claim_id"] for x in d.get("drifted") or ()})
     return {k: v for k, v in counts.items() if v}
 
 
