@@ -13,7 +13,9 @@ bench/out/pipeline):
   returns (a stop in a module the walk had already left), and the calls between
   modules (`called_from`: each module with the modules that called into it;
   `reached_from_several`: those called from more than one — a reader meets them in
-  more than one place);
+  more than one place); the modules each stage reaches (`by_stage`) and those reached
+  in stages that are not consecutive (`left_and_back`: a reader leaves them and comes
+  back);
 - warm in-process latency: `bench_search.warm_search_ms` over --queries hybrid queries
   (bench_search.queries, seed 0), --rounds times; p50 of each round and their median;
 - with `--against OTHER_CHECKOUT` (the root of another checkout of vouch, e.g.
@@ -69,8 +71,8 @@ def walk(
     kb: KB, warm: dict[Any, Any], query: str, prefix: str = "vouch.search"
 ) -> tuple[list[tuple[str, str]], set[tuple[str, str]]]:
     """The modules (under `prefix`) one search passes through, a stop each time the
-    innermost such frame's module changes; each with the engine function it was
-    reached from (the innermost `vouch.search.engine` frame). And the calls between
+    innermost such frame's module changes; each with the stage it was reached in (the
+    outermost `vouch.search.engine` function below `search` and `_search`). And the calls between
     modules: (caller, callee) for each call that made another module innermost."""
     stack: list[tuple[str | None, str | None]] = []
     stops: list[tuple[str, str]] = []
@@ -78,6 +80,11 @@ def walk(
 
     def innermost(column: int) -> str | None:
         return next((f[column] for f in reversed(stack) if f[column] is not None), None)
+
+    def stage() -> str:
+        """The stage running: the outermost engine function under `search`/`_search`."""
+        names = [f[1] for f in stack if f[1] is not None]
+        return next((n for n in names if n not in ("search", "_search")), "search")
 
     def profile(frame: Any, event: str, arg: Any) -> None:
         if event == "call":
@@ -100,7 +107,7 @@ def walk(
             return
         now = innermost(0)
         if now is not None and (not stops or stops[-1][0] != now):
-            stops.append((now, innermost(1) or ""))
+            stops.append((now, stage()))
 
     request = SearchRequest(query=query, log=False)
     sys.setprofile(profile)
@@ -112,8 +119,8 @@ def walk(
 
 
 def by_function(stops: list[tuple[str, str]]) -> dict[str, list[str]]:
-    """Each engine function (in the order first entered) with the other modules it
-    reached, in the order first reached."""
+    """Each stage (in the order first entered) with the other modules it reached, in the
+    order first reached."""
     out: dict[str, list[str]] = {}
     for module, owner in stops:
         seen = out.setdefault(owner, [])
@@ -121,6 +128,21 @@ def by_function(stops: list[tuple[str, str]]) -> dict[str, list[str]]:
         if module != ENGINE and short not in seen:
             seen.append(short)
     return out
+
+
+def left_and_back(stages: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The modules a reader leaves and comes back to: each reached in stages that are not
+    one run of consecutive stages, with those stages."""
+    order = list(stages)
+    where: dict[str, list[str]] = {}
+    for name in order:
+        for module in stages[name]:
+            where.setdefault(module, []).append(name)
+    return {
+        module: names
+        for module, names in where.items()
+        if order.index(names[-1]) - order.index(names[0]) + 1 > len(names)
+    }
 
 
 def summarise(walked: list[tuple[str, str]], calls: set[tuple[str, str]]) -> dict[str, Any]:
@@ -266,7 +288,8 @@ def main() -> None:
         "queries": len(qs),
         "tree": str(TREE),
         "walk": summarise(walked, calls),
-        "by_engine_function": by_function(walked),
+        "by_stage": by_function(walked),
+        "left_and_back": left_and_back(by_function(walked)),
         "walk_all_vouch": summarise(*walk(kb, warm, qs[1], prefix="vouch."))["stops"],
         "path": [module for module, _ in walked],
         "warm_hybrid_p50_ms_rounds": p50s,
