@@ -22,8 +22,9 @@ bench/out/pipeline):
   `git archive c730d92 | tar -x -C /tmp/base`): this checkout and that one, each in a
   warm worker process of its own over the same index, asked query by query in turn
   (old, new, new, old, ...) so a busy machine slows both alike: p50 of each, and whether
-  every response is the same (each query in hybrid, fts and vector mode, two pages,
-  with the trace, timings aside);
+  every response is the same (two pages with the trace, timings aside): each query in
+  hybrid, fts and vector mode, the first OPTIONED and three meaningless ones under each
+  of OPTIONS, and the BAD requests (the same error code and message);
 - `--tree CHECKOUT` runs all of this with `vouch` imported from CHECKOUT (the walk of
   another version, with this file's measures).
 """
@@ -170,13 +171,52 @@ def summarise(walked: list[tuple[str, str]], calls: set[tuple[str, str]]) -> dic
     }
 
 
-def answers(kb: KB, warm: dict[Any, Any], query: str, mode: str) -> list[str]:
-    """A query's first two pages with their traces, timings aside, as JSON."""
+# Option sets the side-by-side compares besides the three modes (the first OPTIONED
+# queries each), and requests that must fail alike.
+OPTIONS: list[dict[str, Any]] = [
+    {"weights": {"fts": 2.0, "vector": 0.5}},
+    {"weights": {}},
+    {"rrf_k": 10},
+    {"threshold": 0.5},
+    {"max_tokens": 600},
+    {"top": 3, "kinds": ["claim", "page"]},
+    {"statuses": ["superseded", "working"]},
+    {"since": "2023-05", "until": "2024-01-01T10:30"},
+    {"include_pending": True},
+    {"mode": "vector", "threshold": 0.2},
+    {"mode": "fts", "top": 25, "max_tokens": 2000},
+]
+OPTIONED = 60
+MEANINGLESS = ["zzzqqqxxx", "qwzx vbnm plorf", "the of and"]  # the floor's no-match path
+BAD: list[dict[str, Any]] = [
+    {"query": "   "},
+    {"query": "deploy", "mode": "semantic"},
+    {"query": "deploy", "top": 0},
+    {"query": "deploy", "rrf_k": -1},
+    {"query": "deploy", "max_tokens": 0},
+    {"query": "deploy", "kinds": ["nothing"]},
+    {"query": "deploy", "statuses": ["lost"]},
+    {"query": "deploy", "since": "May 2023"},
+    {"query": "deploy", "cursor": "not-a-cursor"},
+    {"query": "deploy", "max_tokens": 1},
+]
+
+
+def answers(kb: KB, warm: dict[Any, Any], options: dict[str, Any]) -> list[str]:
+    """A query's first two pages with their traces, timings aside, as JSON (or the
+    error it raised: code and message)."""
+    from vouch.errors import VouchError
+
     out = []
     cursor = None
+    asked = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
     for _ in range(2):
-        request = SearchRequest(query=query, mode=mode, trace=True, cursor=cursor, log=False)
-        response = search(kb, request, warm=warm)
+        request = SearchRequest(**{"cursor": cursor, **asked}, trace=True, log=False)
+        try:
+            response = search(kb, request, warm=warm)
+        except VouchError as exc:
+            out.append(json.dumps({"error": exc.code, "message": exc.message}))
+            break
         response["trace"].pop("timing")
         out.append(json.dumps(response, sort_keys=True))
         cursor = response["next_cursor"]
@@ -188,7 +228,7 @@ def answers(kb: KB, warm: dict[Any, Any], query: str, mode: str) -> list[str]:
 def worker(root: Path) -> None:
     """Answer the driver's requests, one JSON line each, in this warm process:
     {"time": query} → milliseconds of a default hybrid search (log off),
-    {"answers": query, "mode": mode} → `answers`."""
+    {"answers": {request's fields}} → `answers`."""
     kb = KB.open(root)
     warm: dict[Any, Any] = {}
     for line in sys.stdin:
@@ -199,7 +239,7 @@ def worker(root: Path) -> None:
             search(kb, request, warm=warm)
             reply: Any = (time.perf_counter() - t0) * 1000
         else:
-            reply = answers(kb, warm, asked["answers"], asked["mode"])
+            reply = answers(kb, warm, asked["answers"])
         print(json.dumps(reply), flush=True)
 
 
@@ -241,14 +281,16 @@ def side_by_side(root: Path, qs: list[str], against: Path, rounds: int) -> dict[
         out: dict[str, Any] = {
             f"{name}_p50_ms": round(percentile(t, 50), 3) for name, t in times.items()
         }
+        asked = [{"query": q, "mode": mode} for q in qs for mode in ("hybrid", "fts", "vector")]
+        asked += [{"query": q, **o} for q in qs[:OPTIONED] + MEANINGLESS for o in OPTIONS]
+        asked += [{"query": q, "mode": mode} for q in MEANINGLESS for mode in ("hybrid", "vector")]
+        asked += BAD
         different = [
-            (q, mode)
-            for q in qs
-            for mode in ("hybrid", "fts", "vector")
-            if workers["old"].ask({"answers": q, "mode": mode})
-            != workers["new"].ask({"answers": q, "mode": mode})
+            a
+            for a in asked
+            if workers["old"].ask({"answers": a}) != workers["new"].ask({"answers": a})
         ]
-        out["compared"] = len(qs) * 3
+        out["compared"] = len(asked)
         out["different"] = different
         out["same_responses"] = not different
     finally:
