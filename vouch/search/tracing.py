@@ -11,11 +11,13 @@ channels for `--format human`: SHOWN entries each, with rank and score.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vouch.kinds.source import shown
-from vouch.search.fusion import Fused
 from vouch.search.hits import SHOWN_DECIMALS
+
+if TYPE_CHECKING:
+    from vouch.search.fusion import Fused
 
 NAMED = 10  # entries of each trace list that name their object
 SHOWN = 5  # entries of each list the human format prints
@@ -29,6 +31,8 @@ def trace(
     fused: Sequence[Fused],
     timing: Mapping[str, int],
 ) -> dict[str, Any]:
+    """Each channel's list (BM25 or cosine order), the fused order with each candidate's
+    ranks and parts, and the milliseconds of each stage timed (`TIMED`)."""
     return {
         "lexical": [
             {"chunk_id": h.chunk_id, "rank": n, "bm25": round(h.score, 6)}
