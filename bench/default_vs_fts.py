@@ -151,8 +151,7 @@ def _by_words_matched(least: int, share: float) -> Callable[[Any], list[str]]:
     import tune_search as ts
 
     from vouch.search import prior
-    from vouch.search.fusion import ordered
-    from vouch.search.ranking import DEFAULTS, fuse, fusion_weights
+    from vouch.search.ranking import DEFAULTS, fuse, fusion_weights, ordered
 
     def ranked(c: Any) -> list[str]:
         weights = fusion_weights(DEFAULTS._replace(coverage_words=0), c.coverage)

@@ -46,9 +46,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import evalsets as es
 
 from vouch.search import eval as ev
-from vouch.search.fusion import ordered, rrf
+from vouch.search.fusion import rrf
 from vouch.search.ranked import convex
-from vouch.search.ranking import DEFAULTS, Tuning
+from vouch.search.ranking import ordered
+from vouch.search.tuning import DEFAULTS, Tuning
 
 TOP = 10
 Ranker = Callable[[es.Collected], list[str]]

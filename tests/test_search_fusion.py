@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 
 from vouch.index.turnmap import TurnLinks
-from vouch.search.fusion import ordered
 from vouch.search.ranked import Part, Ranked, convex
-from vouch.search.ranking import DEFAULTS, fusion_weights, in_context
+from vouch.search.ranking import DEFAULTS, fusion_weights, in_context, ordered
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL = ROOT / "examples" / "eval"

@@ -193,6 +193,22 @@ class SearchIndex:
     def texts(self, ids: Iterable[int]) -> dict[int, str]:
         return self.index.texts(ids)
 
+    def uncommitted(self, kb: KB) -> frozenset[str]:
+        """Repository paths of knowledge files whose work-tree bytes HEAD does not hold,
+        as the index recorded them (its `dirty` state: no git command here); worked out
+        once per index state, not per query."""
+        from vouch.index.state import indexed_state
+
+        prefix = kb.rel(".") + "/"
+
+        def paths(meta: Any) -> frozenset[str]:
+            try:
+                return frozenset(prefix + rel for rel in indexed_state(meta).dirty)
+            except (KeyError, ValueError):
+                return frozenset()
+
+        return self.index.meta.derived("uncommitted", paths)
+
     def turn_links(self, ids: Any, f: Filters) -> TurnLinks:
         """`Index.turn_links` of the chunk ids (an array), asked only when the index holds
         a transcript."""

@@ -3,39 +3,50 @@ a response dict.
 
 `search(kb, request)` serves `vouch search`, `kb.search` on every transport (the hit
 array is `response["results"]`) and `vouch eval`. `_search` states the stages in order;
-each is a function below, in the same order, taking the previous stage's value (a
-NamedTuple that keeps its predecessor) and calling into the module that holds its
-algorithm:
+each is a function below, in the same order, taking the previous stage's value and
+returning its own (vouch/search/values.py: NamedTuples, each keeping the one before).
+A stage reads what it needs from the index (`access.SearchIndex`) and hands the values
+to the one module that holds its algorithm, which reads nothing itself:
 
-1. `parse`        Asked → Query             the request checked, config defaults filled
-2. `filter_scope` Query → Scope             open the index (refreshed when stale), the
-                                            filters, an open proposal, the cursor's place
-3. `channels`     Scope → Channels          lexical and/or vector candidates, filtered
-                                            inside the index (`access`)
-4. `fuse`         Channels → Fusion         weights that follow lexical coverage
-                                            (`weighting`); convex fusion (`ranking`,
-                                            `ranked`), or weighted RRF when weights or k
-                                            are given (`fusion`)
-5. `context`      Fusion → Fusion           transcript turns with their exchange
-6. `floor`        Fusion → Fusion           vector-only hits below the similarity floor out
-7. `prior`        Fusion → Fusion           reviewed knowledge first (`prior`)
-8. `threshold`    Fusion → Fusion           `--threshold`, on the score as shown
-9. `page`         Fusion → Page             the page's hits (`hits`, `citing`, `turns`)
-10. `budget`      Page → Kept               `--max-tokens` (`budget`), the next cursor
-11. `respond`     Kept → dict               the response, and the trace when asked
-12. `log_search`  Logged → None             every call is logged, a failed one too (`log`)
+1. `parse`        Asked → Query     the request checked, config defaults filled
+                                    (`request`), the ranking's knobs read (`tuning`)
+2. `filter_scope` Query → Scope     open the index (refreshed when stale), the filters,
+                                    an open proposal, the page's place (`cursor`)
+3. `channels`     Scope → Channels  lexical and/or vector candidates, filtered inside
+                                    the index
+4. `fuse`         Channels → Fusion weights that follow lexical coverage (`weighting`,
+                                    `ranking`), convex fusion (`ranking`), or weighted
+                                    RRF when weights or k are given (`fusion`)
+5. `context`      Fusion → Fusion   transcript turns with their exchange (`ranking`)
+6. `floor`        Fusion → Fusion   vector-only hits below the similarity floor out
+                                    (`ranking`)
+7. `prior`        Fusion → Fusion   reviewed knowledge first (`prior`)
+8. `threshold`    Fusion → Fusion   `--threshold`, on the score as shown
+9. `page`         Fusion → Page     the page's hits (`hits`, `citing`)
+10. `budget`      Page → Kept       `--max-tokens` (`budget`), the next cursor (`cursor`)
+11. `respond`     Kept → dict       the response, and the trace when asked (`tracing`)
+12. `log_search`  Logged → None     every call is logged, a failed one too (`log`)
 
-Context comes before the floor: a turn gains from its neighbours' fused scores before the
-weak vector-only hits are dropped (the order the ranking was tuned in). Context and prior
-are the tuned default's; rank fusion (RRF, one channel) passes through them unchanged.
+Between stages the candidates travel as `ranked.Ranked` (columns; `fusion.Listed` for
+one lexical channel), whose methods every stage from `fuse` on uses.
+
+Context comes before the floor, unlike the order issue 35 sketched (… floor → context
+…), and stays there: the ranking was tuned in this order (bench/RESULTS.md, issue 19),
+and the two do not commute. A transcript turn gains a share of its neighbours' fused
+scores, a weak vector-only neighbour's too; with the floor first, those neighbours
+would be gone before they lent their part, and `in_context` would bring a floored turn
+back as a neighbour no channel found (the floor drops only what the vector channel
+listed). Context and prior are the tuned default's; rank fusion (RRF, one channel)
+passes through them unchanged.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from vouch.core.progress import Progress
 from vouch.errors import VouchError
@@ -44,27 +55,29 @@ from vouch.search import hits, ranking
 from vouch.search import prior as priors
 from vouch.search.budget import apply_budget
 from vouch.search.fusion import Listed, rrf
-from vouch.search.ranking import (
-    Tuning,
-    floored,
-    fusion_weights,
-    scored_lexical,
-    similarity_floor,
-)
+from vouch.search.ranking import fusion_weights, scored_lexical, similarity_floor
 from vouch.search.request import HIDDEN_STATUSES, SEARCH_KINDS, SearchRequest
+from vouch.search.tuning import Tuning
+from vouch.search.values import (
+    Asked,
+    Channels,
+    Fusion,
+    Kept,
+    Logged,
+    Page,
+    Query,
+    Scope,
+)
 
 if TYPE_CHECKING:
     from vouch.index.api import Index
-    from vouch.index.filters import Filters
     from vouch.index.lexical import LexicalHit
-    from vouch.index.turnmap import TurnLinks
     from vouch.search.access import SearchIndex
-    from vouch.search.pending import Pending
     from vouch.search.ranked import Ranked
     from vouch.store.kb import KB
 
 SCHEMA_VERSION = "search_response.v1"
-# The ranking's knobs and their tuned defaults: vouch/search/ranking.py.
+# The ranking's knobs and their tuned defaults: vouch/search/tuning.py.
 CANDIDATE_FACTOR = 3  # each channel retrieves 3 × top candidates (spec/hybrid-search.md),
 CANDIDATES = 200  # and never fewer than this (the fusion was tuned at 200): the ranked
 # list, its pages and total_matches do not depend on --top (a cursor walk equals one
@@ -114,97 +127,6 @@ def _search(
     return respond(kept)
 
 
-# -- the values passed from stage to stage ------------------------------------------------
-
-
-class Asked(NamedTuple):
-    """What the caller passed: the input of `parse`."""
-
-    kb: KB
-    request: SearchRequest
-    warm: dict[str, Any]
-    progress: Progress | None
-    started: float  # perf_counter at the call (the trace's total)
-
-
-class Query(NamedTuple):
-    """`parse`: the request checked and filled in, with the ranking's knobs."""
-
-    asked: Asked
-    req: SearchRequest  # top and rrf_k set, mode "fts" in a lexical-only knowledge base
-    tuning: Tuning
-    timer: _Timer
-
-    @property
-    def kb(self) -> KB:
-        return self.asked.kb
-
-
-class Scope(NamedTuple):
-    """`filter_scope`: the open index, the filters every channel applies inside it, an
-    open proposal's chunks (`--include-pending`), and where in the ranked list this page
-    starts (the cursor: revision, fingerprint, offset and candidate depth)."""
-
-    query: Query
-    search_index: SearchIndex
-    filters: Filters
-    pending: Pending | None
-    revision: str
-    fingerprint: str
-    offset: int
-    depth: int
-
-
-class Channels(NamedTuple):
-    """`channels`: each channel's candidates, best first (None: it did not run)."""
-
-    scope: Scope
-    lexical: list[LexicalHit] | None
-    vector: list[tuple[int, float]] | None
-
-
-class Fusion(NamedTuple):
-    """`fuse` and the stages that rescore or cut its list: the ranked candidates, the
-    channel weights and the lexical coverage they follow, transcript turns' own weights
-    and links (when any turn was found), and whether this is the tuned default ranking
-    (convex fusion, turn context, prior) or rank fusion (RRF, one channel)."""
-
-    found: Channels
-    ranked: Ranked | Listed  # columns; objects for one lexical channel (no numpy)
-    weights: dict[str, float]
-    coverage: float | None
-    held: int
-    default: bool
-    links: TurnLinks | None = None
-    turn_weights: dict[str, float] | None = None
-
-
-class Page(NamedTuple):
-    """`page`: the page's hits as the response shows them, before the token budget."""
-
-    fusion: Fusion
-    results: list[dict[str, Any]]
-
-
-class Kept(NamedTuple):
-    """`budget`: the hits the token budget keeps, and the cursor to the next page."""
-
-    page: Page
-    results: list[dict[str, Any]]
-    truncated: bool
-    next_cursor: str | None
-
-
-class Logged(NamedTuple):
-    """`log_search`'s input: the call, and its response or the exception it raised."""
-
-    kb: KB
-    request: SearchRequest
-    started: float
-    response: dict[str, Any] | None
-    error: BaseException | None
-
-
 # -- the stages, in the order a query passes them ------------------------------------------
 
 
@@ -217,7 +139,7 @@ def parse(asked: Asked) -> Query:
         # vector request is an error (E107)
         req = req._replace(mode="fts")
     assert req.top is not None and req.rrf_k is not None
-    return Query(asked, req, Tuning.from_config(kb.config), _Timer())
+    return Query(asked, req, Tuning.from_config(kb.config), Timer())
 
 
 def filter_scope(query: Query) -> Scope:
@@ -225,7 +147,7 @@ def filter_scope(query: Query) -> Scope:
     from the cursor (E1xx when it is stale or for another search) or from the top."""
     from vouch.search import access
 
-    kb, req = query.kb, query.req
+    kb, req = query.asked.kb, query.req
     assert req.top is not None
     index = access.open_index(
         kb, query.asked.warm, meanwhile=_embed_early(req), progress=query.asked.progress
@@ -358,15 +280,13 @@ def floor(fusion: Fusion) -> Fusion:
     found = fusion.found
     if not found.vector:
         return fusion
-    kb, req = found.scope.query.kb, found.scope.query.req
-    ranked = floored(
-        _columns(fusion.ranked),
-        found.vector,
-        found.lexical,
-        found.scope.search_index,
-        similarity_floor(kb.config),
-        req.query,
-    )
+    kb, req = found.scope.query.asked.kb, found.scope.query.req
+    value = similarity_floor(kb.config)
+    # a lexical match already shows the knowledge base holds a word of the query: only a
+    # query nothing matched needs the check (a vocabulary look-up, maybe an FTS5 query)
+    if not found.lexical and not found.scope.search_index.means_something(req.query):
+        value = math.inf
+    ranked = ranking.floored(_columns(fusion.ranked), found.vector, found.lexical, value)
     return fusion._replace(ranked=ranked)
 
 
@@ -374,10 +294,10 @@ def prior(fusion: Fusion) -> Fusion:
     """Reviewed knowledge first (`prior`): the tuned default only."""
     if not fusion.default:
         return fusion
-    kb, index = fusion.found.scope.query.kb, fusion.found.scope.search_index
+    kb, index = fusion.found.scope.query.asked.kb, fusion.found.scope.search_index
     ranked = _columns(fusion.ranked)
-    labels = index.labels_of(ranked.keys)
-    return fusion._replace(ranked=priors.apply(ranked, labels, priors.boosts(kb.config)))
+    rates = priors.rates(index.labels_of(ranked.keys), priors.boosts(kb.config))
+    return fusion._replace(ranked=ranked.raised("prior", rates))
 
 
 def threshold(fusion: Fusion) -> Fusion:
@@ -392,9 +312,9 @@ def threshold(fusion: Fusion) -> Fusion:
 def page(fusion: Fusion) -> Page:
     """The page's candidates as hits: chunk rows, snippets, citations, turn context; a
     file HEAD does not hold is marked `uncommitted`, a proposal's chunk `pending`."""
-    scope = fusion.found.scope
-    kb, req, index, pending = scope.query.kb, scope.query.req, scope.search_index, scope.pending
-    lexical = fusion.found.lexical
+    scope, lexical = fusion.found.scope, fusion.found.lexical
+    kb, req = scope.query.asked.kb, scope.query.req
+    index, pending = scope.search_index, scope.pending
     assert req.top is not None
     end = scope.offset + req.top
     shown_page = fusion.ranked.fused(scope.offset, end)
@@ -407,7 +327,7 @@ def page(fusion: Fusion) -> Page:
     rows: dict[int, Any] = index.chunks(k for k in keys if k > 0)
     backend = {"hybrid": "hybrid", "fts": index.lexical_backend, "vector": "vector"}[req.mode]
     results = []
-    uncommitted = _uncommitted(kb, index) if rows else frozenset()
+    uncommitted = index.uncommitted(kb) if rows else frozenset()
     for f, key in zip(shown_page, keys, strict=True):
         row = rows.get(key) if key > 0 else pending.info(key) if pending else None
         if row is None:
@@ -423,10 +343,11 @@ def page(fusion: Fusion) -> Page:
         results.append(result)
     if results:
         from vouch.search.citing import attach_citations
-        from vouch.search.turns import attach_context
 
         attach_citations(kb, results, pending)
-        attach_context(index, results)
+        turns = hits.turns(results)
+        if turns:
+            hits.attach_context(turns, index.neighbours(h["chunk_id"] for h in turns))
     return Page(fusion, results)
 
 
@@ -464,20 +385,20 @@ def respond(kept: Kept) -> dict[str, Any]:
         "corpus_revision": scope.revision,
     }
     if req.trace:
+        from vouch.search import tracing
+
         timer = query.timer
         timer.marks["total"] = (time.perf_counter() - query.asked.started) * 1000
-        timing = {name: timer.ms(name) for name in hits.TIMED}
-        trace = hits.trace(found.lexical, found.vector, fusion.ranked.fused(), timing)
+        timing = {name: timer.ms(name) for name in tracing.TIMED}
+        trace = tracing.trace(found.lexical, found.vector, fusion.ranked.fused(), timing)
         response["trace"] = trace
         trace["weights"] = fusion.weights
         if fusion.turn_weights is not None:
             trace["turn_weights"] = fusion.turn_weights
         trace["lexical_coverage"] = fusion.coverage
         trace["lexical_words_held"] = fusion.held
-        from vouch.search import tracing
-
-        index, pending = scope.search_index, scope.pending
-        tracing.name(trace, lambda keys: _rows(index, pending, keys))
+        wanted = tracing.wanted(trace)
+        tracing.name(trace, _rows(scope.search_index, scope.pending, wanted) if wanted else {})
     return response
 
 
@@ -511,7 +432,7 @@ def log_search(done: Logged) -> None:
 # -- what the stages use -----------------------------------------------------------------
 
 
-class _Timer:
+class Timer:
     """Milliseconds spent per stage of one search (the trace's `timings`)."""
 
     __slots__ = ("marks",)
@@ -564,23 +485,6 @@ def _columns(ranked: Ranked | Listed) -> Ranked:
     channel ran, and its list is always `Ranked`."""
     assert not isinstance(ranked, Listed)
     return ranked
-
-
-def _uncommitted(kb: KB, index: SearchIndex) -> frozenset[str]:
-    """Repository paths of knowledge files whose work-tree bytes HEAD does not hold, as
-    the index recorded them (its `dirty` state: no git command here); worked out once
-    per index state, not per query."""
-    from vouch.index.state import indexed_state
-
-    prefix = kb.rel(".") + "/"
-
-    def paths(meta: Any) -> frozenset[str]:
-        try:
-            return frozenset(prefix + rel for rel in indexed_state(meta).dirty)
-        except (KeyError, ValueError):
-            return frozenset()
-
-    return index.index.meta.derived("uncommitted", paths)
 
 
 def _rows(index: SearchIndex, pending: Any, keys: Iterable[int]) -> dict[int, Any]:

@@ -14,10 +14,8 @@ that did not run contributes None (JSON null).
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import TypeVar
 
 DEFAULT_K = 60
-K = TypeVar("K", bound=Hashable)
 
 
 class Fused:
@@ -103,15 +101,3 @@ def rrf(
 
 
 NORMS = ("minmax", "zscore")
-
-
-def ordered(scored: Sequence[tuple[K, float | None]]) -> list[tuple[K, float]]:
-    """Scores made non-increasing down a ranked list, so that normalising them keeps the
-    channel's own order: each is capped at the one before it, and a missing score (None)
-    takes the one before it (the first real score when it heads the list)."""
-    first = next((s for _, s in scored if s is not None), 0.0)
-    out: list[tuple[K, float]] = []
-    for key, score in scored:
-        previous = out[-1][1] if out else first
-        out.append((key, previous if score is None else min(score, previous)))
-    return out

@@ -1,4 +1,8 @@
-"""A search hit and a search trace as the response carries them (search-output.md)."""
+"""A search hit as the response carries it (search-output.md): its score and parts, the
+chunk's text and snippet, where it comes from and how to cite it; a hit on a transcript
+turn (issue 19) also carries the turn's number, speaker and time in `source`, a citation
+of the turn (`SOURCE:T12`), and its neighbouring turns of the same session as `context`
+— never across a session boundary."""
 
 from __future__ import annotations
 
@@ -8,10 +12,6 @@ from typing import Any
 from vouch.kinds.source import shown
 from vouch.search.fusion import Fused
 from vouch.search.snippet import make_snippet
-from vouch.search.turns import turn_cite, turn_fields
-
-TIMED = ("lexical", "vector", "fusion", "total")  # the trace's timings, in milliseconds
-
 
 SHOWN_DECIMALS = 6  # a score is shown rounded to this many decimals
 SHOWN_HALF_STEP = 0.5 * 10**-SHOWN_DECIMALS  # what rounding hides either side
@@ -82,29 +82,36 @@ def _by_path(row: Any, cite: str | None) -> str | None:
     return shown(row.locator, cite.partition(":")[2] or None)
 
 
-def trace(
-    lexical: Sequence[Any] | None,
-    vector: Sequence[tuple[int, float]] | None,
-    fused: Sequence[Fused],
-    timing: Mapping[str, int],
-) -> dict[str, Any]:
-    return {
-        "lexical": [
-            {"chunk_id": h.chunk_id, "rank": n, "bm25": round(h.score, 6)}
-            for n, h in enumerate(lexical or (), 1)
-        ],
-        "vector": [
-            {"chunk_id": cid, "rank": n, "cosine": round(sim, 6)}
-            for n, (cid, sim) in enumerate(vector or (), 1)
-        ],
-        "rrf_inputs": [
-            {
-                "chunk_id": f.key,
-                "ranks": f.ranks,
-                "score": round(f.score, 6),
-                "score_breakdown": {k: _round(v) for k, v in f.breakdown.items()},
-            }
-            for f in fused
-        ],
-        "timing": {f"{name}_ms": timing.get(name, 0) for name in TIMED},
-    }
+def turn_fields(row: Any) -> dict[str, Any]:
+    """`turn`, `speaker`, `time`, `session` of a turn chunk; nothing for other chunks."""
+    if getattr(row, "turn", None) is None:
+        return {}
+    return {"turn": row.turn, "speaker": row.speaker, "time": row.time, "session": row.session}
+
+
+def turn_cite(row: Any) -> str | None:
+    """`<source>:T12` for a turn chunk, else None."""
+    turn = getattr(row, "turn", None)
+    return f"{row.id}:T{turn}" if turn is not None and row.kind == "source" else None
+
+
+def neighbour(info: Any) -> dict[str, Any]:
+    return {"turn": info.turn, "speaker": info.speaker, "time": info.time, "text": info.text}
+
+
+def turns(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The hits on transcript turns of the knowledge base (not of an open proposal)."""
+    return [
+        h
+        for h in results
+        if h.get("kind") == "source"
+        and h["source"].get("turn") is not None
+        and not h.get("pending")
+    ]
+
+
+def attach_context(turns: list[dict[str, Any]], near: Mapping[int, Sequence[Any]]) -> None:
+    """Give each turn hit its neighbouring turns (`context`: the one before and after
+    it in the same session, in order; `near` by chunk id, `Index.neighbours`)."""
+    for hit in turns:
+        hit["context"] = [neighbour(n) for n in near.get(hit["chunk_id"], [])]

@@ -86,8 +86,4 @@ def apply(
     """`ranked` rescored by the prior and re-sorted (stable: equal scores keep their
     order). `labels` are each candidate's (kind, status) as a number into a list of
     them, -1 for one not to boost (a pending proposal, a chunk gone from the index)."""
-    from vouch.search.ranked import Part, Ranked
-
-    extra = ranked.score * rates(labels, table)
-    parts = {**ranked.parts, "prior": Part(extra)}
-    return Ranked(ranked.keys, ranked.score + extra, parts, ranked.ranks).sorted()
+    return ranked.raised("prior", rates(labels, table))

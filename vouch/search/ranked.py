@@ -102,6 +102,13 @@ class Ranked:
             {name: np.concatenate([r, np.zeros(n, np.int64)]) for name, r in self.ranks.items()},
         )
 
+    def raised(self, name: str, rates: Floats) -> Ranked:
+        """Each score raised by its rate (`score × (1 + rate)`), the added part shown as
+        `name`, and re-sorted (stable: equal scores keep their order)."""
+        extra = self.score * rates
+        parts = {**self.parts, name: Part(extra)}
+        return Ranked(self.keys, self.score + extra, parts, self.ranks).sorted()
+
     def sorted(self) -> Ranked:
         """Best score first; equal scores keep their order."""
         return self.take(np.argsort(-self.score, kind="stable"))

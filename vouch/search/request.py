@@ -4,6 +4,7 @@ base's configuration before the pipeline (`vouch.search.engine`) runs it."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -19,6 +20,7 @@ SEARCH_KINDS = ("claim", "page", "entity", "relation", "source")
 # Shown only when --status asks for them (spec: approved, current knowledge by default).
 HIDDEN_STATUSES = ("superseded", "archived", "redacted")
 MAX_TOP = 10_000  # results per page; more pages come through the cursor
+_ISO = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2}(?:T\d{2}(?::\d{2}(?::\d{2})?)?)?)?)?\Z")
 
 
 class SearchRequest(NamedTuple):
@@ -74,14 +76,21 @@ class SearchRequest(NamedTuple):
                     raise UsageError(
                         f"unknown {flag[2:]} {value!r}", hint=f"{flag}: " + ", ".join(known)
                     )
-        from vouch.search.turns import check_time
-
         check_time("--since", self.since)
         check_time("--until", self.until)
         for flag, number in (("--threshold", self.threshold), ("--rrf-k", k)):
             if number is not None and not math.isfinite(number):
                 raise UsageError(f"{flag} must be a finite number")
         return self._replace(query=text, top=top, rrf_k=k)
+
+
+def check_time(flag: str, value: str | None) -> None:
+    """`--since` / `--until`: an ISO date or date-time (2023-05, 2023-05-08T10:30)."""
+    if value is not None and not _ISO.match(value):
+        raise UsageError(
+            f"{flag} {value[:40]!r} is not an ISO date",
+            hint="e.g. 2023-05, 2023-05-08 or 2023-05-08T10:30",
+        )
 
 
 def _known(enum: str) -> tuple[str, ...]:

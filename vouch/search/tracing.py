@@ -1,6 +1,6 @@
 """What `--trace` shows a person: each channel's list, the first few of each named.
 
-The trace (`hits.trace`) lists chunk ids: the lexical channel's BM25 order, the vector
+The trace (`trace`) lists chunk ids: the lexical channel's BM25 order, the vector
 channel's cosine order and the fused order with each candidate's ranks. A chunk id means
 nothing to a person, so the first NAMED entries of each list also carry the object they
 belong to (`id`) and, for a source's lines, the citation a hit would give (`cite`:
@@ -10,21 +10,64 @@ channels for `--format human`: SHOWN entries each, with rank and score.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from vouch.kinds.source import shown
+from vouch.search.hits import SHOWN_DECIMALS
+
+if TYPE_CHECKING:
+    from vouch.search.fusion import Fused
 
 NAMED = 10  # entries of each trace list that name their object
 SHOWN = 5  # entries of each list the human format prints
 LISTS = ("lexical", "vector", "rrf_inputs")
+TIMED = ("lexical", "vector", "fusion", "total")  # the trace's timings, in milliseconds
 
 
-def name(trace: dict[str, Any], rows: Callable[[Iterable[int]], dict[int, Any]]) -> None:
+def trace(
+    lexical: Sequence[Any] | None,
+    vector: Sequence[tuple[int, float]] | None,
+    fused: Sequence[Fused],
+    timing: Mapping[str, int],
+) -> dict[str, Any]:
+    """Each channel's list (BM25 or cosine order), the fused order with each candidate's
+    ranks and parts, and the milliseconds of each stage timed (`TIMED`)."""
+    return {
+        "lexical": [
+            {"chunk_id": h.chunk_id, "rank": n, "bm25": round(h.score, 6)}
+            for n, h in enumerate(lexical or (), 1)
+        ],
+        "vector": [
+            {"chunk_id": cid, "rank": n, "cosine": round(sim, 6)}
+            for n, (cid, sim) in enumerate(vector or (), 1)
+        ],
+        "rrf_inputs": [
+            {
+                "chunk_id": f.key,
+                "ranks": f.ranks,
+                "score": round(f.score, 6),
+                "score_breakdown": {k: _round(v) for k, v in f.breakdown.items()},
+            }
+            for f in fused
+        ],
+        "timing": {f"{name}_ms": timing.get(name, 0) for name in TIMED},
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, SHOWN_DECIMALS)
+
+
+def wanted(trace: dict[str, Any]) -> set[int]:
+    """The chunk ids `name` names: the first NAMED entries of each list."""
+    return {int(e["chunk_id"]) for key in LISTS for e in (trace.get(key) or ())[:NAMED]}
+
+
+def name(trace: dict[str, Any], found: Mapping[int, Any]) -> None:
     """Add `id` (and `cite` for a source's lines) to the first NAMED entries of each list;
-    `rows` gives the chunks' metadata by chunk id (ids it does not know stay unnamed)."""
-    wanted = {int(e["chunk_id"]) for key in LISTS for e in (trace.get(key) or ())[:NAMED]}
-    found = rows(wanted) if wanted else {}
+    `found` holds the chunks' metadata by chunk id (`wanted`; ids it lacks stay
+    unnamed)."""
     for key in LISTS:
         for entry in (trace.get(key) or ())[:NAMED]:
             row = found.get(int(entry["chunk_id"]))
