@@ -357,3 +357,18 @@ def test_the_stamp_and_folder_are_never_followed_through_a_link(small: KB, tmp_p
     time.sleep(0.3)
     assert serving(small) == [] and list(elsewhere.iterdir()) == []
     assert stat.S_ISLNK(os.lstat(place(small)).st_mode)
+
+
+def test_a_process_serving_another_environment_is_not_doubled(small: KB) -> None:
+    """A warm process started with other values (here VOUCH_AGENT) refuses this search,
+    which runs cold; it holds the lock, so no second process is started beside it."""
+    other = auto_env(VOUCH_AGENT="someone-else")
+    started = vouch(small, "warm", "start", "--json", "--idle-seconds", "60", env=other)
+    assert started.returncode == 0, started.stderr
+    pid = json.loads(started.stdout)["pid"]
+    alone = cold(small, *QUERY)
+    here = vouch(small, *QUERY)
+    assert (here.returncode, here.stdout, here.stderr) == (0, alone.stdout, alone.stderr)
+    time.sleep(0.5)
+    assert serving(small) == [pid]
+    assert not (place(small) / autostart.STAMP_NAME).exists()
