@@ -173,6 +173,7 @@ def test_a_context_pack_starts_one_too_but_a_failed_search_does_not(small: KB) -
         {"CI": "1"},
         {"GITHUB_ACTIONS": "true"},
         {"JENKINS_URL": "https://ci.example.invalid/"},
+        {"PYTEST_CURRENT_TEST": "tests/test_x.py::test_y (call)"},
         {"PRE_COMMIT": "1"},
     ],
     ids=lambda extra: next(iter(extra)),
@@ -372,3 +373,15 @@ def test_a_process_serving_another_environment_is_not_doubled(small: KB) -> None
     time.sleep(0.5)
     assert serving(small) == [pid]
     assert not (place(small) / autostart.STAMP_NAME).exists()
+
+
+def test_the_test_suites_own_commands_start_none(small: KB) -> None:
+    """Hermetic: a search run the way every other test runs one (this process's
+    environment: conftest's VOUCH_NO_AUTO_WARM, pytest's PYTEST_CURRENT_TEST) leaves no
+    warm process behind; so does one whose environment lost VOUCH_* on the way."""
+    assert os.environ.get(autostart.OFF) and os.environ.get("PYTEST_CURRENT_TEST")
+    here = vouch(small, *QUERY, env=dict(os.environ))
+    assert here.returncode == 0, here.stderr
+    stripped = {k: v for k, v in os.environ.items() if not k.startswith("VOUCH_")}
+    assert vouch(small, *QUERY, env=stripped).returncode == 0
+    nothing_started(small)

@@ -15,7 +15,8 @@ Never started (the command runs as it always has, and nothing is written):
   and a repository may neither start a process on a user's machine that outlives the
   command, nor is its word needed to keep one away;
 - in CI (`CI_VARIABLES`): a runner's next command is rarely a search, and a process
-  left behind keeps a job's container or step from finishing;
+  left behind keeps a job's container or step from finishing; nor inside a pytest test
+  (`PYTEST_CURRENT_TEST`): a test's process would outlive the test and its folder;
 - under git (a hook, an alias: git sets `GIT_EXEC_PATH`, a commit's hooks
   `GIT_INDEX_FILE`) or the pre-commit framework (`PRE_COMMIT`), or with git pointed
   elsewhere (`GIT_DIR`, `GIT_COMMON_DIR`): a hook's environment is not the person's,
@@ -38,7 +39,6 @@ tried again for an hour. This module imports only the standard library.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import stat
@@ -52,8 +52,9 @@ from vouch import forward
 OFF = forward.AUTO_OFF  # VOUCH_NO_AUTO_WARM set (non-empty): never start one by itself
 IDLE = forward.AUTO_IDLE  # VOUCH_WARM_IDLE_SECONDS: how long one started so stays idle
 # Ten minutes: an agent's or a person's searches within one task come seconds to a few
-# minutes apart, and the process holds the index and the model (~0.2-0.6 GB at 10k-100k
-# claims) for no one after that. `vouch warm start` (30 minutes) keeps one longer.
+# minutes apart, and the process holds the index and the model (~70 MB resident at 10k
+# claims, ~400 MB at 100k) for no one after that. `vouch warm start` (30 minutes) keeps
+# one longer.
 IDLE_SECONDS = 600
 MAX_IDLE_SECONDS = 86_400
 BACKOFF_SECONDS = 3600  # an attempt that did not end cleanly: none again for this long
@@ -72,6 +73,7 @@ CI_VARIABLES = (
     "CODEBUILD_BUILD_ID",
     "TEAMCITY_VERSION",
     "BITBUCKET_BUILD_NUMBER",
+    "PYTEST_CURRENT_TEST",  # not CI, but as transient: a test run (pytest sets it)
 )
 # set by git for a hook or an alias it runs, or pointing git elsewhere; and the
 # pre-commit framework's mark on the hooks it runs (inside git or by `pre-commit run`)
@@ -131,6 +133,8 @@ def after(argv: list[str], vouch_dir: Path, code: int) -> bool:
 def served(directory: Path) -> bool:
     """Whether a process holds the warm lock in `directory` (serving, or warming up).
     OSError when the lock file exists but cannot be opened."""
+    import fcntl  # not on Windows, where nothing is forwarded (`refusal`)
+
     try:
         fd = os.open(directory / forward.LOCK_NAME, os.O_RDWR | _NOFOLLOW)
     except FileNotFoundError:
