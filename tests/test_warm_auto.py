@@ -385,3 +385,20 @@ def test_the_test_suites_own_commands_start_none(small: KB) -> None:
     stripped = {k: v for k, v in os.environ.items() if not k.startswith("VOUCH_")}
     assert vouch(small, *QUERY, env=stripped).returncode == 0
     nothing_started(small)
+
+
+@pytest.mark.parametrize(("raw", "idle"), [("5", 5), ("0", 600), ("x", 600), ("86401", 600)])
+def test_the_idle_time_of_one_a_search_starts(
+    monkeypatch: pytest.MonkeyPatch, raw: str, idle: int
+) -> None:
+    monkeypatch.setenv(autostart.IDLE, raw)  # 0 would be "never": not for these
+    assert autostart.idle_seconds() == idle
+
+
+def test_a_long_log_is_begun_again_at_a_start(small: KB) -> None:
+    place(small).mkdir(parents=True)
+    log = place(small) / forward.LOG_NAME
+    log.write_bytes(b"old line\n" * (autostart.LOG_BYTES // 9 + 1))
+    vouch(small, *QUERY)
+    wait_for(lambda: status(small)["running"], "no process started")
+    assert log.stat().st_size < 4096 and "started by a search" in log.read_text()

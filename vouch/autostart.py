@@ -59,6 +59,7 @@ IDLE_SECONDS = 600
 MAX_IDLE_SECONDS = 86_400
 BACKOFF_SECONDS = 3600  # an attempt that did not end cleanly: none again for this long
 STAMP_NAME = "warm.autostart"
+LOG_BYTES = 1 << 20  # `warm.log` longer than this is emptied before a start
 # set by CI services (most set CI; these set only their own)
 CI_VARIABLES = (
     "CI",
@@ -231,6 +232,8 @@ def _spawn(vouch_dir: Path, directory: Path) -> bool:
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW
     log = os.open(directory / forward.LOG_NAME, flags, 0o600)
     try:
+        if os.fstat(log).st_size > LOG_BYTES:  # a few lines a start: begun again, rarely
+            os.ftruncate(log, 0)
         child = subprocess.Popen(
             [
                 sys.executable,
