@@ -22,8 +22,9 @@ IDLE_SECONDS = 1800
 def warm_group() -> None:
     """Keep a process that has loaded the index and the model, so each `vouch search`
     and `vouch context` costs little more than starting Python. Answers are the ones
-    the command would print itself; writes never go through it. VOUCH_NO_WARM=1 runs
-    a command in its own process."""
+    the command would print itself; writes never go through it. A cold search starts
+    one by itself for the searches after it (not in CI, git hooks or pre-commit;
+    VOUCH_NO_AUTO_WARM=1: never). VOUCH_NO_WARM=1 runs a command in its own process."""
 
 
 _IDLE = click.option(
