@@ -13,7 +13,12 @@ For each size: opens (and if needed builds) the index once, then times
   JSON out), p50 wall and CPU time over --cold-runs runs (bench/common.py: bytecode
   caching on), next to `vouch --version` as the floor of any command;
 - the same cold commands answered by the knowledge base's warm process (`vouch warm
-  start`; `via_warm_*`), and a hybrid one right after a knowledge file changed.
+  start`; `via_warm_*`), and a hybrid one right after a knowledge file changed;
+- "second search in a row" (`auto_*`, issue 35 item 5): with no warm process, a first
+  hybrid search (which answers cold, then starts one: `vouch.autostart`), a wait until
+  that process answers, then the next searches, hybrid and fts-only; `--version` timed
+  in the same rounds, and each p50's ratio to it (`ratio_*`; the cold ones against the
+  cold `--version`).
 Targets (issue 5): warm p50 <= 10 ms at 10k chunks and <= 40 ms at 100k; cold <= 250 ms
 at 10k. Read-only: the knowledge base is left as generated (the search log is removed).
 """
@@ -36,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import bench_env, percentile, summary, time_cold_cpu, vouch_exe
 from generate import ensure
 
+from vouch import autostart, forward
 from vouch.search import access
 from vouch.search.engine import SearchRequest, search
 from vouch.store.kb import KB
@@ -81,7 +87,9 @@ def pct(values: list[float], p: float) -> float:
     return percentile(values, p)
 
 
-def bench(claims: int, n_queries: int, cold_runs: int, warm_process: bool) -> dict[str, Any]:
+def bench(
+    claims: int, n_queries: int, cold_runs: int, warm_process: bool, auto_rounds: int
+) -> dict[str, Any]:
     # a private copy: other benchmarks rebuild the shared bench/out/kb-N indexes
     root = ensure(claims, out_dir=OUT)
     kb = KB.open(root)
@@ -117,6 +125,12 @@ def bench(claims: int, n_queries: int, cold_runs: int, warm_process: bool) -> di
         out[f"cold_{label}_p95_ms"] = summary(walls)["p95_ms"]
         out[f"cold_{label}_cpu_p50_ms"] = summary(cpus)["p50_ms"]
         out[f"cold_{label}_cpu_p95_ms"] = summary(cpus)["p95_ms"]
+    for label in ("fts", "hybrid"):
+        out[f"ratio_cold_{label}"] = round(
+            out[f"cold_{label}_p50_ms"] / out["cold_version_p50_ms"], 2
+        )
+    if auto_rounds:
+        out.update(second_search_in_a_row(kb, auto_rounds, version, fts, hybrid))
     if warm_process:
         out.update(through_warm_process(exe, root, kb, cold_runs, version, fts, hybrid))
     (kb.dir / "searches.log.jsonl").unlink(missing_ok=True)
@@ -162,6 +176,81 @@ def through_warm_process(
     return out
 
 
+# what keeps a search from starting a warm process, blanked for `second_search_in_a_row`
+AUTO_ON = {name: "" for name in (forward.OFF, autostart.OFF, *autostart.CI_VARIABLES, "PRE_COMMIT")}
+READY_SECONDS = 600.0  # a warm-up at 100k (index and model) takes a few seconds
+
+
+def second_search_in_a_row(
+    kb: KB, rounds: int, version: list[str], fts: list[str], hybrid: list[str]
+) -> dict[str, Any]:
+    """Each round: no warm process (stopped, its hold-off stamp removed); a hybrid
+    search that may start none (VOUCH_NO_AUTO_WARM=1: the cold baseline, same moment),
+    then one that does (it answers cold, then starts one), both timed; the wait until
+    that process answers; then 3 hybrid, 3 fts-only and 3 `--version` runs,
+    interleaved."""
+    directory = forward.warm_dir(kb.state_dir, kb.dir)
+    stop = [version[0], "warm", "stop", "--kb", str(kb.dir)]
+    first: list[float] = []
+    first_cpu: list[float] = []
+    baseline: list[float] = []
+    baseline_cpu: list[float] = []
+    ready: list[float] = []
+    walls: dict[str, list[float]] = {"version": [], "fts": [], "hybrid": []}
+    cpus: dict[str, list[float]] = {"version": [], "fts": [], "hybrid": []}
+    served_before = 0
+    answered = 0
+    try:
+        for _ in range(rounds):
+            subprocess.run(stop, env=bench_env(), check=False, capture_output=True)
+            autostart.ended(directory)  # the stop's hold-off: a search may start one
+            wall, cpu = time_cold_cpu(hybrid, 1, warmup=0)
+            baseline += wall
+            baseline_cpu += cpu
+            wall, cpu = time_cold_cpu(hybrid, 1, env=AUTO_ON, warmup=0)
+            first += wall
+            first_cpu += cpu
+            started = time.perf_counter()
+            while True:
+                found = forward.ask(directory, "status")
+                if found is not None and found.get("status") == "ok":
+                    break
+                if time.perf_counter() - started > READY_SECONDS:
+                    raise RuntimeError(f"no warm process started: see {directory}/warm.log")
+                time.sleep(0.02)
+            ready.append(time.perf_counter() - started)
+            if not found.get("auto_started"):
+                raise RuntimeError("the process answering was not started by the search")
+            served_before = int(found["requests"])
+            for _ in range(3):
+                for label, cmd in (("hybrid", hybrid), ("fts", fts), ("version", version)):
+                    wall, cpu = time_cold_cpu(cmd, 1, env=AUTO_ON, warmup=0)
+                    walls[label] += wall
+                    cpus[label] += cpu
+            found = forward.ask(directory, "status") or {}
+            answered += int(found.get("requests", 0)) - served_before
+    finally:
+        subprocess.run(stop, env=bench_env(), check=False, capture_output=True)
+        autostart.ended(directory)
+    out: dict[str, Any] = {
+        "auto_no_start_hybrid_p50_ms": summary(baseline)["p50_ms"],
+        "auto_no_start_hybrid_cpu_p50_ms": summary(baseline_cpu)["p50_ms"],
+        "auto_first_hybrid_p50_ms": summary(first)["p50_ms"],
+        "auto_first_hybrid_cpu_p50_ms": summary(first_cpu)["p50_ms"],
+        "auto_ready_after_first_p50_s": round(percentile(ready, 50), 2),
+    }
+    for label in ("version", "fts", "hybrid"):
+        out[f"auto_{label}_p50_ms"] = summary(walls[label])["p50_ms"]
+        out[f"auto_{label}_p95_ms"] = summary(walls[label])["p95_ms"]
+        out[f"auto_{label}_cpu_p50_ms"] = summary(cpus[label])["p50_ms"]
+    for label in ("fts", "hybrid"):
+        out[f"ratio_auto_{label}"] = round(
+            out[f"auto_{label}_p50_ms"] / out["auto_version_p50_ms"], 2
+        )
+    out["auto_answered"] = f"{answered} of {6 * rounds}"  # searches the process answered
+    return out
+
+
 def _touch_and_wait(path: Path, seconds: float) -> None:
     os.utime(path)
     time.sleep(seconds)
@@ -177,9 +266,17 @@ def main() -> int:
         action="store_true",
         help="skip the cold commands answered by `vouch warm` (via_warm_*)",
     )
+    parser.add_argument(
+        "--auto-rounds",
+        type=int,
+        default=5,
+        help="rounds of 'second search in a row' (auto_*; 0: skip)",
+    )
     args = parser.parse_args()
     for claims in args.claims:
-        result = bench(claims, args.queries, args.cold_runs, not args.no_warm_process)
+        result = bench(
+            claims, args.queries, args.cold_runs, not args.no_warm_process, args.auto_rounds
+        )
         print(json.dumps(result), flush=True)
     return 0
 

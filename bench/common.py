@@ -48,13 +48,17 @@ def bench_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for timed commands: no VOUCH_* or GIT_* leaking in from outside,
     and bytecode caching on. An installed vouch has its .pyc files; with
     PYTHONDONTWRITEBYTECODE set (as on this machine) every run would compile each vouch
-    module from source again (~+60 ms a command), so the warm-up run writes them."""
+    module from source again (~+60 ms a command), so the warm-up run writes them.
+    A cold search starts no warm process (VOUCH_NO_AUTO_WARM=1, `vouch.autostart`), or
+    every run after the first would be answered by it; `{"VOUCH_NO_AUTO_WARM": ""}` in
+    `extra` lets it."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("VOUCH_", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"))
         and k != "PYTHONDONTWRITEBYTECODE"
     }
+    env["VOUCH_NO_AUTO_WARM"] = "1"
     env.update(extra or {})
     return env
 

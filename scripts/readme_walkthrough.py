@@ -105,6 +105,7 @@ def _env(home: Path) -> dict[str, str]:
         "GIT_CONFIG_GLOBAL": str(gitconfig),
         "GIT_CONFIG_NOSYSTEM": "1",
         "PYTHONPATH": path,  # this checkout's vouch
+        "VOUCH_NO_AUTO_WARM": "1",  # its searches leave no warm process behind
     }
 
 

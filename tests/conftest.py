@@ -21,6 +21,10 @@ from vouch.store.kb import KB
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
+# a cold `vouch search` the tests start must not leave a warm process behind
+# (`vouch.autostart`); the tests of that start remove this from their commands' env
+os.environ["VOUCH_NO_AUTO_WARM"] = "1"
+
 
 # what the caller's environment may set that would make vouch or git act otherwise: a
 # shell or CI system may name who commits (GIT_AUTHOR_*, GIT_COMMITTER_*), and git obeys

@@ -166,8 +166,9 @@ OWNERS = {
     "frontmatter": ("vouch.core.yamlio",),
     "mcp": ("vouch.servers",),
     "click": ("vouch.cli",),
-    # git's processes; and `vouch warm start` starting vouch itself in the background
-    "subprocess": ("vouch.git", "vouch.servers.warm"),
+    # git's processes; and `vouch warm start` (or a search: `vouch.autostart`) starting
+    # vouch itself in the background
+    "subprocess": ("vouch.git", "vouch.servers.warm", "vouch.autostart"),
 }
 
 

@@ -245,9 +245,16 @@ def test_garbage_and_silence_do_not_stop_it(warm: KB) -> None:
 
 
 def test_start_stop_status_and_idle(small: KB) -> None:
-    assert status(small) == {"running": False, "kb": str(small.dir)}
+    off = "a search starts none: VOUCH_NO_AUTO_WARM is set"  # the tests' environment
+    assert status(small) == {
+        "running": False,
+        "kb": str(small.dir),
+        "auto_start": "off",
+        "auto_start_why": off,
+    }
     none = vouch("warm", "stop", "--format", "human", cwd=small.root)
-    assert (none.returncode, none.stdout.strip()) == (0, f"No warm process for {small.dir}")
+    assert none.returncode == 0
+    assert none.stdout.startswith(f"No warm process for {small.dir}; a search starts none by")
 
     first = vouch("warm", "start", "--json", "--idle-seconds", "60", cwd=small.root)
     assert first.returncode == 0, first.stderr
@@ -255,9 +262,12 @@ def test_start_stop_status_and_idle(small: KB) -> None:
     assert again["started"] is False and again["pid"] == json.loads(first.stdout)["pid"]
     shown = status(small)
     assert shown["running"] is True and shown["watch"].startswith("inotify (")
+    assert (shown["auto_started"], shown["idle_seconds"]) == (False, 60)
     assert shown["vouch"] == forward.fingerprint()
     stopped = json.loads(vouch("warm", "stop", "--json", cwd=small.root).stdout)
+    held = stopped.pop("auto_start_until")  # and no search starts one for an hour
     assert stopped == {"stopped": True, "kb": str(small.dir), "pid": shown["pid"], "how": "asked"}
+    assert held > time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3590))
     _wait_gone(shown["pid"])
 
     idle = vouch("warm", "start", "--json", "--idle-seconds", "1", cwd=small.root)

@@ -133,7 +133,7 @@ def test_a_stopped_warm_process_is_resumed_and_stopped(small: KB) -> None:
             time.sleep(0.01)
         done, took = _stop(small)
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout) == {
+        assert {k: v for k, v in json.loads(done.stdout).items() if k != "auto_start_until"} == {
             "stopped": True,
             "kb": str(small.dir),
             "pid": child.pid,
@@ -170,8 +170,9 @@ def test_the_human_line_says_how_it_was_ended(small: KB) -> None:
     try:
         done = vouch("warm", "stop", "--format", "human", cwd=small.root)
         assert done.returncode == 0, done.stderr
-        assert done.stdout == (
-            f"Stopped warm process {holder.pid} (it did not answer: ended with SIGTERM)\n"
+        assert done.stdout.startswith(
+            f"Stopped warm process {holder.pid} (it did not answer: ended with SIGTERM); "
+            "a search starts none by itself until "
         )
     finally:
         holder.kill()

@@ -51,6 +51,10 @@ ASK_SECONDS = 1.0  # `vouch warm status|stop` wait this long for an answer
 HEARTBEAT_SECONDS = 0.5  # while a command runs, the process sends a blank line this often
 SILENCE_SECONDS = 3.0  # a client that hears nothing this long runs the command itself
 OFF = "VOUCH_NO_WARM"  # set (non-empty) to never forward
+AUTO_OFF = "VOUCH_NO_AUTO_WARM"  # set: a cold search never starts one (`vouch.autostart`)
+AUTO_IDLE = "VOUCH_WARM_IDLE_SECONDS"  # the idle time of one a search started
+# whether and how long a process runs, never what it answers: not compared
+_NOT_COMPARED = frozenset({OFF, AUTO_OFF, AUTO_IDLE, "OPENBLAS_NUM_THREADS"})
 
 # what vouch, git and the interpreter's output read from the environment
 _PREFIXES = ("VOUCH_", "GIT_", "LC_", "PYTHON")
@@ -109,7 +113,7 @@ def environment() -> dict[str, str]:
     return {
         k: v
         for k, v in os.environ.items()
-        if (k in _NAMES or k.startswith(_PREFIXES)) and k not in (OFF, "OPENBLAS_NUM_THREADS")
+        if (k in _NAMES or k.startswith(_PREFIXES)) and k not in _NOT_COMPARED
     }
 
 

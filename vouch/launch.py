@@ -10,8 +10,9 @@ before the check changes the files), and only for a knowledge base found the pla
 a `.vouch/` with config.yaml at the top of a git work tree. Anything else starts nothing
 and the command checks as it always does. A search or a context pack goes to the
 knowledge base's warm process first, when one runs (`vouch warm start`,
-`vouch.forward`). This module imports nothing heavy (the CLI is imported after
-`begin`).
+`vouch.forward`); when none does, the command, once it has answered, starts one for
+the searches after it (`vouch.autostart`). This module imports nothing heavy (the CLI
+is imported after `begin`).
 """
 
 from __future__ import annotations
@@ -34,35 +35,49 @@ READS = frozenset({"search", "context", "show"})
 def run() -> int:
     """`vouch` on the command line (the console script and `python -m vouch`)."""
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
-    answered = begin(sys.argv[1:])
+    argv = sys.argv[1:]
+    answered, unserved = _begin(argv)
     if answered is not None:
         return answered
     from vouch.cli import main
 
-    return main()
+    code = main()
+    if unserved is not None:
+        from vouch import autostart
+
+        autostart.after(argv, unserved, code)
+    return code
 
 
 def begin(argv: list[str]) -> int | None:
     """For a read of a plain knowledge base: the exit status when its warm process
     answered the command (`vouch.forward`), else None after starting git's freshness
     check for this process's own run."""
+    return _begin(argv)[0]
+
+
+def _begin(argv: list[str]) -> tuple[int | None, Path | None]:
+    """`begin`, and the knowledge base of a command that could have been forwarded but
+    no warm process answered (None otherwise)."""
     from vouch import forward
 
     command = forward.command_of(argv)
     try:
         found = _knowledge_base(argv) if command in READS else None
     except OSError:
-        return None
+        return None, None
     if found is None:
-        return None
+        return None, None
+    unserved = None
     if forward.forwardable(command, argv):
         answered = forward.forward(argv, found)
         if answered is not None:
-            return answered
+            return answered, None
+        unserved = found
     from vouch.index.freshness import prestart
 
     prestart(found.parent, found.name)
-    return None
+    return None, unserved
 
 
 def _knowledge_base(argv: list[str]) -> Path | None:

@@ -44,9 +44,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from vouch import forward
+from vouch import autostart, forward
 from vouch.core import fsio
-from vouch.errors import Conflict, SystemFailure, UsageError, VouchError
+from vouch.errors import Conflict, PermissionDenied, SystemFailure, UsageError, VouchError
 from vouch.search.access import WATCH
 from vouch.servers.watch import Watch
 from vouch.store.kb import KB
@@ -60,8 +60,9 @@ SETTLE_SECONDS = 0.3  # changes quiet this long: check before the next search as
 READY_SECONDS = 3600.0  # a first start builds the index of a fresh clone (~45 s at 100k)
 
 
-def serve(kb: KB, idle_seconds: float) -> None:
-    """Warm up, then answer requests until stopped, idle or out of date."""
+def serve(kb: KB, idle_seconds: float, auto: bool = False) -> None:
+    """Warm up, then answer requests until stopped, idle or out of date. `auto`: started
+    by a cold search (`vouch.autostart`), as `status` says."""
     from vouch.core.lock import file_lock
 
     directory = check_place(kb)
@@ -74,13 +75,20 @@ def serve(kb: KB, idle_seconds: float) -> None:
         pid_file = directory / forward.PID_NAME
         fsio.write_atomic(pid_file, f"{os.getpid()}\n")  # under the lock: it is ours
         try:
-            started = time.monotonic()
-            process = _Process(kb)
-            took = time.monotonic() - started
-            log.info("warmed up in %.2f s (file watch: %s)", took, process.watch.kind)
-            listener, identity = _listen(directory)
+            # bound before the warm-up (where no socket may be bound, that fails at
+            # once, not after seconds of loading), listening after it: until then a
+            # client's connection is refused, and it runs the command itself
+            listener, identity = _bind(directory)
             try:
+                started = time.monotonic()
+                process = _Process(kb, idle_seconds, auto)
+                took = time.monotonic() - started
+                log.info("warmed up in %.2f s (file watch: %s)", took, process.watch.kind)
+                if auto:
+                    log.info("started by a search; exits after %g s without one", idle_seconds)
+                listener.listen(64)
                 process.loop(listener, idle_seconds)
+                autostart.ended(directory)  # ended cleanly: a search may start one again
             finally:
                 listener.close()
                 _remove_socket(directory, identity)
@@ -89,11 +97,13 @@ def serve(kb: KB, idle_seconds: float) -> None:
 
 
 class _Process:
-    def __init__(self, kb: KB):
+    def __init__(self, kb: KB, idle_seconds: float = 0, auto: bool = False):
         from vouch.cli import main  # everything a forwarded command needs, loaded now
         from vouch.cli.options import share_warm
 
         self.kb = kb
+        self.idle_seconds = idle_seconds
+        self.auto = auto
         self.main = main
         self.env = forward.environment()
         self.fingerprint = forward.fingerprint()
@@ -281,6 +291,8 @@ class _Process:
             "requests": self.requests,
             "checks_between_requests": self.checks,
             "watch": self.watch.kind,
+            "auto_started": self.auto,
+            "idle_seconds": self.idle_seconds,
         }
 
 
@@ -393,8 +405,9 @@ def check_place(kb: KB) -> Path:
     return directory
 
 
-def _listen(directory: Path) -> tuple[socket.socket, tuple[int, int]]:
-    """Bind the socket (replacing a dead process's), mode 0600 from the start."""
+def _bind(directory: Path) -> tuple[socket.socket, tuple[int, int]]:
+    """Bind the socket (replacing a dead process's), mode 0600 from the start; not yet
+    listening (a connection is refused)."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         with forward.inside(directory):
@@ -406,9 +419,20 @@ def _listen(directory: Path) -> tuple[socket.socket, tuple[int, int]]:
             finally:
                 os.umask(mask)
             found = os.stat(forward.SOCKET_NAME)
-        listener.listen(64)
-    except BaseException:
+    except BaseException as exc:
         listener.close()
+        path = directory / forward.SOCKET_NAME
+        if isinstance(exc, PermissionError):  # a sandbox that allows no unix socket
+            raise PermissionDenied(
+                f"may not bind the warm process's socket {path}: {exc.strerror}",
+                hint=f"searches run in their own process here; {forward.AUTO_OFF}=1 "
+                "keeps them from trying to start one",
+            ) from exc
+        if isinstance(exc, OSError):
+            raise Conflict(
+                f"cannot bind the warm process's socket {path}: {exc.strerror}",
+                hint=f"remove {path} if it is not a socket, then `vouch warm start`",
+            ) from exc
         raise
     return listener, (found.st_dev, found.st_ino)
 
