@@ -67,6 +67,7 @@ from vouch.search.values import (
     Page,
     Query,
     Scope,
+    Timer,
 )
 
 if TYPE_CHECKING:
@@ -430,21 +431,6 @@ def log_search(done: Logged) -> None:
 
 
 # -- what the stages use -----------------------------------------------------------------
-
-
-class Timer:
-    """Milliseconds spent per stage of one search (the trace's `timings`)."""
-
-    __slots__ = ("marks",)
-
-    def __init__(self) -> None:
-        self.marks: dict[str, float] = {}
-
-    def add(self, name: str, started: float) -> None:
-        self.marks[name] = self.marks.get(name, 0.0) + (time.perf_counter() - started) * 1000
-
-    def ms(self, name: str) -> int:
-        return round(self.marks.get(name, 0.0))
 
 
 def _embed_early(req: SearchRequest) -> Callable[[Any], object] | None:

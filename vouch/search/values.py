@@ -4,6 +4,7 @@ history is in the last), in the order the stages run."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -12,7 +13,6 @@ if TYPE_CHECKING:
     from vouch.index.lexical import LexicalHit
     from vouch.index.turnmap import TurnLinks
     from vouch.search.access import SearchIndex
-    from vouch.search.engine import Timer
     from vouch.search.fusion import Listed
     from vouch.search.pending import Pending
     from vouch.search.ranked import Ranked
@@ -103,3 +103,18 @@ class Logged(NamedTuple):
     started: float
     response: dict[str, Any] | None
     error: BaseException | None
+
+
+class Timer:
+    """Milliseconds spent per stage of one search (the trace's `timings`)."""
+
+    __slots__ = ("marks",)
+
+    def __init__(self) -> None:
+        self.marks: dict[str, float] = {}
+
+    def add(self, name: str, started: float) -> None:
+        self.marks[name] = self.marks.get(name, 0.0) + (time.perf_counter() - started) * 1000
+
+    def ms(self, name: str) -> int:
+        return round(self.marks.get(name, 0.0))
