@@ -205,14 +205,14 @@ def test_a_vouch_in_a_virtual_environment_off_path_starts_from_the_host(
     assert entry["command"] == str(script)
     assert entry["args"] == ["serve", "--transport", "mcp", "--tools", "agent"]
     assert _start(kb, entry, path) == AGENT_SET
-    # run as `python -m vouch`: the interpreter with -m vouch
+    # run as `python -m vouch`: the interpreter with -P -m vouch (never the project's modules)
     python = venv / "bin" / "python"
     again = _vouch([str(python), "-m", "vouch", "install-agent", "claude-code", "--tools", "full"],
                    kb, path)  # fmt: skip
     assert again.returncode == 0, again.stderr
     entry = _entry(kb)
     assert entry["command"] == str(python)  # the environment's, not the one it links to
-    assert entry["args"] == ["-m", "vouch", "serve", "--transport", "mcp", "--tools", "full"]
+    assert entry["args"] == ["-P", "-m", "vouch", "serve", "--transport", "mcp", "--tools", "full"]
     assert _start(kb, entry, path) == EVERY
 
 

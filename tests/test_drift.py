@@ -6,9 +6,12 @@ a range's changes touch."""
 
 from __future__ import annotations
 
-from typing import Any
+import shutil
+from pathlib import Path
+from typing import Any, NamedTuple
 
-from conftest import git
+import pytest
+from conftest import git, hermetic
 from gate_support import BOB, call, show
 
 from vouch.kinds import claim as claim_kind
@@ -35,7 +38,36 @@ def _approved(kb: KB, text: str, cite: str) -> str:
     return str(result["claim_id"])
 
 
-def _setup(kb: KB) -> tuple[dict[str, str], str]:
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], str]:
+    """The repository `_build` makes, once for the module; each test gets a copy."""
+    from vouch.store.initkb import init_kb
+
+    with hermetic(tmp_path_factory, "drift") as root:
+        (root / "README.md").write_text("a project\n")
+        git(root, "add", "README.md")
+        git(root, "commit", "-qm", "initial")
+        init_kb(root)
+        claims, base = _build(KB.open(root))
+    return root, claims, base
+
+
+@pytest.fixture
+def setup(built: tuple[Path, dict[str, str], str], tmp_path: Path) -> Setup:
+    template, claims, base = built
+    root = tmp_path / "repo"
+    shutil.copytree(template, root, symlinks=True)
+    git(root, "update-index", "-q", "--refresh")
+    return Setup(KB.open(root), dict(claims), base)
+
+
+class Setup(NamedTuple):
+    kb: KB
+    claims: dict[str, str]
+    base: str
+
+
+def _build(kb: KB) -> tuple[dict[str, str], str]:
     root = kb.root
     (root / "docs").mkdir()
     (root / "docs" / "deploy.md").write_text("\n".join(DEPLOY) + "\n")
@@ -64,23 +96,23 @@ def _commit(kb: KB, lines: list[str], message: str) -> None:
     git(kb.root, "commit", "-qam", message)
 
 
-def test_nothing_changed_is_no_drift(kb: KB) -> None:
-    _setup(kb)
+def test_nothing_changed_is_no_drift(setup: Setup) -> None:
+    kb = setup.kb
     assert _drift(kb) == {}
     doctor = call(kb, "kb.doctor")
     assert not [i for i in doctor["issues"] if i["kind"] == "drifted-citation"]
 
 
-def test_an_edit_elsewhere_in_the_file_moves_nothing_cited(kb: KB) -> None:
-    claims, _ = _setup(kb)
+def test_an_edit_elsewhere_in_the_file_moves_nothing_cited(setup: Setup) -> None:
+    kb, claims = setup.kb, setup.claims
     lines = list(DEPLOY)
     lines[2] = "How we ship, and why."  # line 3: cited by none of the spans
     _commit(kb, lines, "reword the intro")
     assert _drift(kb) == {claims["whole"]: _drift(kb)[claims["whole"]]}  # the whole file
 
 
-def test_changed_lines_are_named_with_what_is_there_now(kb: KB) -> None:
-    claims, _ = _setup(kb)
+def test_changed_lines_are_named_with_what_is_there_now(setup: Setup) -> None:
+    kb, claims = setup.kb, setup.claims
     lines = list(DEPLOY)
     lines[3] = "Deploys need one approver."
     _commit(kb, lines, "one approver is enough")
@@ -93,8 +125,8 @@ def test_changed_lines_are_named_with_what_is_there_now(kb: KB) -> None:
     assert {i["id"] for i in doctor["issues"] if i["kind"] == "drifted-citation"} == set(found)
 
 
-def test_moved_lines_are_followed(kb: KB) -> None:
-    claims, _ = _setup(kb)
+def test_moved_lines_are_followed(setup: Setup) -> None:
+    kb, claims = setup.kb, setup.claims
     lines = [*DEPLOY[:2], "A new paragraph.", "", *DEPLOY[2:]]  # everything below moves by 2
     _commit(kb, lines, "a paragraph on top")
     found = _drift(kb)
@@ -103,8 +135,8 @@ def test_moved_lines_are_followed(kb: KB) -> None:
     assert claims["oncall"] not in found
 
 
-def test_a_deleted_file_is_named(kb: KB) -> None:
-    claims, _ = _setup(kb)
+def test_a_deleted_file_is_named(setup: Setup) -> None:
+    kb, claims = setup.kb, setup.claims
     git(kb.root, "rm", "-q", "docs/deploy.md")
     git(kb.root, "commit", "-qm", "drop the runbook")
     found = _drift(kb)
@@ -112,15 +144,15 @@ def test_a_deleted_file_is_named(kb: KB) -> None:
     assert all("docs/deploy.md is gone from the work tree" in m for m in found.values())
 
 
-def test_an_uncommitted_edit_is_drift_too(kb: KB) -> None:
-    claims, _ = _setup(kb)
+def test_an_uncommitted_edit_is_drift_too(setup: Setup) -> None:
+    kb, claims = setup.kb, setup.claims
     path = kb.root / "docs" / "deploy.md"
     path.write_text(path.read_text().replace("Fridays", "Mondays"))
     assert set(_drift(kb)) == {claims["freeze"], claims["whole"]}
 
 
-def test_since_lists_the_claims_a_range_touches(kb: KB) -> None:
-    claims, base = _setup(kb)
+def test_since_lists_the_claims_a_range_touches(setup: Setup) -> None:
+    kb, claims, base = setup
     lines = list(DEPLOY)
     lines[6] = "no deploys on Fridays or holidays."
     _commit(kb, lines, "holidays too")
@@ -134,8 +166,8 @@ def test_since_lists_the_claims_a_range_touches(kb: KB) -> None:
     assert set(_drift(kb, since=head)) == {claims["oncall"]}
 
 
-def test_retired_claims_are_not_reported(kb: KB) -> None:
-    claims, _ = _setup(kb)
+def test_retired_claims_are_not_reported(setup: Setup) -> None:
+    kb, claims = setup.kb, setup.claims
     result = call(kb, "kb.archive", {"id": claims["freeze"], "reason": "moved to wiki"})
     if result.get("proposal_id"):  # a lifecycle change is itself a proposal
         show(kb, result["proposal_id"])
@@ -148,11 +180,11 @@ def test_retired_claims_are_not_reported(kb: KB) -> None:
     assert set(_drift(kb)) == {claims["whole"]}
 
 
-def test_a_file_never_committed_has_no_history_to_drift_from(kb: KB) -> None:
+def test_a_file_never_committed_has_no_history_to_drift_from(setup: Setup) -> None:
     """A file registered while untracked and removed before any commit held it: the
     repository never had it, so its absence is not a deletion (a knowledge base made
     by a generator, or text noted from elsewhere, holds such versions too)."""
-    _setup(kb)
+    kb = setup.kb
     scratch = kb.root / "docs" / "scratch.md"
     scratch.write_text("A scratch note.\n")
     sid = call(kb, "kb.register_source_from_path", {"path": "docs/scratch.md"})["id"]
@@ -164,10 +196,10 @@ def test_a_file_never_committed_has_no_history_to_drift_from(kb: KB) -> None:
     assert "now reads there" in _drift(kb)[claim]
 
 
-def test_the_knowledge_diff_of_a_pull_request_names_them(kb: KB) -> None:
+def test_the_knowledge_diff_of_a_pull_request_names_them(setup: Setup) -> None:
     from vouch.cli.human_provenance import diff_human, diff_markdown
 
-    claims, base = _setup(kb)
+    kb, claims, base = setup
     lines = list(DEPLOY)
     lines[3] = "Deploys need one approver."
     _commit(kb, lines, "one approver is enough")

@@ -50,7 +50,7 @@ def vouch(
     preexec: Callable[[], None] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "vouch", *args],
+        [sys.executable, "-P", "-m", "vouch", *args],  # -P: as a console script runs
         cwd=kb.root,
         capture_output=True,
         text=True,
@@ -165,28 +165,29 @@ def test_a_context_pack_starts_one_too_but_a_failed_search_does_not(small: KB) -
     wait_for(lambda: status(small)["running"], "no process started by `vouch context`")
 
 
-@pytest.mark.parametrize(
-    "extra",
-    [
-        {"VOUCH_NO_WARM": "1"},
-        {"VOUCH_NO_AUTO_WARM": "1"},
-        {"CI": "1"},
-        {"GITHUB_ACTIONS": "true"},
-        {"JENKINS_URL": "https://ci.example.invalid/"},
-        {"PYTEST_CURRENT_TEST": "tests/test_x.py::test_y (call)"},
-        {"PRE_COMMIT": "1"},
-    ],
-    ids=lambda extra: next(iter(extra)),
+EACH_RULED_OUT = (
+    {"VOUCH_NO_WARM": "1"},
+    {"VOUCH_NO_AUTO_WARM": "1"},
+    {"CI": "1"},
+    {"GITHUB_ACTIONS": "true"},
+    {"JENKINS_URL": "https://ci.example.invalid/"},
+    {"PYTEST_CURRENT_TEST": "tests/test_x.py::test_y (call)"},
+    {"PRE_COMMIT": "1"},
 )
-def test_the_environment_rules_it_out(small: KB, extra: dict[str, str]) -> None:
+
+
+def test_the_environment_rules_it_out(small: KB) -> None:
+    """Each variable alone: the cold answer, nothing started, and status says why."""
     alone = cold(small, *QUERY)
-    here = vouch(small, *QUERY, env=auto_env(**extra))
-    assert (here.returncode, here.stdout, here.stderr) == (0, alone.stdout, alone.stderr)
-    nothing_started(small)
-    assert status(small)["running"] is False
-    said = vouch(small, "warm", "status", "--json", env=auto_env(**extra)).stdout
-    assert json.loads(said)["auto_start"] == "off"
-    assert next(iter(extra)) in json.loads(said)["auto_start_why"]
+    for extra in EACH_RULED_OUT:
+        name = next(iter(extra))
+        here = vouch(small, *QUERY, env=auto_env(**extra))
+        assert (here.returncode, here.stdout, here.stderr) == (0, alone.stdout, alone.stderr)
+        nothing_started(small)
+        assert status(small)["running"] is False, name
+        said = vouch(small, "warm", "status", "--json", env=auto_env(**extra)).stdout
+        assert json.loads(said)["auto_start"] == "off", name
+        assert name in json.loads(said)["auto_start_why"], name
 
 
 def test_no_start_from_inside_a_git_hook(small: KB) -> None:
@@ -402,3 +403,32 @@ def test_a_long_log_is_begun_again_at_a_start(small: KB) -> None:
     vouch(small, *QUERY)
     wait_for(lambda: status(small)["running"], "no process started")
     assert log.stat().st_size < 4096 and "started by a search" in log.read_text()
+
+
+def test_a_repositorys_own_modules_never_run_in_the_warm_process(small: KB) -> None:
+    """A repository that commits a `vouch/` package and a `click.py`: the process a
+    search starts in its work tree imports neither (`-P`: the folder is not on the
+    module path). The client runs with -P, as a console script does (`vouch`)."""
+    root = small.root
+    marker = root.parent / "ran"
+    (root / "vouch").mkdir()
+    (root / "vouch" / "__init__.py").write_text(f"open({str(marker)!r}, 'a').write('pkg')\n")
+    (root / "vouch" / "__main__.py").write_text(f"open({str(marker)!r}, 'a').write('main')\n")
+    (root / "click.py").write_text(f"open({str(marker)!r}, 'a').write('click')\n")
+    git(root, "add", "vouch", "click.py")
+    git(root, "commit", "-qm", "a hostile repository's files")
+    done = vouch(small, *QUERY)
+    assert done.returncode == 0, done.stderr
+    wait_for(lambda: status(small)["running"], "no process started")
+    assert not marker.exists()
+
+
+def test_a_deleted_knowledge_base_ends_its_process(small: KB) -> None:
+    """A scratch repository removed after a search: its process goes with it, not
+    after its idle time."""
+    vouch(small, *QUERY, env=auto_env())
+    wait_for(lambda: status(small)["running"], "no process started")
+    assert serving(small)
+    shutil.rmtree(small.root)
+    wait_for(lambda: serving(small) == [], "it outlived its knowledge base", 15)
+    small.root.mkdir()  # where the fixture's clean-up runs `vouch warm stop`

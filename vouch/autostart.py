@@ -235,10 +235,7 @@ def _spawn(vouch_dir: Path, directory: Path) -> bool:
         if os.fstat(log).st_size > LOG_BYTES:  # a few lines a start: begun again, rarely
             os.ftruncate(log, 0)
         child = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "vouch",
+            forward.own_command(
                 "warm",
                 "serve",
                 "--kb",
@@ -246,7 +243,7 @@ def _spawn(vouch_dir: Path, directory: Path) -> bool:
                 "--idle-seconds",
                 str(idle_seconds()),
                 "--auto-started",
-            ],
+            ),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,

@@ -62,6 +62,14 @@ _NAMES = frozenset({"HOME", "XDG_CONFIG_HOME", "PATH", "LANG", "TZ", "NO_COLOR",
 _VALUED = frozenset({"--kb", "--as", "--format"})  # the group's options that take a value
 
 
+def own_command(*args: str) -> list[str]:
+    """This vouch run again as a new process: this interpreter with `-P -m vouch`. `-P`
+    (Python 3.11+) keeps the working directory off the module path: a process started
+    in a work tree must never import a `vouch/`, `click.py` or `numpy.py` a repository
+    commits there (THREAT-MODEL, the warm process)."""
+    return [sys.executable, "-P", "-m", "vouch", *args]
+
+
 def warm_dir(state_dir: Path, vouch_dir: Path) -> Path:
     """The warm process's folder for the knowledge base `vouch_dir` (a resolved path)
     in the clone's local-state folder `state_dir`."""

@@ -64,7 +64,7 @@ def launcher() -> tuple[str, list[str]]:
     as_module = running is not None and running.parts[-2:] == ("vouch", "__main__.py")
     if not as_module and beside.is_file() and os.access(beside, os.X_OK):
         return str(beside), []
-    return interpreter, ["-m", "vouch"]
+    return interpreter, ["-P", "-m", "vouch"]  # -P: never a module of the project's folder
 
 
 def server_entry(host: str, tools: str = "agent") -> dict[str, Any]:

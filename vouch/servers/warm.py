@@ -157,6 +157,9 @@ class _Process:
                     settled_at = time.monotonic() + SETTLE_SECONDS
             elif settled_at is not None and time.monotonic() >= settled_at:
                 settled_at = None
+                if not (self.kb.dir / "config.yaml").is_file():
+                    log.info("the knowledge base is gone: exiting")
+                    return
                 self._check()
             elif idle_seconds and time.monotonic() >= last_request + idle_seconds:
                 log.info("no request for %g s: exiting", idle_seconds)
@@ -327,7 +330,7 @@ def start(kb: KB, idle_seconds: int) -> dict[str, Any]:
     serve = ["warm", "serve", "--kb", str(kb.dir), "--idle-seconds", str(idle_seconds)]
     with _log_file(directory / forward.LOG_NAME) as log_file:
         child = subprocess.Popen(
-            [sys.executable, "-m", "vouch", *serve],
+            forward.own_command(*serve),
             stdin=subprocess.DEVNULL,
             stdout=log_file,
             stderr=log_file,
