@@ -6,10 +6,12 @@ reviewer's call over the agent transports."""
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git
+from conftest import _copy_template, _template, git, hermetic
 from gate_support import ALICE, BOB, call, head, propose_claim, proposed, vouch_proc
 
 from vouch.core import ids
@@ -40,9 +42,35 @@ def approve_claims(kb: KB, *texts: str) -> list[str]:
     return out
 
 
+_BUILT: dict[str, tuple[Path, list[str]]] = {}
+
+
+@pytest.fixture
+def repo(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """conftest's `repo`; for a test that asks for `claims`, a copy of a knowledge base
+    whose TEXTS were approved once per test process (four approvals per test otherwise:
+    a quarter of this file's time)."""
+    path = tmp_path / "repo"
+    if "claims" not in request.fixturenames:
+        stage = "kb_with_sources" if "kb_with_sources" in request.fixturenames else "kb"
+        _copy_template(request, stage, path)
+        return path
+    if "claims" not in _BUILT:
+        factory = request.getfixturevalue("tmp_path_factory")
+        with hermetic(factory, "lifecycle-claims") as root:
+            shutil.rmtree(root)
+            shutil.copytree(_template(request, "kb_with_sources"), root, symlinks=True)
+            git(root, "update-index", "-q", "--refresh")
+            _BUILT["claims"] = (root, approve_claims(KB.open(root), *TEXTS))
+            shutil.rmtree(root / ".vouch" / "index", ignore_errors=True)  # names its folder
+    shutil.copytree(_BUILT["claims"][0], path, symlinks=True)
+    git(path, "update-index", "-q", "--refresh")
+    return path
+
+
 @pytest.fixture
 def claims(kb_with_sources: KB) -> list[str]:
-    return approve_claims(kb_with_sources, *TEXTS)
+    return list(_BUILT["claims"][1])
 
 
 def read(kb: KB, claim_id: str) -> dict[str, Any]:
