@@ -10,6 +10,7 @@ import random
 from typing import Any
 
 from index_support import claim, commit
+from test_postings import WORDS  # the same filler vocabulary
 
 from vouch.core.config import Config
 from vouch.index.filters import Filters
@@ -18,30 +19,6 @@ from vouch.search.engine import SearchRequest, search
 from vouch.search.request import HIDDEN_STATUSES, SEARCH_KINDS
 from vouch.store import supplied
 from vouch.store.kb import KB
-
-WORDS = [
-    "deploy",
-    "rollback",
-    "canary",
-    "us-east-1",
-    "pool_size",
-    "billing",
-    "invoice",
-    "postgres",
-    "migration",
-    "schema",
-    "owner",
-    "alert",
-    "pager",
-    "incident",
-    "review",
-    "token",
-    "rotate",
-    "cache",
-    "eviction",
-    "latency",
-    "café",
-]
 
 
 def _collections(kb: KB) -> None:

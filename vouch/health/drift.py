@@ -22,12 +22,15 @@ proposal).
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
-from vouch.health.file_versions import FileVersion, current_file_versions, work_tree_digest
+from vouch.health.file_versions import (
+    FileVersion,
+    current_file_versions,
+    work_tree_digest,
+    work_tree_file,
+)
 from vouch.health.issues import Issue, warn
 from vouch.kinds import claim as claim_kind
 from vouch.kinds import evidence as evidence_kind
@@ -179,14 +182,11 @@ def _lines(data: bytes | None) -> list[str] | None:
 def _work_tree_lines(kb: KB, version: FileVersion) -> list[str] | None:
     """The file's lines as the work tree holds them now; None when it is gone (or is
     no longer a regular file); a file too large to be a source reads as empty."""
-    path = kb.root / version.path
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
+    found = work_tree_file(kb, version.path)
+    if found is None:
         return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    if st.st_size > max_bytes(kb):
+    path, size = found
+    if size > max_bytes(kb):
         return []
     try:
         with open(path, "rb") as fh:

@@ -28,6 +28,7 @@ import os
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from vouch.errors import CorruptFile
@@ -155,18 +156,26 @@ def _is_file(path: os.PathLike[str]) -> bool:
         return False
 
 
-def work_tree_digest(kb: KB, rel: str) -> str | None:
-    """The sha256 of the work tree's regular file at `rel` (links are not followed past
-    the repository: `named_path` resolved them); None when there is none; "" when it
-    cannot be read or is larger than any source may be."""
+def work_tree_file(kb: KB, rel: str) -> tuple[Path, int] | None:
+    """The work tree's regular file at `rel` and its size; None when there is none
+    (links are not followed past the repository: `named_path` resolved them)."""
     path = kb.root / rel
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return None
-    if not stat.S_ISREG(st.st_mode):
+    return (path, st.st_size) if stat.S_ISREG(st.st_mode) else None
+
+
+def work_tree_digest(kb: KB, rel: str) -> str | None:
+    """The sha256 of the work tree's regular file at `rel` (links are not followed past
+    the repository: `named_path` resolved them); None when there is none; "" when it
+    cannot be read or is larger than any source may be."""
+    found = work_tree_file(kb, rel)
+    if found is None:
         return None
-    if st.st_size > max_bytes(kb):
+    path, size = found
+    if size > max_bytes(kb):
         return ""
     digest = hashlib.sha256()
     try:

@@ -19,8 +19,6 @@ the socket is never signalled: it is reported (`Conflict`), with the command tha
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import os
 import signal
 import socket
@@ -125,20 +123,14 @@ def _pid_file(directory: Path) -> int | None:
 
 
 def _lock_held(directory: Path) -> bool:
-    """Whether a live process holds `warm.lock` (taken and released at once when not)."""
+    """Whether a live process holds `warm.lock` (taken and released at once when not);
+    False when it cannot be told."""
+    from vouch.autostart import served
+
     try:
-        fd = os.open(directory / forward.LOCK_NAME, os.O_RDWR | _NOFOLLOW)
+        return served(directory)
     except OSError:
         return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        return exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN)
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
 
 
 def _exited(pid: int, seconds: float) -> bool:
