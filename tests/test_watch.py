@@ -182,3 +182,30 @@ def test_a_check_of_the_named_files_finds_what_a_full_check_finds(small: KB) -> 
     finally:
         watch.close()
     assert scoped >= 40  # most checks looked only at the named files
+
+
+def test_a_branch_of_many_folders_cannot_use_up_the_users_watches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel's watches are the user's, shared with every tool they run: one
+    process watches at most a quarter of them (and 16,384 folders); past that, every
+    request is checked in full (sixth outsider sitting: 20,000 committed folders took
+    20,028 watches)."""
+    from vouch.servers import watch
+
+    top = tmp_path / ".vouch"
+    for n in range(12):
+        (top / "claims" / f"d{n}").mkdir(parents=True)
+    limit = tmp_path / "max_user_watches"
+    limit.write_text("40\n")  # a quarter: 10 folders
+    monkeypatch.setattr(watch, "LIMIT_FILE", str(limit))
+    assert watch.watch_budget() == 10
+    held = Watch.open(str(top))
+    assert isinstance(held, Watch) and not held.complete and len(held._dirs) == 10
+    held.close()
+    limit.write_text("4000\n")
+    roomy = Watch.open(str(top))
+    assert isinstance(roomy, Watch) and roomy.complete and len(roomy._dirs) == 14
+    roomy.close()
+    limit.write_text("10000000\n")
+    assert watch.watch_budget() == watch.MOST_WATCHES

@@ -10,13 +10,16 @@ second search on (a cold CLI answers one query from the memory-mapped matrix).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vouch.core.progress import Progress
+from vouch.errors import IndexCollision, IndexUnusable
 from vouch.index.api import Index
 from vouch.index.catalog import passing
 from vouch.index.filters import Filters, ascii_fold
@@ -292,6 +295,32 @@ def _signature(kb: KB) -> tuple[Any, ...] | None:
     return tuple(out)
 
 
+def _keep_fresh(
+    kb: KB,
+    found: SearchIndex,
+    watch: Changes | None,
+    now: float,
+    progress: Progress | None = None,
+) -> None:
+    """A held index brought up to date: checked in full, or only for the files the
+    watch names, when git's signature or the watch says something moved. Raises
+    sqlite3.Error when its connection was closed (a reload that failed half-way)."""
+    found.index.conn.total_changes  # noqa: B018 - a closed connection raises here
+    signature = _signature(kb)
+    last_time, last_signature = found.checked
+    paths: frozenset[str] | None = None
+    if watch is not None:  # taken before the check: a write during it counts next time
+        moved, paths = watch.changes()
+    else:
+        ttl = kb.config.typed("search.freshness_seconds", FRESHNESS_SECONDS, float)
+        moved = now - last_time > ttl
+    same = signature is not None and signature == last_signature
+    if moved or not same:
+        found.checked = (last_time, None)  # a check that fails is made again, in full
+        found.index.ensure_fresh(progress, only=paths if same else None)
+        found.checked = (now, signature)
+
+
 def open_index(
     kb: KB,
     warm: dict[str, Any],
@@ -320,6 +349,17 @@ def open_index(
         del warm[key]  # config.yaml changed (a process that opens the KB per command)
         found.index.close()
         found = None
+    if found is not None:
+        try:
+            _keep_fresh(kb, found, watch, now, progress)
+        except (IndexUnusable, IndexCollision, sqlite3.Error, OSError):
+            # what this process held went wrong under it (an index rebuilt or replaced
+            # by a checkout, a reload that failed half-way): opened anew, as a cold
+            # command would, which answers or fails as that command does
+            del warm[key]
+            with contextlib.suppress(sqlite3.Error):
+                found.index.close()
+            found = None
     if found is None:
         if watch is not None:
             watch.changes()  # the check below covers whatever it had queued
@@ -329,20 +369,6 @@ def open_index(
         )
         found.checked = (now, _signature(kb))
         warm[key] = found
-    else:
-        signature = _signature(kb)
-        last_time, last_signature = found.checked
-        paths: frozenset[str] | None = None
-        if watch is not None:  # taken before the check: a write during it counts next time
-            moved, paths = watch.changes()
-        else:
-            ttl = kb.config.typed("search.freshness_seconds", FRESHNESS_SECONDS, float)
-            moved = now - last_time > ttl
-        same = signature is not None and signature == last_signature
-        if moved or not same:
-            found.checked = (last_time, None)  # a check that fails is made again, in full
-            found.index.ensure_fresh(progress, only=paths if same else None)
-            found.checked = (now, signature)
     found.searches += 1
     seen, count = found.steady
     found.steady = (found.revision, count + 1 if seen == found.revision else 1)

@@ -13,7 +13,8 @@ a check, so a write made during the check is seen next time.
 
 Anything the watch cannot name says "changed, look at everything": a queue overflow, a
 folder created, deleted or moved (the files in it are not named one by one), and from
-then on always a directory it could not watch (the kernel's watch limit), `.vouch/`
+then on always a directory it could not watch (the kernel's watch limit, or past
+`watch_budget`: a quarter of the user's watches, at most 16,384 folders), `.vouch/`
 itself moved or deleted, and every platform without inotify (`Watch.open` returns
 `Always`). Not seen, and so not supported by a long-lived process: changes made through
 a hard link from outside `.vouch/`, and network file systems, whose remote writers
@@ -24,6 +25,23 @@ from __future__ import annotations
 
 import os
 from typing import Any
+
+# the most folders watched: a quarter of the user's inotify watches (shared with every
+# other tool they run: an editor, a file sync), never more than this many; a knowledge
+# base with more folders (a branch can commit thousands) is checked in full per request
+MOST_WATCHES = 16_384
+LIMIT_FILE = "/proc/sys/fs/inotify/max_user_watches"
+
+
+def watch_budget() -> int:
+    """How many folders one watch may hold here."""
+    try:
+        with open(LIMIT_FILE, "rb") as fh:
+            limit = int(fh.read(32).strip() or b"0")
+    except (OSError, ValueError):
+        limit = 8192  # the kernel's old default
+    return max(0, min(MOST_WATCHES, limit // 4))
+
 
 # not knowledge: derived, local or written by every search (`.vouch/.gitignore`)
 _IGNORED_DIRS = frozenset({"index", "locks"})
@@ -83,6 +101,7 @@ class Watch:
         self._broken = False  # a folder went unwatched: everything, from now on
         self._changed = False
         self._paths: set[str] | None = set()  # named since the last `changes`; None: all
+        self._budget = watch_budget()
         try:
             self._watch_tree(vouch_dir, "")
         except BaseException:
@@ -98,6 +117,9 @@ class Watch:
             return Always()
 
     def _watch_tree(self, path: str, rel: str) -> None:
+        if len(self._dirs) >= self._budget:  # too many folders: a full check per request
+            self._broken = True
+            return
         try:
             wd = self._inotify.add_watch(path, self._mask)
         except OSError:  # the watch limit (ENOSPC), or gone meanwhile: cannot vouch
