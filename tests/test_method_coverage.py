@@ -118,6 +118,7 @@ EXTRA = {
     "kb.blame",
     "kb.revise_proposal",
     "kb.comment_proposal",
+    "kb.gate_stats",
 }
 
 

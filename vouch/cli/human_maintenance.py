@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import click
+
 from vouch.cli.oneline import escaped
 
 
@@ -97,3 +99,15 @@ def doctor(report: dict[str, Any]) -> str:
         lines.append("")
         lines += [issue_line(i) for i in report["issues"]]
     return "\n".join(lines)
+
+
+def gate_stats(out: Any, d: dict[str, Any]) -> None:
+    """`vouch gate-stats` (`vouch stats --gate`): JSON in a pipe; `--format markdown`:
+    the weekly note."""
+    from vouch.core.printable import screen
+    from vouch.health.gate_stats import human, markdown
+
+    if out.json:
+        out.emit(d)
+    else:
+        click.echo(screen(markdown(d) if out.format == "markdown" else human(d)), nl=False)

@@ -37,9 +37,20 @@ def eval_cmd(ctx: CallContext, out: Output, golden: Path, corpus: Path | None, m
 
 @cli.command("stats")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option(
+    "--gate",
+    is_flag=True,
+    help="whether review keeps up instead (`vouch gate-stats`; --format markdown: a weekly note)",
+)
 @kb_command(writes_actor=False)
-def stats_cmd(ctx: CallContext, out: Output, top: int) -> None:
+def stats_cmd(ctx: CallContext, out: Output, top: int, gate: bool) -> None:
     """What people searched for: frequent queries, and queries that found nothing."""
+    if gate:
+        from vouch.cli.human_maintenance import gate_stats
+        from vouch.methods import registry as ops
+
+        gate_stats(out, ops.invoke(ctx, "kb.gate_stats", {}))
+        return
     from vouch.search import log
 
     data = log.stats(ctx.kb.dir, top=top)

@@ -25,6 +25,12 @@ def source_verify(ctx: CallContext, id: str | None = None) -> dict[str, Any]:
     return verify_sources(ctx.kb, id)
 
 
+def gate_stats(ctx: CallContext, stale_days: int | None = None) -> dict[str, Any]:
+    from vouch.health.gate_stats import gate_stats as run
+
+    return run(ctx.kb, stale_days)
+
+
 def doctor(ctx: CallContext) -> dict[str, Any]:
     from vouch.health.doctor import doctor as run
 
@@ -81,5 +87,22 @@ METHODS: tuple[Method, ...] = (
         "report with a verdict.",
         "vouch.methods.maintenance_methods:doctor",
         cli=Cli(human=f"{_HUMAN}doctor"),
+    ),
+    Method(
+        "kb.gate_stats",
+        "maintenance",
+        "Whether review keeps up: pending proposals and their age, decisions per week, "
+        "rejection reasons, time from proposal to decision, citation coverage of live "
+        "claims, claims unconfirmed for review.stale_days, claims whose cited lines drifted.",
+        "vouch.methods.maintenance_methods:gate_stats",
+        (
+            Param(
+                "stale_days",
+                {"type": "integer", "minimum": 0},
+                description="count claims not confirmed for this many days "
+                "(default review.stale_days, 180; 0: off)",
+            ),
+        ),
+        cli=Cli(verb=("gate-stats",), emit=f"{_HUMAN}gate_stats"),
     ),
 )
