@@ -119,6 +119,7 @@ EXTRA = {
     "kb.revise_proposal",
     "kb.comment_proposal",
     "kb.gate_stats",
+    "kb.impact",
 }
 
 

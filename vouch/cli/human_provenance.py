@@ -293,3 +293,20 @@ def diff(out: Any, d: dict[str, Any]) -> None:
         click.echo(screen(diff_markdown(d)), nl=False)
     else:
         click.echo(screen(diff_human(d)))
+
+
+def impact(d: dict[str, Any]) -> str:
+    """`vouch impact ID`: one line per object resting on it."""
+    rows = d["referenced_by"]
+    head = f"{d['kind']} {d['id']}: " + (
+        ", ".join(f"{n} {k}" for k, n in sorted(d["counts"].items())) or "nothing rests on it"
+    )
+    lines = [head]
+    for r in rows:
+        via = f" through {r['through']}" if r.get("through") else ""
+        status = f" [{r['status']}]" if r.get("status") else ""
+        title = " ".join(str(r.get("title") or "").split())[:100]
+        lines.append(f"  {r['kind']} {r['id']}{status} ({r['field']}{via}): {title}")
+    if d["truncated"]:
+        lines.append(f"  … {sum(d['counts'].values()) - len(rows)} more")
+    return "\n".join(lines)

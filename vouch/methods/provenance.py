@@ -29,3 +29,9 @@ def blame(ctx: CallContext, id: str, rev: str = "HEAD") -> dict[str, Any]:
     from vouch.history.blame import blame as page_blame
 
     return page_blame(ctx.kb, id, rev)
+
+
+def impact(ctx: CallContext, id: str) -> dict[str, Any]:
+    from vouch.history.impact import impact as rests_on
+
+    return rests_on(ctx.kb, id)

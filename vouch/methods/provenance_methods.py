@@ -32,6 +32,15 @@ METHODS: tuple[Method, ...] = (
         cli=Cli(args=("id",), human=f"{_HUMAN}log"),
     ),
     Method(
+        "kb.impact",
+        "read",
+        "What rests on an object: claims citing a source (directly or through an evidence "
+        "span), pages listing it, relations with it, claims superseding or contradicting it.",
+        f"{_HANDLER}impact",
+        (Param("id", {"type": "string"}, required=True, ids=True),),
+        cli=Cli(args=("id",), human=f"{_HUMAN}impact"),
+    ),
+    Method(
         "kb.diff",
         "read",
         "What changes in knowledge between two revisions: claims added, removed, "
