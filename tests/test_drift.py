@@ -214,3 +214,31 @@ def test_the_knowledge_diff_of_a_pull_request_names_them(setup: Setup) -> None:
     assert f"! `{claims['approver']}` cites L4" in diff_human(d)
     # a range that does not end at the checked-out commit reads no work tree
     assert call(kb, "kb.diff", {"revisions": f"{base}..{base}"})["drifted"] == []
+
+
+def test_search_marks_a_claim_hit_whose_cited_lines_changed(setup: Setup) -> None:
+    from vouch.search.human import heading
+
+    kb, claims = setup.kb, setup.claims
+
+    def hit(query: str) -> dict[str, Any]:
+        found = call(kb, "kb.search", {"query": query, "kinds": ["claim"], "mode": "fts"})
+        return next(h for h in found if h["id"] == claims["approver"])
+
+    before = hit("second approver")
+    assert "drifted" not in before and "cited lines changed" not in heading(1, before)
+    lines = list(DEPLOY)
+    lines[3] = "Deploys need one approver."
+    _commit(kb, lines, "one approver is enough")
+    after = hit("second approver")
+    assert after["drifted"] == [
+        {
+            "path": "docs/deploy.md",
+            "locator": "L4",
+            "state": "changed",
+            "now": "Deploys need one approver.",
+        }
+    ]
+    assert "(cited lines changed: `vouch lint`)" in heading(1, after)
+    oncall = call(kb, "kb.search", {"query": "on-call rotates", "kinds": ["claim"], "mode": "fts"})
+    assert oncall and all("drifted" not in h for h in oncall)  # other.md did not change

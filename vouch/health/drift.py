@@ -22,9 +22,12 @@ proposal).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
+from vouch.core import ids
+from vouch.errors import VouchError
 from vouch.health.file_versions import (
     FileVersion,
     current_file_versions,
@@ -40,6 +43,11 @@ from vouch.store.sources import max_bytes
 
 SHOWN = 120  # characters of what the file now holds, in a message
 BATCH = 2000  # paths asked of git's history at once
+# (work tree, HEAD) -> path -> whether HEAD's history held it: asked once per HEAD (a
+# search marks its hits on every call; history does not change under a commit)
+_COMMITTED: dict[tuple[str, str], dict[str, bool]] = {}
+# (knowledge base, source id, meta.yaml's mtime, size, inode) -> its current file version
+_VERSIONS: dict[tuple[Any, ...], FileVersion | None] = {}
 
 
 class Drift(NamedTuple):
@@ -59,17 +67,14 @@ def drifted(
     file (among `paths`, else any) no longer holds the cited lines as registered, by
     claim, source and span."""
     only = None if paths is None else set(paths)
-    versions: dict[str, FileVersion] = {}
-    gone: list[FileVersion] = []
-    for v in current_file_versions(kb, kb.ids(source_kind.KIND)):
-        if only is not None and v.path not in only:
-            continue
-        digest = work_tree_digest(kb, v.path)
-        if digest is None:
-            gone.append(v)
-        elif digest != v.id:
-            versions[v.id] = v
-    versions.update((v.id, v) for v in _once_committed(kb, gone))
+    versions = _changed_versions(
+        kb,
+        (
+            v
+            for v in current_file_versions(kb, kb.ids(source_kind.KIND))
+            if only is None or v.path in only
+        ),
+    )
     if not versions:
         return []
     spans: dict[str, tuple[str, str]] = {}  # evidence id -> (source id, locator)
@@ -77,14 +82,88 @@ def drifted(
         sid, locator = str(ev.get("source_id") or ""), str(ev.get("locator") or "")
         if sid in versions and evidence_kind.LINE_SPAN.match(locator):
             spans[str(ev["id"])] = (sid, locator)
+    return _citations(
+        kb, kb.iter_objects(claim_kind.KIND) if claims is None else claims, versions, spans
+    )
+
+
+def of_claims(kb: KB, claims: Iterable[dict[str, Any]]) -> list[Drift]:
+    """`drifted` for these claims only, reading only what they cite (a search marks its
+    claim hits: `vouch.search.citing`)."""
+    claims = [c for c in claims if c.get("status") not in claim_kind.HIDDEN_STATUSES]
+    cited = {str(i) for c in claims for i in c.get("evidence") or []}
+    spans: dict[str, tuple[str, str]] = {}
+    for item in sorted(cited):
+        if ids.is_source_id(item):
+            continue
+        try:
+            ev = kb.read(evidence_kind.KIND, item)
+        except (VouchError, ValueError):
+            ev = None  # not evidence (or unreadable): lint's to report
+        if ev is not None and evidence_kind.LINE_SPAN.match(str(ev.get("locator") or "")):
+            spans[item] = (str(ev.get("source_id") or ""), str(ev["locator"]))
+    sources = {i for i in cited if ids.is_source_id(i)} | {sid for sid, _ in spans.values()}
+    versions = _changed_versions(kb, _current(kb, sorted(sources)))
+    return _citations(kb, claims, versions, spans) if versions else []
+
+
+def _current(kb: KB, source_ids: list[str]) -> list[FileVersion]:
+    """`current_file_versions` of these sources, remembered by their meta.yaml's stat
+    (a search asks for the same few on every call; a changed file is read again)."""
+    out: list[FileVersion] = []
+    missed: dict[str, tuple[Any, ...]] = {}
+    for sid in source_ids:
+        try:
+            st = os.stat(kb.dir / source_kind.path_for(sid))
+        except (OSError, ValueError):
+            continue  # reported by `source verify`
+        key = (str(kb.dir), sid, st.st_mtime_ns, st.st_size, st.st_ino)
+        if key in _VERSIONS:
+            found = _VERSIONS[key]
+            if found is not None:
+                out.append(found)
+        else:
+            missed[sid] = key
+    if missed:
+        if len(_VERSIONS) > 50_000:
+            _VERSIONS.clear()
+        read = {v.id: v for v in current_file_versions(kb, sorted(missed))}
+        for sid, key in missed.items():
+            _VERSIONS[key] = read.get(sid)
+            if sid in read:
+                out.append(read[sid])
+    return out
+
+
+def _changed_versions(kb: KB, candidates: Iterable[FileVersion]) -> dict[str, FileVersion]:
+    """Of these current file versions, those whose file the work tree holds with other
+    bytes, or no longer holds though the history did."""
+    versions: dict[str, FileVersion] = {}
+    gone: list[FileVersion] = []
+    for v in candidates:
+        digest = work_tree_digest(kb, v.path)
+        if digest is None:
+            gone.append(v)
+        elif digest != v.id:
+            versions[v.id] = v
+    versions.update((v.id, v) for v in _once_committed(kb, gone))
+    return versions
+
+
+def _citations(
+    kb: KB,
+    claims: Iterable[dict[str, Any]],
+    versions: dict[str, FileVersion],
+    spans: dict[str, tuple[str, str]],
+) -> list[Drift]:
     texts: dict[str, tuple[list[str] | None, list[str] | None]] = {}
     out: list[Drift] = []
-    for obj in kb.iter_objects(claim_kind.KIND) if claims is None else claims:
+    for obj in claims:
         if obj.get("status") in claim_kind.HIDDEN_STATUSES:
             continue
         for item in obj.get("evidence") or []:
             sid, locator = (item, "") if item in versions else spans.get(item, ("", ""))
-            if not sid:
+            if sid not in versions:
                 continue
             if sid not in texts:
                 texts[sid] = (_lines(kb.source_content(sid)), _work_tree_lines(kb, versions[sid]))
@@ -113,13 +192,19 @@ def _once_committed(kb: KB, gone: list[FileVersion]) -> Iterator[FileVersion]:
     an agent's note about a file elsewhere — has nothing to drift from.)"""
     from vouch.git.history import path_blobs
 
-    head = kb.repo.resolve("HEAD") if gone else None
+    head = kb.repo.peek("HEAD") if gone else None
     if head is None:
         return
-    for start in range(0, len(gone), BATCH):
-        part = gone[start : start + BATCH]
-        held = path_blobs(kb.repo, head, {v.path for v in part})
-        yield from (v for v in part if held.get(v.path))
+    known = _COMMITTED.setdefault((str(kb.root), head), {})
+    asked = sorted({v.path for v in gone if v.path not in known})
+    for start in range(0, len(asked), BATCH):
+        part = asked[start : start + BATCH]
+        held = path_blobs(kb.repo, head, part)
+        known.update((path, bool(held.get(path))) for path in part)
+    if len(_COMMITTED) > 8:  # a long-lived process: only recent HEADs
+        for stale in list(_COMMITTED)[:-8]:
+            del _COMMITTED[stale]
+    yield from (v for v in gone if known.get(v.path))
 
 
 def issues(kb: KB, found: Iterable[Drift]) -> Iterator[Issue]:

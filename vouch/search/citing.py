@@ -3,7 +3,8 @@ ready citation are shaped with the hit (`hits.result`); here every claim, page a
 relation hit gets the ids it stands on (`evidence`: a claim's or relation's citations, a
 page's sources and claims) and its `confidence`, read from the
 object's file (pending hits: from the proposal's commit). Entity and source hits carry
-`evidence: []` and `confidence: null`, so every hit has the same fields."""
+`evidence: []` and `confidence: null`, so every hit has the same fields. A claim hit
+whose cited lines its file no longer holds as registered carries `drifted`."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ def attach_citations(kb: KB, results: list[dict[str, Any]], pending: Pending | N
     from vouch.kinds import KINDS
 
     read: dict[tuple[str, str], dict[str, Any] | None] = {}
+    claims: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (hit, claim) approved
     for result in results:
         kind, object_id = result["kind"], result["id"]
         obj: dict[str, Any] | None = None
@@ -37,10 +39,31 @@ def attach_citations(kb: KB, results: list[dict[str, Any]], pending: Pending | N
                 except (CorruptFile, InvalidId):  # the index said more than the file does
                     obj = None
                 read[(kind, object_id)] = obj
+        if kind == "claim" and obj is not None and not result.get("pending"):
+            claims.append((result, obj))
         result["evidence"] = _evidence(kind, obj)
         result["confidence"] = (obj or {}).get("confidence") if kind != "page" else None
         if kind == "page":
             result["claims"] = list((obj or {}).get("claims") or [])
+    mark_drift(kb, claims)
+
+
+def mark_drift(kb: KB, claims: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """`drifted` on each claim hit whose cited lines the work tree no longer holds as
+    registered (`vouch.health.drift`): `{path, locator, state, now}` per citation."""
+    if not claims:
+        return
+    from vouch.health.drift import of_claims
+
+    by_claim: dict[str, list[dict[str, Any]]] = {}
+    for d in of_claims(kb, [obj for _, obj in claims]):
+        by_claim.setdefault(d.claim_id, []).append(
+            {"path": d.path, "locator": d.locator, "state": d.state, "now": d.now}
+        )
+    for result, obj in claims:
+        found = by_claim.get(str(obj.get("id")))
+        if found:
+            result["drifted"] = found
 
 
 def _evidence(kind: str, obj: dict[str, Any] | None) -> list[str]:

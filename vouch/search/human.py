@@ -58,6 +58,8 @@ def heading(rank: int, result: dict[str, Any]) -> str:
         parts.append(f"(pending {result.get('proposal_id') or ''})".replace(" )", ")"))
     if result.get("uncommitted"):
         parts.append("(uncommitted edit: not reviewed)")
+    if result.get("drifted"):
+        parts.append("(cited lines changed: `vouch lint`)")
     if result.get("confidence") is not None:
         parts.append(f"(confidence {result['confidence']})")
     # a source id shortened to a prefix `--source` takes back; other ids whole
