@@ -432,3 +432,17 @@ def test_a_deleted_knowledge_base_ends_its_process(small: KB) -> None:
     shutil.rmtree(small.root)
     wait_for(lambda: serving(small) == [], "it outlived its knowledge base", 15)
     small.root.mkdir()  # where the fixture's clean-up runs `vouch warm stop`
+
+
+def test_asking_its_status_does_not_keep_it_alive(small: KB) -> None:
+    """`vouch warm status` polled more often than the idle time: the process still
+    exits when no command ran for that long (sixth outsider sitting)."""
+    env = auto_env(**{autostart.IDLE: "1"})
+    vouch(small, *QUERY, env=env)
+    wait_for(lambda: serving(small), "no process started")
+    deadline = time.monotonic() + 20
+    while serving(small) and time.monotonic() < deadline:
+        vouch(small, "warm", "status", "--json")
+        time.sleep(0.2)
+    assert serving(small) == []
+    assert "no request for 1 s: exiting" in log_text(small)

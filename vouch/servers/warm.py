@@ -149,9 +149,11 @@ class _Process:
             timeout = max(0.0, min(waits)) if waits else None
             readable, _, _ = select.select(fds, [], [], timeout)
             if fds[0] in readable:
-                last_request = time.monotonic()
-                if self._accept(listener) == "stop":
+                answered = self._accept(listener)
+                if answered == "stop":
                     return
+                if answered == "ran":  # only a command run keeps it: never `warm status`
+                    last_request = time.monotonic()
             elif readable:
                 if watched[0].absorb():
                     settled_at = time.monotonic() + SETTLE_SECONDS
@@ -235,7 +237,7 @@ class _Process:
             + out
             + err
         )
-        return None
+        return "ran"
 
     def _refusal(self, message: dict[str, Any]) -> str | None:
         argv = message.get("argv")
