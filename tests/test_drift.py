@@ -209,7 +209,8 @@ def test_the_knowledge_diff_of_a_pull_request_names_them(setup: Setup) -> None:
     assert d["summary"]["claims_drifted"] == 2
     text = diff_markdown(d)
     assert "#### Cited lines changed: 2 citation(s) of approved claims" in text
-    assert f"`{claims['approver']}` cites L4 of docs/deploy.md: now reads: Deploys need" in text
+    line = f"`{claims['approver']}` cites L4 of `docs/deploy.md`: now reads: `Deploys need one"
+    assert line in text
     assert "No knowledge changed." in text  # no knowledge file changed, only a cited one
     assert f"! `{claims['approver']}` cites L4" in diff_human(d)
     # a range that does not end at the checked-out commit reads no work tree
@@ -242,3 +243,52 @@ def test_search_marks_a_claim_hit_whose_cited_lines_changed(setup: Setup) -> Non
     assert "(cited lines changed: `vouch lint`)" in heading(1, after)
     oncall = call(kb, "kb.search", {"query": "on-call rotates", "kinds": ["claim"], "mode": "fts"})
     assert oncall and all("drifted" not in h for h in oncall)  # other.md did not change
+
+
+def test_a_link_out_of_the_repository_is_a_deleted_file(setup: Setup, tmp_path: Path) -> None:
+    """A cited file replaced by a link out of the repository (or nowhere): gone from it,
+    never followed (seventh outsider sitting: it hid the drift)."""
+    kb, claims = setup.kb, setup.claims
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("secret text\n")
+    path = kb.root / "docs" / "deploy.md"
+    path.unlink()
+    path.symlink_to(outside)
+    found = _drift(kb)
+    assert set(found) == {claims["approver"], claims["freeze"], claims["whole"]}
+    assert all("is gone from the work tree" in m for m in found.values())
+    assert not any("secret" in m for m in found.values())
+    path.unlink()
+    path.symlink_to(tmp_path / "nowhere.md")  # dangling
+    assert set(_drift(kb)) == {claims["approver"], claims["freeze"], claims["whole"]}
+
+
+def test_line_endings_alone_are_no_drift(setup: Setup) -> None:
+    """A clone that checks files out with CRLF (`core.autocrlf`) holds the same lines."""
+    kb = setup.kb
+    path = kb.root / "docs" / "deploy.md"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert _drift(kb) == {}
+
+
+def test_registering_the_new_version_does_not_silence_it(setup: Setup) -> None:
+    kb, claims = setup.kb, setup.claims
+    lines = list(DEPLOY)
+    lines[3] = "Deploys need one approver."
+    _commit(kb, lines, "one approver is enough")
+    call(kb, "kb.register_source_from_path", {"path": "docs/deploy.md"})
+    found = _drift(kb)
+    assert "now reads there: 'Deploys need one approver.'" in found[claims["approver"]]
+
+
+def test_a_pull_request_cannot_write_the_comment(setup: Setup) -> None:
+    """Lines a pull request wrote reach the markdown comment as code: no heading, HTML
+    comment or mention of theirs is rendered."""
+    from vouch.cli.human_provenance import diff_markdown
+
+    kb, _, base = setup
+    lines = list(DEPLOY)
+    lines[3] = "<!-- hide --> @org/team `x` ## fake heading"
+    _commit(kb, lines, "an injection")
+    text = diff_markdown(call(kb, "kb.diff", {"revisions": f"{base}...HEAD"}))
+    assert "now reads: ``<!-- hide --> @org/team `x` ## fake heading``" in text

@@ -75,8 +75,46 @@ def test_the_weekly_note(kb_with_sources: KB, run_cli: Any) -> None:
     _history(kb)
     text = markdown(call(kb, "kb.gate_stats", {}))
     assert "- **1 pending**" in text and "- **3 decisions**: 1 approved, 2 rejected" in text
-    assert "| week | approved | rejected |" in text and "1 × the runbook says otherwise" in text
+    assert "| week | approved | rejected |" in text and "1 × `the runbook says otherwise`" in text
     shown = run_cli("stats", "--gate", "--format", "markdown", cwd=kb.root)
     assert shown.code == 0 and shown.out == text
     as_json = run_cli("gate-stats", "--json", cwd=kb.root)
     assert as_json.code == 0 and as_json.json()["decisions"]["total"] == 3
+
+
+def test_a_huge_stale_days_is_never_not_a_crash(kb_with_sources: KB) -> None:
+    kb = kb_with_sources
+    _history(kb)
+    d = call(kb, "kb.gate_stats", {"stale_days": 10**12})
+    assert d["claims"]["unconfirmed"] == 0 and d["claims"]["unconfirmed_days"] == 36500
+    assert call(kb, "kb.lint", {"stale_days": 10**12})["errors"] == 0
+
+
+def test_a_proposal_dated_in_the_future_is_counted_not_aged(kb_with_sources: KB) -> None:
+    """A hand-built branch picks its own commit date: counted as pending, never aged
+    (no negative median, no age of centuries)."""
+    from conftest import git
+
+    kb = kb_with_sources
+    _history(kb)
+    pid = propose_claim(kb, "A proposal from the future")
+    ref = f"refs/heads/vouch/proposal/{pid}"
+    tree = git(kb.root, "rev-parse", f"{ref}^{{tree}}").strip()
+    parent = git(kb.root, "rev-parse", f"{ref}^").strip()
+    message = git(kb.root, "log", "-1", "--format=%B", ref)
+    env_date = "2099-01-01T00:00:00Z"
+    import os
+    import subprocess
+
+    forged = subprocess.run(
+        ["git", "commit-tree", tree, "-p", parent, "-m", message],
+        cwd=kb.root,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "GIT_COMMITTER_DATE": env_date, "GIT_AUTHOR_DATE": env_date},
+    ).stdout.strip()
+    git(kb.root, "update-ref", ref, forged)
+    d = call(kb, "kb.gate_stats", {})
+    assert d["pending"]["count"] == 2
+    assert 0 <= d["pending"]["median_age_days"] < 1 and d["pending"]["oldest_age_days"] < 1

@@ -9,6 +9,7 @@ import click
 
 from vouch.cli.human_review import citation_head, comment_text, excerpt_lines
 from vouch.cli.oneline import screen
+from vouch.core.printable import md_code
 
 
 def _short(sha: object) -> str:
@@ -228,18 +229,21 @@ def diff_human(d: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _drift_lines(d: dict[str, Any]) -> list[str]:
-    """One line per citation the range's file changes moved, changed or deleted."""
+def _drift_lines(d: dict[str, Any], quote: Any = None) -> list[str]:
+    """One line per citation the range's file changes moved, changed or deleted; the
+    file's path and text through `quote` (markdown: `code`, so a path or a line a pull
+    request wrote cannot add headings, comments, HTML or mentions to the comment)."""
+    shown = quote or (lambda text: " ".join(str(text).split()))
     out = []
     for x in d.get("drifted") or ():
-        cited = f"{x['locator']} of {x['path']}" if x["locator"] else x["path"]
+        cited = f"{x['locator']} of {shown(x['path'])}" if x["locator"] else shown(x["path"])
         what = {
             "moved": f"moved to {x['now']}",
             "deleted": "the file is gone",
         }.get(x["state"], "changed")
         if x["state"] == "changed" and x["locator"]:
             now = " ".join(str(x["now"] or "").split())
-            what = f"now reads: {now[:120]}" if now else "the lines are gone"
+            what = f"now reads: {shown(now[:120])}" if now else "the lines are gone"
         out.append(f"`{x['claim_id']}` cites {cited}: {what}")
     return out
 
@@ -248,7 +252,7 @@ def diff_markdown(d: dict[str, Any]) -> str:
     """The diff as a pull-request comment."""
     out = [f"### Knowledge changes `{_short(d['from'])}..{_short(d['to'])}`", ""]
     groups = _groups(d)
-    drifted = _drift_lines(d)
+    drifted = _drift_lines(d, md_code)
     if drifted:
         out += [
             f"#### Cited lines changed: {len(drifted)} citation(s) of approved claims",

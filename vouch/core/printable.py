@@ -10,6 +10,8 @@ them to the CLI; the search results' human format (`vouch.search.human`) uses th
 
 from __future__ import annotations
 
+import re
+
 
 def escaped(text: str) -> str:
     """`text` on one line: every unprintable character written as its escape."""
@@ -26,3 +28,13 @@ def _shown(text: str, kept: str) -> str:
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() or ch in kept else repr(ch)[1:-1] for ch in text)
+
+
+def md_code(text: object) -> str:
+    """`text` on one line as a markdown code span: nothing in it is rendered (HTML,
+    comments, mentions, links, emphasis), whatever backticks it holds."""
+    line = " ".join(str(text).split())
+    longest = max((len(run) for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if line.startswith("`") or line.endswith("`") or not line else ""
+    return f"{fence}{pad}{line}{pad}{fence}"

@@ -43,6 +43,7 @@ from vouch.store.sources import max_bytes
 
 SHOWN = 120  # characters of what the file now holds, in a message
 BATCH = 2000  # paths asked of git's history at once
+TOO_LARGE: list[str] = []  # the lines of a file too large to read (compared by identity)
 # (work tree, HEAD) -> path -> whether HEAD's history held it: asked once per HEAD (a
 # search marks its hits on every call; history does not change under a commit)
 _COMMITTED: dict[tuple[str, str], dict[str, bool]] = {}
@@ -67,14 +68,13 @@ def drifted(
     file (among `paths`, else any) no longer holds the cited lines as registered, by
     claim, source and span."""
     only = None if paths is None else set(paths)
-    versions = _changed_versions(
-        kb,
-        (
-            v
-            for v in current_file_versions(kb, kb.ids(source_kind.KIND))
-            if only is None or v.path in only
-        ),
-    )
+    current = [
+        v
+        for v in current_file_versions(kb, kb.ids(source_kind.KIND), with_links=True)
+        if only is None or v.path in only
+    ]
+    versions = _changed_versions(kb, current)
+    versions.update(_superseded(kb, {v.id: v for v in current}))
     if not versions:
         return []
     spans: dict[str, tuple[str, str]] = {}  # evidence id -> (source id, locator)
@@ -127,12 +127,26 @@ def _current(kb: KB, source_ids: list[str]) -> list[FileVersion]:
     if missed:
         if len(_VERSIONS) > 50_000:
             _VERSIONS.clear()
-        read = {v.id: v for v in current_file_versions(kb, sorted(missed))}
+        read = {v.id: v for v in current_file_versions(kb, sorted(missed), with_links=True)}
         for sid, key in missed.items():
             _VERSIONS[key] = read.get(sid)
             if sid in read:
                 out.append(read[sid])
     return out
+
+
+def _superseded(kb: KB, current: dict[str, FileVersion]) -> dict[str, FileVersion]:
+    """Each superseded version of a file among `current`, at that file's path: a claim
+    citing it is compared with the file as it is now, so registering the new version
+    (`vouch source add`) does not silence what changed under the claim."""
+    from vouch.store.versions import superseded_sources
+
+    found: dict[str, FileVersion] = {}
+    for old, now in superseded_sources(kb).items():
+        at = current.get(now)
+        if at is not None:
+            found[old] = FileVersion(old, at.locator, at.path)
+    return found
 
 
 def _changed_versions(kb: KB, candidates: Iterable[FileVersion]) -> dict[str, FileVersion]:
@@ -141,6 +155,9 @@ def _changed_versions(kb: KB, candidates: Iterable[FileVersion]) -> dict[str, Fi
     versions: dict[str, FileVersion] = {}
     gone: list[FileVersion] = []
     for v in candidates:
+        if os.path.islink(kb.root / v.path):  # a link out of the repository, or nowhere
+            gone.append(v)
+            continue
         digest = work_tree_digest(kb, v.path)
         if digest is None:
             gone.append(v)
@@ -204,7 +221,7 @@ def _once_committed(kb: KB, gone: list[FileVersion]) -> Iterator[FileVersion]:
     if len(_COMMITTED) > 8:  # a long-lived process: only recent HEADs
         for stale in list(_COMMITTED)[:-8]:
             del _COMMITTED[stale]
-    yield from (v for v in gone if known.get(v.path))
+    yield from (v for v in gone if known.get(v.path) or os.path.islink(kb.root / v.path))
 
 
 def issues(kb: KB, found: Iterable[Drift]) -> Iterator[Issue]:
@@ -215,7 +232,7 @@ def issues(kb: KB, found: Iterable[Drift]) -> Iterator[Issue]:
             what = f"{d.path} is gone from the work tree"
         elif d.state == "moved":
             what = f"the cited lines of {d.path} moved to {d.now}"
-        elif d.locator:
+        elif d.locator and d.now is not None:
             what = f"{d.path} now reads there: {_shown(d.now)}"
         else:
             what = f"{d.path} changed since it was registered"
@@ -237,8 +254,10 @@ def _compare(
         return "deleted", None
     if was is None:
         return None  # the registered bytes are unreadable: `source verify` says so
-    if not locator:
-        return "changed", None  # the file's bytes differ (why it was looked at)
+    if now is TOO_LARGE:  # larger than any source may be: not read, so not compared
+        return "changed", None
+    if not locator:  # the whole file: its bytes differ (why it was looked at)
+        return None if now == was else ("changed", None)  # (line endings aside)
     m = evidence_kind.LINE_SPAN.match(locator)
     assert m is not None
     start, end = int(m.group(1)), int(m.group(2) or m.group(1))
@@ -259,20 +278,24 @@ def _compare(
 
 
 def _lines(data: bytes | None) -> list[str] | None:
+    """The text's lines, a carriage return before each line break dropped: a clone that
+    checks files out with CRLF (`core.autocrlf`) holds the same lines."""
     if data is None:
         return None
-    return data.decode("utf-8", errors="replace").split("\n")
+    return [line.removesuffix("\r") for line in data.decode("utf-8", errors="replace").split("\n")]
 
 
 def _work_tree_lines(kb: KB, version: FileVersion) -> list[str] | None:
     """The file's lines as the work tree holds them now; None when it is gone (or is
     no longer a regular file); a file too large to be a source reads as empty."""
+    if os.path.islink(kb.root / version.path):
+        return None  # a link out of the repository, or nowhere: never followed
     found = work_tree_file(kb, version.path)
     if found is None:
         return None
     path, size = found
     if size > max_bytes(kb):
-        return []
+        return TOO_LARGE
     try:
         with open(path, "rb") as fh:
             return _lines(fh.read(max_bytes(kb) + 1))

@@ -112,11 +112,14 @@ def _blob(kb: KB, commit: str, inner: str) -> bytes | None:
     return found[1] if found is not None and found[0] == "blob" else None
 
 
-def current_file_versions(kb: KB, source_ids: Iterable[str]) -> list[FileVersion]:
+def current_file_versions(
+    kb: KB, source_ids: Iterable[str], with_links: bool = False
+) -> list[FileVersion]:
     """The current versions among `source_ids` whose locator names a place in the work
-    tree. A meta.yaml is parsed only when a byte-level look cannot tell: what vouch
-    writes for a current version (one plain `locator:` line, no `superseded_by:`, see
-    `locator_in`) never needs it."""
+    tree; `with_links`: also those whose path is now a link out of the repository (or
+    nowhere), at the path the locator spells (`linked_away`). A meta.yaml is parsed only
+    when a byte-level look cannot tell: what vouch writes for a current version (one
+    plain `locator:` line, no `superseded_by:`, see `locator_in`) never needs it."""
     found: list[FileVersion] = []
     for sid in source_ids:
         try:
@@ -130,10 +133,28 @@ def current_file_versions(kb: KB, source_ids: Iterable[str]) -> list[FileVersion
                 continue
             locator = str(meta.get("locator") or "")
         named = named_path(kb, locator)
+        away = linked_away(kb, locator) if named is None and with_links else None
+        if away is not None:
+            found.append(FileVersion(sid, locator, away))
+            continue
         if named is None or not (is_path(locator) or _is_file(named[0])):
             continue
         found.append(FileVersion(sid, locator, named[1]))
     return found
+
+
+def linked_away(kb: KB, locator: str) -> str | None:
+    """The repository path a file's locator spells (`docs/a.md`, `file:docs/a.md`) when
+    a link there leads out of the repository (or nowhere): the file is gone from it, as
+    `health.drift` reports; None otherwise (the link is never followed here)."""
+    if not is_path(locator):
+        return None
+    rel = locator.removeprefix("file:")
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not parts or rel.startswith("/") or ".." in parts or parts[0] in (".git", ".vouch"):
+        return None
+    where = "/".join(parts)
+    return where if os.path.islink(kb.root / where) else None
 
 
 def _replaces(kb: KB, sid: str) -> bool:

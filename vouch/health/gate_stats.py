@@ -3,7 +3,8 @@
 Read from what the repository holds: the open proposal branches (how many, how old), the
 decision records under `decided/` (decisions per week, approvals and rejections, the
 reasons given, the time from proposal to decision: a proposal id begins with the UTC
-time it was made), and the live approved claims (how many cite evidence, how many nobody
+time it was made; ages and waits outside 0–10 years are a hand-built branch's and are
+counted but not aged), and the live approved claims (how many cite evidence, how many nobody
 confirmed for `review.stale_days`, how many cite lines their file no longer holds:
 `health.drift`). Read-only. Decision records are committed files, so a hand-made one
 counts like any other; one that cannot be read is counted as unreadable, not trusted.
@@ -27,6 +28,7 @@ WEEKS = 8  # decisions per week: the last this many ISO weeks
 REASONS = 10  # the most frequent rejection reasons shown
 RECORD_BYTES = 1 << 16  # a decision record is a few hundred bytes
 APPROVED, REJECTED = "approved", "rejected"  # a record's `decision`
+LONGEST = timedelta(days=3650)  # an age or a wait past this is a forged date
 
 
 def gate_stats(
@@ -37,8 +39,13 @@ def gate_stats(
 
     now = now or datetime.now(UTC)
     days = stale_days_of(settings_of(kb), stale_days)
+    proposals = open_proposals(kb)
+    # a proposal's age from its commit's date, as `vouch pending` shows it; one dated in
+    # the future or before any vouch (a hand-built branch) is counted, not aged
     ages = sorted(
-        (now - made, p.id) for p in open_proposals(kb) if (made := _made(p.id)) is not None
+        (now - made, p.id)
+        for p in proposals
+        if (made := _when(p.created_at)) is not None and timedelta(0) <= now - made <= LONGEST
     )
     records, unreadable = _records(kb)
     decided = [r for r in records if r["decision"] in (APPROVED, REJECTED)]
@@ -51,7 +58,7 @@ def gate_stats(
     cutoff = now - timedelta(days=days) if days else None
     return {
         "pending": {
-            "count": len(ages),
+            "count": len(proposals),
             "median_age_days": _median([a for a, _ in ages]),
             "oldest_age_days": _days(ages[-1][0]) if ages else None,
             "oldest": ages[-1][1] if ages else None,
@@ -106,8 +113,8 @@ def _when(stamp: object) -> datetime | None:
 
 def _wait(record: dict[str, Any]) -> timedelta | None:
     made, decided = _made(str(record.get("proposal_id") or "")), _when(record.get("decided_at"))
-    if made is None or decided is None or decided < made:
-        return None
+    if made is None or decided is None or not timedelta(0) <= decided - made <= LONGEST:
+        return None  # an id a hand-built branch chose: not a time to decide
     return decided - made
 
 
@@ -199,9 +206,9 @@ def markdown(d: dict[str, Any]) -> str:
     lines += [f"| {w['week']} | {w['approved']} | {w['rejected']} |" for w in dec["per_week"]]
     if d["rejection_reasons"]:
         lines += ["", "Rejection reasons:", ""]
-        lines += [
-            f"- {r['count']} × {r['reason'].replace('|', '/')}" for r in d["rejection_reasons"]
-        ]
+        from vouch.core.printable import md_code
+
+        lines += [f"- {r['count']} × {md_code(r['reason'])}" for r in d["rejection_reasons"]]
     return "\n".join(lines) + "\n"
 
 

@@ -56,7 +56,7 @@ MAX_STALE_DAYS = 36500
 def stale_days_of(settings: Config, given: int | None) -> int:
     """`--stale-days`, else review.stale_days, else 180; 0 turns the check off."""
     if given is not None:
-        return given
+        return min(given, MAX_STALE_DAYS)  # a huge --stale-days is never, not an overflow
     value = settings.get("review.stale_days", DEFAULT_STALE_DAYS)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         return DEFAULT_STALE_DAYS
