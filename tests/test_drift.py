@@ -292,3 +292,17 @@ def test_a_pull_request_cannot_write_the_comment(setup: Setup) -> None:
     _commit(kb, lines, "an injection")
     text = diff_markdown(call(kb, "kb.diff", {"revisions": f"{base}...HEAD"}))
     assert "now reads: ``<!-- hide --> @org/team `x` ## fake heading``" in text
+
+
+def test_a_context_pack_marks_a_drifted_claim(setup: Setup) -> None:
+    from vouch.cli.human_context import markdown
+
+    kb, claims = setup.kb, setup.claims
+    lines = list(DEPLOY)
+    lines[3] = "Deploys need one approver."
+    _commit(kb, lines, "one approver is enough")
+    pack = call(kb, "kb.context", {"task": "how many approvers does a deploy need"})
+    item = next(i for i in pack["items"] if i["id"] == claims["approver"])
+    assert item["drifted"][0]["state"] == "changed"
+    assert "_The lines it cites changed since it was approved (docs/deploy.md:L4)" in markdown(pack)
+    assert all("drifted" not in i for i in pack["items"] if i["id"] == claims["oncall"])

@@ -34,6 +34,15 @@ def markdown(pack: dict[str, Any]) -> str:
             lines.append(item["text"])
         if item.get("partial"):
             lines[-1] += " [cut to fit]"
+        if item.get("drifted"):
+            where = ", ".join(
+                escaped(f"{d['path']}:{d['locator']}" if d["locator"] else d["path"])
+                for d in item["drifted"]
+            )
+            lines += [
+                "",
+                f"_The lines it cites changed since it was approved ({where}): check them._",
+            ]
         cites = [_citation(c) for c in item.get("citations") or []]
         if cites:
             lines += ["", "Cites: " + "; ".join(cites)]

@@ -163,7 +163,7 @@ def build(
         )
     return {
         "task": text,
-        "items": [item.to_json(cut) for item, cut in packed],
+        "items": _marked(kb, reader, [item.to_json(cut) for item, cut in packed]),
         "total_chars": sum(len(cut) for _, cut in packed),
         "truncated": truncated,
         "max_chars": max_chars,
@@ -172,6 +172,25 @@ def build(
         "unreviewed": unreviewed,
         "next_step": None if packed else passages.next_step(unreviewed),
     }
+
+
+def _marked(kb: KB, reader: _Reader, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`drifted` on each claim item whose cited lines its file no longer holds as
+    registered, as search marks its hits (`vouch.health.drift`)."""
+    claims = [o for i in items if i["kind"] == "claim" and (o := reader.get("claim", i["id"]))]
+    if not claims:
+        return items
+    from vouch.health.drift import of_claims
+
+    found: dict[str, list[dict[str, Any]]] = {}
+    for d in of_claims(kb, claims):
+        found.setdefault(d.claim_id, []).append(
+            {"path": d.path, "locator": d.locator, "state": d.state, "now": d.now}
+        )
+    for item in items:
+        if item["kind"] == "claim" and item["id"] in found:
+            item["drifted"] = found[item["id"]]
+    return items
 
 
 # -- candidates -----------------------------------------------------------------------
