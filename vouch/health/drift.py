@@ -47,6 +47,8 @@ TOO_LARGE: list[str] = []  # the lines of a file too large to read (compared by 
 # (work tree, HEAD) -> path -> whether HEAD's history held it: asked once per HEAD (a
 # search marks its hits on every call; history does not change under a commit)
 _COMMITTED: dict[tuple[str, str], dict[str, bool]] = {}
+# (work tree, path, mtime, size, inode, mode) -> the file's sha256 (`_digest`)
+_DIGESTS: dict[tuple[Any, ...], str | None] = {}
 # (knowledge base, source id, meta.yaml's mtime, size, inode) -> its current file version
 _VERSIONS: dict[tuple[Any, ...], FileVersion | None] = {}
 
@@ -149,6 +151,21 @@ def _superseded(kb: KB, current: dict[str, FileVersion]) -> dict[str, FileVersio
     return found
 
 
+def _digest(kb: KB, rel: str) -> str | None:
+    """`work_tree_digest`, remembered by the file's stat (as git's index does): a search
+    marking its hits on every call hashes a cited file once, not once per query."""
+    try:
+        st = os.stat(kb.root / rel)
+    except (OSError, ValueError):
+        return None
+    key = (str(kb.root), rel, st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode)
+    if key not in _DIGESTS:
+        if len(_DIGESTS) > 50_000:
+            _DIGESTS.clear()
+        _DIGESTS[key] = work_tree_digest(kb, rel)
+    return _DIGESTS[key]
+
+
 def _changed_versions(kb: KB, candidates: Iterable[FileVersion]) -> dict[str, FileVersion]:
     """Of these current file versions, those whose file the work tree holds with other
     bytes, or no longer holds though the history did."""
@@ -158,7 +175,7 @@ def _changed_versions(kb: KB, candidates: Iterable[FileVersion]) -> dict[str, Fi
         if os.path.islink(kb.root / v.path):  # a link out of the repository, or nowhere
             gone.append(v)
             continue
-        digest = work_tree_digest(kb, v.path)
+        digest = _digest(kb, v.path)
         if digest is None:
             gone.append(v)
         elif digest != v.id:

@@ -159,8 +159,13 @@ class IndexHandle:
             return index
 
     def _reload(self) -> None:
-        self.conn.close()
+        """The index file as it is now. The new one is opened and checked before the old
+        connection is closed: a file that fails its checks (another knowledge base's, a
+        half-written one) raises with this handle still whole, never with a closed
+        connection a long-lived process would go on using."""
         fresh = type(self)._validated(self.kb, self.settings)
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
         self.conn, self.meta = fresh.conn, fresh.meta
         self._matrix = None
         self._graph = None
