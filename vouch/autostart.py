@@ -45,6 +45,10 @@ import stat
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 from typing import Any
 
 from vouch import forward
@@ -224,35 +228,39 @@ def ended(directory: Path) -> None:
 
 
 def _spawn(vouch_dir: Path, directory: Path) -> bool:
-    """`vouch warm serve --auto-started` in the background, in a session of its own,
-    writing to `warm.log`; not waited for (it outlives this process, whose exit hands it
-    to init)."""
+    """`vouch warm serve --auto-started` in the background (`spawn`); not waited for (it
+    outlives this process, whose exit hands it to init)."""
     import subprocess  # loaded already by the command's git calls
+
+    try:
+        child = spawn(vouch_dir, directory, idle_seconds(), auto=True)
+    except subprocess.SubprocessError:
+        return False  # no fork here: the stamp holds the next attempt off
+    child.returncode = 0  # never waited for: no "still running" warning at exit
+    return True
+
+
+def spawn(vouch_dir: Path, directory: Path, idle: float, *, auto: bool) -> subprocess.Popen[bytes]:
+    """`vouch warm serve` for the knowledge base `vouch_dir` in the background, in a
+    session of its own (not stopped with the terminal that started it), writing to
+    `warm.log` in `directory` (never through a link; begun again past `LOG_BYTES`), as
+    `vouch warm start` and a search (`after`) start it. OSError when the log cannot be
+    opened or no process started."""
+    import subprocess
 
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW
     log = os.open(directory / forward.LOG_NAME, flags, 0o600)
     try:
         if os.fstat(log).st_size > LOG_BYTES:  # a few lines a start: begun again, rarely
             os.ftruncate(log, 0)
-        child = subprocess.Popen(
-            forward.own_command(
-                "warm",
-                "serve",
-                "--kb",
-                str(vouch_dir),
-                "--idle-seconds",
-                str(idle_seconds()),
-                "--auto-started",
-            ),
+        serve = ["warm", "serve", "--kb", str(vouch_dir), "--idle-seconds", f"{idle:g}"]
+        return subprocess.Popen(
+            forward.own_command(*serve, *(["--auto-started"] if auto else [])),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
             cwd=vouch_dir.parent,
             start_new_session=True,
         )
-    except (OSError, subprocess.SubprocessError):
-        return False  # no fork here: the stamp holds the next attempt off
     finally:
         os.close(log)
-    child.returncode = 0  # never waited for: no "still running" warning at exit
-    return True

@@ -114,15 +114,11 @@ class ObjectStore:
         kept = self._kept(name)
         if kept is not None:
             return kept
-        with self._mutex:
-            found = self._ask(f"contents {name}")
+        with self._contents(name) as found:
             if found is None:
                 return None
-            _, typ, size, proc = found
-            assert proc.stdout is not None
-            data = proc.stdout.read(size)
-            proc.stdout.read(1)  # the newline after the content
-            return typ, data
+            typ, size, stdout = found
+            return typ, stdout.read(size)
 
     def read_ends(self, name: str, head: int, tail: int) -> tuple[str, bytes, bytes, int] | None:
         """(type, its first `head` bytes, its last `tail` bytes, its size) of an object, or
@@ -131,22 +127,34 @@ class ObjectStore:
         kept = self._kept(name)
         if kept is not None:
             return kept[0], kept[1][:head], kept[1][-tail:] if tail else b"", len(kept[1])
-        with self._mutex:
-            found = self._ask(f"contents {name}")
+        with self._contents(name) as found:
             if found is None:
                 return None
-            _, typ, size, proc = found
-            assert proc.stdout is not None
-            first = proc.stdout.read(min(size, head))
+            typ, size, stdout = found
+            first = stdout.read(min(size, head))
             last, left = first[-tail:] if tail else b"", size - len(first)
             while left > 0:
-                got = proc.stdout.read(min(left, 1 << 20))
+                got = stdout.read(min(left, 1 << 20))
                 if not got:
                     raise GitFailure("git cat-file stopped unexpectedly")
                 left -= len(got)
                 last = (last + got)[-tail:] if tail else b""
-            proc.stdout.read(1)  # the newline after the content
             return typ, first, last, size
+
+    @contextmanager
+    def _contents(self, name: str) -> Iterator[tuple[str, int, IO[bytes]] | None]:
+        """Under the lock: (type, size, the stream holding the content) of an object, or
+        None when missing. The caller reads the `size` bytes; the newline git writes after
+        them is read here when the block ends without an error."""
+        with self._mutex:
+            found = self._ask(f"contents {name}")
+            if found is None:
+                yield None
+                return
+            _, typ, size, proc = found
+            assert proc.stdout is not None
+            yield typ, size, proc.stdout
+            proc.stdout.read(1)  # the newline after the content
 
     def info(self, name: str) -> tuple[str, str] | None:
         """(sha, type) of an object name, or None when missing."""

@@ -36,7 +36,6 @@ import select
 import socket
 import stat
 import struct
-import subprocess
 import sys
 import threading
 import time
@@ -328,17 +327,16 @@ def start(kb: KB, idle_seconds: int) -> dict[str, Any]:
     """`vouch warm serve` in the background, in a session of its own (not stopped with
     the terminal that started it), logging to `warm.log` in its folder; its status once
     it answers."""
+    from vouch.autostart import spawn
+
     directory = check_place(kb)
-    serve = ["warm", "serve", "--kb", str(kb.dir), "--idle-seconds", str(idle_seconds)]
-    with _log_file(directory / forward.LOG_NAME) as log_file:
-        child = subprocess.Popen(
-            forward.own_command(*serve),
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=log_file,
-            cwd=kb.root,
-            start_new_session=True,
-        )
+    try:
+        child = spawn(kb.dir, directory, idle_seconds, auto=False)
+    except OSError as exc:  # the log (a link, a folder there) or no process to start
+        raise Conflict(
+            f"cannot start the warm process: {exc.strerror or exc} ({exc.filename or ''})",
+            hint=f"remove {directory / forward.LOG_NAME} if it is not a file, then start again",
+        ) from exc
     deadline = time.monotonic() + READY_SECONDS
     while time.monotonic() < deadline:
         found = forward.ask(directory, "status")
@@ -361,19 +359,6 @@ def start(kb: KB, idle_seconds: int) -> dict[str, Any]:
     raise SystemFailure(
         f"the warm process did not start: {last}", hint=f"see {directory / forward.LOG_NAME}"
     )
-
-
-def _log_file(path: Path) -> io.BufferedWriter:
-    """The log, appended to; never through a link (a branch could commit one there)."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(path, flags, 0o600)
-    except OSError as exc:
-        raise Conflict(
-            f"cannot open {path} for the warm process's log: {exc.strerror}",
-            hint="remove it, then start again",
-        ) from exc
-    return open(fd, "ab")  # the caller's `with` closes it
 
 
 def check_place(kb: KB) -> Path:
