@@ -41,17 +41,22 @@ def listed(kb_with_sources: KB, monkeypatch: pytest.MonkeyPatch) -> KB:
     return kb
 
 
+def _withdraw_own(kb: KB, run_cli: Any, text: str, reason: str) -> None:
+    """The proposer proposes, reads and rejects their own claim: a withdrawal."""
+    made = run_cli("propose-claim", "--text", text, "--evidence", a_source(kb), "--json",
+                   cwd=kb.root)  # fmt: skip
+    pid = str(made.json()["proposal_id"])
+    assert run_cli("show", pid, cwd=kb.root).code == 0
+    res = run_cli("reject", pid, "--reason", reason, "--json", cwd=kb.root)
+    assert res.code == 0 and res.json()["withdrawn"] is True, res.out + res.err
+
+
 def test_a_proposer_who_is_no_approver_withdraws_and_every_check_passes(
     listed: KB, run_cli: Any
 ) -> None:
     kb = listed
     base = head(kb.root)
-    made = run_cli("propose-claim", "--text", "Mine to take back.", "--evidence", a_source(kb),
-                   "--json", cwd=kb.root)  # fmt: skip
-    pid = str(made.json()["proposal_id"])
-    assert run_cli("show", pid, cwd=kb.root).code == 0
-    res = run_cli("reject", pid, "--reason", "cited the wrong line", "--json", cwd=kb.root)
-    assert res.code == 0 and res.json()["withdrawn"] is True, res.out + res.err
+    _withdraw_own(kb, run_cli, "Mine to take back.", "cited the wrong line")
     all_pass(kb, run_cli, base)
 
 
@@ -98,10 +103,5 @@ def test_a_signed_withdrawal_by_a_proposer_who_is_no_approver_passes(
     require_signatures(kb, ["rita@example.invalid"])
     ssh_signing(kb.root, tmp_path, PERSON_EMAIL)
     base = head(kb.root)
-    made = run_cli("propose-claim", "--text", "Mine, signed.", "--evidence", a_source(kb),
-                   "--json", cwd=kb.root)  # fmt: skip
-    pid = str(made.json()["proposal_id"])
-    assert run_cli("show", pid, cwd=kb.root).code == 0
-    res = run_cli("reject", pid, "--reason", "wrong", "--json", cwd=kb.root)
-    assert res.code == 0 and res.json()["withdrawn"] is True, res.out + res.err
+    _withdraw_own(kb, run_cli, "Mine, signed.", "wrong")
     all_pass(kb, run_cli, base)
