@@ -56,6 +56,10 @@ def test_the_agent_set_is_the_registry_filtered() -> None:
         "kb_propose_page",
         "kb_propose_entity",
         "kb_propose_relation",
+        "kb_propose_change",  # a change to approved knowledge, for a person to decide
+        "kb_redact",
+        "kb_delete",
+        "kb_source_refresh",
         "kb_revise_proposal",
         "kb_comment_proposal",
         "kb_session_start",

@@ -120,6 +120,10 @@ EXTRA = {
     "kb.comment_proposal",
     "kb.gate_stats",
     "kb.impact",
+    "kb.propose_change",
+    "kb.redact",
+    "kb.delete",
+    "kb.source_refresh",
 }
 
 

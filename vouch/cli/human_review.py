@@ -103,7 +103,12 @@ def proposal(data: dict[str, Any]) -> str:
     ]
     if data.get("rationale"):
         out += ["  why: " + ln for ln in str(data["rationale"]).split("\n")]
-    out += ["", kind.capitalize() + ":", *_object_lines(kind, obj)]
+    if data.get("change") and data.get("object_kind"):
+        out += _change_lines(data)
+        kind = str(data["object_kind"])
+        out += ["", f"The {kind} as approved now:", *_object_lines(kind, obj)]
+    else:
+        out += ["", kind.capitalize() + ":", *_object_lines(kind, obj)]
     citations = data.get("citations") or []
     out += ["", f"Evidence ({len(citations)}):" if citations else "Evidence: none cited"]
     for n, c in enumerate(citations, 1):
@@ -127,6 +132,29 @@ def proposal(data: dict[str, Any]) -> str:
     if data.get("diff"):
         out += ["", str(data["diff"]).rstrip()]
     return "\n".join(out + _approve_line(data))
+
+
+def _change_lines(data: dict[str, Any]) -> list[str]:
+    """What a change proposal asks, what approve would write, and what rests on it."""
+    change = data["change"]
+    ask = f"{change['op']} {data.get('object_kind')} {change['target']}"
+    if change.get("evidence"):
+        ask += f", citing {change['evidence']}"
+    if change.get("drop"):
+        ask += f" in place of {', '.join(change['drop'])}"
+    out = ["", "Asks to:", "  " + escaped(ask)]
+    touches = data.get("touches") or []
+    if touches:
+        out += ["", "Approve would write:"]
+        out += [escaped(f"  {t['kind']} {t['id']}: {t['what']}") for t in touches]
+    rests = (data.get("impact") or {}).get("referenced_by") or []
+    if rests:
+        out += ["", "Rests on it:"]
+        out += [
+            escaped(f"  {r['kind']} {r['id']} ({r['field']}): {r.get('title') or ''}")
+            for r in rests
+        ]
+    return out
 
 
 def _alike(related: dict[str, Any]) -> str:

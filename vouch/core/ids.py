@@ -60,6 +60,11 @@ def is_source_id(value: str) -> bool:
     return bool(_SHA256.match(value))
 
 
+def is_sha256(value: str) -> bool:
+    """64 lowercase hex digits."""
+    return bool(_SHA256.match(value))
+
+
 def is_object_id(value: str) -> bool:
     return bool(_SLUG_ID.match(value))
 

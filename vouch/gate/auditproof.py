@@ -33,6 +33,7 @@ from typing import Any
 from vouch.core import ids, yamlio
 from vouch.errors import CorruptFile
 from vouch.gate import direct_writes, signers, withdrawals
+from vouch.gate.changes import CHANGE
 from vouch.gate.deciders import WITHDRAW_EVENT, WITHDRAWN_TRAILER, one_principal
 from vouch.gate.records import parse_message
 from vouch.gate.signers import identities, same
@@ -458,7 +459,7 @@ class _Check:
                 f"records decided_by {record.get('decided_by')!r}, but its {verb} event "
                 f"names {made[1].get('actor')!r}"
             )
-        if decision == "approved":
+        if decision == "approved" and c.one("Vouch-Kind") != CHANGE:  # a change stamps nothing
             stamped = _approved_by(obj)
             if not same(stamped, record.get("decided_by")):
                 return (

@@ -23,9 +23,10 @@ from typing import Any
 
 from vouch.core import ids
 from vouch.core.config import Config
-from vouch.errors import GateRefused, UsageError
+from vouch.errors import GateRefused, UsageError, VouchError
 from vouch.gate import (
     bases,
+    change_plans,
     committed,
     deciders,
     decision_commit,
@@ -37,6 +38,7 @@ from vouch.gate import (
     seals,
     verify,
 )
+from vouch.gate import changes as gate_changes
 from vouch.gate.identity import Identity, principal
 from vouch.gate.records import Proposal
 from vouch.kinds import KINDS
@@ -92,7 +94,10 @@ def approve(
                 kb, proposal, settings
             )
             _decided_check(kb, proposal, tip)
-        if len(proposals) == 1 and repo.is_ancestor(proposals[0].commit, tip):
+        merged = [p for p in proposals if repo.is_ancestor(p.commit, tip)]
+        # a change proposal merged by git changed nothing: it is decided as if it was not
+        merged = [p for p in merged if not gate_changes.is_change(p)]
+        if len(proposals) == 1 and merged:
             proposal = proposals[0]
             dropped = pins.pinned(kb, proposal, expect)
             if proposal.local:
@@ -100,12 +105,11 @@ def approve(
             return _record_merged(
                 kb, proposal, who, reason, branch, tip, dropped, current, selfs[proposal.id]
             )
-        for proposal in proposals:
-            if repo.is_ancestor(proposal.commit, tip):
-                raise GateRefused(
-                    f"proposal {proposal.id} was merged outside vouch",
-                    hint=f"record its decision alone first: vouch approve {proposal.id}",
-                )
+        if merged:
+            raise GateRefused(
+                f"proposal {merged[0].id} was merged outside vouch",
+                hint=f"record its decision alone first: vouch approve {merged[0].id}",
+            )
         ordered = linked.dependencies_first(kb, proposals)
         others: list[RefUpdate] = []
         for proposal in ordered:
@@ -162,6 +166,8 @@ def _merge_one(
     """The merge commit that lands one checked proposal on `tip`, and what it changes.
     A signed decision whose key signed the proposal is a self-approval too: refused, or
     (when allowed) made again saying so."""
+    if gate_changes.is_change(proposal):
+        return _apply_change(kb, who, proposal, reason, tip, settings, self_approved)
     repo = kb.repo
     actor = who.name
     kind = KINDS.get(proposal.kind)
@@ -218,9 +224,87 @@ def _merge_one(
         self_approved = keyed
 
 
+def _apply_change(
+    kb: KB,
+    who: Identity,
+    proposal: Proposal,
+    reason: str | None,
+    tip: str,
+    settings: Config,
+    self_approved: bool,
+) -> tuple[str, dict[str, str | None]]:
+    """The merge commit that lands an approved change proposal: the edit worked out
+    again on `tip` from the request alone (`change_plans`), its seals in the approval's
+    audit event, the decision record and events, as `_merge_one` lands an object."""
+    repo = kb.repo
+    verify.check_change(kb, proposal, tip)
+    change = gate_changes.of(proposal)
+    try:
+        plan = change_plans.plan(kb, tip, change)
+    except VouchError as exc:
+        raise GateRefused(
+            f"proposal {proposal.id} cannot land as it stands: {exc.message}",
+            hint=f"nothing was written; reject it (vouch reject {proposal.id} --reason ...) "
+            "and propose the change again",
+        ) from exc
+    fault("merged")
+    base: dict[str, str | None] = {}
+    for rel, wanted in plan.files.items():
+        path = kb.rel(rel)
+        blob = repo.write_blob(wanted) if wanted is not None else None
+        if repo.blob_at(tip, path) != blob:
+            base[path] = blob
+    sealed = {
+        **seals.edited(
+            kb, [(r, plan.before[r], d) for r, d in plan.files.items() if d and r in plan.before]
+        ),
+        **seals.removed(kb, [(r, plan.before[r]) for r, d in plan.files.items() if d is None]),
+    }
+    while True:
+        landing = dict(base)
+        landing[kb.rel(records.decided_path(proposal.id))] = repo.write_blob(
+            decision_commit.record(
+                proposal,
+                "approved",
+                who.name,
+                reason,
+                people=deciders.record_fields(proposal, who, self_approved),
+            )
+        )
+        data = {
+            "reason": reason or "",
+            **deciders.event_fields(who, self_approved),
+            "change": change.op,
+            "objects": plan.object_ids(),
+            **({"made": plan.made} if plan.made else {}),  # evidence it creates
+            **({seals.FIELD: sealed} if sealed else {}),
+        }
+        logs, chain = decision_commit.logs(
+            kb, tip, decision_commit.events(proposal, "proposal.approve", who.name, data)
+        )
+        landing.update(logs)
+        final = repo.edit_tree(repo.store.peel_tree(tip), landing)
+        message = decision_commit.message(
+            proposal,
+            "approved",
+            who.name,
+            reason or "",
+            chain,
+            f"vouch: approve change: {change.describe()}"[:200],
+            {**deciders.trailers(who, self_approved), "Vouch-Change": change.op},
+        )
+        parents = [tip] if repo.is_ancestor(proposal.commit, tip) else [tip, proposal.commit]
+        commit = repo.write_commit(final, parents, message, author=decision_commit.author(who))
+        keyed = deciders.check_keys(kb, commit, proposal, settings, self_approved)
+        if keyed == self_approved:
+            return commit, landing
+        self_approved = keyed
+
+
 def _approved(proposal: Proposal, commit: str) -> dict[str, Any]:
-    """kb.approve's result: the spec's fields plus the commits involved."""
-    return {
+    """kb.approve's result: the spec's fields plus the commits involved (and, for a
+    change proposal, the change: `recite`, `archive`, `redact`, `delete`)."""
+    out = {
         "ok": True,
         "object_id": proposal.object_id,
         "object_kind": proposal.kind,
@@ -228,6 +312,9 @@ def _approved(proposal: Proposal, commit: str) -> dict[str, Any]:
         "commit": commit,
         "proposal_commit": proposal.commit,
     }
+    if gate_changes.is_change(proposal):
+        out["change"] = gate_changes.of(proposal).op
+    return out
 
 
 def _record_merged(
@@ -344,7 +431,8 @@ def reject(
             if p.id != proposal.id
             and proposal.id in ",".join(p.trailers.get("Vouch-Waits-For", [])).split(",")
         ]
-        if repo.is_ancestor(proposal.commit, tip):
+        # a change proposal merged by git changed nothing (its tree is its base's)
+        if repo.is_ancestor(proposal.commit, tip) and not gate_changes.is_change(proposal):
             raise GateRefused(
                 f"proposal {proposal.id} was already merged into "
                 f"{branch.removeprefix('refs/heads/')} outside vouch; its content is live",

@@ -56,10 +56,11 @@ class Approved:
 class Branch:
     """Approved knowledge: what the checked-out branch's tip commits (not the work tree)."""
 
-    def __init__(self, kb: KB):
+    def __init__(self, kb: KB, tip: str | None = None):
+        """The checked-out branch at its tip, or at `tip` (a decision's running commit)."""
         self.kb = kb
         self.branch = kb.repo.head_branch()
-        self.tip = kb.repo.peek(self.branch)
+        self.tip = tip or kb.repo.peek(self.branch)
 
     @property
     def name(self) -> str:

@@ -240,7 +240,7 @@ def cite(kb: KB, actor: str, object_id: str, evidence: str) -> dict[str, Any]:
         target = branch.claim(object_id, "citing claim")
         if target.status == "redacted":
             refuse([f"claim {object_id} is redacted and stays so"], "citation")
-        cited, extra = _citation(branch, evidence.strip())
+        cited, extra = citation(branch, evidence.strip())
         if cited in target.ids_in("evidence"):
             return result("claim.cite", [target], f"claim {object_id} already cites {cited}", None)
         target.add_to("evidence", cited)
@@ -256,7 +256,7 @@ def cite(kb: KB, actor: str, object_id: str, evidence: str) -> dict[str, Any]:
         )
 
 
-def _citation(branch: Branch, item: str) -> tuple[str, dict[str, bytes]]:
+def citation(branch: Branch, item: str) -> tuple[str, dict[str, bytes]]:
     """The id a citation adds, and the evidence file to create for a pointer."""
     pointer = evidence_ptr.parse_pointer(item)
     if pointer is not None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from vouch.core import ids
 from vouch.errors import CorruptFile, GateRefused, GitFailure, NotFound
-from vouch.gate import records
+from vouch.gate import changes, records
 from vouch.kinds import KINDS
 from vouch.store.kb import KB, PROPOSAL_PREFIX, matches
 
@@ -140,7 +140,8 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
         if proposal.ref.startswith(records.REJECTED_PREFIX)
         else ((decision or {}).get("decision") or "pending")
     )
-    if state == "pending" and head and repo.is_ancestor(proposal.commit, head):
+    a_change = changes.is_change(proposal)  # a git merge of one changed nothing
+    if state == "pending" and head and not a_change and repo.is_ancestor(proposal.commit, head):
         state = "merged-without-decision"
     obj = None
     kind = KINDS.get(proposal.kind)
@@ -166,7 +167,7 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
         problems = merged_problems(kb, proposal, head)
         if record and not problems:
             _pin(kb, proposal)
-    return {
+    shown = {
         **proposal.to_json(),
         "state": state,
         "object": obj,
@@ -177,6 +178,7 @@ def show(kb: KB, proposal_id: str, *, record: bool = False) -> dict[str, Any]:
         "comments": comments,
         "diff": _diff(kb, proposal.commit, proposal.base_commit),
     }
+    return shown
 
 
 def _pin(kb: KB, proposal: records.Proposal) -> None:
@@ -220,6 +222,8 @@ def _problems(kb: KB, proposal: records.Proposal, head: str | None, landing: set
     base = bases.problem(kb, proposal)
     if base is not None:  # checked first: approve refuses it before anything else
         return [f"proposal {proposal.id} cannot land: {base}; approve would refuse it"]
+    if changes.is_change(proposal):
+        return []  # what it would write is judged by `change_view`, for the review screen
     try:
         verify.check(kb, proposal, head, require_citations=True, landing=landing)
     except GateRefused as exc:

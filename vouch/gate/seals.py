@@ -28,6 +28,7 @@ from vouch.kinds import GATED, KINDS
 from vouch.store.kb import KB
 
 FIELD = "blobs"  # in a decision record and in a lifecycle event's data
+DELETED = "deleted"  # the "after" of a file an approved deletion removed
 GATED_DIRS = tuple(KINDS[name].directory for name in GATED)
 
 
@@ -57,6 +58,12 @@ def edited(kb: KB, files: Iterable[tuple[str, bytes, bytes]]) -> dict[str, list[
         for rel, old, new in sorted(files)
         if is_gated(rel) and old != new
     }
+
+
+def removed(kb: KB, files: Iterable[tuple[str, bytes]]) -> dict[str, list[str]]:
+    """The seal of an approved deletion: [blob before, DELETED] for each knowledge file
+    it removes, given (path, old bytes)."""
+    return {rel: [kb.repo.blob_id(old), DELETED] for rel, old in sorted(files) if is_gated(rel)}
 
 
 def imported(

@@ -37,7 +37,14 @@ from vouch.store.kb import KB
 
 REGULAR_FILE = "100644"
 # fields only a decision or a lifecycle method sets, never a proposer
-DECIDED_FIELDS = ("approved_by", "superseded_by", "supersedes", "contradicts", "last_confirmed_at")
+DECIDED_FIELDS = (
+    "approved_by",
+    "superseded_by",
+    "supersedes",
+    "contradicts",
+    "last_confirmed_at",
+    "redacted_hash",
+)
 _SHOWN = 10  # offending paths named in one refusal
 
 
@@ -355,3 +362,29 @@ def check(
             "and propose the content again with vouch",
         )
     return Checked(kind, obj, text, files)
+
+
+def check_change(kb: KB, proposal: Proposal, tip: str) -> None:
+    """A change proposal (`vouch.gate.changes`) is one vouch commit on its recorded base
+    whose tree IS the base's: it carries a request in its trailers, never a file. Its
+    base is a commit of the branch it lands on (`tip`'s history): approving it merges no
+    history the branch did not already hold."""
+    chain = _revisions(kb, proposal)
+    repo = kb.repo
+    if not repo.is_ancestor(proposal.base_commit, tip):
+        raise GateRefused(
+            f"proposal {proposal.id} is a change proposal made on "
+            f"{proposal.base_commit[:12]}, which is not a commit of the branch it would land "
+            "on: approving it would bring that history in unreviewed",
+            hint=f"nothing was written; reject it (vouch reject {proposal.id} --reason ...) "
+            "and propose the change again on this branch",
+        )
+    if len(chain) != 1 or repo.store.peel_tree(proposal.commit) != repo.store.peel_tree(
+        proposal.base_commit
+    ):
+        raise GateRefused(
+            f"proposal {proposal.id} is a change proposal that carries files or revisions: "
+            "vouch writes a change itself, from the request, and never takes a file from it",
+            hint=f"nothing was written; reject it (vouch reject {proposal.id} --reason ...) "
+            "and propose the change again with vouch",
+        )

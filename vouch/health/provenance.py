@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from vouch.core.config import Config
+from vouch.gate.changes import CHANGE
 from vouch.git.history import Change
 from vouch.health.files import DECISION, catalog
 from vouch.health.issues import Issue, error, warn
@@ -63,7 +64,11 @@ def self_approvals(k: Knowledge, records: Iterable[Obj], settings: Config) -> li
 
 def approved_objects(records: Iterable[Obj]) -> dict[str, Obj]:
     """object id -> its approved decision record."""
-    return {str(r["object_id"]): r for r in records if r["decision"] == "approved"}
+    return {
+        str(r["object_id"]): r
+        for r in records
+        if r["decision"] == "approved" and r.get("kind") != CHANGE  # a change adds nothing
+    }
 
 
 def head_proposal(kb: KB) -> tuple[str, str, str] | None:
@@ -127,6 +132,7 @@ def full(k: Knowledge, records: list[Obj], settings: Config) -> list[Issue]:
 def _registered(k: Knowledge, approved_proposals: set[str]) -> list[Issue]:
     """Sources and evidence that no vouch commit in HEAD's history added."""
     from vouch.git import history
+    from vouch.health import sealed
 
     kb = k.view.kb
     wanted = [
@@ -157,11 +163,17 @@ def _registered(k: Knowledge, approved_proposals: set[str]) -> list[Issue]:
                 adders.setdefault(path, fields)  # newest first: the last time it was added
     out: list[Issue] = []
     cut_short: dict[str, set[str]] = {}  # commit -> the objects its audit events name
+    made: set[str] | None = None
     for kind, oid in wanted:
         where = object_path(k, kind, oid)
         assert where is not None
         adder = adders.get(where)
         problem = _adder_problem(kind, adder, approved_proposals)
+        if problem and adder is None and kind == "evidence":  # a re-citation's new span
+            if made is None:
+                made = sealed.made_by_changes(k.view, approved_proposals)
+            if oid in made:
+                problem = None
         if problem and adder and not any(f.strip() for f in adder[1:4]):
             commit = adder[0].strip()
             if commit not in cut_short:

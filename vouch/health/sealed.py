@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vouch.gate import seals
+from vouch.gate.changes import CHANGE
 from vouch.git import history
 from vouch.health.files import DECISION, GitView, View, catalog
 from vouch.health.issues import Issue, error
@@ -80,8 +81,8 @@ def decided(records: Iterable[Obj]) -> dict[str, Seal | None]:
     out: dict[str, Seal | None] = {}
     when: dict[str, str] = {}
     for record in records:
-        if record.get("decision") != "approved":
-            continue
+        if record.get("decision") != "approved" or record.get("kind") == CHANGE:
+            continue  # a change's edits are sealed in its audit event, as a lifecycle write's
         oid, pid = str(record["object_id"]), str(record["proposal_id"])
         stamp = str(record.get("decided_at") or "")
         blobs = record.get(seals.FIELD)
@@ -140,6 +141,27 @@ def lifecycle(view: View) -> dict[str, dict[str, tuple[str, str]]]:
     return edges
 
 
+def made_by_changes(view: View, approved: set[str]) -> set[str]:
+    """The evidence ids approved change proposals created (a re-citation's new span,
+    named as `made` in its approval's audit event): a decision's merge commit adds them,
+    and a merge shows git no diff to credit them by."""
+    out: set[str] = set()
+    for data in _audit_files(view):
+        for line in data.split(b"\n"):
+            if b'"made"' not in line:
+                continue
+            record = audit.parse_line(line)
+            if record is None or record.get("hash") != audit.event_hash(record):
+                continue
+            body, named = record.get("data"), record.get("object_ids") or []
+            if record.get("event") != "proposal.approve" or not isinstance(body, dict):
+                continue
+            made = body.get("made")
+            if body.get("change") and named and named[0] in approved and isinstance(made, list):
+                out.update(m for m in made if isinstance(m, str))
+    return out
+
+
 def _audit_files(view: View) -> list[bytes]:
     if isinstance(view, GitView):
         names = sorted(r for r in view.listing if r.startswith(audit.SEGMENT_DIR + "/"))
@@ -184,7 +206,9 @@ def check(k: Knowledge, records: Iterable[Obj], only: Iterable[str] | None = Non
     # the whole view (lint, doctor): an approved object whose file is gone was deleted
     gone = sorted(r for r in approved if r not in view.listing) if only is None else []
     edges = lifecycle(view) if gone or any(r in approved for r in now) else {}
-    issues = [_deleted(k, rel, expected(approved[rel], edges.get(rel, {}))) for rel in gone]
+    ends = {rel: expected(approved[rel], edges.get(rel, {})) for rel in gone}
+    # a deletion a person approved (`vouch delete`) ends the chain with seals.DELETED
+    issues = [_deleted(k, rel, s) for rel, s in ends.items() if not s or s.blob != seals.DELETED]
     unsealed: list[str] = []
     differs: dict[str, Seal] = {}
     for rel, blob in sorted(now.items()):

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from vouch.errors import IndexCollision, IndexUnusable, LockTimeout, PermissionDenied
-from vouch.index import fitting, freshness, location, state, store, vectors
+from vouch.index import fitting, forgetting, freshness, location, state, store, vectors
 from vouch.index.lexical import BACKENDS, backend
 from vouch.index.settings import Settings
 from vouch.store.kb import KB
@@ -55,6 +55,7 @@ class IndexHandle:
         self._last_query: tuple[tuple[str, str, str], Any] | None = None
         self._wants_vectors = False  # this load embedded a query or mapped the matrix
         self._damaged: str | None = None  # why the vector files failed verification
+        self._forgetting: set[str] | None = None  # words of what a refresh found gone
 
     @property
     def directory(self) -> Path:
@@ -241,6 +242,9 @@ class IndexHandle:
                 self.conn.close()
                 report = build.rebuild(self.kb, self.settings, progress)
             self._reload()
+            if self._forgetting is not None:
+                forgetting.scrub(self.kb, self.conn, self._forgetting)
+                self._forgetting = None
         self.last_report = report
         self._checked_at = time.monotonic()
         return report
@@ -288,6 +292,10 @@ class IndexHandle:
             return None
         counts = state.Counts.from_meta(self.meta)
         if len(changed) > _REFRESH_LIMIT and len(changed) > counts.documents // 2:
+            return None
+        lost = forgetting.forgotten(self.kb, self.conn, changed)
+        if lost is not None:  # deleted or redacted: a new file, with none of its words
+            self._forgetting = lost
             return None
         if fitting.refit_due(self.meta, counts.chunks + len(changed)):
             return None  # a full build fits the token weights to the corpus anew

@@ -37,6 +37,7 @@ SCHEMA = (
     Field("created_at", "time", required=True),
     Field("updated_at", "time"),
     Field("last_confirmed_at", "time"),
+    Field("redacted_hash", "str"),  # a redacted claim: the digest its id was made from
 )
 
 KIND = Kind(

@@ -180,9 +180,18 @@ def approve(
     if approver and approver.strip():
         # a trusted host names the person it authenticated; its operator runs vouch
         actor = Identity(check_name(approver, "approver"), operator=actor.who)
-    return decide.approve(
+    result = decide.approve(
         ctx.kb, actor, proposal_id, reason, expect=expect, together=together or ()
     )
+    for approved in result.get("approved") or [result]:
+        if approved.get("change") in FORGETTING:
+            from vouch.search.access import forget_decided
+
+            forget_decided(ctx.kb, ctx.warm, str(approved["commit"]))
+    return result
+
+
+FORGETTING = ("redact", "delete")  # changes whose words must leave the index at once
 
 
 def reject(

@@ -156,6 +156,7 @@ def _caller(ctx: CallContext) -> dict[str, Any]:
 def _register_areas() -> None:
     from vouch.methods import (
         bundle_methods,
+        change_methods,
         context_methods,
         gate_methods,
         index_methods,
@@ -173,6 +174,7 @@ def _register_areas() -> None:
         gate_methods,
         index_methods,
         lifecycle_methods,
+        change_methods,
         session_methods,
         context_methods,
         maintenance_methods,

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from vouch.gate import pending
+from vouch.errors import VouchError
+from vouch.gate import change_view, pending
+from vouch.gate.changes import CHANGE
 from vouch.history.citations import cite
 from vouch.history.snapshot import Snapshot
+from vouch.kinds import KINDS
 from vouch.store.kb import KB
 
 
@@ -61,7 +64,7 @@ def review(
             raise failed[0]
     data = built[0]
     obj, kind = data.get("object"), data.get("kind")
-    if related and obj and kind and data.get("state") == "pending":
+    if related and obj and kind in KINDS and data.get("state") == "pending":
         from vouch.review.related import near
 
         data["related"], problem = near(kb, str(kind), obj, warm=warm)
@@ -71,9 +74,42 @@ def review(
 
 
 def _screen(kb: KB, proposal_id: str, record: bool) -> dict[str, Any]:
-    data = pending.show(kb, proposal_id, record=record)
-    obj, kind, commit = data.get("object"), data.get("kind"), data.get("commit")
-    if obj and kind and commit:
+    data = _forgotten(kb, pending.show(kb, proposal_id, record=record))
+    if data.get("kind") == CHANGE and data.get("ref"):
+        data.update(change_view.shown(kb, proposal_id, data))
+    obj, commit = data.get("object"), data.get("commit")
+    kind = data.get("object_kind") or data.get("kind")  # a change: the changed object's
+    if obj and kind in KINDS and commit:
         snap = Snapshot(kb, str(commit))
         data["citations"] = [cite(snap, item) for item in cited_ids(str(kind), obj)]
     return data
+
+
+_HIDDEN = "[redacted]"
+
+
+def _forgotten(kb: KB, data: dict[str, Any]) -> dict[str, Any]:
+    """A decided proposal whose object a later decision redacted or deleted: its words
+    are not served again (title, rationale, object, diff). Git history keeps them until
+    it is rewritten (`vouch forget`)."""
+    record = data.get("decision") or {}
+    kind = KINDS.get(str(data.get("kind") or record.get("kind")))
+    oid = str(data.get("object_id") or record.get("object_id") or "")
+    if kind is None or data.get("state") not in ("approved", "rejected") or not oid:
+        return data
+    try:
+        now = kb.read(kind, oid)
+    except (VouchError, ValueError):
+        return data
+    if now is not None and now.get("status") != "redacted":
+        return data
+    if now is None:
+        from vouch.index.forgetting import deleted_by_decisions
+
+        if oid not in deleted_by_decisions(kb):
+            return data
+    hidden: dict[str, Any] = {"title": _HIDDEN, "rationale": "", "object": None, "diff": ""}
+    if isinstance(record, dict) and record:
+        hidden["decision"] = {k: v for k, v in record.items() if k != "blobs"}
+    revisions = [{**r, "rationale": ""} for r in data.get("revisions") or []]
+    return {**data, **hidden, "revisions": revisions, "redacted": True}

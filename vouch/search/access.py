@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vouch.core.progress import Progress
-from vouch.errors import IndexCollision, IndexUnusable
+from vouch.errors import IndexCollision, IndexUnusable, VouchError
 from vouch.index.api import Index
 from vouch.index.catalog import passing
 from vouch.index.filters import Filters, ascii_fold
@@ -373,3 +373,18 @@ def open_index(
     seen, count = found.steady
     found.steady = (found.revision, count + 1 if seen == found.revision else 1)
     return found
+
+
+def forget_decided(kb: KB, warm: dict[str, Any], commit: str) -> None:
+    """An approved redaction or deletion (`commit`) just landed: the index, when one was
+    built, is brought up to date now (`vouch.index.forgetting` rebuilds it without the
+    words), and the search log and lint cache forget them whether or not there is an
+    index. Never an error: the next search does the same for the index."""
+    from vouch.index import forgetting, location
+
+    conn = None
+    if (location.of(kb.dir).path / location.DB_NAME).is_file():
+        with contextlib.suppress(VouchError, OSError, sqlite3.Error):
+            conn = open_index(kb, warm).index.conn
+    with contextlib.suppress(VouchError, OSError, sqlite3.Error):
+        forgetting.scrub_decided(kb, commit, conn)
