@@ -120,6 +120,8 @@ EXTRA = {
     "kb.comment_proposal",
     "kb.gate_stats",
     "kb.impact",
+    "kb.migrate_plan",
+    "kb.migrate_apply",
 }
 
 

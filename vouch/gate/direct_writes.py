@@ -18,6 +18,9 @@ from vouch.kinds import GATED
 from vouch.store.kb import DECIDED_DIR, KB
 
 IMPORT = "bundle.import"
+# a schema migration (`vouch.migrate.apply`): a person's decision that may rewrite any
+# file, and always changes config.yaml's schema_version
+MIGRATE = "kb.migrate"
 # the lifecycle verbs (`vouch.gate.lifecycle`): each edits approved knowledge in place
 EDITS = frozenset(
     {"claim.cite", "claim.confirm", "claim.contradict", "claim.promote", "claim.supersede"}
@@ -29,7 +32,12 @@ INTAKE = frozenset(
 )
 # every event vouch writes without a decision; anything else (`proposal.approve`,
 # `proposal.withdraw`, a made-up name) is only ever made by a decision
-EVENTS = INTAKE | EDITS | {IMPORT}
+EVENTS = INTAKE | EDITS | {IMPORT, MIGRATE}
+
+
+_UNVERSIONED = (
+    "a kb.migrate write changes config.yaml's schema_version with it, and this one does not"
+)
 
 
 def foreign(event: str | None) -> str | None:
@@ -47,6 +55,8 @@ def overreach(
     if event == IMPORT:
         return []
     mine = own_changes(kb, commit, parents) if own is None else own
+    if event == MIGRATE:  # may rewrite anything, and always says which version it made
+        return [] if "config.yaml" in mine else [(rel, _UNVERSIONED) for rel in sorted(mine)]
     new = added(kb, parents, mine)
     out = []
     for rel in sorted(mine):

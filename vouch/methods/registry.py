@@ -161,6 +161,7 @@ def _register_areas() -> None:
         index_methods,
         lifecycle_methods,
         maintenance_methods,
+        migrate_methods,
         provenance_methods,
         read_methods,
         search_methods,
@@ -178,6 +179,7 @@ def _register_areas() -> None:
         maintenance_methods,
         bundle_methods,
         provenance_methods,
+        migrate_methods,
     ):
         for method in area.METHODS:
             register(method)
