@@ -104,6 +104,10 @@ def _content_names(kb: KB) -> list[str]:
     return sorted(p.rsplit("/", 1)[1] for p in out.split() if not p.endswith("meta.yaml"))
 
 
+# the fixture's source: the sha256 of its document
+_FIRST = "bd0840997e306a493e7785b114d972dab92b7a9344f1017798186cab90ce5261"
+
+
 def _committed_version(kb: KB) -> int:
     return schema.version_in(git(kb.root, "show", "HEAD:.vouch/config.yaml"), "HEAD")
 
@@ -260,7 +264,59 @@ def test_apply_is_one_audited_commit_and_git_revert_rolls_it_back(old: KB, step,
     assert run_cli("status", "--json", cwd=root).json()["counts"]["sources"] == 1
     assert run_cli("search", "second approver", "--json", "--fts-only", cwd=root).json()["results"]
     assert run_cli("migrate", "plan", "--json", cwd=root).json()["version"] == 1
+    _audit_holds(old, run_cli, before_head)  # the revert is no change outside vouch
     assert run_cli("migrate", "apply", "--json", cwd=root).json()["applied"]  # offered again
+    _audit_holds(old, run_cli, before_head)
+
+
+def _audit_holds(kb: KB, run_cli, base: str) -> None:
+    """audit-verify, lint --since BASE and doctor find nothing wrong (doctor may say the
+    knowledge is behind)."""
+    verified = run_cli("audit-verify", "--json", cwd=kb.root).json()
+    assert verified["ok"], verified["issues"]
+    linted = run_cli("lint", "--since", base, "--json", cwd=kb.root).json()
+    assert linted["errors"] == 0, linted["issues"]
+    doctor = run_cli("doctor", "--json", cwd=kb.root).json()
+    assert {i["kind"] for i in doctor["issues"]} <= {"schema-behind"}, doctor["issues"]
+
+
+def test_a_later_revert_rolls_back_too(old: KB, step, run_cli) -> None:
+    """Reverted after another vouch write: git's union merge keeps that write's audit
+    events (and the migration's), the files go back, the audit still holds."""
+    root = old.root
+    base = git(root, "rev-parse", "HEAD").strip()
+    assert run_cli("migrate", "apply", "--json", cwd=root).json()["applied"]
+    migration = git(root, "rev-parse", "HEAD").strip()
+    (root / "docs" / "more.md").write_text("# More\n\nA later document.\n")
+    git(root, "add", "docs")
+    git(root, "commit", "-qm", "docs: more")
+    assert run_cli("source", "add", "docs/more.md", "--json", cwd=root).code == 0
+    git(root, "revert", "--no-edit", migration)
+    assert _committed_version(old) == 1
+    names = git(root, "ls-tree", "--name-only", f"HEAD:.vouch/sources/{_FIRST[:2]}/{_FIRST}")
+    assert names.split() == ["content", "meta.yaml"]
+    assert run_cli("status", "--json", cwd=root).json()["counts"]["sources"] == 2
+    _audit_holds(old, run_cli, base)
+
+
+@pytest.mark.parametrize("how", ["more", "another-commit"])
+def test_a_revert_that_is_not_exactly_the_migration_s_is_judged_like_any_commit(
+    old: KB, step, run_cli, how: str
+) -> None:
+    root = old.root
+    if how == "more":
+        assert run_cli("migrate", "apply", "--json", cwd=root).json()["applied"]
+    target = git(root, "rev-parse", "HEAD").strip()
+    if how == "more":  # the migration undone, and a source's metadata edited on the way
+        git(root, "revert", "--no-commit", target)
+        meta = next(old.dir.glob("sources/*/*/meta.yaml"))
+        meta.write_text(meta.read_text().replace("title: deploy.md", "title: edited"))
+        git(root, "commit", "-qam", f"Revert\n\nThis reverts commit {target}.")
+    else:  # a revert of another vouch write (the source registration): no rollback
+        git(root, "revert", "--no-edit", target)
+    verified = run_cli("audit-verify", "--json", cwd=root).json()
+    assert not verified["ok"]
+    assert any("not a vouch commit" in str(i) for i in verified["issues"]), verified
 
 
 def test_a_step_is_idempotent(old: KB, step) -> None:
