@@ -110,7 +110,7 @@ def since(kb: KB, base_rev: str) -> tuple[list[Issue], dict[str, Any]]:
         commit = Commit(sha, parents.split(), (name, email), date, body, parse_message(body)[2])
         commit.own = own_changes(kb, sha, commit.parents)
         commits.append(commit)
-    cancelled = rollbacks.cancelled(kb, head)  # a migration and the revert undoing it
+    cancelled = rollbacks.cancelled(kb, f"{start}..{head}")  # a migration, its revert
     commits = [c for c in commits if c.sha not in cancelled]
     checker = _Checker(kb, settings, head, base)
     issues = checker.run(commits)

@@ -136,9 +136,10 @@ def sweep_temp(folder: Path) -> None:
 def write_lock(kb: KB, timeout: float | None = None) -> Iterator[None]:
     """The clone's write lock (`vouch.core.lock.write_lock` in `shared(kb)`). Every
     vouch writer takes it, so this is where a knowledge base of a newer schema version
-    than this vouch knows refuses the write (`vouch.store.schema`), before anything."""
-    schema.refuse_newer(kb.dir)
+    than this vouch knows refuses the write (`vouch.store.schema`), before anything —
+    checked once the lock is held, so a migration landing meanwhile is seen."""
     if timeout is None:
         timeout = kb.config.number("lock.timeout_seconds", 30)
     with lock.write_lock(shared(kb), timeout):
+        schema.refuse_newer(kb.dir)
         yield
