@@ -451,6 +451,20 @@ def test_a_newer_version_refuses_agent_writes_too(kb_with_sources: KB) -> None:
     assert _state(kb.root) == before
 
 
+def test_a_newer_version_edited_down_in_the_work_tree_still_refuses(
+    kb_with_sources: KB, run_cli
+) -> None:
+    kb = kb_with_sources
+    cid = _claim(kb, run_cli)
+    _newer(kb, "5")
+    config = kb.dir / "config.yaml"
+    config.write_text(config.read_text().replace(f"{schema.KEY}: 5", f"{schema.KEY}: 1"))
+    before = _state(kb.root)
+    res = run_cli("archive", cid, "--json", cwd=kb.root)
+    assert res.code == 1 and json.loads(res.out)["error"]["code"] == "E112", res.out
+    assert _state(kb.root) == before
+
+
 @pytest.mark.parametrize("value", ["two", "0", "-1", "true", "1.5", "'2'"])
 def test_a_version_vouch_cannot_read_refuses_writes(
     kb_with_sources: KB, run_cli, value: str

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from vouch.core.config import CONFIG_NAME, parse
 from vouch.errors import CorruptFile, SchemaTooNew, SettingsInvalid
+from vouch.store.kb import KB
 
 KEY = "schema_version"
 BASE = 1  # every repository made before the key existed
@@ -67,10 +68,25 @@ def version_of(vouch_dir: Path) -> int:
     return version_in(text, f"{vouch_dir.name}/{CONFIG_NAME}")
 
 
-def refuse_newer(vouch_dir: Path) -> None:
-    """SchemaTooNew when the repository's version is newer than this vouch knows;
-    nothing was written (the caller has not started)."""
-    found = version_of(vouch_dir)
+def committed_version(kb: KB) -> int | None:
+    """The version config.yaml declares in the commit HEAD names; None when there is
+    no such commit or file, or it cannot be read (the work tree's copy says why)."""
+    repo = kb.repo
+    head = repo.peek("HEAD")
+    blob = repo.blob_at(head, kb.rel(CONFIG_NAME)) if head else None
+    if blob is None:
+        return None
+    try:
+        return version_in(repo.read_blob(blob).decode("utf-8"), "HEAD")
+    except (CorruptFile, UnicodeDecodeError):
+        return None
+
+
+def refuse_newer(kb: KB) -> None:
+    """SchemaTooNew when the repository's version — the work tree's, or HEAD's when that
+    is newer (a version edited down by hand does not lift the refusal) — is newer than
+    this vouch knows; nothing was written (the caller has not started)."""
+    found = max(version_of(kb.dir), committed_version(kb) or BASE)
     if found > _current:
         raise SchemaTooNew(
             f"this knowledge base is in schema version {found}, and this vouch knows "

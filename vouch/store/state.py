@@ -141,5 +141,5 @@ def write_lock(kb: KB, timeout: float | None = None) -> Iterator[None]:
     if timeout is None:
         timeout = kb.config.number("lock.timeout_seconds", 30)
     with lock.write_lock(shared(kb), timeout):
-        schema.refuse_newer(kb.dir)
+        schema.refuse_newer(kb)
         yield
