@@ -557,19 +557,31 @@ def test_the_version_line_is_set_and_everything_else_kept() -> None:
         configtext.with_version("{schema_version: 1, agent: x}\n", 2)
 
 
-def test_a_forged_migration_that_changes_no_version_is_caught(kb_with_sources: KB, run_cli) -> None:
-    """A commit typed as a migration (trailers and all) that leaves config.yaml alone and
-    adds a claim is knowledge outside the gate: `lint --since` names it."""
+@pytest.mark.parametrize("bump", [False, True])
+def test_a_forged_migration_is_caught(kb_with_sources: KB, run_cli, bump: bool) -> None:
+    """A commit typed as a migration (trailers and all) that adds a claim — leaving the
+    version alone, or raising it as a real step would — is knowledge outside the gate:
+    `lint --since` recomputes the migration from its parent and names it."""
     kb = kb_with_sources
     base = git(kb.root, "rev-parse", "HEAD").strip()
     pid = propose_claim(kb, "Smuggled in")
     cid_path = git(kb.root, "diff", "--name-only", base, f"refs/heads/vouch/proposal/{pid}").split()
     git(kb.root, "checkout", "-q", f"refs/heads/vouch/proposal/{pid}", "--", *cid_path)
-    git(kb.root, "commit", "-qm", "vouch: migrate\n\nVouch-Event: kb.migrate\nVouch-Actor: x")
-    res = run_cli("lint", "--since", base, "--json", cwd=kb.root).json()
-    assert any(
-        i["kind"] == "outside-vouch" and "schema_version" in i["message"] for i in res["issues"]
-    ), res["issues"]
+    with steps.registered(NAME_CONTENT):
+        if bump:  # the version raised, and the step's own changes made too
+            for path, data in plan_at(kb, base).changes.items():
+                target = kb.dir / path
+                if data is None:
+                    target.unlink()
+                else:
+                    target.write_bytes(data)
+            git(kb.root, "add", "-A", ".vouch")
+        git(kb.root, "commit", "-qm", "vouch: migrate\n\nVouch-Event: kb.migrate\nVouch-Actor: x")
+        res = run_cli("lint", "--since", base, "--json", cwd=kb.root).json()
+    said = "are not what migrating 1 -> 2 makes" if bump else "leaves the schema version at 1"
+    assert any(i["kind"] == "outside-vouch" and said in i["message"] for i in res["issues"]), res[
+        "issues"
+    ]
 
 
 @pytest.mark.parametrize(

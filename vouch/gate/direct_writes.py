@@ -18,8 +18,8 @@ from vouch.kinds import GATED
 from vouch.store.kb import DECIDED_DIR, KB
 
 IMPORT = "bundle.import"
-# a schema migration (`vouch.migrate.apply`): a person's decision that may rewrite any
-# file, and always changes config.yaml's schema_version
+# a schema migration (`vouch.migrate.apply`): a person's decision that rewrites files,
+# exactly as this vouch's steps do from its parent (recomputed: `vouch.migrate.plan`)
 MIGRATE = "kb.migrate"
 # the lifecycle verbs (`vouch.gate.lifecycle`): each edits approved knowledge in place
 EDITS = frozenset(
@@ -33,11 +33,6 @@ INTAKE = frozenset(
 # every event vouch writes without a decision; anything else (`proposal.approve`,
 # `proposal.withdraw`, a made-up name) is only ever made by a decision
 EVENTS = INTAKE | EDITS | {IMPORT, MIGRATE}
-
-
-_UNVERSIONED = (
-    "a kb.migrate write changes config.yaml's schema_version with it, and this one does not"
-)
 
 
 def foreign(event: str | None) -> str | None:
@@ -55,8 +50,11 @@ def overreach(
     if event == IMPORT:
         return []
     mine = own_changes(kb, commit, parents) if own is None else own
-    if event == MIGRATE:  # may rewrite anything, and always says which version it made
-        return [] if "config.yaml" in mine else [(rel, _UNVERSIONED) for rel in sorted(mine)]
+    if event == MIGRATE:  # exactly what this vouch's steps make from its parent
+        from vouch.migrate.plan import unlike
+
+        why = unlike(kb, commit, parents[0], mine) if len(parents) == 1 else "a merge"
+        return [(rel, f"a kb.migrate write, but {why}") for rel in sorted(mine)[:1]] if why else []
     new = added(kb, parents, mine)
     out = []
     for rel in sorted(mine):

@@ -48,9 +48,10 @@ def committed_version(kb: KB, head: str | None) -> tuple[int, str | None]:
     return schema.version_in(text, f"{kb.dir.name}/{CONFIG_NAME} at HEAD"), text
 
 
-def plan_at(kb: KB, head: str | None) -> Plan:
+def plan_at(kb: KB, head: str | None, target: int | None = None) -> Plan:
+    """The plan from the version committed in `head` to `target` (this vouch's)."""
     version, text = committed_version(kb, head)
-    target = schema.current()
+    target = schema.current() if target is None else target
     todo = chain(version, target)
     files = Files(kb, head)
     shown: list[dict[str, Any]] = []
@@ -99,3 +100,30 @@ def _check(step: Step, made: Changes) -> None:
             raise AssertionError(
                 f"migration step {step.name} changes {path!r}, outside {step.touches}"
             )
+
+
+def unlike(kb: KB, commit: str, parent: str, own: dict[str, str | None]) -> str | None:
+    """Why the migration commit `commit` (on `parent`; `own`: `.vouch/`-relative path
+    -> blob it changed) is not exactly what this vouch's steps make from its parent,
+    or None when it is. The audit files are the writer's, checked by the audit proof."""
+    from vouch.errors import VouchError
+    from vouch.store import audit
+
+    repo = kb.repo
+    try:
+        made, _ = committed_version(kb, commit)
+        expected = plan_at(kb, parent, made)
+    except (VouchError, AssertionError) as exc:
+        return f"its schema version cannot be recomputed here ({exc}); upgrade vouch to check it"
+    if not expected.steps:
+        return f"it leaves the schema version at {made}"
+    want = {p: (repo.blob_id(b) if b is not None else None) for p, b in expected.changes.items()}
+    logs = (audit.LOG_NAME, audit.SEGMENT_DIR + "/")
+    have = {p: b for p, b in own.items() if p != logs[0] and not p.startswith(logs[1])}
+    if have != want:
+        odd = sorted(set(have.items()) ^ set(want.items()))
+        return (
+            f"its changes are not what migrating {expected.version} -> {made} makes "
+            f"(e.g. {odd[0][0]})"
+        )
+    return None
