@@ -124,6 +124,8 @@ EXTRA = {
     "kb.redact",
     "kb.delete",
     "kb.source_refresh",
+    "kb.migrate_plan",
+    "kb.migrate_apply",
 }
 
 

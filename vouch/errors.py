@@ -139,6 +139,13 @@ class SettingsInvalid(CorruptFile):
     exit_code = 1
 
 
+class SchemaTooNew(VouchError):
+    """The knowledge base is in a schema version newer than this vouch knows: every
+    write is refused (reads go on) until vouch is upgraded."""
+
+    code = "E112"
+
+
 class PermissionDenied(SystemFailure):
     code = "E204"
 

@@ -198,4 +198,6 @@ GROUP_HELP = {
     "source": "Register and inspect sources.",
     "evidence": "Span pointers into sources.",
     "session": "Work sessions: start one, name it on proposals, end it.",
+    "migrate": "Upgrade the knowledge to this vouch's schema version: plan shows the "
+    "change, apply makes it in one commit (git revert it to roll back).",
 }

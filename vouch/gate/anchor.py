@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vouch.core.lock import write_lock
 from vouch.errors import GateRefused, UsageError
 from vouch.gate import auditproof, settings_history, signers, trusted_keys
 from vouch.gate.auditproof import Finding
 from vouch.gate.records import parse_message
+from vouch.store import state
 from vouch.store.kb import KB
 
 PREFIX = "refs/tags/vouch/audit/"
@@ -110,7 +110,7 @@ def make(kb: KB, actor: str) -> dict[str, Any]:
     head = repo.resolve("HEAD")
     if head is None:
         raise UsageError("this branch has no commits yet", hint="nothing to anchor")
-    with write_lock(kb.dir, kb.config.number("lock.timeout_seconds", 30)):
+    with state.write_lock(kb):
         findings, _ = auditproof.check(kb, head, policy=signers.committed_policy(kb))
         errors = [f for f in findings if f.severity == "error"]
         if errors:

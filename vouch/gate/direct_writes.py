@@ -18,6 +18,9 @@ from vouch.kinds import GATED
 from vouch.store.kb import DECIDED_DIR, KB
 
 IMPORT = "bundle.import"
+# a schema migration (`vouch.migrate.apply`): a person's decision that rewrites files,
+# exactly as this vouch's steps do from its parent (recomputed: `vouch.migrate.plan`)
+MIGRATE = "kb.migrate"
 # the lifecycle verbs (`vouch.gate.lifecycle`): each edits approved knowledge in place
 EDITS = frozenset(
     {"claim.cite", "claim.confirm", "claim.contradict", "claim.promote", "claim.supersede"}
@@ -29,7 +32,7 @@ INTAKE = frozenset(
 )
 # every event vouch writes without a decision; anything else (`proposal.approve`,
 # `proposal.withdraw`, a made-up name) is only ever made by a decision
-EVENTS = INTAKE | EDITS | {IMPORT}
+EVENTS = INTAKE | EDITS | {IMPORT, MIGRATE}
 
 
 def foreign(event: str | None) -> str | None:
@@ -47,6 +50,11 @@ def overreach(
     if event == IMPORT:
         return []
     mine = own_changes(kb, commit, parents) if own is None else own
+    if event == MIGRATE:  # exactly what this vouch's steps make from its parent
+        from vouch.migrate.plan import unlike
+
+        why = unlike(kb, commit, parents[0], mine) if len(parents) == 1 else "a merge"
+        return [(rel, f"a kb.migrate write, but {why}") for rel in sorted(mine)[:1]] if why else []
     new = added(kb, parents, mine)
     out = []
     for rel in sorted(mine):

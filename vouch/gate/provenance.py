@@ -28,13 +28,16 @@ def history(kb: KB) -> tuple[list[tuple[str, str]], dict[str, str]]:
     every commit in HEAD's history, read in one `git log`."""
     if kb.repo.peek("HEAD") is None:
         return [], {}
+    from vouch.gate.rollbacks import erased
+
     anchors: list[tuple[str, str]] = []
     proposals: dict[str, str] = {}
+    reverted = erased(kb, "HEAD")  # a migration whose event a `git revert` took out
     for parts in kb.repo.log_records("HEAD", _FIELDS):
         if len(parts) != 4:
             continue
         commit, head, proposal, decision = (p.strip() for p in parts)
-        if head:
+        if head and commit not in reverted:
             anchors.append((commit, head))
         if proposal and not decision:
             proposals.setdefault(proposal, commit)

@@ -12,7 +12,8 @@ the `check` it came from) with a verdict — ok, warnings or errors:
 - audit: the audit chain against the anchors git history recorded;
 - config: keys of `.vouch/config.yaml` the template does not know (a typo is silently
   ignored otherwise), values of the wrong type, and review settings edited but not
-  committed (the gate obeys the committed ones);
+  committed (the gate obeys the committed ones), and a schema version behind this
+  vouch's (`vouch migrate plan`) or newer (writes refused);
 - agents: agent hosts configured with `vouch install-agent` whose server command is
   gone (`agent_hosts`);
 - local: what a killed or attacked write left (`leftovers`): a refused journal, stale
@@ -33,6 +34,7 @@ from vouch.health import (
     host_grants,
     leftovers,
     lint,
+    schema_version,
     untracked,
     verify,
 )
@@ -79,6 +81,7 @@ def doctor(kb: KB, progress: Progress | None = None) -> dict[str, Any]:
     issues += [{**i, "check": "audit"} for i in audit_issues]
 
     config_issues = config_drift(kb) + _gate(kb) + attributes.converted(kb)
+    config_issues += schema_version.issues(kb)  # behind: `vouch migrate plan`
     checks["config"] = {"verdict": verdict(config_issues), **counts(config_issues)}
     issues += [{**i, "check": "config"} for i in config_issues]
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from vouch.core.config import CONFIG_NAME, Config
 from vouch.errors import GateRefused, UsageError
-from vouch.gate import direct_writes, signers, trusted_keys, withdrawals
+from vouch.gate import direct_writes, rollbacks, signers, trusted_keys, withdrawals
 from vouch.gate.committed import settings_at
 from vouch.gate.identity import fold, forms
 from vouch.gate.own_changes import own_changes
@@ -110,6 +110,8 @@ def since(kb: KB, base_rev: str) -> tuple[list[Issue], dict[str, Any]]:
         commit = Commit(sha, parents.split(), (name, email), date, body, parse_message(body)[2])
         commit.own = own_changes(kb, sha, commit.parents)
         commits.append(commit)
+    cancelled = rollbacks.cancelled(kb, f"{start}..{head}")  # a migration, its revert
+    commits = [c for c in commits if c.sha not in cancelled]
     checker = _Checker(kb, settings, head, base)
     issues = checker.run(commits)
     own = {c.sha: set(c.own) for c in commits}

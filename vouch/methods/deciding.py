@@ -35,6 +35,10 @@ DECISIONS = {
         "anchoring the audit chain (it vouches for its history)",
         "a person runs `vouch audit anchor` at the CLI",
     ),
+    "kb.migrate_apply": (
+        "migrating the knowledge schema (one commit that rewrites knowledge files)",
+        "a person runs `vouch migrate plan` and `vouch migrate apply` at the CLI",
+    ),
     "kb.import_apply": (
         "importing a bundle",
         "an agent may check a bundle (kb.import_check); a person runs `vouch import-apply "

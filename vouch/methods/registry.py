@@ -162,6 +162,7 @@ def _register_areas() -> None:
         index_methods,
         lifecycle_methods,
         maintenance_methods,
+        migrate_methods,
         provenance_methods,
         read_methods,
         search_methods,
@@ -180,6 +181,7 @@ def _register_areas() -> None:
         maintenance_methods,
         bundle_methods,
         provenance_methods,
+        migrate_methods,
     ):
         for method in area.METHODS:
             register(method)

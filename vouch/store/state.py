@@ -29,6 +29,7 @@ from pathlib import Path
 
 from vouch.core import fsio, lock
 from vouch.errors import Conflict
+from vouch.store import schema
 from vouch.store.kb import KB
 
 CLONE_ID = "clone-id"
@@ -133,8 +134,12 @@ def sweep_temp(folder: Path) -> None:
 
 @contextlib.contextmanager
 def write_lock(kb: KB, timeout: float | None = None) -> Iterator[None]:
-    """The clone's write lock (`vouch.core.lock.write_lock` in `shared(kb)`)."""
+    """The clone's write lock (`vouch.core.lock.write_lock` in `shared(kb)`). Every
+    vouch writer takes it, so this is where a knowledge base of a newer schema version
+    than this vouch knows refuses the write (`vouch.store.schema`), before anything —
+    checked once the lock is held, so a migration landing meanwhile is seen."""
     if timeout is None:
         timeout = kb.config.number("lock.timeout_seconds", 30)
     with lock.write_lock(shared(kb), timeout):
+        schema.refuse_newer(kb)
         yield
