@@ -34,6 +34,7 @@ from vouch.core import ids, yamlio
 from vouch.errors import CorruptFile
 from vouch.gate import direct_writes, signers, withdrawals
 from vouch.gate.deciders import WITHDRAW_EVENT, WITHDRAWN_TRAILER, one_principal
+from vouch.gate.purged import purged_ids
 from vouch.gate.records import parse_message
 from vouch.gate.signers import identities, same
 from vouch.git.history import committers
@@ -157,6 +158,12 @@ class _Check:
         self.proven = _load_proven(kb)
         self.skipped: set[str] = set()  # not judged here (outside a range)
         self.newly: list[str] = []
+        self.purged: set[str] | None = None  # objects a purge took out of history
+
+    def _purged(self) -> set[str]:
+        if self.purged is None:
+            self.purged = purged_ids(self.chain.events)
+        return self.purged
 
     def add(self, commit: str | None, kind: str, detail: str, severity: str = "error") -> None:
         if commit is None or self.report is None or commit in self.report:
@@ -458,7 +465,7 @@ class _Check:
                 f"records decided_by {record.get('decided_by')!r}, but its {verb} event "
                 f"names {made[1].get('actor')!r}"
             )
-        if decision == "approved":
+        if decision == "approved" and not (obj is None and oid in self._purged()):
             stamped = _approved_by(obj)
             if not same(stamped, record.get("decided_by")):
                 return (

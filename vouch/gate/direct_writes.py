@@ -18,6 +18,8 @@ from vouch.kinds import GATED
 from vouch.store.kb import DECIDED_DIR, KB
 
 IMPORT = "bundle.import"
+# `vouch forget --purge-history`: a person's rewrite of history, recorded without content
+PURGE = "history.purge"
 # the lifecycle verbs (`vouch.gate.lifecycle`): each edits approved knowledge in place
 EDITS = frozenset(
     {"claim.cite", "claim.confirm", "claim.contradict", "claim.promote", "claim.supersede"}
@@ -29,7 +31,7 @@ INTAKE = frozenset(
 )
 # every event vouch writes without a decision; anything else (`proposal.approve`,
 # `proposal.withdraw`, a made-up name) is only ever made by a decision
-EVENTS = INTAKE | EDITS | {IMPORT}
+EVENTS = INTAKE | EDITS | {IMPORT, PURGE}
 
 
 def foreign(event: str | None) -> str | None:

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from vouch.gate import seals
+from vouch.gate import purged, seals
 from vouch.git import history
 from vouch.health.files import DECISION, GitView, View, catalog
 from vouch.health.issues import Issue, error
@@ -183,6 +183,9 @@ def check(k: Knowledge, records: Iterable[Obj], only: Iterable[str] | None = Non
     approved = decided(records)
     # the whole view (lint, doctor): an approved object whose file is gone was deleted
     gone = sorted(r for r in approved if r not in view.listing) if only is None else []
+    if gone:  # a person's `vouch forget --purge-history` took these out of history
+        forgotten = purged.in_logs(_audit_files(view))
+        gone = [r for r in gone if r.rsplit("/", 1)[-1].split(".", 1)[0] not in forgotten]
     edges = lifecycle(view) if gone or any(r in approved for r in now) else {}
     issues = [_deleted(k, rel, expected(approved[rel], edges.get(rel, {}))) for rel in gone]
     unsealed: list[str] = []

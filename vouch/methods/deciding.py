@@ -35,6 +35,11 @@ DECISIONS = {
         "anchoring the audit chain (it vouches for its history)",
         "a person runs `vouch audit anchor` at the CLI",
     ),
+    "kb.forget": (
+        "purging history (it rewrites every clone's shared history)",
+        "tell the user the plan: a person runs `vouch forget ID --purge-history "
+        "--confirm ID` at the CLI",
+    ),
     "kb.import_apply": (
         "importing a bundle",
         "an agent may check a bundle (kb.import_check); a person runs `vouch import-apply "

@@ -157,6 +157,7 @@ def _register_areas() -> None:
     from vouch.methods import (
         bundle_methods,
         context_methods,
+        forget_methods,
         gate_methods,
         index_methods,
         lifecycle_methods,
@@ -178,6 +179,7 @@ def _register_areas() -> None:
         maintenance_methods,
         bundle_methods,
         provenance_methods,
+        forget_methods,
     ):
         for method in area.METHODS:
             register(method)
