@@ -17,8 +17,11 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import BOB, a_source, call, show
+from gate_support import BOB, a_source, call, show, vouch_proc
 
+from vouch.errors import GateRefused
+from vouch.methods import registry as ops
+from vouch.methods.context import CallContext
 from vouch.store.kb import KB
 
 CLAIM_TOKEN = "zqxjv-claim-7731"
@@ -224,3 +227,163 @@ def test_purge_leaves_no_token_in_this_clone_and_names_the_remote_that_keeps_it(
     clean_checks(run_cli, root)
     anchor = git(root, "rev-parse", "refs/tags/vouch/audit/1^{commit}").strip()
     assert git(root, "merge-base", "--is-ancestor", anchor, "HEAD") == ""
+
+
+# -- refusals: nothing written ---------------------------------------------------------
+def test_a_wrong_confirmation_is_refused_with_nothing_written(
+    built: tuple[KB, dict[str, Any], Path], run_cli: Any
+) -> None:
+    kb, made, _ = built
+    before = snapshot(kb.root)
+    for wrong in (made["claim"], "yes", f"{made['source']},{made['claim']}", ""):
+        res = forget(run_cli, kb.root, made, "--confirm", wrong, "--json")
+        assert res.code == 1 and "E100" in res.out + res.err, res.out + res.err
+        assert "does not match" in res.out + res.err
+    assert snapshot(kb.root) == before
+    assert not (kb.state_dir / "forget.json").exists()
+    assert holders(kb.root, CLAIM_TOKEN)
+
+
+def test_a_dirty_work_tree_is_refused_with_nothing_written(
+    built: tuple[KB, dict[str, Any], Path], run_cli: Any
+) -> None:
+    kb, made, _ = built
+    (kb.root / "README.md").write_text("work in progress\n")
+    (kb.root / "scratch.txt").write_text("untracked\n")
+    before = snapshot(kb.root)
+    plan = forget(run_cli, kb.root, made, "--json").json()
+    assert [b["kind"] for b in plan["blockers"]] == ["dirty"]
+    res = forget(run_cli, kb.root, made, "--confirm", confirm(made))
+    assert res.code == 1 and "E104" in res.err and "uncommitted" in res.err, res.err
+    assert snapshot(kb.root) == before
+    assert (kb.root / "README.md").read_text() == "work in progress\n"
+
+
+def test_a_pending_proposal_holding_the_bytes_is_named_and_refused(
+    built: tuple[KB, dict[str, Any], Path], run_cli: Any
+) -> None:
+    kb, made, _ = built
+    later = call(
+        kb, "kb.propose_claim", {"text": "Rollback uses the script", "evidence": [a_source(kb)]}
+    )
+    before = snapshot(kb.root)
+    plan = forget(run_cli, kb.root, made, "--json").json()
+    pending = [b for b in plan["blockers"] if b["kind"] == "pending"]
+    assert pending and later["proposal_id"] in pending[0]["message"]
+    res = forget(run_cli, kb.root, made, "--confirm", confirm(made))
+    assert res.code == 1 and later["proposal_id"] in res.err, res.err
+    assert snapshot(kb.root) == before
+
+
+def test_what_still_cites_the_object_is_named_and_refused(
+    built: tuple[KB, dict[str, Any], Path], run_cli: Any
+) -> None:
+    """Forgetting the transcript alone would leave the approved claim citing nothing."""
+    kb, made, _ = built
+    before = snapshot(kb.root)
+    res = run_cli("forget", made["source"], "--purge-history", "--json", cwd=kb.root)
+    cited = [b for b in res.json()["blockers"] if b["kind"] == "cited"]
+    assert cited and made["claim"] in cited[0]["message"]
+    res = run_cli(
+        "forget", made["source"], "--purge-history", "--confirm", made["source"], cwd=kb.root
+    )
+    assert res.code == 1 and "E104" in res.err and made["claim"] in res.err
+    assert snapshot(kb.root) == before
+
+
+def test_a_token_outside_the_forgotten_objects_is_named_and_refused(
+    built: tuple[KB, dict[str, Any], Path], run_cli: Any
+) -> None:
+    kb, made, _ = built
+    (kb.root / "notes.txt").write_text(f"copied: {TRANSCRIPT_TOKEN}\n")
+    git(kb.root, "add", "notes.txt")
+    git(kb.root, "commit", "-qm", "notes")
+    before = snapshot(kb.root)
+    plan = forget(run_cli, kb.root, made, "--json").json()
+    assert [b["kind"] for b in plan["blockers"]] == ["token-elsewhere"]
+    assert plan["uncovered"][0]["path"] == "notes.txt"
+    res = forget(run_cli, kb.root, made, "--confirm", confirm(made))
+    assert res.code == 1 and "notes.txt" in res.err
+    assert snapshot(kb.root) == before
+
+
+def test_a_token_in_the_id_is_refused(kb_with_sources: KB, run_cli: Any) -> None:
+    """An id is a slug of the first words, and ids stay in the audit chain: said, not hidden."""
+    kb = kb_with_sources
+    made = call(kb, "kb.propose_claim", {"text": f"Key {CLAIM_TOKEN}", "evidence": [a_source(kb)]})
+    show(kb, made["proposal_id"])
+    call(kb, "kb.approve", {"proposal_id": made["proposal_id"]}, actor=BOB)
+    claim = str(made["claim_id"])
+    assert CLAIM_TOKEN in claim
+    res = run_cli("forget", claim, "--purge-history", "--token", CLAIM_TOKEN, "--json", cwd=kb.root)
+    assert [b["kind"] for b in res.json()["blockers"]] == ["token-in-id"]
+
+
+def test_usage_errors(built: tuple[KB, dict[str, Any], Path], run_cli: Any) -> None:
+    kb, made, _ = built
+    before = snapshot(kb.root)
+    res = run_cli("forget", made["claim"], cwd=kb.root)
+    assert res.code == 1 and "--purge-history" in res.err
+    res = run_cli("forget", "no-such-claim-0badc0de", "--purge-history", cwd=kb.root)
+    assert res.code == 1 and "E101" in res.err
+    res = run_cli("forget", "../../etc", "--purge-history", cwd=kb.root)
+    assert res.code == 1 and "Traceback" not in res.err
+    assert snapshot(kb.root) == before
+
+
+def test_never_over_an_agent_transport_nor_as_a_declared_agent(
+    built: tuple[KB, dict[str, Any], Path], run_cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb, made, _ = built
+    before = snapshot(kb.root)
+    params = {
+        "id": made["claim"],
+        "also": [made["source"]],
+        "purge_history": True,
+        "confirm": confirm(made),
+    }
+    for transport in ("jsonl", "mcp"):
+        server = CallContext(
+            kb_path=str(kb.root), transport=transport, agent="alice", allow_decisions=True
+        )
+        with pytest.raises(GateRefused, match="never over"):
+            ops.invoke(server, "kb.forget", params)
+    monkeypatch.setenv("VOUCH_AGENT", "alice")
+    res = forget(run_cli, kb.root, made, "--confirm", confirm(made))
+    assert res.code == 1 and "E104" in res.err and "agent" in res.err, res.err
+    assert snapshot(kb.root) == before
+
+
+# -- crash safety: a kill at each step, then the same command finishes -------------------
+@pytest.mark.parametrize(
+    "step", ["purge-recorded", "purge-imported", "purge-switched", "purge-pruned"]
+)
+def test_a_kill_leaves_the_old_history_or_the_new_and_the_same_command_finishes(
+    built: tuple[KB, dict[str, Any], Path], run_cli: Any, step: str
+) -> None:
+    kb, made, _ = built
+    root = kb.root
+    args = ["forget", made["claim"], "--purge-history", "--also", made["source"]]
+    args += ["--token", CLAIM_TOKEN, "--token", TRANSCRIPT_TOKEN, "--confirm", confirm(made)]
+    killed = vouch_proc(root, *args, env={"VOUCH_FAULT": step, "VOUCH_NO_WARM": "1"})
+    assert killed.returncode == 86, killed.stderr
+    main = git(root, "rev-parse", "refs/heads/main").strip()
+    blob_reachable = bool(reachable_holders(root, CLAIM_TOKEN))
+    if step in ("purge-recorded", "purge-imported"):
+        # the old history, whole: the claim is still in HEAD, no ref moved
+        assert blob_reachable and (root / ".vouch").rglob(f"{made['claim']}.yaml")
+        assert git(root, "cat-file", "-e", f"{main}:.vouch/audit.log.jsonl") == ""
+    else:
+        # the new history, whole: no ref (but the reflogs) reaches the bytes
+        assert git(root, "rev-list", "--all", "--objects").count(made["claim"]) == 0
+    plan = run_cli(*args[:-2], "--json", cwd=root).json()
+    assert plan["interrupted"] and plan["interrupted"]["ids"] == [made["claim"], made["source"]]
+    done = run_cli(*args, "--json", cwd=root)
+    assert done.code == 0, done.out + done.err
+    for token in (CLAIM_TOKEN, TRANSCRIPT_TOKEN):
+        assert holders(root, token) == [], token
+    assert git(root, "for-each-ref", "refs/vouch-forget/") == ""
+    assert git(root, "status", "--porcelain") == ""
+    log = (root / ".vouch/audit.log.jsonl").read_text()
+    assert log.count('"history.purge"') == 1  # recorded once, whatever the step
+    clean_checks(run_cli, root)

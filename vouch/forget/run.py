@@ -80,41 +80,25 @@ def _run(kb: KB, plan: Plan, actor: str) -> dict[str, Any]:
         _save(kb, journal)
         fault("purge-recorded")
         plan = make(kb, plan.ids, plan.tokens)  # the event commit is history too
+    moves = {r: (v[0], v[1]) for r, v in (journal.get("moves") or {}).items()}
+    if not journal.get("switched") and moves:
+        where = purge.all_refs(repo)
+        if all(where.get(r) == new for r, (_, new) in moves.items()):
+            journal["switched"] = True  # killed after the switch, before saying so
+        elif not all(where.get(r) == old for r, (old, _) in moves.items()):
+            moves = {}  # refs moved since: rewrite again from what they are now
     if not journal.get("switched"):
-        purge.drop_staging(repo)
-        head_ref = repo.head_branch()
-        old_head = repo.peek(head_ref)
-        work = kb.state_dir / "forget"
-        work.mkdir(parents=True, exist_ok=True)
-        gone = set(plan.paths)
-        done = purge.rewrite(
-            repo,
-            plan.boundary,
-            gone.__contains__,
-            messages.scrubber(plan.ids, plan.tokens),
-            work,
-        )
-        moves = {}
-        for ref, old in purge.all_refs(repo).items():
-            new = done.tags.get(ref) or done.commits.get(old)
-            if new and new != old:
-                moves[ref] = (old, new)
-        journal.update(
-            {
-                "switched": True,
-                "old_head": old_head,
-                "new_head": done.commits.get(old_head or "", old_head),
-                "moves": {r: list(v) for r, v in sorted(moves.items())},
-                "rewritten": len(done.commits),
-            }
-        )
-        _save(kb, journal)
+        if not moves:
+            moves = _rewrite(kb, plan, journal)
         fault("purge-imported")
         purge.switch(repo, moves)
         fault("purge-switched")
-        if old_head and journal["new_head"] != old_head:
-            purge.move_work_tree(repo, old_head, journal["new_head"])
-        shutil.rmtree(work, ignore_errors=True)
+        journal["switched"] = True
+        _save(kb, journal)
+        old_head, new_head = journal.get("old_head"), journal.get("new_head")
+        if old_head and new_head and new_head != old_head:
+            purge.move_work_tree(repo, old_head, new_head)
+        shutil.rmtree(kb.state_dir / "forget", ignore_errors=True)
     else:
         _finish_work_tree(kb, plan)
     purge.forget_unreachable(repo)
@@ -138,6 +122,35 @@ def _run(kb: KB, plan: Plan, actor: str) -> dict[str, Any]:
         "remotes": plan.remotes,
         "limits": plan.to_json(kb)["limits"],
     }
+
+
+def _rewrite(kb: KB, plan: Plan, journal: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """The new history written beside the old (`purge.rewrite`), and the ref moves that
+    switch to it, recorded in the journal before any ref moves."""
+    repo = kb.repo
+    purge.drop_staging(repo)
+    old_head = repo.peek(repo.head_branch())
+    work = kb.state_dir / "forget"
+    work.mkdir(parents=True, exist_ok=True)
+    gone = set(plan.paths)
+    done = purge.rewrite(
+        repo, plan.boundary, gone.__contains__, messages.scrubber(plan.ids, plan.tokens), work
+    )
+    moves = {}
+    for ref, old in purge.all_refs(repo).items():
+        new = done.tags.get(ref) or done.commits.get(old)
+        if new and new != old:
+            moves[ref] = (old, new)
+    journal.update(
+        {
+            "old_head": old_head,
+            "new_head": done.commits.get(old_head or "", old_head),
+            "moves": {r: list(v) for r, v in sorted(moves.items())},
+            "rewritten": len(done.commits),
+        }
+    )
+    _save(kb, journal)
+    return moves
 
 
 def _record(kb: KB, plan: Plan, actor: str) -> str:
