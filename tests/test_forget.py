@@ -387,3 +387,56 @@ def test_a_kill_leaves_the_old_history_or_the_new_and_the_same_command_finishes(
     log = (root / ".vouch/audit.log.jsonl").read_text()
     assert log.count('"history.purge"') == 1  # recorded once, whatever the step
     clean_checks(run_cli, root)
+
+
+# -- the purge event relaxes nothing for a forger ----------------------------------------
+@pytest.mark.parametrize("typed", [True, False])
+def test_a_forged_purge_event_does_not_hide_a_deleted_approved_claim(
+    built: tuple[KB, dict[str, Any], Path], run_cli: Any, typed: bool
+) -> None:
+    """A commit that deletes an approved claim and appends a well-chained history.purge
+    event naming it — typed as vouch's own purge write or as a plain commit — is still
+    reported: a purge write changes no knowledge, and only a rewrite removes the claim
+    from the commit that approved it."""
+    from vouch.store import writer
+
+    kb, made, _ = built
+    root = kb.root
+    head = git(root, "rev-parse", "HEAD").strip()
+    logs, chain = writer.audit_changes(
+        kb, head, [("history.purge", "mallory", [made["claim"]], {})]
+    )
+    for rel, data in logs.items():
+        (kb.dir / rel).write_bytes(data)
+    claim_file = next(kb.dir.rglob(f"{made['claim']}.yaml"))
+    git(root, "rm", "-q", str(claim_file))
+    git(root, "add", "-A", ".vouch")
+    trailers = f"\n\nVouch-Event: history.purge\nVouch-Actor: mallory\nVouch-Audit-Head: {chain}"
+    git(root, "commit", "-qm", "forget 1 object(s): history purged" + (trailers if typed else ""))
+    res = run_cli("doctor", "--json", cwd=root, terminal=False)
+    assert res.code == 1, res.out
+    why = "a history.purge write changes no knowledge" if typed else "is not a vouch commit"
+    assert why in res.out, res.out
+    # plain lint (no audit proof) still sees the approved claim deleted outside vouch
+    res = run_cli("lint", "--json", cwd=root, terminal=False)
+    assert res.code == 1 and "deleted outside vouch" in res.out, res.out
+
+
+def test_the_purged_bytes_committed_back_are_reported(
+    built: tuple[KB, dict[str, Any], Path], run_cli: Any
+) -> None:
+    """After a purge, a plain commit that puts the forgotten claim back (its bytes from a
+    clone made before) is not excused by the purge event: the purge holds only while no
+    commit of the branch holds the file."""
+    kb, made, clone = built
+    root = kb.root
+    done = forget(run_cli, root, made, "--confirm", confirm(made), "--json")
+    assert done.code == 0, done.err
+    rel = next(p for p in done.json()["paths"] if made["claim"] in p)
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_bytes((clone / rel).read_bytes())
+    git(root, "add", rel)
+    git(root, "commit", "-qm", "restore a note")
+    res = run_cli("doctor", "--json", cwd=root, terminal=False)
+    assert res.code == 1, res.out
+    assert "approved_by" in res.out and made["claim"][:20] in res.out, res.out

@@ -38,6 +38,7 @@ from vouch.gate.purged import purged_ids
 from vouch.gate.records import parse_message
 from vouch.gate.signers import identities, same
 from vouch.git.history import committers
+from vouch.git.purge import ever_held
 from vouch.kinds import KINDS
 from vouch.store import audit, writer
 from vouch.store.kb import DECIDED_DIR, KB, decided_path
@@ -160,10 +161,15 @@ class _Check:
         self.newly: list[str] = []
         self.purged: set[str] | None = None  # objects a purge took out of history
 
-    def _purged(self) -> set[str]:
+    def _taken(self, kind_name: str, oid: str) -> bool:
+        """Did a purge take this approved object out of history (`vouch.gate.purged`)?"""
         if self.purged is None:
             self.purged = purged_ids(self.chain.events)
-        return self.purged
+        kind = KINDS.get(kind_name)
+        if oid not in self.purged or kind is None or not ids.is_object_id(oid):
+            return False
+        path = self.kb.rel(kind.path_for(oid))
+        return not ever_held(self.kb.repo, self.rev, [path])
 
     def add(self, commit: str | None, kind: str, detail: str, severity: str = "error") -> None:
         if commit is None or self.report is None or commit in self.report:
@@ -465,7 +471,7 @@ class _Check:
                 f"records decided_by {record.get('decided_by')!r}, but its {verb} event "
                 f"names {made[1].get('actor')!r}"
             )
-        if decision == "approved" and not (obj is None and oid in self._purged()):
+        if decision == "approved" and not (obj is None and self._taken(c.one("Vouch-Kind"), oid)):
             stamped = _approved_by(obj)
             if not same(stamped, record.get("decided_by")):
                 return (

@@ -1,10 +1,12 @@
 """Objects whose files a person purged from history (`vouch forget --purge-history`).
 
 A purge removes an object's files from every commit, the decision that approved it
-included, and records a `history.purge` event naming the object. The audit check then
-finds that decision's object gone: for an object a purge event names (an event owned,
-like every event, by the vouch commit that made it, or reported), that absence is the
-purge, not a forged approval.
+included, and records a `history.purge` event naming the object. The checks then find
+an approved object gone. That absence is the purge, not a deletion outside vouch, only
+when both hold: a purge event names the object (an event owned, like every event, by
+the vouch commit that made it, or reported by the audit check), and no commit of the
+branch's history ever held its file — a forger who deletes the file and types the
+event still has the approval commit holding it.
 """
 
 from __future__ import annotations
@@ -39,3 +41,15 @@ def in_logs(datas: Iterable[bytes]) -> set[str]:
             if record is not None and record.get("hash") == audit.event_hash(record):
                 out |= purged_ids({"": record})
     return out
+
+
+def taken(kb: Any, files: dict[str, str], logs: Iterable[bytes], rev: str = "HEAD") -> set[str]:
+    """Of `files` (repository path -> object id: approved objects whose files are gone),
+    the paths a purge took (see the module's docstring)."""
+    from vouch.git import purge
+
+    named = in_logs(logs) if files else set()
+    candidates = {p for p, oid in files.items() if oid in named}
+    if not candidates:
+        return set()
+    return candidates - purge.ever_held(kb.repo, rev, candidates)

@@ -405,3 +405,15 @@ def forget_unreachable(repo: Repo) -> None:
         run(["gc", "--quiet", "--prune=now"], repo.root)
     except GitCommandFailed as exc:
         raise GitFailure(f"git gc failed after the rewrite: {exc.stderr.strip()[:300]}") from exc
+
+
+def ever_held(repo: Repo, rev: str, paths: Iterable[str]) -> set[str]:
+    """Which of `paths` some commit of `rev`'s history added, changed or removed."""
+    wanted = sorted(set(paths))
+    if not wanted or repo.resolve(rev) is None:
+        return set()
+    out = run_bytes(
+        ["log", "-m", "--no-renames", "--format=", "--name-only", "-z", rev, "--", *wanted],
+        repo.root,
+    )
+    return {p.decode("utf-8", "replace").strip("\n") for p in out.split(b"\0") if p.strip()}

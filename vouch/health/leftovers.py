@@ -160,7 +160,13 @@ def approvals_without_objects(kb: KB) -> list[Issue]:
         if p.startswith(top + DECIDED_DIR + "/") and p.endswith(".yaml")
     }
     out: list[Issue] = []
-    forgotten = purged.in_logs(repo.read_blob(files[p]) for p in logs)  # a purge took them
+    gone = {  # approved objects without their file: a purge may have taken them
+        top + k.path_for(oid): oid
+        for k, oid in ((KINDS.get(kn), oid) for kn, oid in approved.values())
+        if k is not None and top + k.path_for(oid) not in files
+    }
+    took = purged.taken(kb, gone, (repo.read_blob(files[p]) for p in logs), head)
+    forgotten = {gone[p] for p in took}
     for pid, (kind_name, object_id) in sorted(approved.items()):
         kind = KINDS.get(kind_name)
         if kind is None:

@@ -184,8 +184,9 @@ def check(k: Knowledge, records: Iterable[Obj], only: Iterable[str] | None = Non
     # the whole view (lint, doctor): an approved object whose file is gone was deleted
     gone = sorted(r for r in approved if r not in view.listing) if only is None else []
     if gone:  # a person's `vouch forget --purge-history` took these out of history
-        forgotten = purged.in_logs(_audit_files(view))
-        gone = [r for r in gone if r.rsplit("/", 1)[-1].split(".", 1)[0] not in forgotten]
+        files = {kb.rel(r): r.rsplit("/", 1)[-1].split(".", 1)[0] for r in gone}
+        took = purged.taken(kb, files, _audit_files(view))
+        gone = [r for r in gone if kb.rel(r) not in took]
     edges = lifecycle(view) if gone or any(r in approved for r in now) else {}
     issues = [_deleted(k, rel, expected(approved[rel], edges.get(rel, {}))) for rel in gone]
     unsealed: list[str] = []
