@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import BOB, a_source, call, show, vouch_proc
+from gate_support import BOB, a_source, call, keypair, show, vouch_proc
 
 from vouch.errors import GateRefused
 from vouch.methods import registry as ops
@@ -440,3 +440,35 @@ def test_the_purged_bytes_committed_back_are_reported(
     res = run_cli("doctor", "--json", cwd=root, terminal=False)
     assert res.code == 1, res.out
     assert "approved_by" in res.out and made["claim"][:20] in res.out, res.out
+
+
+@pytest.mark.skipif(
+    subprocess.run(["which", "ssh-keygen"], capture_output=True).returncode != 0,
+    reason="ssh-keygen is not installed",
+)
+def test_a_branch_that_does_not_hold_the_bytes_keeps_its_commits_and_signatures(
+    built: tuple[KB, dict[str, Any], Path], run_cli: Any, tmp_path: Path
+) -> None:
+    """fast-export drops commit signatures; a ref that never reached the bytes is not
+    moved, so its signed commits stay as they were."""
+    kb, made, _ = built
+    root = kb.root
+    key = keypair(tmp_path, "side")
+    first = git(root, "rev-list", "--max-parents=0", "HEAD").strip()
+    git(root, "branch", "side", first)
+    git(root, "worktree", "add", "-q", str(tmp_path / "side"), "side")
+    (tmp_path / "side" / "side.txt").write_text("side work\n")
+    git(tmp_path / "side", "add", "side.txt")
+    git(
+        tmp_path / "side",
+        "-c", "gpg.format=ssh", "-c", f"user.signingkey={key}",
+        "commit", "-S", "-qm", "signed side work",
+    )  # fmt: skip
+    git(root, "worktree", "remove", str(tmp_path / "side"))
+    side = git(root, "rev-parse", "side").strip()
+    assert "gpgsig" in git(root, "cat-file", "commit", side)
+    done = forget(run_cli, root, made, "--confirm", confirm(made), "--json")
+    assert done.code == 0, done.err
+    assert "refs/heads/side" not in done.json()["refs_moved"]
+    assert git(root, "rev-parse", "side").strip() == side
+    assert "gpgsig" in git(root, "cat-file", "commit", side)
