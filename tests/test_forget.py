@@ -11,7 +11,10 @@ the other clone still holds them; `vouch doctor` and `vouch audit --verify` are 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -472,3 +475,63 @@ def test_a_branch_that_does_not_hold_the_bytes_keeps_its_commits_and_signatures(
     assert "refs/heads/side" not in done.json()["refs_moved"]
     assert git(root, "rev-parse", "side").strip() == side
     assert "gpgsig" in git(root, "cat-file", "commit", side)
+
+
+def test_the_warm_process_that_held_the_index_is_stopped(
+    built: tuple[KB, dict[str, Any], Path], run_cli: Any
+) -> None:
+    kb, made, _ = built
+    root = kb.root
+    started = vouch_proc(root, "warm", "start", "--json", "--idle-seconds", "120")
+    assert started.returncode == 0, started.stderr
+    try:
+        hit = vouch_proc(root, "search", CLAIM_TOKEN, "--json")
+        assert made["claim"] in hit.stdout
+        done = forget(run_cli, root, made, "--confirm", confirm(made), "--json")
+        assert done.code == 0, done.err
+        assert "warm process" in done.json()["cleared"]
+        status = vouch_proc(root, "warm", "status", "--json")
+        assert json.loads(status.stdout)["running"] is False, status.stdout
+        again = vouch_proc(root, "search", CLAIM_TOKEN, "--json", env={"VOUCH_NO_AUTO_WARM": "1"})
+        assert made["claim"] not in again.stdout
+    finally:
+        vouch_proc(root, "warm", "stop")
+
+
+def test_a_warm_process_that_did_not_answer_the_stop_refuses_its_next_search(
+    built: tuple[KB, dict[str, Any], Path], run_cli: Any
+) -> None:
+    """Stopped (SIGSTOP) while the purge asks it to stop, the warm process wakes with the
+    old index in memory: it refuses the next search (which runs cold) and exits."""
+    kb, made, _ = built
+    root = kb.root
+    started = vouch_proc(root, "warm", "start", "--json", "--idle-seconds", "120")
+    assert started.returncode == 0, started.stderr
+    pid = int(json.loads(vouch_proc(root, "warm", "status", "--json").stdout)["pid"])
+    try:
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            done = forget(run_cli, root, made, "--confirm", confirm(made), "--json")
+            assert done.code == 0, done.err
+            assert "warm process" not in done.json()["cleared"]
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        for _ in range(50):  # awake and answering (a status is answered, never refused)
+            status = vouch_proc(root, "warm", "status", "--json")
+            if json.loads(status.stdout).get("running"):
+                break
+            time.sleep(0.1)
+        again = vouch_proc(root, "search", CLAIM_TOKEN, "--json", env={"VOUCH_NO_AUTO_WARM": "1"})
+        assert again.returncode in (0, 1) and made["claim"] not in again.stdout, again.stdout
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
+            if (Path(f"/proc/{pid}/stat").read_text().split()[2:3] or ["?"])[0] == "Z":
+                break
+            time.sleep(0.05)
+        gone = (
+            not Path(f"/proc/{pid}").exists()
+            or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+        )
+        assert gone, "the warm process did not exit"
+    finally:
+        vouch_proc(root, "warm", "stop")

@@ -24,6 +24,7 @@ from vouch.store import audit
 from vouch.store.kb import DECIDED_DIR, KB, PROPOSAL_PREFIX
 
 JOURNAL = "forget.json"  # in the clone's state folder: a purge under way
+PURGED = "purged.stamp"  # touched by each purge: a warm process older than it exits
 
 LIMITS = (
     "other clones, forks and mirrors keep their own copy until they are replaced "

@@ -25,13 +25,14 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import time
 from typing import Any
 
 from vouch.core import fsio
 from vouch.core.lock import write_lock
 from vouch.errors import GateRefused, UsageError
 from vouch.forget import messages
-from vouch.forget.plan import JOURNAL, Plan, make
+from vouch.forget.plan import JOURNAL, PURGED, Plan, make
 from vouch.gate.direct_writes import PURGE
 from vouch.git import purge
 from vouch.store.kb import KB
@@ -139,7 +140,9 @@ def _rewrite(kb: KB, plan: Plan, journal: dict[str, Any]) -> dict[str, tuple[str
     moves = {}
     for ref, old in purge.all_refs(repo).items():
         new = done.tags.get(ref) or done.commits.get(old)
-        if new and new != old:
+        # a ref that does not reach the bytes stays: re-exported, a signed commit of an
+        # unrelated branch would come back unsigned under a new id
+        if new and new != old and ref in plan.reaching:
             moves[ref] = (old, new)
     journal.update(
         {
@@ -194,11 +197,13 @@ def _clear_caches(kb: KB) -> list[str]:
     from vouch.index.handle import rebuild_index
     from vouch.index.settings import Settings
     from vouch.search import log as search_log
-    from vouch.servers import warm_stop
 
     cleared = []
+    # a warm process keeps the old index in memory: asked to stop here, and one that does
+    # not answer (busy, stopped) refuses its next command and exits (`servers.warm`)
+    fsio.write_atomic(kb.state_dir / PURGED, f"{time.time()}\n")
     place = forward.place_of(kb.dir)
-    if place is not None and warm_stop.stop(place) is not None:
+    if place is not None and forward.ask(place, "stop") not in (None, forward.SILENT):
         cleared.append("warm process")
     settings = Settings.of(kb)
     for where in {settings.index_dir, location.in_cache(settings.kb_path).path}:
