@@ -535,3 +535,23 @@ def test_a_warm_process_that_did_not_answer_the_stop_refuses_its_next_search(
         assert gone, "the warm process did not exit"
     finally:
         vouch_proc(root, "warm", "stop")
+
+
+def test_a_stash_entry_holding_the_bytes_is_named_and_refused(
+    built: tuple[KB, dict[str, Any], Path], run_cli: Any
+) -> None:
+    """Expiring reflogs would drop every stash entry: one that holds the bytes (here the
+    older of two) must be applied or dropped first."""
+    kb, made, _ = built
+    root = kb.root
+    for text in ("first stash\n", "second stash\n"):
+        (root / "README.md").write_text(text)
+        git(root, "stash", "-q")
+    before = snapshot(root)
+    plan = forget(run_cli, root, made, "--json").json()
+    stash = [b for b in plan["blockers"] if b["kind"] == "stash"]
+    assert stash and "stash@{0}" in stash[0]["message"] and "stash@{1}" in stash[0]["message"]
+    res = forget(run_cli, root, made, "--confirm", confirm(made))
+    assert res.code == 1 and "stash" in res.err, res.err
+    assert snapshot(root) == before
+    assert len(git(root, "stash", "list").splitlines()) == 2

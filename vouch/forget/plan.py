@@ -291,7 +291,7 @@ def _blockers(kb: KB, plan: Plan) -> None:
             "rewritten proposal is no longer the commit its reviewer saw",
         )
     stash = purge.reflog_entries(repo, "refs/stash") if "refs/stash" in plan.refs else []
-    held = [i for i, s in enumerate(stash) if s in plan.rewritten]
+    held = [i for i, s in enumerate(stash) if purge.reaches(repo, [s], plan.touched)]
     if held:
         plan.block(
             "stash",
@@ -299,7 +299,7 @@ def _blockers(kb: KB, plan: Plan) -> None:
             "apply and commit them, or drop them (`git stash drop`), first",
         )
     for path, head in purge.worktrees(repo):
-        if head in plan.rewritten:
+        if head and purge.reaches(repo, [head], plan.touched):
             plan.block(
                 "worktree",
                 f"the work tree at {path} has a commit that holds the bytes checked out",
