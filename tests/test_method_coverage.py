@@ -126,6 +126,7 @@ EXTRA = {
     "kb.source_refresh",
     "kb.migrate_plan",
     "kb.migrate_apply",
+    "kb.forget",
 }
 
 

@@ -35,9 +35,11 @@ from vouch.errors import CorruptFile
 from vouch.gate import direct_writes, rollbacks, signers, withdrawals
 from vouch.gate.changes import CHANGE
 from vouch.gate.deciders import WITHDRAW_EVENT, WITHDRAWN_TRAILER, one_principal
+from vouch.gate.purged import purged_ids
 from vouch.gate.records import parse_message
 from vouch.gate.signers import identities, same
 from vouch.git.history import committers
+from vouch.git.purge import ever_held
 from vouch.kinds import KINDS
 from vouch.store import audit, writer
 from vouch.store.kb import DECIDED_DIR, KB, decided_path
@@ -158,6 +160,17 @@ class _Check:
         self.proven = _load_proven(kb)
         self.skipped: set[str] = set()  # not judged here (outside a range)
         self.newly: list[str] = []
+        self.purged: set[str] | None = None  # objects a purge took out of history
+
+    def _taken(self, kind_name: str, oid: str) -> bool:
+        """Did a purge take this approved object out of history (`vouch.gate.purged`)?"""
+        if self.purged is None:
+            self.purged = purged_ids(self.chain.events)
+        kind = KINDS.get(kind_name)
+        if oid not in self.purged or kind is None or not ids.is_object_id(oid):
+            return False
+        path = self.kb.rel(kind.path_for(oid))
+        return not ever_held(self.kb.repo, self.rev, [path])
 
     def add(self, commit: str | None, kind: str, detail: str, severity: str = "error") -> None:
         if commit is None or self.report is None or commit in self.report:
@@ -462,7 +475,11 @@ class _Check:
                 f"records decided_by {record.get('decided_by')!r}, but its {verb} event "
                 f"names {made[1].get('actor')!r}"
             )
-        if decision == "approved" and c.one("Vouch-Kind") != CHANGE:  # a change stamps nothing
+        if (
+            decision == "approved"
+            and c.one("Vouch-Kind") != CHANGE  # a change stamps nothing
+            and not (obj is None and self._taken(c.one("Vouch-Kind"), oid))
+        ):
             stamped = _approved_by(obj)
             if not same(stamped, record.get("decided_by")):
                 return (

@@ -21,6 +21,8 @@ IMPORT = "bundle.import"
 # a schema migration (`vouch.migrate.apply`): a person's decision that rewrites files,
 # exactly as this vouch's steps do from its parent (recomputed: `vouch.migrate.plan`)
 MIGRATE = "kb.migrate"
+# `vouch forget --purge-history`: a person's rewrite of history, recorded without content
+PURGE = "history.purge"
 # the lifecycle verbs (`vouch.gate.lifecycle`): each edits approved knowledge in place
 EDITS = frozenset(
     {"claim.cite", "claim.confirm", "claim.contradict", "claim.promote", "claim.supersede"}
@@ -32,7 +34,7 @@ INTAKE = frozenset(
 )
 # every event vouch writes without a decision; anything else (`proposal.approve`,
 # `proposal.withdraw`, a made-up name) is only ever made by a decision
-EVENTS = INTAKE | EDITS | {IMPORT, MIGRATE}
+EVENTS = INTAKE | EDITS | {IMPORT, MIGRATE, PURGE}
 
 
 def foreign(event: str | None) -> str | None:

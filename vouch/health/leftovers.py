@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 from vouch.errors import VouchError
+from vouch.gate import purged
 from vouch.health.issues import Issue, error, warn
 from vouch.kinds import KINDS
 from vouch.store import audit, gitlocks, journal
@@ -159,6 +160,13 @@ def approvals_without_objects(kb: KB) -> list[Issue]:
         if p.startswith(top + DECIDED_DIR + "/") and p.endswith(".yaml")
     }
     out: list[Issue] = []
+    gone = {  # approved objects without their file: a purge may have taken them
+        top + k.path_for(oid): oid
+        for k, oid in ((KINDS.get(kn), oid) for kn, oid in approved.values())
+        if k is not None and top + k.path_for(oid) not in files
+    }
+    took = purged.taken(kb, gone, (repo.read_blob(files[p]) for p in logs), head)
+    forgotten = {gone[p] for p in took}
     for pid, (kind_name, object_id) in sorted(approved.items()):
         kind = KINDS.get(kind_name)
         if kind is None:
@@ -166,10 +174,10 @@ def approvals_without_objects(kb: KB) -> list[Issue]:
         missing = [
             what
             for what, path in (
-                ("object", top + kind.path_for(object_id)),
+                ("object", None if object_id in forgotten else top + kind.path_for(object_id)),
                 ("decision record", decided.get(pid)),
             )
-            if path is None or path not in files
+            if (path is None and what != "object") or (path is not None and path not in files)
         ]
         if missing:
             out.append(_missing(kb, pid, kind_name, object_id, " and ".join(missing), head))
@@ -179,7 +187,12 @@ def approvals_without_objects(kb: KB) -> list[Issue]:
         record = _record(kb, files[path])
         kind = KINDS.get(str(record.get("kind"))) if record.get("decision") == "approved" else None
         object_id = str(record.get("object_id") or "")
-        if kind is not None and object_id and top + kind.path_for(object_id) not in files:
+        if (
+            kind is not None
+            and object_id
+            and object_id not in forgotten
+            and top + kind.path_for(object_id) not in files
+        ):
             out.append(_missing(kb, pid, kind.name, object_id, "object", head))
     return out
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from vouch.gate import seals
+from vouch.gate import purged, seals
 from vouch.gate.changes import CHANGE
 from vouch.git import history
 from vouch.health.files import DECISION, GitView, View, catalog
@@ -205,6 +205,10 @@ def check(k: Knowledge, records: Iterable[Obj], only: Iterable[str] | None = Non
     approved = decided(records)
     # the whole view (lint, doctor): an approved object whose file is gone was deleted
     gone = sorted(r for r in approved if r not in view.listing) if only is None else []
+    if gone:  # a person's `vouch forget --purge-history` took these out of history
+        files = {kb.rel(r): r.rsplit("/", 1)[-1].split(".", 1)[0] for r in gone}
+        took = purged.taken(kb, files, _audit_files(view))
+        gone = [r for r in gone if kb.rel(r) not in took]
     edges = lifecycle(view) if gone or any(r in approved for r in now) else {}
     ends = {rel: expected(approved[rel], edges.get(rel, {})) for rel in gone}
     # a deletion a person approved (`vouch delete`) ends the chain with seals.DELETED

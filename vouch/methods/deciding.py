@@ -39,6 +39,11 @@ DECISIONS = {
         "migrating the knowledge schema (one commit that rewrites knowledge files)",
         "a person runs `vouch migrate plan` and `vouch migrate apply` at the CLI",
     ),
+    "kb.forget": (
+        "purging history (it rewrites every clone's shared history)",
+        "tell the user the plan: a person runs `vouch forget ID --purge-history "
+        "--confirm ID` at the CLI",
+    ),
     "kb.import_apply": (
         "importing a bundle",
         "an agent may check a bundle (kb.import_check); a person runs `vouch import-apply "

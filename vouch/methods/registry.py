@@ -158,6 +158,7 @@ def _register_areas() -> None:
         bundle_methods,
         change_methods,
         context_methods,
+        forget_methods,
         gate_methods,
         index_methods,
         lifecycle_methods,
@@ -182,6 +183,7 @@ def _register_areas() -> None:
         bundle_methods,
         provenance_methods,
         migrate_methods,
+        forget_methods,
     ):
         for method in area.METHODS:
             register(method)

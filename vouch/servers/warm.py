@@ -221,6 +221,10 @@ class _Process:
             conn.sendall(_line({"status": "refused", "why": "vouch's code changed"}))
             log.info("vouch's code changed on disk: exiting")
             return "stop"
+        if self._purged_since():  # what it holds in memory may hold the purged words
+            conn.sendall(_line({"status": "refused", "why": "history was purged"}))
+            log.info("history was purged (vouch forget): exiting")
+            return "stop"
         why = self._refusal(message)
         if why is not None:
             conn.sendall(_line({"status": "refused", "why": why}))
@@ -237,6 +241,15 @@ class _Process:
             + err
         )
         return "ran"
+
+    def _purged_since(self) -> bool:
+        """Did `vouch forget --purge-history` finish after this process started?"""
+        from vouch.forget.plan import PURGED
+
+        try:
+            return os.stat(self.kb.state_dir / PURGED).st_mtime >= self.started
+        except OSError:
+            return False
 
     def _refusal(self, message: dict[str, Any]) -> str | None:
         argv = message.get("argv")
