@@ -151,7 +151,11 @@ def filter_scope(query: Query) -> Scope:
     kb, req = query.asked.kb, query.req
     assert req.top is not None
     index = access.open_index(
-        kb, query.asked.warm, meanwhile=_embed_early(req), progress=query.asked.progress
+        kb,
+        query.asked.warm,
+        meanwhile=_embed_early(req),
+        progress=query.asked.progress,
+        refresh=req.refresh,
     )
     filters = access.filters(
         kinds=req.kinds or SEARCH_KINDS,

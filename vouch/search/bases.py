@@ -1,0 +1,142 @@
+"""The registered knowledge bases a search across them reads, each as it is found.
+
+A base is read, never written: its index is opened as it is (`access.open_index` with
+`refresh=False`), never built, refreshed or rebuilt — that is a search in its own
+repository's business — no warm process is started for it, no search log is written
+there. What stops it being searched is its state, reported beside the hits, never an
+error of the whole search:
+
+- `fresh`, `stale`: searched; stale when its files moved on since its index was made
+  (a commit, a pull, an edit), `detail` says so and how to refresh it;
+- `missing` (the path is gone: moved or deleted), `refused` (a link now in its path,
+  `.vouch` or config.yaml a link or a file: never followed), `unreadable` (this user
+  cannot read it, a config.yaml vouch refuses), `unindexed` (never searched there, so no
+  index), `unusable` (an index vouch cannot use as it is: another clone's, damaged).
+
+The staleness check is git's (`freshness.start`, ~45 ms at 10k objects); a process that
+searches again (a server) repeats it only when the base's git/audit signature moved or
+`search.freshness_seconds` passed, as for its own knowledge base.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from vouch.errors import VouchError
+from vouch.store.kb_registry import Entry, hostile
+from vouch.store.root import VOUCH_DIR
+
+if TYPE_CHECKING:
+    from vouch.search.access import SearchIndex
+    from vouch.store.kb import KB
+
+SEARCHED = ("found", "fresh", "stale")  # found: not yet opened (`look`), then fresh/stale
+_CHECKED = "bases-checked"  # in `warm`: name → (path, signature, monotonic time, stale?)
+
+
+class Base(NamedTuple):
+    name: str
+    path: str
+    state: str  # found → fresh | stale; missing | refused | unreadable | unindexed | unusable
+    detail: str | None = None
+    kb: KB | None = None  # for the searched ones
+
+    @property
+    def searched(self) -> bool:
+        return self.state in SEARCHED
+
+    def report(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "path": self.path, "state": self.state}
+        if self.detail:
+            out["detail"] = self.detail
+        return out
+
+
+def look(entry: Entry) -> Base:
+    """What `entry` is now, opening nothing but its config (no index, no git)."""
+    from vouch.store.kb import KB
+
+    problem = hostile(Path(entry.path))
+    if problem is not None:
+        if not os.path.lexists(entry.path):
+            state = "missing"
+            problem += " (moved or deleted? `vouch kb remove` it, `vouch kb add` the new place)"
+        else:
+            state = "unreadable" if "cannot be read" in problem else "refused"
+        return Base(entry.name, entry.path, state, problem)
+    kb = KB(Path(entry.path) / VOUCH_DIR)
+    try:
+        kb.config  # noqa: B018 - read here: a config vouch refuses is this base's state
+    except VouchError as exc:
+        return Base(entry.name, entry.path, "unreadable", exc.message)
+    if not _index_file(kb).is_file():
+        return Base(
+            entry.name,
+            entry.path,
+            "unindexed",
+            f"no search index yet: run `vouch index rebuild` in {entry.path}",
+            kb,
+        )
+    return Base(entry.name, entry.path, "found", None, kb)
+
+
+def opened(base: Base, warm: dict[str, Any]) -> tuple[Base, SearchIndex | None]:
+    """`base` with its index opened as it is (never refreshed) and its state checked:
+    fresh or stale, or unusable (with why) and no index."""
+    from vouch.search import access
+
+    if not base.searched or base.kb is None:
+        return base, None
+    kb = base.kb
+    try:
+        index = access.open_index(kb, warm, refresh=False)
+        stale = _stale(base, kb, index, warm)
+    except VouchError as exc:
+        return base._replace(state="unusable", detail=exc.message, kb=None), None
+    except OSError as exc:
+        detail = f"cannot be read ({exc.strerror or exc})"
+        return base._replace(state="unreadable", detail=detail, kb=None), None
+    if stale:
+        detail = f"the index is older than the files: run `vouch index rebuild` in {base.path}"
+        return base._replace(state="stale", detail=detail), index
+    return base._replace(state="fresh"), index
+
+
+def _index_file(kb: KB) -> Path:
+    """Where `kb`'s index database is (`index.location`), found without making anything
+    (no clone id, no folder)."""
+    from vouch.index import location
+
+    return location.locate(kb.dir, str(kb.dir.resolve())).path / location.DB_NAME
+
+
+def _stale(base: Base, kb: KB, index: SearchIndex, warm: dict[str, Any]) -> bool:
+    """Whether the index was made from other files than the base holds now (or under
+    other settings); remembered in `warm` while git's signature stays and
+    `search.freshness_seconds` have not passed."""
+    from vouch.index import freshness, state
+    from vouch.index.settings import Settings
+    from vouch.search.access import FRESHNESS_SECONDS, _signature
+
+    checked: dict[str, Any] = warm.setdefault(_CHECKED, {})
+    signature = _signature(kb)
+    now = time.monotonic()
+    ttl = kb.config.typed("search.freshness_seconds", FRESHNESS_SECONDS, float)
+    meta = index.index.meta
+    remembered = checked.get(base.name)
+    if (
+        remembered is not None
+        and signature is not None
+        and remembered[:3] == (base.path, signature, id(meta))
+        and now - remembered[3] <= ttl
+    ):
+        return bool(remembered[4])
+    probe = freshness.start(kb, state.indexed_state(meta))
+    current = probe.result()
+    mismatch = Settings.of(kb).mismatch(meta)
+    stale = mismatch is not None or meta["source_hash"] != current.source_hash
+    checked[base.name] = (base.path, signature, id(meta), now, stale)
+    return stale
