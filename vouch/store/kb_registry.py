@@ -204,10 +204,19 @@ def _read(path: Path) -> list[Entry]:
         if exc.errno == errno.ELOOP:
             raise _invalid(path, "it is a symbolic link (not followed)") from exc
         raise _invalid(path, f"it cannot be read ({exc.strerror})") from exc
-    with os.fdopen(fd, "rb") as file:
+    try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise _invalid(path, "it is not a regular file")
-        data = file.read(MAX_BYTES + 1)
+        data = b""
+        while len(data) <= MAX_BYTES:
+            more = os.read(fd, MAX_BYTES + 1 - len(data))
+            if not more:
+                break
+            data += more
+    except OSError as exc:
+        raise _invalid(path, f"it cannot be read ({exc.strerror})") from exc
+    finally:
+        os.close(fd)
     if len(data) > MAX_BYTES:
         raise _invalid(path, f"it is larger than {MAX_BYTES // 1024} KiB")
     try:
