@@ -212,7 +212,7 @@ def test_concurrent_adds_all_land(request: pytest.FixtureRequest, tmp_path: Path
         for p in paths
     ]
     for proc in procs:
-        out, err = proc.communicate(timeout=120)
+        _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
     assert sorted(e.name for e in kb_registry.entries()) == sorted(f"kb{n}" for n in range(8))
     leftovers = [p.name for p in registry().parent.iterdir()]

@@ -6,7 +6,6 @@ in another base, and agents name registered bases only."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -144,7 +143,7 @@ def test_a_base_of_many_weak_hits_does_not_crowd_out_one_strong_hit(
 def test_missing_stale_unindexed_and_hostile_bases_are_reported_not_fatal(
     request: pytest.FixtureRequest, tmp_path: Path, run_cli
 ) -> None:
-    good = base(request, tmp_path, "good", [SHARED])
+    base(request, tmp_path, "good", [SHARED])
     moved = base(request, tmp_path, "moved", ["Moved bases hold deploy notes too"])
     stale = base(request, tmp_path, "stale", ["The first deploy note of the stale base"])
     unindexed = base(request, tmp_path, "unindexed", ["Deploy notes nobody indexed"])
