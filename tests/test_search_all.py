@@ -29,12 +29,26 @@ from vouch.store.kb import KB
 SHARED = "Deploys run from the main branch via GitHub Actions"
 
 
-def base(request: pytest.FixtureRequest, tmp_path: Path, name: str, texts: list[str]) -> KB:
-    """A real repository whose knowledge base holds `texts` as approved claims, indexed
-    (as a search there leaves it) and registered as `name`."""
+def base(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    name: str,
+    texts: list[str],
+    freshness: float | None = None,
+) -> KB:
+    """A real repository whose knowledge base holds `texts` as approved claims (and
+    `search.freshness_seconds: freshness`), indexed (as a search there leaves it) and
+    registered as `name`."""
     root = tmp_path / name
     _copy_template(request, "kb", root)
     kb = KB.open(root)
+    if freshness is not None:
+        config = kb.dir / "config.yaml"
+        text = config.read_text()
+        assert "\nsearch:\n" in text
+        config.write_text(
+            text.replace("\nsearch:\n", f"\nsearch:\n  freshness_seconds: {freshness}\n")
+        )
     for text in texts:
         claim(kb, text)
     commit(kb)
@@ -199,7 +213,14 @@ def test_no_base_is_written_and_no_warm_process_is_started(
     nothing ruling out a warm process: not a file of any base changes (no index refresh
     of a stale one, no search log, no warm folder), and no process is started."""
     one = base(request, tmp_path, "one", [SHARED])
-    two = base(request, tmp_path, "two", [SHARED, "Rollbacks need a second approver"])
+    # freshness_seconds 0: a held index of its own would be checked again at once
+    two = base(
+        request,
+        tmp_path,
+        "two",
+        [SHARED, "Rollbacks need a second approver"],
+        freshness=0,
+    )
     claim(two, "A note committed after the index was made")
     commit(two)  # two is stale: a local search there would refresh it
     before = {kb.root.name: everything(kb.root) for kb in (one, two)}
