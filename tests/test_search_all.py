@@ -323,3 +323,49 @@ def test_clear_errors(request: pytest.FixtureRequest, tmp_path: Path, run_cli) -
         assert result.code == 1 and result.json()["error"]["code"] == code, (args, result)
         assert "Traceback" not in result.err
     git(tmp_path / "alpha", "status")  # still a working repository
+
+
+def test_a_server_sees_a_base_its_own_search_refreshed(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """A long-lived JSONL server holds every base's index. When a base moves on it says
+    stale (and serves the index as it was); once that base's own search refreshed it, or
+    a rebuild replaced the file, the server reads the new index — it never refreshes one
+    itself."""
+    home = base(request, tmp_path, "home", [SHARED])
+    other = base(request, tmp_path, "other", ["The first note of the other base"])
+    params = {"query": "note of the other base", "kbs": ["all"], "envelope": True}
+    with JsonlServer(home.root) as server:
+        first = server.result("kb.search", params)
+        assert {b["name"]: b["state"] for b in first["bases"]} == {
+            "home": "fresh",
+            "other": "fresh",
+        }
+        claim(other, "The second note of the other base")
+        commit(other)
+        held = server.result("kb.search", params)
+        assert {b["name"]: b["state"] for b in held["bases"]}["other"] == "stale"
+        assert "The second note of the other base" not in {h["text"] for h in held["results"]}
+        local = subprocess.run(
+            [sys.executable, "-m", "vouch", "search", "note", "--json"],
+            cwd=other.root,
+            env={**os.environ, "VOUCH_NO_WARM": "1"},
+            capture_output=True,
+            check=True,
+        )
+        assert b"second note" in local.stdout  # its own search refreshed its index
+        fresh = server.result("kb.search", params)
+        assert {b["name"]: b["state"] for b in fresh["bases"]}["other"] == "fresh"
+        assert "The second note of the other base" in {h["text"] for h in fresh["results"]}
+        claim(other, "The third note of the other base")
+        commit(other)
+        rebuilt = subprocess.run(
+            [sys.executable, "-m", "vouch", "index", "rebuild", "--json"],
+            cwd=other.root,
+            env={**os.environ, "VOUCH_NO_WARM": "1"},
+            capture_output=True,
+            check=True,
+        )
+        assert rebuilt.returncode == 0
+        again = server.result("kb.search", params)
+        assert "The third note of the other base" in {h["text"] for h in again["results"]}

@@ -20,6 +20,7 @@ searches again (a server) repeats it only when the base's git/audit signature mo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 SEARCHED = ("found", "fresh", "stale")  # found: not yet opened (`look`), then fresh/stale
 _CHECKED = "bases-checked"  # in `warm`: name → (path, signature, monotonic time, stale?)
+_FILES = "bases-files"  # in `warm`: .vouch path → (device, inode) of the index file opened
 
 
 class Base(NamedTuple):
@@ -83,7 +85,7 @@ def look(entry: Entry) -> Base:
     return Base(entry.name, entry.path, "found", None, kb)
 
 
-def opened(base: Base, warm: dict[str, Any]) -> tuple[Base, SearchIndex | None]:
+def opened(base: Base, warm: dict[Any, Any]) -> tuple[Base, SearchIndex | None]:
     """`base` with its index opened as it is (never refreshed) and its state checked:
     fresh or stale, or unusable (with why) and no index."""
     from vouch.search import access
@@ -92,7 +94,12 @@ def opened(base: Base, warm: dict[str, Any]) -> tuple[Base, SearchIndex | None]:
         return base, None
     kb = base.kb
     try:
+        _drop_if_replaced(kb, warm)
         index = access.open_index(kb, warm, refresh=False)
+        files: dict[str, Any] = warm.setdefault(_FILES, {})
+        if str(kb.dir) not in files:
+            st = os.stat(_index_file(kb))
+            files[str(kb.dir)] = (st.st_dev, st.st_ino)
         stale = _stale(base, kb, index, warm)
     except VouchError as exc:
         return base._replace(state="unusable", detail=exc.message, kb=None), None
@@ -103,6 +110,34 @@ def opened(base: Base, warm: dict[str, Any]) -> tuple[Base, SearchIndex | None]:
         detail = f"the index is older than the files: run `vouch index rebuild` in {base.path}"
         return base._replace(state="stale", detail=detail), index
     return base._replace(state="fresh"), index
+
+
+def _drop_if_replaced(kb: KB, warm: dict[Any, Any]) -> None:
+    """Forget an index this process holds for `kb` when that base's own searches have
+    since refreshed it (its corpus revision moved) or rebuilt it (another file at its
+    path): it is opened again as it is now, never refreshed from here."""
+    import sqlite3
+
+    key = ("search-index", str(kb.dir))
+    found: SearchIndex | None = warm.get(key)
+    if found is None:
+        return
+    files: dict[str, Any] = warm.setdefault(_FILES, {})
+    try:
+        st = os.stat(_index_file(kb))
+        row = found.index.conn.execute(
+            "SELECT value FROM index_meta WHERE key = 'corpus_revision'"
+        ).fetchone()
+        same = (st.st_dev, st.st_ino) == files.get(str(kb.dir), (st.st_dev, st.st_ino)) and (
+            row is not None and str(row[0]) == found.revision
+        )
+    except (OSError, sqlite3.Error):
+        same = False
+    if not same:
+        del warm[key]
+        files.pop(str(kb.dir), None)
+        with contextlib.suppress(sqlite3.Error):
+            found.index.close()
 
 
 def _index_file(kb: KB) -> Path:
