@@ -6,6 +6,7 @@ in another base, and agents name registered bases only."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -284,6 +285,15 @@ def test_agents_name_registered_bases_never_paths(
             )
         caps = server.result("kb.capabilities")
         assert not any(m["name"].startswith("kb.kb_") for m in caps["methods"])
+    # the MCP adapter, with the agent tool set an agent host gets: the same door
+    from vouch.servers import mcp, server_context
+
+    ctx = server_context("mcp", kb_path=str(alpha.root), tools="agent")
+    ok = mcp.call(ctx, "kb_search", {"query": "deploy note", "kbs": ["beta"]})
+    assert not ok.is_error and {h["kb"] for h in json.loads(ok.content[0].text)} == {"beta"}
+    for kbs in ([str(secret)], ["../secret"], ["secret"]):
+        refused = mcp.call(ctx, "kb_search", {"query": "secret deploy token", "kbs": kbs})
+        assert refused.is_error and "secret deploy token" not in refused.content[0].text
     assert kb_registry.registry_path().read_bytes() == registry
 
 
