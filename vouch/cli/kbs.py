@@ -43,10 +43,10 @@ def add_cmd(ctx: CallContext, out: Output, path: Path, name: str | None) -> None
 @kb_command(writes_actor=False)
 def list_cmd(ctx: CallContext, out: Output) -> None:
     """The registered knowledge bases and what `vouch search --all` finds at each."""
-    from vouch.search.bases import look, opened
+    from vouch.search.bases import look, opened_all
 
-    warm: dict[str, Any] = {}
-    rows = [opened(look(e), warm)[0].report() for e in kb_registry.entries()]
+    found = opened_all([look(e) for e in kb_registry.entries()], {})
+    rows = [base.report() for base, _ in found]
     data = {"registry": str(kb_registry.registry_path()), "kbs": rows}
     out.emit(data, _table)
 

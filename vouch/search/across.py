@@ -68,6 +68,9 @@ def search_bases(
             "--cursor, --include-pending and --trace search one knowledge base",
             hint="leave them out with --all/--kbs, or run the search in that knowledge base",
         )
+    from vouch.search import query as queries
+
+    request = request._replace(query=queries.normalize(request.query))  # E004 before all
     warm = warm if warm is not None else {}
     entries = kb_registry.named(list(names))
     if not entries:
@@ -78,8 +81,7 @@ def search_bases(
     found: list[Base] = []
     indexes: list[SearchIndex] = []
     answers: list[dict[str, Any]] = []
-    for entry in entries:
-        base, index = places.opened(places.look(entry), warm)
+    for base, index in places.opened_all([places.look(e) for e in entries], warm):
         if index is not None and base.kb is not None:
             try:
                 answer = search(base.kb, _per_base(request, base.kb), warm=warm)
@@ -109,7 +111,7 @@ def search_bases(
     kept = apply_budget(results, request.max_tokens)
     return {
         "schema_version": SCHEMA_VERSION,
-        "query": answers[0]["query"] if answers else request.query,
+        "query": request.query,
         "mode": answers[0]["mode"] if answers else request.mode,
         "results": kept.results,
         "total_matches": len(ranked),

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -85,27 +86,60 @@ def look(entry: Entry) -> Base:
     return Base(entry.name, entry.path, "found", None, kb)
 
 
-def opened(base: Base, warm: dict[Any, Any]) -> tuple[Base, SearchIndex | None]:
-    """`base` with its index opened as it is (never refreshed) and its state checked:
-    fresh or stale, or unusable (with why) and no index."""
+def opened_all(
+    found: Sequence[Base], warm: dict[Any, Any]
+) -> list[tuple[Base, SearchIndex | None]]:
+    """Each base with its index opened as it is (never refreshed) and its state checked
+    — fresh or stale; or unusable/unreadable (with why) and no index — their git
+    checks run side by side (each starts its git processes, then each result is read:
+    five bases cost about one)."""
+    out: list[tuple[Base, SearchIndex | None]] = []
+    waiting: list[tuple[int, Base, SearchIndex, Any, Any]] = []
+    for base in found:
+        if not base.searched or base.kb is None:
+            out.append((base, None))
+            continue
+        try:
+            index = _open(base.kb, warm)
+            known, check = _stale_or_probe(base, base.kb, index, warm)
+        except (VouchError, OSError) as exc:
+            out.append((_failed(base, exc), None))
+            continue
+        if check is None:
+            out.append(_judged(base, index, bool(known)))
+        else:
+            out.append((base, None))
+            waiting.append((len(out) - 1, base, index, check, known))
+    for place, base, index, check, remember in waiting:
+        try:
+            stale = _probed(base, index, check, remember, warm)
+        except (VouchError, OSError) as exc:
+            out[place] = (_failed(base, exc), None)
+        else:
+            out[place] = _judged(base, index, stale)
+    return out
+
+
+def _open(kb: KB, warm: dict[Any, Any]) -> SearchIndex:
     from vouch.search import access
 
-    if not base.searched or base.kb is None:
-        return base, None
-    kb = base.kb
-    try:
-        _drop_if_replaced(kb, warm)
-        index = access.open_index(kb, warm, refresh=False)
-        files: dict[str, Any] = warm.setdefault(_FILES, {})
-        if str(kb.dir) not in files:
-            st = os.stat(_index_file(kb))
-            files[str(kb.dir)] = (st.st_dev, st.st_ino)
-        stale = _stale(base, kb, index, warm)
-    except VouchError as exc:
-        return base._replace(state="unusable", detail=exc.message, kb=None), None
-    except OSError as exc:
-        detail = f"cannot be read ({exc.strerror or exc})"
-        return base._replace(state="unreadable", detail=detail, kb=None), None
+    _drop_if_replaced(kb, warm)
+    index = access.open_index(kb, warm, refresh=False)
+    files: dict[str, Any] = warm.setdefault(_FILES, {})
+    if str(kb.dir) not in files:
+        st = os.stat(_index_file(kb))
+        files[str(kb.dir)] = (st.st_dev, st.st_ino)
+    return index
+
+
+def _failed(base: Base, exc: Exception) -> Base:
+    if isinstance(exc, VouchError):
+        return base._replace(state="unusable", detail=exc.message, kb=None)
+    detail = f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
+    return base._replace(state="unreadable", detail=detail, kb=None)
+
+
+def _judged(base: Base, index: SearchIndex, stale: bool) -> tuple[Base, SearchIndex]:
     if stale:
         detail = f"the index is older than the files: run `vouch index rebuild` in {base.path}"
         return base._replace(state="stale", detail=detail), index
@@ -148,12 +182,13 @@ def _index_file(kb: KB) -> Path:
     return location.locate(kb.dir, str(kb.dir.resolve())).path / location.DB_NAME
 
 
-def _stale(base: Base, kb: KB, index: SearchIndex, warm: dict[str, Any]) -> bool:
-    """Whether the index was made from other files than the base holds now (or under
-    other settings); remembered in `warm` while git's signature stays and
-    `search.freshness_seconds` have not passed."""
+def _stale_or_probe(
+    base: Base, kb: KB, index: SearchIndex, warm: dict[Any, Any]
+) -> tuple[Any, Any]:
+    """(stale, None) when `warm` remembers the answer — git's signature unchanged,
+    `search.freshness_seconds` not passed — else (what to remember it by, the started
+    git check)."""
     from vouch.index import freshness, state
-    from vouch.index.settings import Settings
     from vouch.search.access import FRESHNESS_SECONDS, _signature
 
     checked: dict[str, Any] = warm.setdefault(_CHECKED, {})
@@ -168,10 +203,26 @@ def _stale(base: Base, kb: KB, index: SearchIndex, warm: dict[str, Any]) -> bool
         and remembered[:3] == (base.path, signature, id(meta))
         and now - remembered[3] <= ttl
     ):
-        return bool(remembered[4])
-    probe = freshness.start(kb, state.indexed_state(meta))
-    current = probe.result()
-    mismatch = Settings.of(kb).mismatch(meta)
+        return bool(remembered[4]), None
+    return (signature, now), freshness.start(kb, state.indexed_state(meta))
+
+
+def _probed(
+    base: Base, index: SearchIndex, probe: Any, remember: Any, warm: dict[Any, Any]
+) -> bool:
+    """Whether the index was made from other files than the base holds now (or under
+    other settings), from its started git check; remembered in `warm`."""
+    from vouch.index.settings import Settings
+
+    assert base.kb is not None
+    try:
+        current = probe.result()
+    except BaseException:
+        probe.close()
+        raise
+    meta = index.index.meta
+    mismatch = Settings.of(base.kb).mismatch(meta)
     stale = mismatch is not None or meta["source_hash"] != current.source_hash
-    checked[base.name] = (base.path, signature, id(meta), now, stale)
-    return stale
+    signature, now = remember
+    warm.setdefault(_CHECKED, {})[base.name] = (base.path, signature, id(meta), now, stale)
+    return bool(stale)

@@ -46,8 +46,7 @@ def build_across(
     found: list[Base] = []
     indexes: list[SearchIndex] = []
     packs: list[dict[str, Any]] = []
-    for entry in entries:
-        base, index = places.opened(places.look(entry), warm)
+    for base, index in places.opened_all([places.look(e) for e in entries], warm):
         if index is not None and base.kb is not None:
             try:
                 pack = build(
