@@ -328,6 +328,7 @@ def open_index(
     meanwhile: Callable[[Index], object] | None = None,
     progress: Progress | None = None,
     refresh: bool = True,
+    counted: bool = True,
 ) -> SearchIndex:
     """The knowledge base's index, fresh; reused from `warm` when this process has it.
 
@@ -341,7 +342,9 @@ def open_index(
     An index opened under another configuration than `kb`'s is opened anew. A cold
     open runs `meanwhile(index)` while git checks freshness (`Index.open`); `progress`
     hears of a build or rebuild. With `refresh` false the index is served as it is,
-    never built, refreshed or rebuilt (another knowledge base's, `search.bases`).
+    never built, refreshed or rebuilt (another knowledge base's, `search.bases`);
+    with `counted` false this open is not counted as a search (what `SearchIndex.warm`
+    goes by), as when the search that follows opens it again.
     """
     key: Any = ("search-index", str(kb.dir))
     found: SearchIndex | None = warm.get(key)
@@ -371,6 +374,8 @@ def open_index(
         )
         found.checked = (now, _signature(kb))
         warm[key] = found
+    if not counted:
+        return found
     found.searches += 1
     seen, count = found.steady
     found.steady = (found.revision, count + 1 if seen == found.revision else 1)

@@ -188,20 +188,15 @@ def _lexical(
 def _vector(
     query: str, pool: Sequence[Pooled], indexes: Sequence[SearchIndex]
 ) -> list[tuple[int, float]] | None:
-    """(place, cosine) under the first searched base's model, best first; None when no
-    base has embeddings."""
+    """(place, cosine) under the first searched base's model, unweighted, best first;
+    None when no base has embeddings."""
     import numpy as np
 
-    from vouch.embed import model as embed
-
-    model = next((i.index.settings.model for i in indexes if i.index.settings.model), None)
-    if model is None:
+    reference = next((i for i in indexes if i.index.settings.model and i.index.meta.dims), None)
+    if reference is None:
         return None
-    embedder = embed.embedder(model)
-    texts = [p.doc[2] for p in pool]
-    rows = [embedder.encode(texts[n : n + 64]) for n in range(0, len(texts), 64)]
-    matrix = np.concatenate(rows, axis=0).astype(np.float64)
-    asked = np.asarray(embedder.encode([query])[0], dtype=np.float64)
+    matrix = np.asarray(reference.index.plain_vectors([p.doc[2] for p in pool]), np.float64)
+    asked = np.asarray(reference.index.plain_vectors([query])[0], dtype=np.float64)
     norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(asked) or 1.0)
     cosine = (matrix @ asked) / np.where(norms > 0, norms, 1.0)
     found = [(k, float(c)) for k, c in enumerate(cosine.tolist()) if c > 0]

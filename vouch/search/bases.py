@@ -124,7 +124,7 @@ def _open(kb: KB, warm: dict[Any, Any]) -> SearchIndex:
     from vouch.search import access
 
     _drop_if_replaced(kb, warm)
-    index = access.open_index(kb, warm, refresh=False)
+    index = access.open_index(kb, warm, refresh=False, counted=False)
     files: dict[str, Any] = warm.setdefault(_FILES, {})
     if str(kb.dir) not in files:
         st = os.stat(_index_file(kb))
@@ -212,16 +212,13 @@ def _probed(
 ) -> bool:
     """Whether the index was made from other files than the base holds now (or under
     other settings), from its started git check; remembered in `warm`."""
-    from vouch.index.settings import Settings
-
-    assert base.kb is not None
     try:
         current = probe.result()
     except BaseException:
         probe.close()
         raise
     meta = index.index.meta
-    mismatch = Settings.of(base.kb).mismatch(meta)
+    mismatch = index.index.settings.mismatch(meta)
     stale = mismatch is not None or meta["source_hash"] != current.source_hash
     signature, now = remember
     warm.setdefault(_CHECKED, {})[base.name] = (base.path, signature, id(meta), now, stale)
