@@ -153,9 +153,16 @@ def runs_warm(command: str | None, argv: list[str]) -> bool:
     """What a warm process runs: a search or a context pack, reading no stdin and no
     terminal, of its own knowledge base (one across the registered ones, `--all` or
     `--kbs`, runs in its own process and starts none: `vouch.search.bases`)."""
-    return command in FORWARDED and not any(
-        a in ("-", "-h", "--help") or _ACROSS.match(a) for a in argv
+    return (
+        command in FORWARDED
+        and not across(argv)
+        and not any(a in ("-", "-h", "--help") for a in argv)
     )
+
+
+def across(argv: list[str]) -> bool:
+    """Whether `argv` searches the registered knowledge bases (`--all`, `--kbs`)."""
+    return any(_ACROSS.match(a) for a in argv)
 
 
 def forwardable(command: str | None, argv: list[str]) -> bool:

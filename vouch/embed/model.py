@@ -196,7 +196,10 @@ class Embedder:
         if fast is None or not texts:
             return self.encode(texts)
         try:
-            return np.stack([fast.mean(ids) for ids in fast.known_ids(list(texts))])
+            known = fast.known_ids(list(texts))
+            if len(known) > _FEW:
+                fast.table.whole()  # read once (~7 ms), rather than row by row per text
+            return np.stack([fast.mean(ids) for ids in known])
         except NotTableModel:
             return self.encode(texts)
 

@@ -27,6 +27,7 @@ Cursors, open proposals and traces are one base's; across bases they are refused
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
     from vouch.search.ranked import Ranked
 
 MIN_DEPTH = 30  # each base's hits pooled: 3 × top, at least this many
+VECTORS_KEPT = 50_000  # pooled texts' vectors a long-lived process remembers (~100 MB)
+_VECTORS = "across-vectors"  # in `warm`
 
 
 class Pooled(NamedTuple):
@@ -96,7 +99,7 @@ def search_bases(
     searched = [b for b in found if b.searched]
     top = _top(request, searched[0].kb) if searched else request.top or 10
     pool = _pool(indexes, answers)
-    ranked = rescore(request.query, request.mode, pool, indexes)
+    ranked = rescore(request.query, request.mode, pool, indexes, warm)
     if request.threshold is not None:
         ranked = ranked.at_least(request.threshold - hits.SHOWN_HALF_STEP)
     shown = ranked.fused(0, top)
@@ -108,6 +111,7 @@ def search_bases(
         hit["score"] = round(fused.score, hits.SHOWN_DECIMALS)
         hit["score_breakdown"] = _breakdown(fused.breakdown)
         results.append(hit)
+    _cite(searched, [pool[int(str(f.key))].base for f in shown], results)
     kept = apply_budget(results, request.max_tokens)
     return {
         "schema_version": SCHEMA_VERSION,
@@ -126,7 +130,11 @@ def search_bases(
 
 
 def rescore(
-    query: str, mode: str, pool: Sequence[Pooled], indexes: Sequence[SearchIndex]
+    query: str,
+    mode: str,
+    pool: Sequence[Pooled],
+    indexes: Sequence[SearchIndex],
+    warm: dict[Any, Any] | None = None,
 ) -> Ranked:
     """The pooled candidates on one scale (module docstring): keys are places in
     `pool`."""
@@ -142,7 +150,8 @@ def rescore(
     kb = indexes[0].index.kb
     tuning = Tuning.from_config(kb.config)
     lexical = _lexical(query, pool, indexes) if mode in ("hybrid", "fts") else None
-    vector = _vector(query, pool, indexes) if mode in ("hybrid", "vector") else None
+    warm = warm if warm is not None else {}
+    vector = _vector(query, pool, indexes, warm) if mode in ("hybrid", "vector") else None
     if mode == "hybrid":
         from vouch.search.weighting import COVERAGE_HITS, held_words
 
@@ -186,7 +195,7 @@ def _lexical(
 
 
 def _vector(
-    query: str, pool: Sequence[Pooled], indexes: Sequence[SearchIndex]
+    query: str, pool: Sequence[Pooled], indexes: Sequence[SearchIndex], warm: dict[Any, Any]
 ) -> list[tuple[int, float]] | None:
     """(place, cosine) under the first searched base's model, unweighted, best first;
     None when no base has embeddings."""
@@ -195,8 +204,8 @@ def _vector(
     reference = next((i for i in indexes if i.index.settings.model and i.index.meta.dims), None)
     if reference is None:
         return None
-    matrix = np.asarray(reference.index.plain_vectors([p.doc[2] for p in pool]), np.float64)
-    asked = np.asarray(reference.index.plain_vectors([query])[0], dtype=np.float64)
+    matrix = _plain_vectors(reference, [p.doc[2] for p in pool], warm)
+    asked = _plain_vectors(reference, [query], warm)[0]
     norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(asked) or 1.0)
     cosine = (matrix @ asked) / np.where(norms > 0, norms, 1.0)
     found = [(k, float(c)) for k, c in enumerate(cosine.tolist()) if c > 0]
@@ -204,12 +213,48 @@ def _vector(
     return found
 
 
+def _cite(searched: Sequence[Base], places: Sequence[int], results: list[dict[str, Any]]) -> None:
+    """Each shown hit's evidence, confidence and drift, read from its own base (the
+    pooled ones that are not shown are never read)."""
+    from vouch.search.citing import attach_citations
+
+    for n, base in enumerate(searched):
+        mine = [hit for hit, place in zip(results, places, strict=True) if place == n]
+        if mine and base.kb is not None:
+            attach_citations(base.kb, mine, None)
+
+
+def _plain_vectors(reference: SearchIndex, texts: list[str], warm: dict[Any, Any]) -> Any:
+    """`Index.plain_vectors` of `texts`, remembered in `warm` by model and text (a
+    server meets the same chunks query after query), at most `VECTORS_KEPT`."""
+    import numpy as np
+
+    kept: OrderedDict[tuple[str, str], Any] = warm.setdefault(_VECTORS, OrderedDict())
+    model = reference.index.settings.model_id
+    missing = list(dict.fromkeys(t for t in texts if (model, t) not in kept))
+    if missing:
+        for text, vector in zip(missing, reference.index.plain_vectors(missing), strict=True):
+            kept[(model, text)] = np.asarray(vector, dtype=np.float64)
+    rows = []
+    for text in texts:
+        kept.move_to_end((model, text))
+        rows.append(kept[(model, text)])
+    while len(kept) > VECTORS_KEPT:
+        kept.popitem(last=False)
+    return np.stack(rows)
+
+
 def _per_base(request: SearchRequest, kb: Any) -> SearchRequest:
     """What each base is asked: its best `depth` hits, as they are, nothing written."""
     top = _top(request, kb)
     depth = max(MIN_DEPTH, CANDIDATE_FACTOR * top)
     return request._replace(
-        top=min(depth, 10_000), threshold=None, max_tokens=None, log=False, refresh=False
+        top=min(depth, 10_000),
+        threshold=None,
+        max_tokens=None,
+        log=False,
+        refresh=False,
+        citations=False,
     )
 
 

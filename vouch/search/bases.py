@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 SEARCHED = ("found", "fresh", "stale")  # found: not yet opened (`look`), then fresh/stale
 _CHECKED = "bases-checked"  # in `warm`: name → (path, signature, monotonic time, stale?)
+RECHECK_SECONDS = 30.0
 _FILES = "bases-files"  # in `warm`: .vouch path → (device, inode) of the index file opened
 
 
@@ -186,15 +187,20 @@ def _stale_or_probe(
     base: Base, kb: KB, index: SearchIndex, warm: dict[Any, Any]
 ) -> tuple[Any, Any]:
     """(stale, None) when `warm` remembers the answer — git's signature unchanged,
-    `search.freshness_seconds` not passed — else (what to remember it by, the started
-    git check)."""
+    RECHECK_SECONDS not passed — else (what to remember it by, the started git check)."""
     from vouch.index import freshness, state
     from vouch.search.access import FRESHNESS_SECONDS, _signature
 
     checked: dict[str, Any] = warm.setdefault(_CHECKED, {})
     signature = _signature(kb)
     now = time.monotonic()
-    ttl = kb.config.typed("search.freshness_seconds", FRESHNESS_SECONDS, float)
+    # what is reported, never what is served (nothing here refreshes): a long-lived
+    # process asks git again when the base's HEAD, refs, git index or audit log moved,
+    # and at least every RECHECK_SECONDS for work-tree edits (`freshness_seconds`, if
+    # longer)
+    ttl = max(
+        RECHECK_SECONDS, kb.config.typed("search.freshness_seconds", FRESHNESS_SECONDS, float)
+    )
     meta = index.index.meta
     remembered = checked.get(base.name)
     if (

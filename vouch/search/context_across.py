@@ -78,7 +78,7 @@ def build_across(
         for item in pack["items"]
     ]
     text = packs[0]["task"] if packs else task
-    ranked = rescore(text, "hybrid", pool, indexes)
+    ranked = rescore(text, "hybrid", pool, indexes, warm)
     items: list[dict[str, Any]] = []
     used, truncated = 0, any(p["truncated"] for p in packs)
     for fused in ranked.fused():

@@ -349,7 +349,8 @@ def page(fusion: Fusion) -> Page:
     if results:
         from vouch.search.citing import attach_citations
 
-        attach_citations(kb, results, pending)
+        if req.citations:  # (a search across bases cites only the hits it shows)
+            attach_citations(kb, results, pending)
         turns = hits.turns(results)
         if turns:
             hits.attach_context(turns, index.neighbours(h["chunk_id"] for h in turns))

@@ -46,6 +46,7 @@ class SearchRequest(NamedTuple):
     log: bool = True
     transport: str = "cli"
     refresh: bool = True  # False: the index as it is (another knowledge base's)
+    citations: bool = True  # False: hits without evidence/confidence/drifted (added later)
 
     def checked(self, config: Config) -> SearchRequest:
         """Validated, with config defaults filled in; raise E004 / E100 on bad input."""
