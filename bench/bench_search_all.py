@@ -11,6 +11,8 @@ temporary folder: the user's own is never read or written), then times
   base's staleness check remembered while its git signature stays and
   `search.freshness_seconds` have not passed (one untimed warm-up query); hybrid and
   fts-only, top 10, log off;
+  CPU time (this process and its git children) beside the wall time, the steadier
+  figure on a busy machine;
 - cold: `vouch search --all QUERY` as a new process (interpreter start, imports, the
   registry, every base's index opened and its freshness checked with git, the query,
   JSON out), p50 wall and CPU time over --cold-runs runs, beside `vouch --version` and
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -46,14 +49,22 @@ from vouch.store.kb import KB
 OUT = Path(__file__).resolve().parent / "out" / "search-all"
 
 
-def warm_ms(qs: list[str], mode: str, warm: dict[Any, Any]) -> list[float]:
+def warm_ms(qs: list[str], mode: str, warm: dict[Any, Any]) -> tuple[list[float], list[float]]:
+    """(wall ms, CPU ms of this process and the git processes it waited for) per query."""
     search_bases(["all"], SearchRequest(query=qs[0], mode=mode, log=False), warm=warm)
-    times = []
+    walls, cpus = [], []
     for q in qs:
+        c0 = time.process_time() + _children()
         t0 = time.perf_counter()
         search_bases(["all"], SearchRequest(query=q, mode=mode, log=False), warm=warm)
-        times.append((time.perf_counter() - t0) * 1000)
-    return times
+        walls.append((time.perf_counter() - t0) * 1000)
+        cpus.append((time.process_time() + _children() - c0) * 1000)
+    return walls, cpus
+
+
+def _children() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def bench(bases: int, claims: int, n_queries: int, cold_runs: int) -> dict[str, Any]:
@@ -78,9 +89,10 @@ def bench(bases: int, claims: int, n_queries: int, cold_runs: int) -> dict[str, 
     }
     warm: dict[Any, Any] = {}
     for mode in ("hybrid", "fts"):
-        times = warm_ms(qs, mode, warm)
+        times, cpus = warm_ms(qs, mode, warm)
         out[f"warm_{mode}_p50_ms"] = round(percentile(times, 50), 1)
         out[f"warm_{mode}_p95_ms"] = round(percentile(times, 95), 1)
+        out[f"warm_{mode}_cpu_p50_ms"] = round(percentile(cpus, 50), 1)
     answer = search_bases(["all"], SearchRequest(query=qs[0], log=False), warm=warm)
     out["states"] = sorted({b["state"] for b in answer["bases"]})
     exe = vouch_exe()
