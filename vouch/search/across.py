@@ -64,6 +64,7 @@ def search_bases(
     """The search response over the knowledge bases `names` name (`["all"]`: every
     registered one), with `kb` on each hit and `bases` beside them."""
     from vouch.search import bases as places
+    from vouch.search import query as queries
     from vouch.store import kb_registry
 
     if request.cursor or request.include_pending or request.trace:
@@ -71,8 +72,6 @@ def search_bases(
             "--cursor, --include-pending and --trace search one knowledge base",
             hint="leave them out with --all/--kbs, or run the search in that knowledge base",
         )
-    from vouch.search import query as queries
-
     request = request._replace(query=queries.normalize(request.query))  # E004 before all
     warm = warm if warm is not None else {}
     entries = kb_registry.named(list(names))
@@ -123,7 +122,7 @@ def search_bases(
         "offset": 0,
         "next_cursor": None,
         "truncated": kept.truncated,
-        "corpus_revision": _revision(searched, answers),
+        "corpus_revision": revision_of(searched, answers),
         "kbs": [b.name for b in searched],
         "bases": [b.report() for b in found],
     }
@@ -284,7 +283,7 @@ def _breakdown(parts: dict[str, float | None]) -> dict[str, float | None]:
     return out
 
 
-def _revision(searched: Sequence[Base], answers: Sequence[dict[str, Any]]) -> str:
+def revision_of(searched: Sequence[Base], answers: Sequence[dict[str, Any]]) -> str:
     """One revision for the bases searched: changes when any of theirs does."""
     joined = "|".join(
         f"{b.name}={a.get('corpus_revision')}" for b, a in zip(searched, answers, strict=True)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from vouch.errors import EmptyQuery, UsageError, VouchError
-from vouch.search.across import Pooled, rescore
+from vouch.search.across import Pooled, rescore, revision_of
 
 if TYPE_CHECKING:
     from vouch.search.access import SearchIndex
@@ -99,7 +99,7 @@ def build_across(
         "truncated": truncated,
         "max_chars": max_chars,
         "dropped_uncited": sum(p["dropped_uncited"] for p in packs),
-        "corpus_revision": _revision(searched, packs),
+        "corpus_revision": revision_of(searched, packs),
         "unreviewed": unreviewed,
         "next_step": None if items else passages.next_step(unreviewed),
         "kbs": [b.name for b in searched],
@@ -124,9 +124,3 @@ def _passages(
                 used += len(column[row].get("text") or "")
                 out.append(column[row])
     return out
-
-
-def _revision(searched: Sequence[Base], packs: Sequence[dict[str, Any]]) -> str:
-    from vouch.search.across import _revision as joined
-
-    return joined(searched, packs)
