@@ -331,6 +331,7 @@ def test_jsonl_and_capabilities(ctx_kb: dict[str, Any]) -> None:
         "max_chars",
         "min_items",
         "require_citations",
+        "kbs",
     }
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterator
@@ -60,6 +61,7 @@ _NOT_COMPARED = frozenset({OFF, AUTO_OFF, AUTO_IDLE, "OPENBLAS_NUM_THREADS"})
 _PREFIXES = ("VOUCH_", "GIT_", "LC_", "PYTHON")
 _NAMES = frozenset({"HOME", "XDG_CONFIG_HOME", "PATH", "LANG", "TZ", "NO_COLOR", "COLUMNS"})
 _VALUED = frozenset({"--kb", "--as", "--format"})  # the group's options that take a value
+_ACROSS = re.compile(r"--(all|kbs)(=|$)")  # a search across knowledge bases
 
 
 def own_command(*args: str) -> list[str]:
@@ -149,8 +151,18 @@ def command_of(argv: list[str]) -> str | None:
 
 def runs_warm(command: str | None, argv: list[str]) -> bool:
     """What a warm process runs: a search or a context pack, reading no stdin and no
-    terminal."""
-    return command in FORWARDED and not any(a in ("-", "-h", "--help") for a in argv)
+    terminal, of its own knowledge base (one across the registered ones, `--all` or
+    `--kbs`, runs in its own process and starts none: `vouch.search.bases`)."""
+    return (
+        command in FORWARDED
+        and not across(argv)
+        and not any(a in ("-", "-h", "--help") for a in argv)
+    )
+
+
+def across(argv: list[str]) -> bool:
+    """Whether `argv` searches the registered knowledge bases (`--all`, `--kbs`)."""
+    return any(_ACROSS.match(a) for a in argv)
 
 
 def forwardable(command: str | None, argv: list[str]) -> bool:

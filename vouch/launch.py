@@ -62,6 +62,8 @@ def _begin(argv: list[str]) -> tuple[int | None, Path | None]:
     from vouch import forward
 
     command = forward.command_of(argv)
+    if forward.across(argv):
+        return None, None  # other knowledge bases: nothing of this one to start or check
     try:
         found = _knowledge_base(argv) if command in READS else None
     except OSError:

@@ -31,18 +31,44 @@ class Custom(NamedTuple):
 
 def _search(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
     fts_only, vec_only = values.pop("fts_only"), values.pop("vec_only")
+    every = values.pop("all_kbs")
     if fts_only and vec_only:
         raise UsageError("--fts-only and --vec-only exclude each other")
     params = params_from(method, values)
+    if every:
+        if params.get("kbs"):
+            raise UsageError("--all and --kbs exclude each other")
+        params["kbs"] = ["all"]
     if fts_only or vec_only:
         params["mode"] = "fts" if fts_only else "vector"
     emit(method, out, ops.invoke(ctx, method.name, params))
+
+
+def _context(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
+    every = values.pop("all_kbs")
+    params = params_from(method, values)
+    if every:
+        if params.get("kbs"):
+            raise UsageError("--all and --kbs exclude each other")
+        params["kbs"] = ["all"]
+    emit(method, out, ops.invoke(ctx, method.name, params))
+
+
+def _all_kbs(what: str) -> list[click.Parameter]:
+    return [
+        click.Option(
+            ["--all", "all_kbs"],
+            is_flag=True,
+            help=f"{what} every registered knowledge base (`vouch kb list`); same as --kbs all.",
+        )
+    ]
 
 
 def _search_options() -> list[click.Parameter]:
     return [
         click.Option(["--fts-only"], is_flag=True, help="Same as --mode fts."),
         click.Option(["--vec-only"], is_flag=True, help="Same as --mode vector."),
+        *_all_kbs("Search"),
     ]
 
 
@@ -266,6 +292,7 @@ def _approve(method: ops.Method, ctx: CallContext, out: Output, values: dict[str
 CUSTOM: dict[str, Custom] = {
     "kb.approve": Custom(run=_approve),
     "kb.search": Custom(_search_options, _search),
+    "kb.context": Custom(lambda: _all_kbs("Draw from"), _context),
     "kb.register_source_from_path": Custom(_source_add_options, _source_add),
     "kb.audit": Custom(
         lambda: [

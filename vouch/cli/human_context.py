@@ -17,15 +17,22 @@ from vouch.cli.oneline import escaped
 def markdown(pack: dict[str, Any]) -> str:
     lines = [f"# Context: {_one_line(pack['task'])}", ""]
     items = pack.get("items") or []
+    across = pack.get("bases") is not None
+    for base in pack.get("bases") or ():  # across knowledge bases: what was not searched
+        if base.get("state") != "fresh":
+            why = _one_line(base.get("detail") or "")
+            lines += [f"_{_one_line(base['name'])}: {base['state']} ({why})_", ""]
     if not items:
-        lines.append("No approved knowledge in this repository's knowledge base matches this task.")
+        where = "the registered knowledge bases" if across else "this repository's knowledge base"
+        lines.append(f"No approved knowledge in {where} matches this task.")
         lines += _unreviewed(pack)
         return "\n".join(lines)
-    lines += [
-        "Approved knowledge from this repository's vouch knowledge base, most relevant "
-        "first. Cite items by id.",
-        "",
-    ]
+    where = (
+        "the registered vouch knowledge bases"
+        if across
+        else "this repository's vouch knowledge base"
+    )
+    lines += [f"Approved knowledge from {where}, most relevant first. Cite items by id.", ""]
     for n, item in enumerate(items, 1):
         lines += [_heading(n, item), ""]
         if item["kind"] == "page":
@@ -83,6 +90,8 @@ def _heading(n: int, item: dict[str, Any]) -> str:
         title = f" {_one_line(item['title'])}"
         if item.get("section"):
             title += f" § {_one_line(item['section'])}"
+    if item.get("kb"):  # a pack across knowledge bases: whose item it is
+        detail = ", ".join(x for x in (detail, f"from {_one_line(item['kb'])}") if x)
     return f"## {n}. {item['kind']}{title} `{item['id']}`" + (f" ({detail})" if detail else "")
 
 

@@ -187,6 +187,22 @@ class Embedder:
         out: np.ndarray = np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)
         return out
 
+    def encode_plain(self, texts: Sequence[str]) -> np.ndarray:
+        """`encode` of many texts at once, unweighted: one batched tokenization and the
+        table when the model allows it (no model2vec import), else `encode`."""
+        import numpy as np
+
+        fast = self._table()
+        if fast is None or not texts:
+            return self.encode(texts)
+        try:
+            known = fast.known_ids(list(texts))
+            if len(known) > _FEW:
+                fast.table.whole()  # read once (~7 ms), rather than row by row per text
+            return np.stack([fast.mean(ids) for ids in known])
+        except NotTableModel:
+            return self.encode(texts)
+
     def encode_joined(self, items: Sequence[tuple[str, ...]]) -> np.ndarray:
         """`encode` of `"\n".join(parts)` for each item, the same vectors: items of
         several parts (transcript turns with their neighbours) are made from each

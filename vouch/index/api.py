@@ -173,6 +173,12 @@ class Index(IndexHandle):
             return embedder.encode(texts)
         return embedder.encode_weighted([(t,) for t in texts], fit)
 
+    @_guarded
+    def plain_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Unweighted vectors of `texts`, without this index's fitted token weights: one
+        text has one vector in every index of the model (`search.across`)."""
+        return self._require_vectors().encode_plain(texts)
+
     def whole_words(self, words: Sequence[str]) -> list[bool] | None:
         """Which of `words` the embedding model knows whole (see `Embedder.whole_words`)."""
         embedder = self._require_vectors()

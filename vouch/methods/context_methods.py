@@ -21,7 +21,20 @@ def context(
     max_chars: int = 4000,
     min_items: int = 0,
     require_citations: bool = False,
+    kbs: list[str] | None = None,
 ) -> dict[str, Any]:
+    if kbs:  # registered names only (`store.kb_registry`): no transport reaches a path
+        from vouch.search.context_across import build_across
+
+        return build_across(
+            kbs,
+            task,
+            max_chars=max_chars,
+            min_items=min_items,
+            require_citations=require_citations,
+            warm=ctx.warm,
+            transport=ctx.transport,
+        )
     from vouch.search.context import build
 
     return build(
@@ -70,8 +83,20 @@ METHODS: tuple[Method, ...] = (
                 default=False,
                 description="leave out items that cite no source, evidence or claim",
             ),
+            Param(
+                "kbs",
+                {"type": "array", "items": {"type": "string"}},
+                description="draw from these knowledge bases of the user's registry (names, or "
+                '["all"]; a person registers them with `vouch kb add`): each item names its '
+                "base (`kb`), `bases` reports each base's state",
+            ),
         ),
-        cli=Cli(args=("task",), format="markdown", human="vouch.cli.human_context:markdown"),
+        cli=Cli(
+            args=("task",),
+            names={"kbs": ("--kbs",)},
+            format="markdown",
+            human="vouch.cli.human_context:markdown",
+        ),
         agent_read=True,
     ),
 )

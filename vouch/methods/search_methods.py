@@ -108,11 +108,19 @@ register(
                 {"type": "boolean"},
                 description="return the whole response (cursor, truncated, trace), not the hits",
             ),
+            Param(
+                "kbs",
+                string_list(),
+                description="search these knowledge bases of the user's registry together "
+                '(names, or ["all"]; a person registers them with `vouch kb add`): each hit '
+                "names its base (`kb`), the envelope reports each base's state (`bases`)",
+            ),
         ),
         cli=Cli(
             args=("query",),
             presets={"envelope": True},
             names={
+                "kbs": ("--kbs",),
                 "limit": ("--top", "--limit"),
                 "kinds": ("--kind",),
                 "types": ("--type",),

@@ -327,6 +327,8 @@ def open_index(
     *,
     meanwhile: Callable[[Index], object] | None = None,
     progress: Progress | None = None,
+    refresh: bool = True,
+    counted: bool = True,
 ) -> SearchIndex:
     """The knowledge base's index, fresh; reused from `warm` when this process has it.
 
@@ -339,7 +341,10 @@ def open_index(
     files the watch names when it did: nothing is missed, however soon.
     An index opened under another configuration than `kb`'s is opened anew. A cold
     open runs `meanwhile(index)` while git checks freshness (`Index.open`); `progress`
-    hears of a build or rebuild.
+    hears of a build or rebuild. With `refresh` false the index is served as it is,
+    never built, refreshed or rebuilt (another knowledge base's, `search.bases`);
+    with `counted` false this open is not counted as a search (what `SearchIndex.warm`
+    goes by), as when the search that follows opens it again.
     """
     key: Any = ("search-index", str(kb.dir))
     found: SearchIndex | None = warm.get(key)
@@ -349,7 +354,7 @@ def open_index(
         del warm[key]  # config.yaml changed (a process that opens the KB per command)
         found.index.close()
         found = None
-    if found is not None:
+    if found is not None and refresh:
         try:
             _keep_fresh(kb, found, watch, now, progress)
         except (IndexUnusable, IndexCollision, sqlite3.Error, OSError):
@@ -364,11 +369,13 @@ def open_index(
         if watch is not None:
             watch.changes()  # the check below covers whatever it had queued
         found = SearchIndex(
-            Index.open(kb, ensure_fresh=True, meanwhile=meanwhile, progress=progress),
+            Index.open(kb, ensure_fresh=refresh, meanwhile=meanwhile, progress=progress),
             kb.config.data,
         )
         found.checked = (now, _signature(kb))
         warm[key] = found
+    if not counted:
+        return found
     found.searches += 1
     seen, count = found.steady
     found.steady = (found.revision, count + 1 if seen == found.revision else 1)

@@ -65,11 +65,23 @@ def request_from_params(
     )
 
 
-def kb_search(ctx: CallContext, query: str, envelope: bool = False, **params: Any) -> Any:
+def kb_search(
+    ctx: CallContext,
+    query: str,
+    envelope: bool = False,
+    kbs: list[str] | None = None,
+    **params: Any,
+) -> Any:
     request = request_from_params(query, transport=ctx.transport, **params)
     if request.rrf_k is not None:
         # an explicit k asks for textbook RRF: equal channel weights (the spec's worked
         # example), on every transport alike
         request = request._replace(weights={})
+    if kbs:
+        # registered names only (`store.kb_registry`): no transport reaches a path
+        from vouch.search.across import search_bases
+
+        response = search_bases(kbs, request, warm=ctx.warm)
+        return response if envelope else response["results"]
     response = search(ctx.kb, request, warm=ctx.warm, progress=ctx.progress)
     return response if envelope else response["results"]

@@ -127,9 +127,11 @@ def build(
     warm: dict[str, Any] | None = None,
     transport: str = "cli",
     progress: Progress | None = None,
+    refresh: bool = True,
 ) -> dict[str, Any]:
     """The ContextPack for `task` (see the module docstring); `progress` hears of an
-    index build."""
+    index build. With `refresh` false (another knowledge base's pack,
+    `vouch.search.context_across`) the index is read as it is and no search is logged."""
     text = queries.normalize(task)
     if max_chars < 1:
         raise UsageError("max_chars must be at least 1")
@@ -139,13 +141,21 @@ def build(
     top = min(MAX_CANDIDATES, max(10, max_chars // CHARS_PER_CANDIDATE + min_items))
     response = search(
         kb,
-        SearchRequest(query=text, top=top, kinds=PACK_KINDS, trace=True, transport=transport),
+        SearchRequest(
+            query=text,
+            top=top,
+            kinds=PACK_KINDS,
+            trace=True,
+            transport=transport,
+            refresh=refresh,
+            log=refresh,
+        ),
         warm=warm,
         progress=progress,
     )
     reader = _Reader(kb, warm.setdefault(f"context-objects:{kb.dir}", {}))
     candidates = _candidates(response)
-    candidates = _with_neighbours(kb, reader, candidates, warm)
+    candidates = _with_neighbours(kb, reader, candidates, warm, refresh)
     dropped = [0]
 
     def resolve(c: Candidate) -> Item | None:
@@ -159,7 +169,13 @@ def build(
     unreviewed: list[dict[str, Any]] = []
     if not packed:  # nothing approved answers: the best source passages, marked as such
         unreviewed = passages.best(
-            kb, text, max_chars, relative_cosine=RELATIVE_COSINE, warm=warm, transport=transport
+            kb,
+            text,
+            max_chars,
+            relative_cosine=RELATIVE_COSINE,
+            warm=warm,
+            transport=transport,
+            refresh=refresh,
         )
     return {
         "task": text,
@@ -221,7 +237,7 @@ def _candidates(response: dict[str, Any]) -> list[Candidate]:
 
 
 def _with_neighbours(
-    kb: KB, reader: _Reader, found: list[Candidate], warm: dict[str, Any]
+    kb: KB, reader: _Reader, found: list[Candidate], warm: dict[str, Any], refresh: bool = True
 ) -> list[Candidate]:
     """`found` plus the entity/relation neighbourhood of its best hits, best first."""
     by_key = {(c.kind, c.id, c.section): c for c in found}
@@ -266,7 +282,7 @@ def _with_neighbours(
                 add(reader.kind_of(str(obj.get(end) or "")), obj.get(end), seed)
         elif seed.kind == "entity":
             lookups.insert(0, (seed.id, seed))
-    for rid, seed in _relations_of(kb, reader, lookups, warm):
+    for rid, seed in _relations_of(kb, reader, lookups, warm, refresh):
         add("relation", rid, seed)
     ranked = sorted(by_key.values(), key=lambda c: -c.score)  # stable: hits before ties
     for n, c in enumerate(ranked):
@@ -275,7 +291,11 @@ def _with_neighbours(
 
 
 def _relations_of(
-    kb: KB, reader: _Reader, entities: list[tuple[str, Candidate]], warm: dict[str, Any]
+    kb: KB,
+    reader: _Reader,
+    entities: list[tuple[str, Candidate]],
+    warm: dict[str, Any],
+    refresh: bool = True,
 ) -> list[tuple[str, Candidate]]:
     """(relation id, seed) for the relations with one of the first RELATION_LOOKUPS
     `entities` at an end. The index titles a relation with the ids of its ends, so one
@@ -296,6 +316,7 @@ def _relations_of(
             kinds=("relation",),
             top=RELATIONS_PER_ENTITY * len(wanted),
             log=False,
+            refresh=refresh,
         ),
         warm=warm,
     )

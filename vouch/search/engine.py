@@ -151,7 +151,11 @@ def filter_scope(query: Query) -> Scope:
     kb, req = query.asked.kb, query.req
     assert req.top is not None
     index = access.open_index(
-        kb, query.asked.warm, meanwhile=_embed_early(req), progress=query.asked.progress
+        kb,
+        query.asked.warm,
+        meanwhile=_embed_early(req),
+        progress=query.asked.progress,
+        refresh=req.refresh,
     )
     filters = access.filters(
         kinds=req.kinds or SEARCH_KINDS,
@@ -345,7 +349,8 @@ def page(fusion: Fusion) -> Page:
     if results:
         from vouch.search.citing import attach_citations
 
-        attach_citations(kb, results, pending)
+        if req.citations:  # (a search across bases cites only the hits it shows)
+            attach_citations(kb, results, pending)
         turns = hits.turns(results)
         if turns:
             hits.attach_context(turns, index.neighbours(h["chunk_id"] for h in turns))

@@ -38,6 +38,8 @@ def heading(rank: int, result: dict[str, Any]) -> str:
     src = result.get("source") or {}
     by_path = result.get("cite_path")
     parts = [f"{rank}. [{result['score']:.3f}]"]
+    if result.get("kb"):  # a search across knowledge bases: whose hit it is
+        parts.append(f"{{{result['kb']}}}")
     label = unreviewed(result)
     if label:
         parts.append(f"[{label}]")
@@ -123,6 +125,9 @@ def render(response: dict[str, Any]) -> str:
             lines.append(evidence)
     if not results:
         lines.append("No results.")
+    for base in response.get("bases") or ():  # across knowledge bases: what was not as asked
+        if base.get("state") != "fresh":
+            lines.append(escaped(f"{base['name']}: {base['state']} - {base.get('detail') or ''}"))
     if response.get("truncated"):
         lines.append("(shortened to fit --max-tokens)")
     if response.get("next_cursor"):

@@ -42,9 +42,10 @@ def best(
     relative_cosine: float,
     warm: dict[str, Any] | None = None,
     transport: str = "cli",
+    refresh: bool = True,
 ) -> list[dict[str, Any]]:
     """Up to MAX_PASSAGES source passages for `task`, best first, their text at most
-    `max_chars` in all."""
+    `max_chars` in all (`refresh` false: from the index as it is)."""
     response = search(
         kb,
         SearchRequest(
@@ -54,6 +55,7 @@ def best(
             trace=True,
             log=False,  # the task was logged once, by the pack's own search
             transport=transport,
+            refresh=refresh,
         ),
         warm=warm,
     )

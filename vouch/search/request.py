@@ -45,6 +45,8 @@ class SearchRequest(NamedTuple):
     weights: Mapping[str, float] | None = None  # None: tuned defaults; {} equal weights
     log: bool = True
     transport: str = "cli"
+    refresh: bool = True  # False: the index as it is (another knowledge base's)
+    citations: bool = True  # False: hits without evidence/confidence/drifted (added later)
 
     def checked(self, config: Config) -> SearchRequest:
         """Validated, with config defaults filled in; raise E004 / E100 on bad input."""
