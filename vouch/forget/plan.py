@@ -185,10 +185,7 @@ def _names(path: str, wanted: list[str]) -> bool:
 def _words(kb: KB, plan: Plan) -> None:
     """Proposal commits of the forgotten objects: their subjects and rationales go."""
     for one in plan.ids:
-        out = kb.repo.git(
-            "log", "--all", "--reflog", "-F", "--format=%H", f"--grep=Vouch-Object: {one}"
-        )
-        shas = out.split()
+        shas = purge.commits_naming(kb.repo, one)
         texts = _messages(kb, shas)
         plan.touched.update(s for s in shas if messages.holds_words(texts.get(s, ""), plan.ids))
 
@@ -224,7 +221,7 @@ def _tokens(kb: KB, plan: Plan) -> None:
         for sha in purge.messages_holding(repo, token):
             info = repo.store.info(sha)
             if info is not None and info[1] == "tag":
-                target = repo.git("rev-parse", f"{sha}^{{commit}}").strip()
+                target = purge.tagged_commit(repo, sha)
                 plan.touched.add(target)  # made again, its message scrubbed
             else:
                 plan.touched.add(sha)
@@ -319,11 +316,10 @@ def _citing(kb: KB, plan: Plan) -> list[str]:
     """Knowledge files in HEAD (not forgotten) that name a forgotten id."""
     repo = kb.repo
     prefix = kb.rel(".") + "/"
-    args = ["grep", "-l", "-F", *(x for i in plan.ids for x in ("-e", i)), "HEAD", "--", prefix]
-    out = repo.git(*args, check=False) if repo.resolve("HEAD") else ""
+    lines = purge.files_naming(repo, plan.ids, "HEAD", prefix) if repo.resolve("HEAD") else []
     skip = (prefix + DECIDED_DIR + "/", prefix + audit.SEGMENT_DIR + "/", prefix + audit.LOG_NAME)
     found = []
-    for line in out.splitlines():
+    for line in lines:
         path = line.split(":", 1)[1] if line.startswith("HEAD:") else line
         if path.startswith(skip) or path in plan.paths:
             continue

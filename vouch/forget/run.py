@@ -183,7 +183,7 @@ def _finish_work_tree(kb: KB, plan: Plan) -> None:
     left behind untracked, go; the index and work tree follow HEAD (the plan refused
     any other change)."""
     repo = kb.repo
-    repo.git("read-tree", "-u", "--reset", "HEAD")
+    purge.reset_work_tree(repo)
     for path in plan.paths:
         with contextlib.suppress(FileNotFoundError, IsADirectoryError):
             (repo.root / path).unlink()

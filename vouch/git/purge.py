@@ -417,3 +417,28 @@ def ever_held(repo: Repo, rev: str, paths: Iterable[str]) -> set[str]:
         repo.root,
     )
     return {p.decode("utf-8", "replace").strip("\n") for p in out.split(b"\0") if p.strip()}
+
+
+def commits_naming(repo: Repo, object_id: str) -> list[str]:
+    """Every commit of any ref or reflog whose message names `object_id` as its
+    `Vouch-Object` (the proposals and decisions of a forgotten object)."""
+    out = repo.git(
+        "log", "--all", "--reflog", "-F", "--format=%H", f"--grep=Vouch-Object: {object_id}"
+    )
+    return out.split()
+
+
+def tagged_commit(repo: Repo, tag: str) -> str:
+    """The commit an annotated tag object points at."""
+    return repo.git("rev-parse", f"{tag}^{{commit}}").strip()
+
+
+def files_naming(repo: Repo, needles: Iterable[str], rev: str, prefix: str) -> list[str]:
+    """Paths under `prefix` in `rev`'s tree holding any of `needles` (fixed strings)."""
+    args = ["grep", "-l", "-F", *(x for n in needles for x in ("-e", n)), rev, "--", prefix]
+    return repo.git(*args, check=False).splitlines()
+
+
+def reset_work_tree(repo: Repo) -> None:
+    """The index and work tree made HEAD's again (`read-tree -u --reset HEAD`)."""
+    repo.git("read-tree", "-u", "--reset", "HEAD")
