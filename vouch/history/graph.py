@@ -1,0 +1,429 @@
+"""`vouch graph [ID]`: how entities, relations, claims, pages and the sources they cite
+hang together, as nodes and edges.
+
+Around one object the graph is walked breadth-first to `depth` hops, both ways: the ids
+an object names (a claim's evidence, entities, supersessions, contradictions; a page's
+claims, entities and sources; a relation's two ends), and the objects naming it (found
+by one `git grep` per hop, as `vouch impact` finds them). Without an id it is the whole
+checked-out branch. Relations are edges between their two ends; an evidence span is
+drawn as its source (the edge says the lines). Read from the work tree's knowledge, or
+from one commit (`vouch diff --format markdown` draws what a range adds).
+
+Status is shown, never hidden: a superseded, archived or redacted object, and a claim
+in a contradiction, is marked; with `pending` (or for an id only an open proposal
+holds) the objects open proposals add join, each marked with its proposal. A graph past
+`max_nodes` or `max_edges` keeps the nearest nodes (around an id) or the best-connected
+clusters (the whole branch) and counts, per kind, what it left out. Read-only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple
+
+from vouch.core import ids
+from vouch.errors import CorruptFile, InvalidId, NotFound, VouchError
+from vouch.git.history import grep_paths
+from vouch.health.files import catalog
+from vouch.history.snapshot import Snapshot
+from vouch.kinds import GATED, KINDS, Obj
+from vouch.store.kb import KB
+
+MAX_NODES = 200
+MAX_EDGES = 400
+FADED = ("superseded", "archived", "redacted")  # drawn dashed
+_DASHED_EDGES = ("supersedes", "contradicts")
+
+
+class Item(NamedTuple):
+    """One object as the graph reads it: where from (`pending`: the open proposal that
+    adds or changes it) and the snapshot its evidence ids resolve in."""
+
+    kind: str
+    obj: Obj
+    pending: str | None
+    snap: Snapshot
+
+
+class Link(NamedTuple):
+    """One edge an object draws: from -> to, its kind (`cites`, `about`, `lists`,
+    `supersedes`, `contradicts`, or a relation's type) and what it says."""
+
+    source: str
+    target: str
+    kind: str
+    relation: str | None = None  # the relation object's id, for a relation's edge
+    note: str | None = None  # a cited span's locator
+    pending: str | None = None
+
+
+class Reader:
+    """Objects by id from the work tree (or one commit), and those open proposals hold."""
+
+    def __init__(self, kb: KB, commit: str | None = None):
+        self.kb = kb
+        self.commit = commit
+        self.snap = Snapshot(kb, commit)
+        self.pending: dict[str, Item] = {}
+        self._cache: dict[str, Item | None] = {}
+
+    def include_pending(self) -> None:
+        """Add what open proposals hold: each proposal's object at its commit."""
+        from vouch.gate.pending import open_proposals
+
+        for p in open_proposals(self.kb):
+            if p.kind not in GATED or not ids.is_object_id(p.object_id):
+                continue
+            snap = Snapshot(self.kb, p.commit)
+            obj = snap.object(p.kind, p.object_id)
+            if obj is not None and p.object_id not in self.pending:
+                self.pending[p.object_id] = Item(p.kind, obj, p.id, snap)
+        self._cache.clear()
+
+    def item(self, object_id: str, kinds: Iterable[str] = (*GATED, "source")) -> Item | None:
+        if object_id in self.pending:
+            return self.pending[object_id]
+        if object_id in self._cache:
+            return self._cache[object_id]
+        found = None
+        for kind in kinds:
+            obj = self.snap.object(kind, object_id)
+            if obj is not None:
+                found = Item(kind, obj, None, self.snap)
+                break
+        self._cache[object_id] = found
+        return found
+
+    def remember(self, item: Item) -> None:
+        oid = str(item.obj["id"])
+        if oid not in self.pending:
+            self._cache[oid] = item
+
+    def referencing(self, wanted: set[str]) -> list[Item]:
+        """The objects naming any of `wanted` (through an evidence span too)."""
+        if not wanted:
+            return []
+        found = self._grep(sorted(wanted))
+        spans = {str(i.obj["id"]) for i in found if i.kind == "evidence"}
+        if spans:
+            found += [i for i in self._grep(sorted(spans)) if i.kind != "evidence"]
+        found = [i for i in found if i.kind != "evidence" and str(i.obj["id"]) not in self.pending]
+        found += [i for i in self.pending.values() if _names_any(i, wanted, self)]
+        out: dict[tuple[str, str], Item] = {}
+        for i in found:
+            if any(link_touches(lk, wanted) for lk in links(i, self)):
+                out.setdefault((i.kind, str(i.obj["id"])), i)
+        return [out[k] for k in sorted(out)]
+
+    def _grep(self, needles: list[str]) -> list[Item]:
+        kb = self.kb
+        start = kb.rel(".") + "/"
+        dirs = [kb.rel(k.directory) for n, k in KINDS.items() if n not in ("source", "session")]
+        out = []
+        for path in grep_paths(kb.repo, needles, dirs, rev=self.commit):
+            entry = catalog(path[len(start) :]) if path.startswith(start) else None
+            if entry is None or entry.kind not in KINDS or entry.id is None:
+                continue
+            if entry.kind in ("source", "session"):
+                continue
+            obj = self.snap.object(entry.kind, entry.id)
+            if obj is not None:
+                item = Item(entry.kind, obj, None, self.snap)
+                out.append(item)
+                if entry.kind != "evidence":
+                    self.remember(item)
+        return out
+
+    def every(self, kind: str) -> Iterator[Item]:
+        """Every object of a kind on the work tree (the whole branch), pending ones last."""
+        for obj in self.kb.iter_objects(KINDS[kind]):
+            if str(obj["id"]) not in self.pending:
+                item = Item(kind, obj, None, self.snap)
+                self.remember(item)
+                yield item
+        yield from (i for i in self.pending.values() if i.kind == kind)
+
+    def span_source(self, evidence_id: str, snap: Snapshot) -> tuple[str, str | None] | None:
+        """(source id, locator) of an evidence span, read where the citing object is."""
+        with contextlib.suppress(VouchError, ValueError):
+            ev = snap.object("evidence", evidence_id) or self.snap.object("evidence", evidence_id)
+            if ev is not None:
+                return str(ev["source_id"]), ev.get("locator")
+        return None
+
+
+def _names_any(item: Item, wanted: set[str], reader: Reader) -> bool:
+    return any(link_touches(lk, wanted) for lk in links(item, reader))
+
+
+def link_touches(link: Link, wanted: set[str]) -> bool:
+    return link.source in wanted or link.target in wanted
+
+
+def _ids(value: Any) -> list[str]:
+    items = value if isinstance(value, list) else [value] if value else []
+    return [str(v) for v in items if isinstance(v, str) and v]
+
+
+def links(item: Item, reader: Reader) -> list[Link]:
+    """The edges one object draws."""
+    obj, kind, pid = item.obj, item.kind, item.pending
+    me = str(obj.get("id"))
+    out: list[Link] = []
+
+    def cite(cited: Any) -> None:
+        for c in _ids(cited):
+            if ids.is_source_id(c):
+                out.append(Link(me, c, "cites", pending=pid))
+                continue
+            found = reader.span_source(c, item.snap)
+            if found is not None:
+                out.append(Link(me, found[0], "cites", note=found[1], pending=pid))
+
+    if kind == "claim":
+        cite(obj.get("evidence"))
+        out += [Link(me, e, "about", pending=pid) for e in _ids(obj.get("entities"))]
+        out += [Link(me, c, "supersedes", pending=pid) for c in _ids(obj.get("supersedes"))]
+        out += [Link(c, me, "supersedes", pending=pid) for c in _ids(obj.get("superseded_by"))]
+        for c in _ids(obj.get("contradicts")):  # symmetric: one edge per pair
+            a, b = sorted((me, c))
+            out.append(Link(a, b, "contradicts", pending=pid))
+    elif kind == "page":
+        out += [Link(me, c, "lists", pending=pid) for c in _ids(obj.get("claims"))]
+        out += [Link(me, e, "lists", pending=pid) for e in _ids(obj.get("entities"))]
+        cite(obj.get("sources"))
+    elif kind == "relation":
+        source, target = str(obj.get("source") or ""), str(obj.get("target") or "")
+        if source and target:
+            out.append(Link(source, target, str(obj.get("relation")), relation=me, pending=pid))
+    return out
+
+
+def _ends(link: Link, of: str) -> str:
+    return link.target if link.source == of else link.source
+
+
+# -- the graph around one object ------------------------------------------------------
+def around(
+    kb: KB,
+    object_id: str,
+    *,
+    depth: int = 2,
+    max_nodes: int = MAX_NODES,
+    max_edges: int = MAX_EDGES,
+    pending: bool = False,
+    reader: Reader | None = None,
+) -> dict[str, Any]:
+    if not (ids.is_object_id(object_id) or ids.is_source_id(object_id)):
+        raise InvalidId(f"{object_id!r} is not an object or source id", hint="give an id")
+    reader = reader or Reader(kb)
+    if pending:
+        reader.include_pending()
+    seed = reader.item(object_id)
+    if seed is None and not pending:  # an id only an open proposal holds: shown pending
+        reader.include_pending()
+        seed = reader.item(object_id)
+        pending = seed is not None
+    if seed is None:
+        raise NotFound(
+            f"no claim, page, entity, relation or source {object_id} here",
+            hint="`vouch list` names what is here; `vouch pending` what is proposed",
+        )
+    order, relations = walk(reader, [object_id], depth)
+    out = assemble(reader, order, relations, max_nodes, max_edges)
+    return {"center": object_id, "depth": depth, "pending": pending, **out}
+
+
+def walk(reader: Reader, start: list[str], depth: int) -> tuple[list[str], dict[str, Item]]:
+    """Node ids breadth-first from `start` to `depth` hops, nearest first, and the
+    relations met on the way."""
+    seen: dict[str, int] = {}
+    relations: dict[str, Item] = {}
+    frontier: list[str] = []
+
+    def visit(oid: str, level: int, into: list[str]) -> None:
+        if oid not in seen:
+            seen[oid] = level
+            into.append(oid)
+
+    for oid in start:
+        item = reader.item(oid)
+        if item is not None and item.kind == "relation":  # a relation is its two ends
+            relations[oid] = item
+            for lk in links(item, reader):
+                visit(lk.source, 0, frontier)
+                visit(lk.target, 0, frontier)
+        else:
+            visit(oid, 0, frontier)
+    for level in range(1, depth + 1):
+        reached: list[str] = []
+        for oid in frontier:
+            item = reader.item(oid)
+            for lk in links(item, reader) if item is not None else ():
+                visit(_ends(lk, oid), level, reached)
+        wanted = set(frontier)
+        for item in reader.referencing(wanted):
+            me = str(item.obj["id"])
+            if item.kind == "relation":
+                relations[me] = item
+                for lk in links(item, reader):
+                    for end in (lk.source, lk.target):
+                        visit(end, level, reached)
+            else:
+                visit(me, level, reached)
+        frontier = reached
+        if not frontier:
+            break
+    return list(seen), relations
+
+
+# -- what a range changes ---------------------------------------------------------------
+def changes(
+    kb: KB, commit: str, object_ids: list[str], *, max_nodes: int = 60, max_edges: int = 120
+) -> dict[str, Any]:
+    """The objects a range adds or changes, read at `commit`, with their immediate
+    neighbours (`vouch diff --format markdown` draws it); the changed ones marked."""
+    reader = Reader(kb, commit)
+    present = list(dict.fromkeys(o for o in object_ids if reader.item(o) is not None))
+    order, relations = walk(reader, present, 1)
+    out = assemble(reader, order, relations, max_nodes, max_edges)
+    changed = set(present)
+    for node in out["nodes"]:
+        if node["id"] in changed:
+            node["changed"] = True
+    return {"center": None, "depth": 1, "pending": False, **out}
+
+
+# -- the whole branch -------------------------------------------------------------------
+def whole(
+    kb: KB,
+    *,
+    max_nodes: int = MAX_NODES,
+    max_edges: int = MAX_EDGES,
+    pending: bool = False,
+) -> dict[str, Any]:
+    reader = Reader(kb)
+    if pending:
+        reader.include_pending()
+    items: dict[str, Item] = {}
+    relations: dict[str, Item] = {}
+    for kind in ("entity", "page", "claim"):
+        for item in reader.every(kind):
+            items[str(item.obj["id"])] = item
+    for item in reader.every("relation"):
+        relations[str(item.obj["id"])] = item
+    degree: dict[str, int] = {oid: 0 for oid in items}
+    neighbours: dict[str, list[str]] = {}
+    every_link = {lk._replace(note=None) for i in items.values() for lk in links(i, reader)}
+    every_link |= {lk for r in relations.values() for lk in links(r, reader)}
+    for lk in every_link:  # (a supersession is named at both ends: counted once)
+        for a, b in ((lk.source, lk.target), (lk.target, lk.source)):
+            degree[a] = degree.get(a, 0) + 1
+            neighbours.setdefault(a, []).append(b)
+    # the best-connected clusters first: breadth-first from the busiest node left
+    order: list[str] = []
+    placed: set[str] = set()
+    for hub in sorted(degree, key=lambda o: (-degree[o], o)):
+        if hub in placed:
+            continue
+        queue = [hub]
+        placed.add(hub)
+        while queue:
+            oid = queue.pop(0)
+            order.append(oid)
+            for n in sorted(set(neighbours.get(oid, ())), key=lambda o: (-degree.get(o, 0), o)):
+                if n not in placed:
+                    placed.add(n)
+                    queue.append(n)
+    out = assemble(reader, order, relations, max_nodes, max_edges)
+    return {"center": None, "depth": None, "pending": pending, **out}
+
+
+# -- nodes, edges and what was left out ---------------------------------------------------
+def assemble(
+    reader: Reader,
+    order: list[str],
+    relations: dict[str, Item],
+    max_nodes: int,
+    max_edges: int,
+) -> dict[str, Any]:
+    kept = order[:max_nodes]
+    keep, known = set(kept), set(order)
+    nodes = [_node(reader, oid) for oid in kept]
+    left: dict[str, int] = {}
+    for oid in order[max_nodes:]:
+        kind = _node_kind(reader, oid)
+        left[kind] = left.get(kind, 0) + 1
+    edges: dict[tuple[str, str, str], dict[str, Any]] = {}
+    dropped: set[tuple[str, str, str]] = set()
+    sources = [reader.item(oid) for oid in kept] + list(relations.values())
+    for item in sources:
+        for lk in links(item, reader) if item is not None else ():
+            key = (lk.source, lk.target, lk.relation or lk.kind)
+            if lk.source in keep and lk.target in keep:
+                if key not in edges:
+                    edges[key] = _edge(lk)
+            elif lk.source in known and lk.target in known:  # an end the cap left out
+                dropped.add(key)
+    ordered = [edges[k] for k in sorted(edges)]
+    omitted_edges = len(dropped - set(edges)) + max(0, len(ordered) - max_edges)
+    contradicted = {e[end] for e in ordered if e["kind"] == "contradicts" for end in ("from", "to")}
+    for n in nodes:
+        if n["id"] in contradicted:
+            n["contradicted"] = True
+    counts: dict[str, int] = {}
+    for n in nodes:
+        counts[n["kind"]] = counts.get(n["kind"], 0) + 1
+    return {
+        "nodes": nodes,
+        "edges": ordered[:max_edges],
+        "counts": counts,
+        "omitted": {"nodes": dict(sorted(left.items())), "edges": omitted_edges},
+        "truncated": bool(left) or omitted_edges > 0,
+        "limits": {"max_nodes": max_nodes, "max_edges": max_edges},
+    }
+
+
+def _node_kind(reader: Reader, oid: str) -> str:
+    item = reader.item(oid)
+    return item.kind if item is not None else "missing"
+
+
+def _node(reader: Reader, oid: str) -> dict[str, Any]:
+    item = reader.item(oid)
+    if item is None:  # named, but not here (a dangling id: lint reports it)
+        return {"id": oid, "kind": "missing", "title": oid, "status": "missing"}
+    out: dict[str, Any] = {"id": oid, "kind": item.kind, "title": _title(item)}
+    status = item.obj.get("status")
+    if item.kind == "source" and item.obj.get("superseded_by"):
+        status = "superseded"
+    if status:
+        out["status"] = str(status)
+    if status in FADED:
+        out["faded"] = True
+    if item.pending:
+        out["pending"] = item.pending
+    return out
+
+
+def _title(item: Item) -> str:
+    with contextlib.suppress(VouchError, ValueError, TypeError, CorruptFile):
+        title = KINDS[item.kind].title_of(item.obj)
+        if item.kind == "source":
+            title = str(item.obj.get("title") or item.obj.get("locator") or title)
+        return " ".join(str(title).split())
+    return str(item.obj.get("id"))
+
+
+def _edge(lk: Link) -> dict[str, Any]:
+    out: dict[str, Any] = {"from": lk.source, "to": lk.target, "kind": lk.kind}
+    if lk.relation:
+        out["relation_id"] = lk.relation
+    if lk.note:
+        out["locator"] = lk.note
+    if lk.kind in _DASHED_EDGES:
+        out["dashed"] = True
+    if lk.pending:
+        out["pending"] = lk.pending
+    return out
