@@ -4,14 +4,16 @@ what a range adds. Real repositories; object text is hostile input."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
-from conftest import git
+from conftest import git, hermetic
 from gate_support import BOB, a_source, branches, call, show
 
 from vouch.errors import InvalidId, NotFound
@@ -78,6 +80,58 @@ def _world(kb: KB) -> dict[str, str]:
     }
 
 
+class World(NamedTuple):
+    kb: KB
+    ids: dict[str, str]
+
+
+class Hostile(NamedTuple):
+    kb: KB
+    ids: dict[str, str]
+    proposal: str  # the open proposal of a hostile claim
+    texts: dict[str, str]  # object id -> the hostile text it holds
+
+
+def _built(tmp_path_factory: pytest.TempPathFactory, name: str, make: Any) -> tuple[Path, Any]:
+    """A knowledge base with the example sources and what `make` adds, built once for
+    the module (approvals take a while); each test gets a copy."""
+    from conftest import _build_kb_with_sources
+
+    with hermetic(tmp_path_factory, name) as root:
+        _build_kb_with_sources(root)
+        made = make(KB.open(root))
+        shutil.rmtree(root / ".vouch" / "index", ignore_errors=True)  # it names its folder
+    return root, made
+
+
+def _copy(template: Path, tmp_path: Path) -> KB:
+    root = tmp_path / "repo"
+    shutil.copytree(template, root, symlinks=True)
+    git(root, "update-index", "-q", "--refresh")
+    return KB.open(root)
+
+
+@pytest.fixture(scope="module")
+def built_world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    return _built(tmp_path_factory, "graph-world", _world)
+
+
+@pytest.fixture(scope="module")
+def built_hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    return _built(tmp_path_factory, "graph-hostile", _hostile_world)
+
+
+@pytest.fixture
+def world(built_world: tuple[Path, Any], tmp_path: Path) -> World:
+    return World(_copy(built_world[0], tmp_path), dict(built_world[1]))
+
+
+@pytest.fixture
+def hostile(built_hostile: tuple[Path, Any], tmp_path: Path) -> Hostile:
+    w, pid, texts = built_hostile[1]
+    return Hostile(_copy(built_hostile[0], tmp_path), dict(w), pid, dict(texts))
+
+
 def _ids(graph: dict[str, Any]) -> set[str]:
     return {str(n["id"]) for n in graph["nodes"]}
 
@@ -94,9 +148,8 @@ def _refs_and_tree(root: Path) -> tuple[str, str]:
 
 
 # -- around one object ---------------------------------------------------------------------
-def test_around_an_entity_breadth_first_to_the_depth(kb_with_sources: KB) -> None:
-    kb = kb_with_sources
-    w = _world(kb)
+def test_around_an_entity_breadth_first_to_the_depth(world: World) -> None:
+    kb, w = world
     before = _refs_and_tree(kb.root)
 
     only = call(kb, "kb.graph", {"id": w["api"], "depth": 0})
@@ -126,9 +179,8 @@ def test_around_an_entity_breadth_first_to_the_depth(kb_with_sources: KB) -> Non
     assert _refs_and_tree(kb.root) == before  # read-only
 
 
-def test_around_a_source_and_a_relation(kb_with_sources: KB) -> None:
-    kb = kb_with_sources
-    w = _world(kb)
+def test_around_a_source_and_a_relation(world: World) -> None:
+    kb, w = world
     near = call(kb, "kb.graph", {"id": w["source"], "depth": 1})
     # the claims citing it, whole or through an evidence span; the contradiction drawn
     assert _ids(near) == {w["source"], w["spanned"], w["whole"], w["newer"], w["other"]}
@@ -144,9 +196,8 @@ def test_around_a_source_and_a_relation(kb_with_sources: KB) -> None:
 
 
 # -- the whole branch ----------------------------------------------------------------------
-def test_the_whole_branch(kb_with_sources: KB, run_cli: Any) -> None:
-    kb = kb_with_sources
-    w = _world(kb)
+def test_the_whole_branch(world: World, run_cli: Any) -> None:
+    kb, w = world
     g = call(kb, "kb.graph", {})
     assert g["center"] is None
     assert _ids(g) == set(w.values()) - {w["relation"]}  # a relation is an edge
@@ -159,9 +210,8 @@ def test_the_whole_branch(kb_with_sources: KB, run_cli: Any) -> None:
     assert piped.code == 0 and piped.json() == g
 
 
-def test_a_capped_graph_says_what_it_left_out(kb_with_sources: KB, run_cli: Any) -> None:
-    kb = kb_with_sources
-    w = _world(kb)
+def test_a_capped_graph_says_what_it_left_out(world: World, run_cli: Any) -> None:
+    kb, w = world
     g = call(kb, "kb.graph", {"max_nodes": 3, "max_edges": 1})
     assert len(g["nodes"]) == 3 and len(g["edges"]) <= 1 and g["truncated"]
     left = g["omitted"]["nodes"]
@@ -180,8 +230,9 @@ def test_a_capped_graph_says_what_it_left_out(kb_with_sources: KB, run_cli: Any)
     assert note is not None and "not shown" in note.group(1)
     assert re.search(r"^  %% not shown: .*claim", drawn.out, re.M)
     assert "not shown:" in drawn.err  # said to the person too
+    _real_mermaid(drawn.out, g, _checked_mermaid(drawn.out))
     for kind, n in left.items():
-        assert f"{n} {kind}" in drawn.err
+        assert f"{n} {kind[:5]}" in drawn.err
 
     around = call(kb, "kb.graph", {"id": w["api"], "max_nodes": 2})
     assert around["nodes"][0]["id"] == w["api"]  # the nearest kept
@@ -189,9 +240,8 @@ def test_a_capped_graph_says_what_it_left_out(kb_with_sources: KB, run_cli: Any)
 
 
 # -- pending -------------------------------------------------------------------------------
-def test_pending_objects_only_when_asked_or_at_the_centre(kb_with_sources: KB) -> None:
-    kb = kb_with_sources
-    w = _world(kb)
+def test_pending_objects_only_when_asked_or_at_the_centre(world: World) -> None:
+    kb, w = world
     pid, claim = _proposed(
         kb,
         "kb.propose_claim",
@@ -258,6 +308,33 @@ _NODE = re.compile(
 )
 
 
+def _real_mermaid(text: str, graph: dict[str, Any], labels: dict[str, str]) -> None:
+    """Where VOUCH_MERMAID_MODULES names a node_modules folder with `mermaid` and `jsdom`,
+    the real mermaid parses `text`: a flowchart of exactly our nodes, labels as we
+    wrote them, no link, no configuration from a directive. (Without it the line grammar
+    of `_checked_mermaid` is the check.)"""
+    modules = os.environ.get("VOUCH_MERMAID_MODULES")
+    if not modules or not shutil.which("node"):
+        return
+    script = Path(__file__).parent / "fixtures" / "mermaid_parse.mjs"
+    run = subprocess.run(
+        ["node", str(script), modules], input=text, capture_output=True, text=True, timeout=120
+    )
+    found = json.loads(run.stdout)
+    assert found["ok"] and found["type"] == "flowchart-v2" and found["config"] == {}, found
+    vertices = found["vertices"]
+    names = {f"n{i}" for i in range(len(graph["nodes"]))}
+    assert set(vertices) - {"omitted"} == names
+    assert found["edges"] == len(graph["edges"])
+    for name, vertex in vertices.items():
+        assert vertex["link"] is None and "clickable" not in vertex["classes"]
+        shown = re.sub(
+            r"\ufb02\u00b0\u00b0(\d+)\u00b6\u00df", lambda m: chr(int(m.group(1))), vertex["text"]
+        )
+        if name in labels:
+            assert shown == labels[name]
+
+
 def _name(graph: dict[str, Any], object_id: str) -> str:
     return f"n{[n['id'] for n in graph['nodes']].index(object_id)}"
 
@@ -315,10 +392,9 @@ def _hostile_world(kb: KB) -> tuple[dict[str, str], str, dict[str, str]]:
 
 
 def test_mermaid_labels_cannot_inject_directives_links_or_markup(
-    kb_with_sources: KB, run_cli: Any
+    hostile: Hostile, run_cli: Any
 ) -> None:
-    kb = kb_with_sources
-    w, _, texts = _hostile_world(kb)
+    kb, w, _, texts = hostile
     g = call(kb, "kb.graph", {"id": w["evil"], "depth": 1, "pending": True})
     assert set(texts) <= _ids(g)
     drawn = run_cli("graph", w["evil"], "--depth", "1", "--pending", cwd=kb.root)
@@ -326,6 +402,7 @@ def test_mermaid_labels_cannot_inject_directives_links_or_markup(
     text = drawn.out
     assert text == mermaid(g)
     labels = _checked_mermaid(text)
+    _real_mermaid(text, g, labels)
     for oid, original in texts.items():
         kind = "entity" if oid == w["evil"] else "claim"
         shown = labels[_name(g, oid)]
@@ -341,9 +418,8 @@ def test_mermaid_labels_cannot_inject_directives_links_or_markup(
     assert "```" not in mermaid_block(g)[3:-4]  # a fence inside cannot close the block
 
 
-def test_dot_labels_are_escaped(kb_with_sources: KB, run_cli: Any) -> None:
-    kb = kb_with_sources
-    w, _, texts = _hostile_world(kb)
+def test_dot_labels_are_escaped(hostile: Hostile, run_cli: Any) -> None:
+    kb, w, _, texts = hostile
     drawn = run_cli("graph", w["evil"], "--depth", "1", "--pending", "--format", "dot", cwd=kb.root)
     assert drawn.code == 0
     g = call(kb, "kb.graph", {"id": w["evil"], "depth": 1, "pending": True})
@@ -375,9 +451,8 @@ def test_dot_labels_are_escaped(kb_with_sources: KB, run_cli: Any) -> None:
 
 
 # -- vouch diff --format markdown draws what a range adds --------------------------------------
-def test_diff_markdown_embeds_what_the_range_adds(kb_with_sources: KB, run_cli: Any) -> None:
-    kb = kb_with_sources
-    w = _world(kb)
+def test_diff_markdown_embeds_what_the_range_adds(world: World, run_cli: Any) -> None:
+    kb, w = world
     pid, claim = _proposed(
         kb,
         "kb.propose_claim",
@@ -398,6 +473,7 @@ def test_diff_markdown_embeds_what_the_range_adds(kb_with_sources: KB, run_cli: 
     assert _ids(g) >= {claim, w["source"], w["api"]}  # the claim and its neighbours
     assert next(n for n in g["nodes"] if n["id"] == claim)["changed"] is True
     assert labels[_name(g, claim)].startswith('claim: "]; click')
+    _real_mermaid(block.group(1), g, labels)
     assert re.search(rf"^  class {_name(g, claim)} changed$", block.group(1), re.M)
     plain = call(kb, "kb.diff", {"revisions": f"HEAD...{ref}"})
     assert "graph" not in plain  # only when asked: the JSON is as it was

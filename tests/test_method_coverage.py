@@ -120,6 +120,7 @@ EXTRA = {
     "kb.comment_proposal",
     "kb.gate_stats",
     "kb.impact",
+    "kb.graph",
 }
 
 

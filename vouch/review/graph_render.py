@@ -27,6 +27,7 @@ _SHAPES = {  # kind -> (open, close) of a mermaid node
     "source": ('[("', '")]'),
     "missing": ('{{"', '"}}'),
 }
+_PLURAL = {"entity": "entities", "missing": "missing"}
 _DOT_SHAPES = {
     "claim": "box",
     "entity": "ellipse",
@@ -79,7 +80,10 @@ def _edge_label(edge: dict[str, Any]) -> str:
 def left_out(graph: dict[str, Any]) -> str | None:
     """What a capped graph left out, in words; None when it shows everything."""
     omitted = graph.get("omitted") or {}
-    parts = [f"{n} {kind}" for kind, n in sorted((omitted.get("nodes") or {}).items())]
+    parts = [
+        f"{n} {_PLURAL.get(kind, kind + 's') if n != 1 else kind}"
+        for kind, n in sorted((omitted.get("nodes") or {}).items())
+    ]
     if omitted.get("edges"):
         parts.append(f"{omitted['edges']} edges")
     if not parts:
