@@ -18,7 +18,7 @@ from gate_support import BOB, a_source, branches, call, show
 
 from vouch.errors import InvalidId, NotFound
 from vouch.methods.shape import InvalidParams
-from vouch.review.graph_render import dot, mermaid, mermaid_block
+from vouch.review.graph_render import dot, left_out, mermaid, mermaid_block
 from vouch.store.kb import KB
 
 
@@ -209,6 +209,30 @@ def test_the_whole_branch(world: World, run_cli: Any) -> None:
     piped = run_cli("graph", cwd=kb.root, terminal=False)  # a pipe: the method's result
     assert piped.code == 0 and piped.json() == g
 
+    # drawn: supersession and contradiction dashed, the superseded claim faded
+    drawn = run_cli("graph", cwd=kb.root)  # a terminal: mermaid
+    assert drawn.code == 0 and drawn.out == mermaid(g) and drawn.err == ""
+    old, new = _name(g, w["spanned"]), _name(g, w["newer"])
+    assert f'  {new} -.->|"supersedes"| {old}' in drawn.out.splitlines()
+    pair = sorted((w["whole"], w["other"]))
+    contra = f'  {_name(g, pair[0])} -.->|"contradicts"| {_name(g, pair[1])}'
+    assert contra in drawn.out.splitlines()
+    assert f'  {_name(g, w["api"])} -->|"depends on"| {_name(g, w["db"])}' in drawn.out
+    assert re.search(rf"^  class {old} faded$", drawn.out, re.M)
+    contested = {_name(g, w["whole"]), _name(g, w["other"])}
+    found = re.search(r"^  class (\S+) contradicted$", drawn.out, re.M)
+    assert found is not None and set(found.group(1).split(",")) == contested
+    _real_mermaid(drawn.out, g, _checked_mermaid(drawn.out))
+    as_dot = run_cli("graph", "--format", "dot", cwd=kb.root).out
+    assert f'  {new} -> {old} [label="supersedes", style=dashed];' in as_dot
+    assert re.search(
+        rf"^  {old} \[label=\"claim: Deploys need CI \(superseded\)\", shape=box, style=dashed\];$",
+        as_dot,
+        re.M,
+    )
+    md = run_cli("graph", "--format", "markdown", cwd=kb.root).out
+    assert md == mermaid_block(g) and md.startswith("```mermaid\n") and md.endswith("```\n")
+
 
 def test_a_capped_graph_says_what_it_left_out(world: World, run_cli: Any) -> None:
     kb, w = world
@@ -236,7 +260,10 @@ def test_a_capped_graph_says_what_it_left_out(world: World, run_cli: Any) -> Non
 
     around = call(kb, "kb.graph", {"id": w["api"], "max_nodes": 2})
     assert around["nodes"][0]["id"] == w["api"]  # the nearest kept
-    assert sum(around["omitted"]["nodes"].values()) == 4
+    # the cap was full after one hop: the second is not walked, and that is said
+    assert sum(around["omitted"]["nodes"].values()) == 2
+    assert around["omitted"]["hops_not_walked"] == 1 and around["truncated"]
+    assert "the last 1 hop(s), not walked" in left_out(around)  # type: ignore[operator]
 
 
 # -- pending -------------------------------------------------------------------------------

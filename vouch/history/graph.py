@@ -19,7 +19,7 @@ clusters (the whole branch) and counts, per kind, what it left out. Read-only.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from vouch.core import ids
@@ -56,6 +56,7 @@ class Link(NamedTuple):
     relation: str | None = None  # the relation object's id, for a relation's edge
     note: str | None = None  # a cited span's locator
     pending: str | None = None
+    named: str | None = None  # the kind the naming field holds (read that kind first)
 
 
 class Reader:
@@ -81,12 +82,16 @@ class Reader:
                 self.pending[p.object_id] = Item(p.kind, obj, p.id, snap)
         self._cache.clear()
 
-    def item(self, object_id: str, kinds: Iterable[str] = (*GATED, "source")) -> Item | None:
+    def item(self, object_id: str, likely: str | None = None) -> Item | None:
+        """The object with this id, of any kind (`likely` tried first), or None."""
         if object_id in self.pending:
             return self.pending[object_id]
         if object_id in self._cache:
             return self._cache[object_id]
         found = None
+        kinds: tuple[str, ...] = ("source",) if ids.is_source_id(object_id) else GATED
+        if likely is not None and likely in kinds:
+            kinds = (likely, *(k for k in kinds if k != likely))
         for kind in kinds:
             obj = self.snap.object(kind, object_id)
             if obj is not None:
@@ -175,15 +180,17 @@ def links(item: Item, reader: Reader) -> list[Link]:
     def cite(cited: Any) -> None:
         for c in _ids(cited):
             if ids.is_source_id(c):
-                out.append(Link(me, c, "cites", pending=pid))
+                out.append(Link(me, c, "cites", pending=pid, named="source"))
                 continue
             found = reader.span_source(c, item.snap)
             if found is not None:
-                out.append(Link(me, found[0], "cites", note=found[1], pending=pid))
+                out.append(Link(me, found[0], "cites", note=found[1], pending=pid, named="source"))
 
     if kind == "claim":
         cite(obj.get("evidence"))
-        out += [Link(me, e, "about", pending=pid) for e in _ids(obj.get("entities"))]
+        out += [
+            Link(me, e, "about", pending=pid, named="entity") for e in _ids(obj.get("entities"))
+        ]
         out += [Link(me, c, "supersedes", pending=pid) for c in _ids(obj.get("supersedes"))]
         out += [Link(c, me, "supersedes", pending=pid) for c in _ids(obj.get("superseded_by"))]
         for c in _ids(obj.get("contradicts")):  # symmetric: one edge per pair
@@ -191,7 +198,9 @@ def links(item: Item, reader: Reader) -> list[Link]:
             out.append(Link(a, b, "contradicts", pending=pid))
     elif kind == "page":
         out += [Link(me, c, "lists", pending=pid) for c in _ids(obj.get("claims"))]
-        out += [Link(me, e, "lists", pending=pid) for e in _ids(obj.get("entities"))]
+        out += [
+            Link(me, e, "lists", pending=pid, named="entity") for e in _ids(obj.get("entities"))
+        ]
         cite(obj.get("sources"))
     elif kind == "relation":
         source, target = str(obj.get("source") or ""), str(obj.get("target") or "")
@@ -230,14 +239,20 @@ def around(
             f"no claim, page, entity, relation or source {object_id} here",
             hint="`vouch list` names what is here; `vouch pending` what is proposed",
         )
-    order, relations = walk(reader, [object_id], depth)
+    order, relations, walked = walk(reader, [object_id], depth, enough=max_nodes)
     out = assemble(reader, order, relations, max_nodes, max_edges)
+    if walked < depth:  # the cap was full before the last hops: said, not hidden
+        out["omitted"]["hops_not_walked"] = depth - walked
+        out["truncated"] = True
     return {"center": object_id, "depth": depth, "pending": pending, **out}
 
 
-def walk(reader: Reader, start: list[str], depth: int) -> tuple[list[str], dict[str, Item]]:
-    """Node ids breadth-first from `start` to `depth` hops, nearest first, and the
-    relations met on the way."""
+def walk(
+    reader: Reader, start: list[str], depth: int, enough: int | None = None
+) -> tuple[list[str], dict[str, Item], int]:
+    """Node ids breadth-first from `start` to `depth` hops, nearest first, the relations
+    met on the way, and the hops walked: once `enough` nodes are found, the next hop is
+    not walked (the cap keeps the nearest; what lies further would only be counted)."""
     seen: dict[str, int] = {}
     relations: dict[str, Item] = {}
     frontier: list[str] = []
@@ -256,12 +271,19 @@ def walk(reader: Reader, start: list[str], depth: int) -> tuple[list[str], dict[
                 visit(lk.target, 0, frontier)
         else:
             visit(oid, 0, frontier)
+    walked = 0
     for level in range(1, depth + 1):
+        if enough is not None and len(seen) >= enough:
+            break
+        walked = level
         reached: list[str] = []
         for oid in frontier:
             item = reader.item(oid)
             for lk in links(item, reader) if item is not None else ():
-                visit(_ends(lk, oid), level, reached)
+                end = _ends(lk, oid)
+                if lk.named and end == lk.target:
+                    reader.item(end, lk.named)  # read as the field's kind first
+                visit(end, level, reached)
         wanted = set(frontier)
         for item in reader.referencing(wanted):
             me = str(item.obj["id"])
@@ -274,8 +296,9 @@ def walk(reader: Reader, start: list[str], depth: int) -> tuple[list[str], dict[
                 visit(me, level, reached)
         frontier = reached
         if not frontier:
+            walked = depth
             break
-    return list(seen), relations
+    return list(seen), relations, walked
 
 
 # -- what a range changes ---------------------------------------------------------------
@@ -286,7 +309,7 @@ def changes(
     neighbours (`vouch diff --format markdown` draws it); the changed ones marked."""
     reader = Reader(kb, commit)
     present = list(dict.fromkeys(o for o in object_ids if reader.item(o) is not None))
-    order, relations = walk(reader, present, 1)
+    order, relations, _ = walk(reader, present, 1)
     out = assemble(reader, order, relations, max_nodes, max_edges)
     changed = set(present)
     for node in out["nodes"]:

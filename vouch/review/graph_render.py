@@ -86,6 +86,8 @@ def left_out(graph: dict[str, Any]) -> str | None:
     ]
     if omitted.get("edges"):
         parts.append(f"{omitted['edges']} edges")
+    if omitted.get("hops_not_walked"):
+        parts.append(f"the last {omitted['hops_not_walked']} hop(s), not walked")
     if not parts:
         return None
     limits = graph.get("limits") or {}
