@@ -301,6 +301,38 @@ def test_pending_objects_only_when_asked_or_at_the_centre(world: World) -> None:
     assert _refs_and_tree(kb.root) == before  # read-only, the proposal untouched
 
 
+def test_a_hand_built_proposal_cannot_pass_for_another_object(world: World) -> None:
+    """Proposal branches rewritten with git plumbing: one puts an approved claim's id in
+    the file at its own claim's path, one puts bytes that are no claim there. Neither is
+    drawn (nor breaks the graph); the approved claim stays approved, nothing written."""
+    from test_gate_hostile import edited_tree, rewrite
+
+    from vouch.kinds import KINDS
+
+    kb, w = world
+    params = {"evidence": [w["source"]], "entities": [w["api"]]}
+    posing, a = _proposed(kb, "kb.propose_claim", {"text": "Payments is fine", **params})
+    broken, b = _proposed(kb, "kb.propose_claim", {"text": "Payments is slow", **params})
+    path_a = kb.rel(KINDS["claim"].path_for(a))
+    text = git(kb.root, "show", f"refs/heads/vouch/proposal/{posing}:{path_a}")
+    rewrite(kb, posing, edited_tree(kb, posing, {path_a: text.replace(a, w["newer"]).encode()}))
+    path_b = kb.rel(KINDS["claim"].path_for(b))
+    rewrite(kb, broken, edited_tree(kb, broken, {path_b: b'text: "]; click\x00 [\n'}))
+    before = _refs_and_tree(kb.root)
+
+    g = call(kb, "kb.graph", {"id": w["api"], "depth": 1, "pending": True})
+    assert a not in _ids(g) and b not in _ids(g)
+    newer = next(n for n in g["nodes"] if n["id"] == w["newer"])
+    assert "pending" not in newer and newer["title"] == "Deploys need two CI runs"
+    assert all("pending" not in n for n in g["nodes"])
+    with pytest.raises(NotFound):  # neither is a pending object to centre on
+        call(kb, "kb.graph", {"id": a})
+    with pytest.raises(NotFound):
+        call(kb, "kb.graph", {"id": b})
+    assert call(kb, "kb.graph", {"pending": True})["counts"]["claim"] == 4
+    assert _refs_and_tree(kb.root) == before
+
+
 def test_unknown_ids_and_bad_limits_are_clear_errors(kb_with_sources: KB, run_cli: Any) -> None:
     kb = kb_with_sources
     with pytest.raises(NotFound):

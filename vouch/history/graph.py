@@ -77,7 +77,7 @@ class Reader:
             if p.kind not in GATED or not ids.is_object_id(p.object_id):
                 continue
             snap = Snapshot(self.kb, p.commit)
-            obj = snap.object(p.kind, p.object_id)
+            obj = _named(snap.object(p.kind, p.object_id), p.object_id)
             if obj is not None and p.object_id not in self.pending:
                 self.pending[p.object_id] = Item(p.kind, obj, p.id, snap)
         self._cache.clear()
@@ -93,7 +93,7 @@ class Reader:
         if likely is not None and likely in kinds:
             kinds = (likely, *(k for k in kinds if k != likely))
         for kind in kinds:
-            obj = self.snap.object(kind, object_id)
+            obj = _named(self.snap.object(kind, object_id), object_id)
             if obj is not None:
                 found = Item(kind, obj, None, self.snap)
                 break
@@ -132,7 +132,7 @@ class Reader:
                 continue
             if entry.kind in ("source", "session"):
                 continue
-            obj = self.snap.object(entry.kind, entry.id)
+            obj = _named(self.snap.object(entry.kind, entry.id), entry.id)
             if obj is not None:
                 item = Item(entry.kind, obj, None, self.snap)
                 out.append(item)
@@ -152,10 +152,18 @@ class Reader:
     def span_source(self, evidence_id: str, snap: Snapshot) -> tuple[str, str | None] | None:
         """(source id, locator) of an evidence span, read where the citing object is."""
         with contextlib.suppress(VouchError, ValueError):
-            ev = snap.object("evidence", evidence_id) or self.snap.object("evidence", evidence_id)
+            ev = _named(snap.object("evidence", evidence_id), evidence_id) or _named(
+                self.snap.object("evidence", evidence_id), evidence_id
+            )
             if ev is not None:
                 return str(ev["source_id"]), ev.get("locator")
         return None
+
+
+def _named(obj: Obj | None, object_id: str) -> Obj | None:
+    """The object, if its file holds the id its path names (a branch built by hand can
+    put one object's text at another's path: drawn as neither)."""
+    return obj if obj is not None and obj.get("id") == object_id else None
 
 
 def _names_any(item: Item, wanted: set[str], reader: Reader) -> bool:
