@@ -537,3 +537,63 @@ def test_diff_markdown_embeds_what_the_range_adds(world: World, run_cli: Any) ->
     plain = call(kb, "kb.diff", {"revisions": f"HEAD...{ref}"})
     assert "graph" not in plain  # only when asked: the JSON is as it was
     assert _refs_and_tree(kb.root) == before
+
+
+def test_a_wide_range_draws_its_first_changes_with_context_and_counts_the_rest(
+    world: World, run_cli: Any
+) -> None:
+    """70 claims added in one commit (built with git plumbing): the picture keeps its
+    cap, the first changes with their neighbours, and says how many it left out."""
+    from vouch.kinds import claim
+
+    kb, w = world
+    env = {"GIT_INDEX_FILE": str(kb.root / ".git" / "wide.index")}
+    git_env = {**os.environ, **env}
+    subprocess.run(["git", "read-tree", "HEAD"], cwd=kb.root, env=git_env, check=True)
+    for n in range(70):
+        obj = claim.new(
+            text=f"Payments shard {n} retries {n % 5} times",
+            evidence=[w["source"]],
+            entities=[w["api"]],
+            proposed_by="bench",
+        )
+        sha = (
+            subprocess.run(
+                ["git", "hash-object", "-w", "--stdin"],
+                cwd=kb.root,
+                input=claim.dump(obj).encode(),
+                capture_output=True,
+                check=True,
+            )
+            .stdout.decode()
+            .strip()
+        )
+        path = kb.rel(claim.path_for(obj["id"]))
+        subprocess.run(
+            ["git", "update-index", "--add", "--cacheinfo", f"100644,{sha},{path}"],
+            cwd=kb.root,
+            env=git_env,
+            check=True,
+        )
+    tree = (
+        subprocess.run(
+            ["git", "write-tree"], cwd=kb.root, env=git_env, capture_output=True, check=True
+        )
+        .stdout.decode()
+        .strip()
+    )
+    commit = git(kb.root, "commit-tree", tree, "-p", "HEAD", "-m", "wide").strip()
+    before = _refs_and_tree(kb.root)
+
+    g = call(kb, "kb.diff", {"revisions": f"HEAD..{commit}", "graph": True})["graph"]
+    assert len(g["nodes"]) == 60 and g["truncated"]
+    assert {w["source"], w["api"]} <= _ids(g)  # the context of the first changes
+    changed = [n for n in g["nodes"] if n.get("changed")]
+    assert 20 <= len(changed) < 60
+    # the neighbours come before the other changes; only changes are left out
+    assert g["omitted"]["nodes"] == {"claim": 70 - len(changed)}
+    md = run_cli("diff", f"HEAD..{commit}", "--format", "markdown", cwd=kb.root)
+    block = re.search(r"^```mermaid\n(.*?)^```$", md.out, re.M | re.S)
+    assert block is not None and "not shown: " in block.group(1)
+    _checked_mermaid(block.group(1))
+    assert _refs_and_tree(kb.root) == before

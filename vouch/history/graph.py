@@ -317,7 +317,16 @@ def changes(
     neighbours (`vouch diff --format markdown` draws it); the changed ones marked."""
     reader = Reader(kb, commit)
     present = list(dict.fromkeys(o for o in object_ids if reader.item(o) is not None))
-    order, relations, _ = walk(reader, present, 1)
+    # the first changes with their neighbours, then the other changes: a large range
+    # still draws context for what it shows, and counts the rest
+    first = present[: max(1, max_nodes // 3)]
+    order, relations, _ = walk(reader, first, 1)
+    rest = present[len(first) :]
+    for oid in rest:
+        item = reader.item(oid)
+        if item is not None and item.kind == "relation":  # an edge, if both ends are drawn
+            relations[oid] = item
+    order = list(dict.fromkeys([*order, *(o for o in rest if o not in relations)]))
     out = assemble(reader, order, relations, max_nodes, max_edges)
     changed = set(present)
     for node in out["nodes"]:
