@@ -397,7 +397,8 @@ def assemble(
         left[kind] = left.get(kind, 0) + 1
     edges: dict[tuple[str, str, str], dict[str, Any]] = {}
     dropped: set[tuple[str, str, str]] = set()
-    sources = [reader.item(oid) for oid in kept] + list(relations.values())
+    # every edge among the nodes found, so what the cap leaves out is counted whole
+    sources = [reader.item(oid) for oid in order] + list(relations.values())
     for item in sources:
         for lk in links(item, reader) if item is not None else ():
             key = (lk.source, lk.target, lk.relation or lk.kind)
