@@ -53,6 +53,7 @@ class Reader:
         self.snap = Snapshot(kb, commit)
         self.pending: dict[str, Item] = {}
         self._cache: dict[str, Item | None] = {}
+        self.drawn: dict[tuple[str, str, str | None], list[Link]] = {}  # links(), once each
 
     def include_pending(self) -> None:
         """Add what open proposals hold: each proposal's object at its commit."""
@@ -165,7 +166,15 @@ def _ids(value: Any) -> list[str]:
 
 
 def links(item: Item, reader: Reader) -> list[Link]:
-    """The edges one object draws."""
+    """The edges one object draws (worked out once per object and reader)."""
+    key = (item.kind, str(item.obj.get("id")), item.pending)
+    found = reader.drawn.get(key)
+    if found is None:
+        found = reader.drawn[key] = _draw(item, reader)
+    return found
+
+
+def _draw(item: Item, reader: Reader) -> list[Link]:
     obj, kind, pid = item.obj, item.kind, item.pending
     me = str(obj.get("id"))
     out: list[Link] = []
