@@ -593,8 +593,10 @@ def test_a_wide_range_draws_its_first_changes_with_context_and_counts_the_rest(
     assert 20 <= len(changed) < 60
     # the neighbours come before the other changes; only changes are left out
     assert g["omitted"]["nodes"] == {"claim": 70 - len(changed)}
+    assert g["omitted"]["more_edges"] is True  # the unread changes' edges: not counted
     md = run_cli("diff", f"HEAD..{commit}", "--format", "markdown", cwd=kb.root)
     block = re.search(r"^```mermaid\n(.*?)^```$", md.out, re.M | re.S)
     assert block is not None and "not shown: " in block.group(1)
+    assert re.search(r"not shown: \d+ claims, \d+\+ edges", block.group(1))
     _checked_mermaid(block.group(1))
     assert _refs_and_tree(kb.root) == before

@@ -108,11 +108,11 @@ def diff(kb: KB, spec: str, *, graph: bool = False) -> dict[str, Any]:
     return out
 
 
-def changed_ids(d: dict[str, Any]) -> list[str]:
-    """The ids of the claims, pages, entities and relations the range adds or changes."""
+def changed_ids(d: dict[str, Any]) -> list[tuple[str, str]]:
+    """(id, kind) of the claims, pages, entities and relations the range adds or changes."""
     return [
-        str(item["id"])
-        for group in ("claims", "pages", "entities", "relations")
+        (str(item["id"]), kind)
+        for kind, group in _GATED_PLURAL.items()
         for bucket, items in d[group].items()
         if bucket != "removed"
         for item in items

@@ -127,26 +127,47 @@ def walk(
 
 # -- what a range changes ---------------------------------------------------------------
 def changes(
-    kb: KB, commit: str, object_ids: list[str], *, max_nodes: int = 60, max_edges: int = 120
+    kb: KB,
+    commit: str,
+    changed: list[tuple[str, str]],
+    *,
+    max_nodes: int = 60,
+    max_edges: int = 120,
 ) -> dict[str, Any]:
-    """The objects a range adds or changes, read at `commit`, with their immediate
-    neighbours (`vouch diff --format markdown` draws it); the changed ones marked."""
+    """The objects a range adds or changes ((id, kind) pairs, read at `commit`) with
+    their immediate neighbours (`vouch diff --format markdown` draws it), the changed
+    ones marked. The first changes come with their neighbours, then other changes while
+    there is room; the rest are counted by kind, not read (a range adding 10k claims
+    costs the diff no second reading)."""
     reader = Reader(kb, commit)
-    present = list(dict.fromkeys(o for o in object_ids if reader.item(o) is not None))
-    # the first changes with their neighbours, then the other changes: a large range
-    # still draws context for what it shows, and counts the rest
-    first = present[: max(1, max_nodes // 3)]
+    pending = list(dict.fromkeys(changed))
+    first: list[str] = []
+    while pending and len(first) < max(1, max_nodes // 3):
+        oid, kind = pending.pop(0)
+        if reader.item(oid, kind) is not None:
+            first.append(oid)
     order, relations, _ = walk(reader, first, 1)
-    rest = present[len(first) :]
-    for oid in rest:
-        item = reader.item(oid)
+    while pending and len(order) < max_nodes:
+        oid, kind = pending.pop(0)
+        item = reader.item(oid, kind)
         if item is not None and item.kind == "relation":  # an edge, if both ends are drawn
             relations[oid] = item
-    order = list(dict.fromkeys([*order, *(o for o in rest if o not in relations)]))
+        elif item is not None and oid not in order:
+            order.append(oid)
     out = assemble(reader, order, relations, max_nodes, max_edges)
-    changed = set(present)
+    left = out["omitted"]["nodes"]
+    for _, kind in pending:
+        if kind == "relation":
+            out["omitted"]["edges"] += 1
+        else:
+            left[kind] = left.get(kind, 0) + 1
+    out["omitted"]["nodes"] = dict(sorted(left.items()))
+    if pending:  # the edges of changes never read are not counted: "N+ edges"
+        out["omitted"]["more_edges"] = True
+    out["truncated"] = out["truncated"] or bool(pending)
+    shown = {oid for oid, _ in changed}
     for node in out["nodes"]:
-        if node["id"] in changed:
+        if node["id"] in shown:
             node["changed"] = True
     return {"center": None, "depth": 1, "pending": False, **out}
 

@@ -84,8 +84,8 @@ def left_out(graph: dict[str, Any]) -> str | None:
         f"{n} {_PLURAL.get(kind, kind + 's') if n != 1 else kind}"
         for kind, n in sorted((omitted.get("nodes") or {}).items())
     ]
-    if omitted.get("edges"):
-        parts.append(f"{omitted['edges']} edges")
+    if omitted.get("edges") or omitted.get("more_edges"):
+        parts.append(f"{omitted['edges']}{'+' if omitted.get('more_edges') else ''} edges")
     if omitted.get("hops_not_walked"):
         parts.append(f"the last {omitted['hops_not_walked']} hop(s), not walked")
     if not parts:
