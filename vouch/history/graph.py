@@ -19,6 +19,7 @@ clusters (the whole branch) and counts, per kind, what it left out. Read-only.
 from __future__ import annotations
 
 import contextlib
+from collections import deque
 from typing import Any
 
 from vouch.core import ids
@@ -46,11 +47,10 @@ def around(
     max_nodes: int = MAX_NODES,
     max_edges: int = MAX_EDGES,
     pending: bool = False,
-    reader: Reader | None = None,
 ) -> dict[str, Any]:
     if not (ids.is_object_id(object_id) or ids.is_source_id(object_id)):
         raise InvalidId(f"{object_id!r} is not an object or source id", hint="give an id")
-    reader = reader or Reader(kb)
+    reader = Reader(kb)
     if pending:
         reader.include_pending()
     seed = reader.item(object_id)
@@ -204,10 +204,10 @@ def whole(
     for hub in sorted(degree, key=lambda o: (-degree[o], o)):
         if hub in placed:
             continue
-        queue = [hub]
+        queue = deque([hub])
         placed.add(hub)
         while queue:
-            oid = queue.pop(0)
+            oid = queue.popleft()
             order.append(oid)
             for n in sorted(set(neighbours.get(oid, ())), key=lambda o: (-degree.get(o, 0), o)):
                 if n not in placed:
@@ -235,8 +235,8 @@ def assemble(
     edges: dict[tuple[str, str, str], dict[str, Any]] = {}
     dropped: set[tuple[str, str, str]] = set()
     # every edge among the nodes found, so what the cap leaves out is counted whole
-    sources = [reader.item(oid) for oid in order] + list(relations.values())
-    for item in sources:
+    drawing = [reader.item(oid) for oid in order] + list(relations.values())
+    for item in drawing:
         for lk in links(item, reader) if item is not None else ():
             key = (lk.source, lk.target, lk.relation or lk.kind)
             if lk.source in keep and lk.target in keep:
@@ -280,6 +280,8 @@ def _node(reader: Reader, oid: str) -> dict[str, Any]:
         out["status"] = str(status)
     if status in FADED:
         out["faded"] = True
+    if item.kind == "claim" and item.obj.get("contradicts"):  # drawn or not, the other one
+        out["contradicted"] = True
     if item.pending:
         out["pending"] = item.pending
     return out
