@@ -190,6 +190,9 @@ def test_around_a_source_and_a_relation(world: World) -> None:
     pair = tuple(sorted((w["whole"], w["other"])))
     assert (*pair, "contradicts") in _edges(near)
 
+    alone = call(kb, "kb.graph", {"id": w["whole"], "depth": 0})  # the other one not drawn
+    assert alone["nodes"][0]["contradicted"] is True and alone["edges"] == []
+
     ends = call(kb, "kb.graph", {"id": w["relation"], "depth": 0})  # a relation: its two ends
     assert _ids(ends) == {w["api"], w["db"]}
     assert _edges(ends) == {(w["api"], w["db"], "depends_on")}
@@ -332,6 +335,30 @@ def test_a_hand_built_proposal_cannot_pass_for_another_object(world: World) -> N
         call(kb, "kb.graph", {"id": b})
     assert call(kb, "kb.graph", {"pending": True})["counts"]["claim"] == 4
     assert _refs_and_tree(kb.root) == before
+
+
+def test_a_one_sided_contradiction_marks_both_claims(world: World) -> None:
+    """A proposal whose claim says it contradicts an approved one (a file written by
+    hand: one side only): with --pending, the approved claim is drawn contradicted too."""
+    from test_gate_hostile import edited_tree, rewrite
+
+    from vouch.kinds import KINDS
+
+    kb, w = world
+    pid, cid = _proposed(
+        kb, "kb.propose_claim", {"text": "Deploys need no CI", "evidence": [w["source"]]}
+    )
+    path = kb.rel(KINDS["claim"].path_for(cid))
+    text = git(kb.root, "show", f"refs/heads/vouch/proposal/{pid}:{path}")
+    assert "contradicts: []" in text
+    one_sided = text.replace("contradicts: []", f"contradicts:\n  - {w['newer']}")
+    rewrite(kb, pid, edited_tree(kb, pid, {path: one_sided.encode()}))
+
+    g = call(kb, "kb.graph", {"id": w["newer"], "depth": 1, "pending": True})
+    by = {n["id"]: n for n in g["nodes"]}
+    assert by[cid]["pending"] == pid and by[cid]["contradicted"]
+    assert by[w["newer"]]["contradicted"] is True  # its own file names no contradiction
+    assert "contradicted" not in by[w["api"]]
 
 
 def test_unknown_ids_and_bad_limits_are_clear_errors(kb_with_sources: KB, run_cli: Any) -> None:
