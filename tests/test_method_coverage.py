@@ -127,6 +127,7 @@ EXTRA = {
     "kb.migrate_plan",
     "kb.migrate_apply",
     "kb.forget",
+    "kb.graph",
 }
 
 

@@ -137,7 +137,7 @@ def build(method: ops.Method) -> click.Command:
     return click.Command(
         spec.path(method.name)[-1],
         callback=callback,
-        params=[*params, *shared_params(spec.format, writes_actor)],
+        params=[*params, *shared_params(spec.format, writes_actor, spec.formats)],
         help=method.summary + f"\n\nThe CLI of {method.name}.",
         short_help=method.summary,
     )

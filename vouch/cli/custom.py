@@ -289,7 +289,16 @@ def _approve(method: ops.Method, ctx: CallContext, out: Output, values: dict[str
         emit(method, out, item)
 
 
+def _diff(method: ops.Method, ctx: CallContext, out: Output, values: dict[str, Any]) -> None:
+    """`vouch diff --format markdown` draws what the range adds (a pull request shows it)."""
+    params = params_from(method, values)
+    if out.format == "markdown":
+        params["graph"] = True
+    emit(method, out, ops.invoke(ctx, method.name, params))
+
+
 CUSTOM: dict[str, Custom] = {
+    "kb.diff": Custom(run=_diff),
     "kb.approve": Custom(run=_approve),
     "kb.search": Custom(_search_options, _search),
     "kb.context": Custom(lambda: _all_kbs("Draw from"), _context),

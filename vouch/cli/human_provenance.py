@@ -287,6 +287,10 @@ def diff_markdown(d: dict[str, Any]) -> str:
             for x in d["decisions"]
         ]
         out.append("")
+    if (d.get("graph") or {}).get("nodes"):  # the knowledge it adds, as a picture
+        from vouch.review.graph_render import mermaid_block
+
+        out += ["#### What it adds, drawn", "", mermaid_block(d["graph"])]
     return "\n".join(out)
 
 
@@ -297,6 +301,24 @@ def diff(out: Any, d: dict[str, Any]) -> None:
         click.echo(screen(diff_markdown(d)), nl=False)
     else:
         click.echo(screen(diff_human(d)))
+
+
+def graph(out: Any, d: dict[str, Any]) -> None:
+    """`vouch graph`: mermaid on a terminal (markdown: fenced, for a pull request), DOT
+    with --format dot, the method's result as JSON in a pipe."""
+    from vouch.review import graph_render
+
+    if out.json:
+        out.emit(d)
+        return
+    draw = {
+        "dot": graph_render.dot,
+        "markdown": graph_render.mermaid_block,
+    }.get(out.format, graph_render.mermaid)
+    click.echo(screen(draw(d)), nl=False)
+    note = graph_render.left_out(d)
+    if note is not None and out.format != "markdown":
+        click.echo(note, err=True)
 
 
 def impact(d: dict[str, Any]) -> str:

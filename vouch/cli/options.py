@@ -138,9 +138,10 @@ def _format_help(for_people: str) -> str:
 
 
 def shared_params(
-    default_format: str = "human", writes_actor: bool = True
+    default_format: str = "human", writes_actor: bool = True, formats: tuple[str, ...] = ()
 ) -> list[click.Parameter]:
-    """--kb, --as, --format and --json, as click parameters for one command."""
+    """--kb, --as, --format and --json, as click parameters for one command (`formats`:
+    the command's own output formats beyond the shared ones, `vouch graph --format dot`)."""
     return [
         click.Option(
             ["--kb", "kb_path"],
@@ -155,7 +156,7 @@ def shared_params(
         ),
         click.Option(
             ["--format", "fmt"],
-            type=click.Choice(FORMATS),
+            type=click.Choice([*FORMATS, *formats]),
             default=None,
             help=_format_help(default_format),
         ),

@@ -59,7 +59,7 @@ def resolve_range(kb: KB, spec: str) -> tuple[str, str, str | None]:
     return base, b, base
 
 
-def diff(kb: KB, spec: str) -> dict[str, Any]:
+def diff(kb: KB, spec: str, *, graph: bool = False) -> dict[str, Any]:
     old, new, base = resolve_range(kb, spec)
     prefix = kb.rel(".") + "/"
     out: dict[str, Any] = {
@@ -101,7 +101,22 @@ def diff(kb: KB, spec: str) -> dict[str, Any]:
     out["decisions"].sort(key=lambda d: str(d.get("proposal_id")))
     out["drifted"] = _drifted(kb, old, new)
     out["summary"] = summary(out)
+    if graph:  # what the range adds or changes, with its neighbours (`history.graph`)
+        from vouch.history.graph import changes
+
+        out["graph"] = changes(kb, new, changed_ids(out))
     return out
+
+
+def changed_ids(d: dict[str, Any]) -> list[tuple[str, str]]:
+    """(id, kind) of the claims, pages, entities and relations the range adds or changes."""
+    return [
+        (str(item["id"]), kind)
+        for kind, group in _GATED_PLURAL.items()
+        for bucket, items in d[group].items()
+        if bucket != "removed"
+        for item in items
+    ]
 
 
 def _drifted(kb: KB, old: str, new: str) -> list[dict[str, Any]]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from vouch.methods.shape import Cli, Method, Param
 
+MAX_DEPTH = 6  # vouch.history.graph.MAX_DEPTH (not imported: declarations import no handler)
+
 _HUMAN = "vouch.cli.human_provenance:"
 _HANDLER = "vouch.methods.provenance:"
 _REV = Param("rev", {"type": "string"}, default="HEAD", description="branch, tag or commit")
@@ -53,8 +55,46 @@ METHODS: tuple[Method, ...] = (
                 required=True,
                 description="A..B (two commits), A...B (B since it left A) or A (A..HEAD)",
             ),
+            Param(
+                "graph",
+                {"type": "boolean"},
+                default=False,
+                description="also the knowledge the range adds or changes, with its "
+                "neighbours, as a graph (--format markdown draws it)",
+            ),
         ),
         cli=Cli(args=("revisions",), emit=f"{_HUMAN}diff"),
+    ),
+    Method(
+        "kb.graph",
+        "read",
+        "Entities, relations, claims, pages and the sources they cite, as nodes and edges: "
+        "around one object (breadth-first to depth) or the whole branch; superseded, "
+        "contradicted and pending marked; capped, saying what it left out.",
+        f"{_HANDLER}graph",
+        (
+            Param(
+                "id",
+                {"type": "string"},
+                description="the object at the centre; omit for the whole branch",
+                ids=True,
+            ),
+            Param(
+                "depth",
+                {"type": "integer", "minimum": 0, "maximum": MAX_DEPTH},
+                default=2,
+                description="hops from the object",
+            ),
+            Param(
+                "pending",
+                {"type": "boolean"},
+                default=False,
+                description="also what open proposals add, marked pending",
+            ),
+            Param("max_nodes", {"type": "integer", "minimum": 1, "maximum": 5000}, default=200),
+            Param("max_edges", {"type": "integer", "minimum": 0, "maximum": 20000}, default=400),
+        ),
+        cli=Cli(args=("id",), emit=f"{_HUMAN}graph", format="mermaid", formats=("mermaid", "dot")),
     ),
     Method(
         "kb.blame",

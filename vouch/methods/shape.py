@@ -91,6 +91,7 @@ class Cli(NamedTuple):
     human: str | None = None  # "module:function(result) -> str" for people
     emit: str | None = None  # "module:function(out, result)": prints instead of `human`
     format: str = "human"  # the output on a terminal (a pipe gets json): human or markdown
+    formats: tuple[str, ...] = ()  # --format values beyond human/json/markdown (graph: dot)
 
     def path(self, method_name: str) -> tuple[str, ...]:
         return self.verb or (method_name.removeprefix("kb.").replace("_", "-"),)
