@@ -91,6 +91,7 @@ HAND_WRITTEN = {
     "review": "review",
     "install-agent": "agents",
     "warm": "warm",
+    "ui": "ui",
 }
 
 
