@@ -105,7 +105,7 @@ def page(
     return fill(
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        '<meta name="referrer" content="no-referrer">'
+        '<meta name="referrer" content="same-origin">'
         '<title>{} · vouch</title><style nonce="{}">{}</style></head>'
         '<body data-page="{}"><header><strong>vouch</strong>'
         '<a href="/" accesskey="q">Queue</a><a href="/search">Search</a>'
