@@ -31,19 +31,17 @@ def shown_at(ctx: CallContext, pid: str) -> str | None:
     return ctx.kb.repo.peek(records.REVIEWED_PREFIX + pid)
 
 
-def linked(
-    ctx: CallContext, data: dict[str, Any], rows: list[dict[str, Any]]
-) -> list[tuple[str, str, bool]]:
+def linked(ctx: CallContext, data: dict[str, Any]) -> list[tuple[str, str, bool]]:
     """This proposal and those it waits for: (id, commit now, shown at that commit?)."""
     waits = sorted({str(w["proposal_id"]) for w in data.get("waits_for") or []})
     if not waits:
         return []
-    commits = {str(r["proposal_id"]): str(r["commit"]) for r in rows}
     out = []
-    for pid in [*waits, str(data["proposal_id"])]:
-        commit = commits.get(pid) or (str(data.get("commit")) if pid == data["proposal_id"] else "")
-        out.append((pid, commit, bool(commit) and shown_at(ctx, pid) == commit))
-    return out
+    for pid in waits:
+        commit = records.find(ctx.kb, pid).commit
+        out.append((pid, commit, shown_at(ctx, pid) == commit))
+    here, commit = str(data["proposal_id"]), str(data.get("commit") or "")
+    return [*out, (here, commit, shown_at(ctx, here) == commit)]
 
 
 def _commit(form: dict[str, list[str]]) -> str:

@@ -38,6 +38,7 @@ GETS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"/login"), "login"),
     (re.compile(r"/search"), "search"),
     (re.compile(rf"/p/{_PROPOSAL}"), "proposal"),
+    (re.compile(rf"/p/{_PROPOSAL}/(next|prev)"), "step"),
     (re.compile(rf"/o/{_OBJECT}"), "object"),
 ]
 POSTS: list[tuple[re.Pattern[str], str]] = [
@@ -68,17 +69,7 @@ class Review:
         if name == "proposal":
             pid = args[0]
             data = ops.invoke(ctx, "kb.read_proposal", {"id": pid})  # pins it, as `vouch show`
-            rows = actions.pending_rows(ctx)
-            order = [str(r["proposal_id"]) for r in rows]
-            at = order.index(pid) if pid in order else -1
-            prev = order[at - 1] if at > 0 else None
-            nxt = (
-                order[at + 1]
-                if 0 <= at < len(order) - 1
-                else (order[0] if at < 0 and order else None)
-            )
-            linked = actions.linked(ctx, data, rows)
-            return proposal.render(data, s.csrf, linked=linked, neighbours=(prev, nxt))
+            return proposal.render(data, s.csrf, linked=actions.linked(ctx, data))
         if name == "object":
             oid = args[0]
             if not (ids.is_object_id(oid) or ids.is_source_id(oid)):
@@ -101,6 +92,15 @@ class Review:
                 return pages.search(form, None, _said(exc))
             return pages.search(form, answer, None)
         raise NotFound("no such page")
+
+    def step(self, pid: str, way: str) -> str:
+        """Where j/k go from a proposal: the next or previous open one, else the queue
+        (the order is read only when asked, so a proposal's page does not list them)."""
+        order = [str(r["proposal_id"]) for r in actions.pending_rows(self.ctx)]
+        later = [p for p in order if p > pid] if way == "next" else [p for p in order if p < pid]
+        if not later:
+            return "/"
+        return "/p/" + (later[0] if way == "next" else later[-1])
 
     # -- forms -----------------------------------------------------------------------
     def post(self, name: str, args: tuple[str, ...], form: dict[str, list[str]], s: Session) -> str:
@@ -211,6 +211,10 @@ class Handler(BaseHTTPRequestHandler):
                 self._redirect("/", review.guard.cookie(session))
                 return
             session = review.guard.require_session(cookie)
+            if name == "step":
+                with review.lock:
+                    self._redirect(review.step(*args))
+                return
             if writes:
                 form = self._form()
                 tokens = form.get("csrf") or []

@@ -24,16 +24,14 @@ def render(
     csrf: str,
     *,
     linked: list[tuple[str, str, bool]],
-    neighbours: tuple[str | None, str | None],
 ) -> Page:
     """`data`: kb.read_proposal's answer; `linked`: (proposal id, its commit, shown at
-    that commit?) for this proposal and each it waits for; `neighbours`: the previous
-    and next proposal in the queue."""
+    that commit?) for each proposal it waits for, and itself."""
     pid = str(data["proposal_id"])
     kind = str(data.get("kind") or "")
     obj = data.get("object")
     title = str(data.get("title") or data.get("object_id") or pid)
-    parts = [_nav(neighbours), fill("<h1>{}</h1>", title)]
+    parts = [_nav(pid), fill("<h1>{}</h1>", title)]
     parts.append(
         fill(
             '<p class="muted">{} {} · <strong>{}</strong> · proposed by {} {} ago onto {} · '
@@ -88,13 +86,13 @@ def render(
     return title, "proposal", join(parts)
 
 
-def _nav(neighbours: tuple[str | None, str | None]) -> Html:
-    prev, nxt = neighbours
-    links = [
-        fill('<a id="prev" href="/p/{}">← previous (k)</a>', prev) if prev else Html(""),
-        fill('<a id="next" href="/p/{}">next (j) →</a>', nxt) if nxt else Html(""),
-    ]
-    return fill('<p class="muted">{} {}</p>', *links)
+def _nav(pid: str) -> Html:
+    return fill(
+        '<p class="muted"><a id="prev" href="/p/{}/prev">← previous (k)</a> · '
+        '<a id="next" href="/p/{}/next">next (j) →</a></p>',
+        pid,
+        pid,
+    )
 
 
 def _related(data: dict[str, Any], obj: dict[str, Any]) -> Html:
@@ -103,11 +101,11 @@ def _related(data: dict[str, Any], obj: dict[str, Any]) -> Html:
     if related:
         items = [
             fill(
-                '<li>{}{} <span class="muted">({} {:.2f})</span>: {}</li>',
+                '<li>{}{} <span class="muted">({} {})</span>: {}</li>',
                 object_link(r.get("id")),
                 fill(" [{}]", r["status"]) if r.get("status") else "",
                 "words shared" if r.get("measure") == "words" else "similarity",
-                float(r.get("similarity") or 0.0),
+                f"{float(r.get('similarity') or 0.0):.2f}",
                 str(r.get("text") or "")[:300],
             )
             for r in related
