@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git
+from conftest import git, script
 from gate_support import PERSON
 from ui_support import review_set
 
@@ -36,42 +37,21 @@ if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
         allow_module_level=True,
     )
 
-from selenium import webdriver  # noqa: E402 - only where the browser is
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-# the flags a closed network needs: no background fetches, no first-run work
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--window-size=1200,900",
-)
-
-
-def chromium(profile: Path) -> webdriver.Chrome:
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={profile}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+SHOT = script("ui_screenshot")  # the README picture's maker; its launcher is the tests' too
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[webdriver.Chrome]:
+def browser() -> Iterator[WebDriver]:
     """One browser for the module (a fresh profile: no cookie from another run)."""
     with tempfile.TemporaryDirectory(prefix="vouch-ui-chromium-") as profile:
-        driver = chromium(Path(profile))
+        driver = SHOT.chromium(Path(profile))
         try:
             yield driver
         finally:
@@ -105,11 +85,11 @@ def ui(kb_with_sources: KB) -> Iterator[str]:
         proc.communicate(timeout=30)
 
 
-def keys(driver: webdriver.Chrome, *typed: str) -> None:
+def keys(driver: WebDriver, *typed: str) -> None:
     ActionChains(driver).send_keys(*typed).perform()
 
 
-def wait_for(driver: webdriver.Chrome, check: Any, what: str) -> None:
+def wait_for(driver: WebDriver, check: Any, what: str) -> None:
     try:
         WebDriverWait(driver, 15).until(lambda d: check(d), message=what)
     except Exception:  # what the browser showed instead, in the test's output
@@ -117,21 +97,22 @@ def wait_for(driver: webdriver.Chrome, check: Any, what: str) -> None:
         raise
 
 
-def on(driver: webdriver.Chrome, path: str) -> None:
+def on(driver: WebDriver, path: str) -> None:
     wait_for(driver, lambda d: d.current_url.split("#")[0].endswith(path), f"at {path}")
 
 
-def flash(driver: webdriver.Chrome) -> str:
+def flash(driver: WebDriver) -> str:
     return " ".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, ".flash"))
 
 
 def test_a_whole_review_in_the_browser(
-    kb_with_sources: KB, ui: str, browser: webdriver.Chrome, shots: Path, run_cli
+    kb_with_sources: KB, ui: str, browser: WebDriver, shots: Path, run_cli
 ) -> None:
     kb = kb_with_sources
     made = review_set(kb)
     cited, claim, page = made["cited"], made["claim"], made["page"]
     d = browser
+    d.set_window_size(1200, 900)
     base = ui.split("/login")[0]
 
     # the queue: three proposals, their age, proposer, kind and comments
@@ -237,3 +218,18 @@ def test_a_whole_review_in_the_browser(
     comment = git(kb.root, "log", "-1", "--format=%B", f"refs/vouch/comments/{cited}")
     assert "Which release does this cover?" in comment
     (shots / "review.json").write_text(json.dumps(made))
+
+
+def test_the_readme_picture_is_made_by_its_script(browser: WebDriver, tmp_path: Path) -> None:
+    """scripts/ui_screenshot.py still makes docs/img/review.png: the demo's proposal,
+    its three cited lines marked, a look-alike named (run it again when the page changes,
+    and commit the picture)."""
+    out = tmp_path / "review.png"
+    shown = SHOT.make(out, browser)
+    assert shown["cited"] == ["8", "9", "10"] and shown["related"] >= 1
+    assert shown["title"] == "Rollbacks of the billing service need no review."
+    made, committed = out.read_bytes(), (ROOT / "docs" / "img" / "review.png").read_bytes()
+    assert made[:8] == committed[:8] == b"\x89PNG\r\n\x1a\n"
+    (w, h), (cw, ch) = struct.unpack(">II", made[16:24]), struct.unpack(">II", committed[16:24])
+    assert w == cw == SHOT.WIDTH
+    assert abs(h - ch) <= ch // 10, "the page changed: run python scripts/ui_screenshot.py"
