@@ -201,9 +201,14 @@ def test_a_proposal_rewritten_after_its_page_was_shown_is_refused(kb_with_source
     with running(kb) as server:
         client = Client(server)
         csrf, commit = _ready(kb, client, pid)
-        claim_page = client.get(f"/p/{made['claim']}")
         page = client.get(f"/p/{made['page']}")
         pins = re.findall(r'name="pin" value="([^"]+)"', page.body)
+        # the claim it waits for was never shown: approving them together is refused
+        before = state(kb)
+        client.post("/approve-together", [("csrf", csrf), *(("pin", p) for p in pins)])
+        assert state(kb) == before
+        assert f"proposal {made['claim']} was not shown at" in client.get("/").body
+        claim_page = client.get(f"/p/{made['claim']}")
         assert sorted(pins) == sorted(
             [
                 f"{made['claim']}@{claim_page.commit()}",
@@ -233,7 +238,23 @@ def test_a_proposal_rewritten_after_its_page_was_shown_is_refused(kb_with_source
         assert state(kb) == before
         shown = client.get(f"/p/{pid}")  # the refusal is said, and the new commit is shown
         assert "changed" in shown.body and shown.commit() != commit
+        together = rf"proposal {made['claim']} is now commit \w+, not the \w+ this page showed"
+        assert re.search(together, shown.body)  # approving together: the page's own check
         assert shown.commit() == git(kb.root, "rev-parse", PROPOSAL_PREFIX + pid).strip()
+        # another tab showed the new commits (pinning them): a form from the old page is
+        # still about the old commit, and refused
+        client.get(f"/p/{made['claim']}")
+        before = state(kb)
+        for verb, more in (("approve", []), ("reject", [("reason", "x")])):
+            res = client.post(f"/p/{pid}/{verb}", [*fields, *more])
+            assert res.status == 303 and res.headers["Location"] == f"/p/{pid}", verb
+            assert state(kb) == before, verb
+        res = client.post("/approve-together", [("csrf", csrf), *(("pin", p) for p in pins)])
+        assert state(kb) == before
+        # the form of the page as it is now decides
+        fresh = [("csrf", csrf), ("commit", shown.commit()), ("reason", "reworded")]
+        assert client.post(f"/p/{pid}/reject", fresh).headers["Location"] == "/"
+        assert git(kb.root, "rev-parse", f"refs/vouch/rejected/{pid}").strip() == shown.commit()
 
 
 def page_commit(kb: KB, pid: str) -> str:
@@ -286,6 +307,9 @@ def test_vouch_ui_prints_a_one_time_url_and_stops_when_idle_or_interrupted(
     )  # fmt: skip
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
+    with running(kb) as server:  # the address it listens on: loopback only
+        assert server.server_address[0] == "127.0.0.1"
+        assert server.review.guard.login_url().startswith("http://127.0.0.1:")
     assert re.search(r"http://127\.0\.0\.1:\d+/login\?token=[\w-]{40,}", out)
     assert PERSON in out and "stopped: idle" in err
     proc = subprocess.Popen(
