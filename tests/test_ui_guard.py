@@ -6,12 +6,12 @@ decided, so each refusal is the guard's. A decision pins the commit its page sho
 
 from __future__ import annotations
 
+import http.client
 import os
 import re
 import signal
 import subprocess
 import sys
-import time
 
 from conftest import git
 from gate_support import PERSON
@@ -318,8 +318,15 @@ def test_vouch_ui_prints_a_one_time_url_and_stops_when_idle_or_interrupted(
     )  # fmt: skip
     assert proc.stdout is not None
     line = proc.stdout.readline()
-    assert "http://127.0.0.1:" in line
-    time.sleep(0.2)
+    url = re.search(r"http://(127\.0\.0\.1:\d+)(/login\?token=[\w-]+)", line)
+    assert url, line
+    for _ in range(2):  # the browser signs in; then someone else tries the spent link
+        conn = http.client.HTTPConnection(url.group(1), timeout=10)
+        conn.request("GET", url.group(2))
+        conn.getresponse().read()
+        conn.close()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "stopped" in err and "Traceback" not in err
+    # the terminal shows each sign-in, and the refused reuse of the link
+    assert "a browser signed in" in err and "spent or wrong link was refused" in err

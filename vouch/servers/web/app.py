@@ -207,7 +207,14 @@ class Handler(BaseHTTPRequestHandler):
             cookie = self.headers.get("Cookie")
             if name == "login":
                 token = (parse_qs(raw_query).get("token") or [""])[0]
-                session = review.guard.login(token, cookie)
+                known = review.guard.session(cookie)
+                try:
+                    session = review.guard.login(token, cookie)
+                except Refused:
+                    log.warning("a sign-in with a spent or wrong link was refused")
+                    raise
+                if session is not known:  # the terminal says so: a second one is a thief
+                    log.warning("a browser signed in (the link is spent)")
                 self._redirect("/", review.guard.cookie(session))
                 return
             session = review.guard.require_session(cookie)

@@ -82,7 +82,8 @@ class Guard:
                 raise Refused(
                     403,
                     "this link is not valid (each link works once): stop `vouch ui` and "
-                    "start it again for a new one",
+                    "start it again for a new one — and if you did not open it yourself, "
+                    "someone else did: stop it now",
                 )
             self.used = True
         return self.new_session()
