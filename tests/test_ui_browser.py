@@ -152,12 +152,16 @@ def test_a_whole_review_in_the_browser(
     assert "Which release does this cover?" in thread and PERSON in thread
     d.save_screenshot(str(shots / "3-commented.png"))
 
-    # readable at 320 px: nothing wider than the window
-    d.set_window_size(320, 800)
-    width = d.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
-    assert width[0] <= width[1], width
-    d.save_screenshot(str(shots / "4-narrow-320px.png"))
-    d.set_window_size(1200, 900)
+    # readable at 320 px (a phone's width, emulated: a headless window is never that
+    # narrow): nothing wider than the screen, on a proposal's page and on the queue
+    metrics = {"width": 320, "height": 800, "deviceScaleFactor": 1, "mobile": True}
+    d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    for path, name in ((f"/p/{cited}", "4-proposal-320px.png"), ("/", "4-queue-320px.png")):
+        d.get(base + path)
+        width = d.execute_script("return [document.documentElement.scrollWidth, innerWidth]")
+        assert width == [320, 320], (path, width)
+        d.save_screenshot(str(shots / name))
+    d.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
     # the page waits for the claim: approve them together, once both were read
     d.get(f"{base}/")

@@ -31,7 +31,11 @@ table.queue td.title{overflow-wrap:anywhere}
 tr.sel,li.sel{outline:2px solid #0b57d0;background:#eef4ff}
 .side{display:grid;gap:1rem}
 @media(min-width:60em){.side{grid-template-columns:1fr 1fr}}
-@media(max-width:40em){table.queue .wide{display:none}}
+@media(max-width:40em){table.queue thead,table.queue .wide{display:none}
+table.queue tr{display:block;padding:.3rem 0;border-bottom:1px solid #eee}
+table.queue td{display:inline;border:0;padding:0 .4rem 0 0;color:#555}
+table.queue td.title{display:block;color:inherit}
+table.queue td.comments::after{content:" comments"}}
 .obj{border:1px solid #ddd;padding:.5rem;overflow-wrap:anywhere}
 .cite{border:1px solid #ddd;margin:.4rem 0}
 .cite h3{font-size:.9rem;margin:0;padding:.3rem .5rem;background:#f6f8fa;overflow-wrap:anywhere}

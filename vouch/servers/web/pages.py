@@ -24,7 +24,7 @@ def queue(rows: list[dict[str, Any]]) -> Page:
         body.append(
             fill(
                 '<tr data-nav data-href="/p/{}" tabindex="-1"><td class="title">{}</td>'
-                "<td>{}</td><td>{}</td><td>{}</td><td>{}{}</td>"
+                '<td>{}</td><td>{}</td><td>{}</td><td class="comments">{}{}</td>'
                 '<td class="wide"><code>{}</code></td></tr>',
                 pid,
                 proposal_link(pid, r.get("title") or r.get("object_id") or pid),
