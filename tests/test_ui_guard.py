@@ -12,10 +12,22 @@ import re
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 from conftest import git
 from gate_support import PERSON
 from test_gate_hostile import edited_tree, rewrite
+from test_gate_identity import (
+    ADA,
+    CAROL,
+    HAS_SSH,
+    _as,
+    _commit_config,
+    _propose,
+    _sign_with,
+    _ssh_key,
+)
 from ui_support import Client, review_set, running, state
 
 from vouch.store.kb import KB, PROPOSAL_PREFIX
@@ -330,3 +342,45 @@ def test_vouch_ui_prints_a_one_time_url_and_stops_when_idle_or_interrupted(
     assert proc.returncode == 0 and "stopped" in err and "Traceback" not in err
     # the terminal shows each sign-in, and the refused reuse of the link
     assert "a browser signed in" in err and "spent or wrong link was refused" in err
+
+
+@pytest.mark.skipif(not HAS_SSH, reason="ssh-keygen is not installed")
+def test_the_page_decides_as_the_cli_signed_when_the_branch_requires_it(
+    kb_with_sources: KB, run_cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No new authority: under `review.require_signed_decisions` the page's approval is
+    the person's signed decision, and its proposer's own is refused, as at the CLI."""
+    kb = kb_with_sources
+    allowed = kb.root / "allowed_signers"
+    ada_key = _ssh_key(tmp_path, ADA[1], allowed)
+    carol_key = _ssh_key(tmp_path, CAROL[1], allowed)
+    git(kb.root, "add", "allowed_signers")
+    _commit_config(kb, require_signed_decisions=True, approvers=[ADA[1], CAROL[1]])
+    for key, value in (
+        ("gpg.format", "ssh"),
+        ("gpg.ssh.allowedSignersFile", str(allowed)),
+        ("commit.gpgsign", "true"),
+    ):
+        git(kb.root, "config", key, value)
+    _sign_with(kb.root, ada_key)
+    _as(monkeypatch, ADA)
+    pid = _propose(run_cli, kb, "Strictly reviewed claim")
+    with running(kb) as server:  # Ada's page: her own proposal is not hers to approve
+        client = Client(server)
+        csrf, commit = _ready(kb, client, pid)
+        before = state(kb)
+        res = client.post(f"/p/{pid}/approve", [("csrf", csrf), ("commit", commit)])
+        assert res.headers["Location"] == f"/p/{pid}" and state(kb) == before
+        assert "E104" in client.get(f"/p/{pid}").body
+    _as(monkeypatch, CAROL)
+    _sign_with(kb.root, carol_key)
+    base = git(kb.root, "rev-parse", "HEAD").strip()
+    with running(kb) as server:  # Carol's page, Carol's key
+        client = Client(server)
+        csrf, commit = _ready(kb, client, pid)
+        res = client.post(f"/p/{pid}/approve", [("csrf", csrf), ("commit", commit)])
+        assert res.headers["Location"] == "/"
+    decision = git(kb.root, "log", "-1", "--format=%cn|%G?|%GS", "HEAD").strip()
+    assert decision == f"{CAROL[0]}|G|{CAROL[1]}", decision
+    lint = run_cli("lint", "--since", base, "--json", cwd=kb.root).json()
+    assert lint["errors"] == 0, lint["issues"]
