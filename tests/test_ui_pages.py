@@ -62,6 +62,11 @@ def test_search_takes_the_cli_filters(kb_with_sources: KB) -> None:
         (proposed,) = [row["object_id"] for row in call(kb, "kb.list_pending")]
         assert proposed in hits("q=green+CI+run+first&kind=claim&pending=1")
         assert proposed not in hits("q=green+CI+run+first&kind=claim")
+        assert hits("q=green+CI+run&kind=claim&threshold=1000") == []
+        assert claim_id in hits("q=green+CI+run&kind=claim&threshold=0&since=&until=")
+        unreadable = client.get("/search?q=x&threshold=high")
+        assert unreadable.status == 200 and "error[" in unreadable.body
+        assert 'name="threshold" value="high"' in unreadable.body
         bad = client.get("/search?q=x&type=nonsense")
         assert bad.status == 200 and "error[" in bad.body  # said, not a crash
         form = client.get("/search?q=%3Cb%3Ex&kind=claim")

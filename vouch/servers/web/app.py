@@ -135,12 +135,15 @@ class Review:
             return back
 
 
-_SEARCH_FIELDS = ("q", "kind", "type", "status", "tag", "mode", "top", "pending")
+_SEARCH_FIELDS = (
+    *("q", "kind", "type", "status", "tag", "mode", "top", "pending"),
+    *("speaker", "since", "until", "threshold"),
+)
 
 
 def _search_params(form: dict[str, str]) -> dict[str, Any]:
-    """The CLI's filters: --kind, --type, --status, --tags, --fts-only/--vec-only, --top,
-    --include-pending."""
+    """The CLI's filters: --kind, --type, --status, --tags, --mode, --top,
+    --include-pending, --speaker, --since, --until, --threshold."""
     params: dict[str, Any] = {"query": form["q"], "envelope": True}
 
     def listed(name: str) -> list[str]:
@@ -160,6 +163,16 @@ def _search_params(form: dict[str, str]) -> dict[str, Any]:
         params["limit"] = int(form["top"]) if form["top"].strip().isdigit() else form["top"]
     if form.get("pending"):
         params["include_pending"] = True
+    if listed("speaker"):
+        params["speakers"] = listed("speaker")
+    for name in ("since", "until"):
+        if form.get(name, "").strip():
+            params[name] = form[name].strip()
+    if form.get("threshold", "").strip():
+        try:
+            params["threshold"] = float(form["threshold"])
+        except ValueError:
+            params["threshold"] = form["threshold"]  # refused by the method, with its reason
     return params
 
 

@@ -90,6 +90,7 @@ def search(form: dict[str, str], answer: dict[str, Any] | None, problem: str | N
             '<label>mode<select name="mode">{}</select></label>{}'
             '<label><span><input type="checkbox" name="pending" value="1"{}> '
             "also pending</span></label>"
+            "<details><summary>more filters</summary>{}</details>"
             "<button>Search</button></form>",
             form.get("q", ""),
             kinds,
@@ -99,6 +100,14 @@ def search(form: dict[str, str], answer: dict[str, Any] | None, problem: str | N
             modes,
             field("top", "top", 4),
             pending,
+            join(
+                (
+                    field("speaker", "speakers (comma)"),
+                    field("since", "since (ISO date)"),
+                    field("until", "until"),
+                    field("threshold", "min score", 5),
+                )
+            ),
         )
     ]
     if problem:
