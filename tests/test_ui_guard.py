@@ -6,12 +6,14 @@ decided, so each refusal is the guard's. A decision pins the commit its page sho
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
 import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -307,39 +309,47 @@ def test_hostile_text_is_escaped_and_only_the_page_own_script_runs(kb_with_sourc
     assert page.headers["X-Frame-Options"] == "DENY"
 
 
+@contextlib.contextmanager
+def _started(cmd: list[str], kb: KB, env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+    """`cmd` running in the knowledge base; killed if the test leaves it running."""
+    proc = subprocess.Popen(
+        cmd, cwd=kb.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
 def test_vouch_ui_prints_a_one_time_url_and_stops_when_idle_or_interrupted(
     kb_with_sources: KB,
 ) -> None:
     kb = kb_with_sources
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, "-m", "vouch", "ui"]
-    proc = subprocess.Popen(
-        [*cmd, "--idle-seconds", "1"], cwd=kb.root, env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    out, err = proc.communicate(timeout=60)
+    with _started([*cmd, "--idle-seconds", "1"], kb, env) as proc:
+        out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     with running(kb) as server:  # the address it listens on: loopback only
         assert server.server_address[0] == "127.0.0.1"
         assert server.review.guard.login_url().startswith("http://127.0.0.1:")
     assert re.search(r"http://127\.0\.0\.1:\d+/login\?token=[\w-]{40,}", out)
     assert PERSON in out and "stopped: idle" in err
-    proc = subprocess.Popen(
-        [*cmd, "--idle-seconds", "0"], cwd=kb.root, env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    url = re.search(r"http://(127\.0\.0\.1:\d+)(/login\?token=[\w-]+)", line)
-    assert url, line
-    for _ in range(2):  # the browser signs in; then someone else tries the spent link
-        conn = http.client.HTTPConnection(url.group(1), timeout=10)
-        conn.request("GET", url.group(2))
-        conn.getresponse().read()
-        conn.close()
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0 and "stopped" in err and "Traceback" not in err
+    with _started([*cmd, "--idle-seconds", "0"], kb, env) as proc:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        url = re.search(r"http://(127\.0\.0\.1:\d+)(/login\?token=[\w-]+)", line)
+        assert url, line
+        for _ in range(2):  # the browser signs in; then someone else tries the spent link
+            conn = http.client.HTTPConnection(url.group(1), timeout=10)
+            conn.request("GET", url.group(2))
+            conn.getresponse().read()
+            conn.close()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0 and "stopped" in err and "Traceback" not in err
     # the terminal shows each sign-in, and the refused reuse of the link
     assert "a browser signed in" in err and "spent or wrong link was refused" in err
 
