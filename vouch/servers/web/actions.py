@@ -31,17 +31,22 @@ def shown_at(ctx: CallContext, pid: str) -> str | None:
     return ctx.kb.repo.peek(records.REVIEWED_PREFIX + pid)
 
 
-def linked(ctx: CallContext, data: dict[str, Any]) -> list[tuple[str, str, bool]]:
-    """This proposal and those it waits for: (id, commit now, shown at that commit?)."""
+Member = tuple[str, str, bool, str]  # (proposal id, its commit now, shown at it?, title)
+
+
+def linked(ctx: CallContext, data: dict[str, Any]) -> list[Member]:
+    """Those this proposal waits for, and itself: each with its commit now, whether it
+    was shown at that commit, and its title."""
     waits = sorted({str(w["proposal_id"]) for w in data.get("waits_for") or []})
     if not waits:
         return []
-    out = []
+    out: list[Member] = []
     for pid in waits:
-        commit = records.find(ctx.kb, pid).commit
-        out.append((pid, commit, shown_at(ctx, pid) == commit))
+        found = records.find(ctx.kb, pid)
+        out.append((pid, found.commit, shown_at(ctx, pid) == found.commit, found.title))
     here, commit = str(data["proposal_id"]), str(data.get("commit") or "")
-    return [*out, (here, commit, shown_at(ctx, here) == commit)]
+    title = str(data.get("title") or "")
+    return [*out, (here, commit, shown_at(ctx, here) == commit, title)]
 
 
 def _commit(form: dict[str, list[str]]) -> str:

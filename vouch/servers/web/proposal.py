@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from vouch.servers.web.actions import Member
 from vouch.servers.web.layout import age
 from vouch.servers.web.markup import Html, fill, join
 from vouch.servers.web.pages import Page
@@ -23,10 +24,10 @@ def render(
     data: dict[str, Any],
     csrf: str,
     *,
-    linked: list[tuple[str, str, bool]],
+    linked: list[Member],
 ) -> Page:
-    """`data`: kb.read_proposal's answer; `linked`: (proposal id, its commit, shown at
-    that commit?) for each proposal it waits for, and itself."""
+    """`data`: kb.read_proposal's answer; `linked`: each proposal it waits for, and
+    itself (`actions.linked`); empty when it waits for none."""
     pid = str(data["proposal_id"])
     kind = str(data.get("kind") or "")
     obj = data.get("object")
@@ -134,7 +135,7 @@ def _related(data: dict[str, Any], obj: dict[str, Any]) -> Html:
     return join(parts)
 
 
-def _decide(data: dict[str, Any], csrf: str, linked: list[tuple[str, str, bool]]) -> Html:
+def _decide(data: dict[str, Any], csrf: str, linked: list[Member]) -> Html:
     pid, commit = str(data["proposal_id"]), str(data.get("commit") or "")
     hidden = fill(
         '<input type="hidden" name="csrf" value="{}">'
@@ -181,22 +182,22 @@ def _decide(data: dict[str, Any], csrf: str, linked: list[tuple[str, str, bool]]
     return fill('<div class="decide">{}</div>', join(forms))
 
 
-def _together(pid: str, csrf: str, linked: list[tuple[str, str, bool]]) -> Html:
+def _together(pid: str, csrf: str, linked: list[Member]) -> Html:
     """Approve this proposal with those it waits for, all or none: each must have been
     shown (its page opened) at the commit it is now."""
-    unseen = [other for other, _, shown in linked if not shown]
+    unseen = [other for other, _, shown, _ in linked if not shown]
     items = [
         fill(
             "<li>{} <code>{}</code>{}</li>",
-            proposal_link(other),
+            proposal_link(other, title or other),
             commit[:12],
             "" if shown else Html(" — <strong>not reviewed yet: open it first</strong>"),
         )
-        for other, commit, shown in linked
+        for other, commit, shown, title in linked
     ]
     pins = join(
         fill('<input type="hidden" name="pin" value="{}@{}">', other, commit)
-        for other, commit, _ in linked
+        for other, commit, _, _ in linked
     )
     return fill(
         '<form method="post" action="/approve-together" id="approve">'
