@@ -92,6 +92,7 @@ HAND_WRITTEN = {
     "install-agent": "agents",
     "warm": "warm",
     "kb": "kbs",
+    "ui": "ui",
 }
 
 
