@@ -40,6 +40,7 @@ class Step:
     capture: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)  # shown before the command
     diff_left_out: bool = False  # the review screen's diff, counted, not shown
+    drawn: bool = False  # mermaid: shown as a picture after the transcript
 
 
 def _step(*lines: tuple[str, ...], **capture: str) -> Step:
@@ -89,6 +90,7 @@ STEPS = (
     ),
     _step(("vouch", "search", "does a deploy need CI", "--top", "2")),
     _step(("vouch", "why", "{claim}")),
+    Step((("vouch", "graph", "{claim}", "--format", "mermaid"),), drawn=True),
 )
 
 
@@ -153,6 +155,7 @@ def walkthrough() -> str:
     """Run STEPS; the console transcript, as the README shows it."""
     values: dict[str, str] = {}
     out: list[str] = []
+    drawings: list[str] = []
     with tempfile.TemporaryDirectory(prefix="vouch-walkthrough-") as tmp:
         env = _env(Path(tmp))
         repo = Path(tmp) / "billing"
@@ -174,8 +177,12 @@ def walkthrough() -> str:
             shown = [" ".join(f"{k}={shlex.quote(v)}" for k, v in step.env.items())]
             words = [shlex.join(line) for line in lines]
             out.append("$ " + " \\\n    ".join([*shown, *words] if step.env else words))
+            if step.drawn:  # a git host draws it: the picture follows the transcript
+                out.append("[the mermaid drawing, shown as a picture below]")
+                drawings += ["", "```mermaid", *stdout.rstrip("\n").splitlines(), "```"]
+                continue
             out.extend(printed.rstrip("\n").splitlines())
-    return "\n".join([START, "```console", *out, "```", END])
+    return "\n".join([START, "```console", *out, "```", *drawings, END])
 
 
 # what differs between two runs of the same steps: each distinct value gets a numbered
