@@ -313,6 +313,9 @@ def test_refresh_re_cites_moved_lines_and_archives_changed_ones(setup: Setup) ->
     assert by_claim[claims["shipping"]]["op"] == "archive"  # L3 changed
     again = call(kb, "kb.source_refresh")  # nothing opened twice
     assert {p.get("duplicate") for p in again["proposals"]} == {"pending"}
+    screen = call(kb, "kb.read_proposal", {"id": by_claim[claims["approver"]]["proposal_id"]})
+    shown = [r["text"] for r in screen["new_citation"]["excerpt"] if r["cited"]]
+    assert shown == [DEPLOY[3]]  # the reviewer reads the lines it would cite, not a pointer
     _decide(kb, by_claim[claims["approver"]]["proposal_id"])
     cited = kb.read(kb_kind("claim"), claims["approver"])["evidence"]
     assert len(cited) == 1

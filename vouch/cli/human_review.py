@@ -143,6 +143,12 @@ def _change_lines(data: dict[str, Any]) -> list[str]:
     if change.get("drop"):
         ask += f" in place of {', '.join(change['drop'])}"
     out = ["", "Asks to:", "  " + escaped(ask)]
+    new = data.get("new_citation")
+    if new:
+        out += ["", "The new citation:", f"  {citation_head(new)}"]
+        if new.get("problem"):
+            out.append(f"      ! {new['problem']}")
+        out += ["      " + ln for ln in excerpt_lines(new)]
     touches = data.get("touches") or []
     if touches:
         out += ["", "Approve would write:"]

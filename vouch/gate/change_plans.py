@@ -35,6 +35,7 @@ class Plan:
     evidence: str | None = None
     unlinked: tuple[str, ...] = ()
     made: list[str] = field(default_factory=list)  # evidence ids it creates
+    cited: str | None = None  # recite: the citation it adds
 
     def touched(self) -> list[dict[str, str]]:
         return list(self.edited)
@@ -93,6 +94,7 @@ def _recite(branch: Branch, target: Approved, out: Plan) -> None:
     )
     out.files.update(made)
     out.made = [cited] if made else []
+    out.cited = cited
     out.evidence = change.evidence
     _edit(out, target, {"evidence": [*kept, cited]}, f"cites {cited}")
 

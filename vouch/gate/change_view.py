@@ -50,11 +50,27 @@ def shown(kb: KB, proposal_id: str, data: dict[str, Any]) -> dict[str, Any]:
     if target is not None and kind is not None:
         out["object"] = kind.load(plan.before[target].decode("utf-8"), where=target)
         out["object_kind"] = kind.name
+    if plan.cited is not None:  # the reviewer reads the new span, not only its pointer
+        out["new_citation"] = _new_citation(kb, head, plan)
     with contextlib.suppress(VouchError):
         from vouch.history.impact import impact
 
         out["impact"] = impact(kb, change.target)
     return out
+
+
+def _new_citation(kb: KB, head: str, plan: change_plans.Plan) -> dict[str, Any]:
+    from vouch.history.citations import cite
+    from vouch.history.snapshot import Snapshot
+    from vouch.kinds import evidence as evidence_kind
+
+    made = {}
+    for eid in plan.made:
+        data = plan.files.get(evidence_kind.path_for(eid))
+        if data is not None:
+            made[eid] = evidence_kind.load(data.decode("utf-8"), where=eid)
+    assert plan.cited is not None
+    return cite(Snapshot(kb, head), plan.cited, made=made)
 
 
 def _diff(kb: KB, plan: change_plans.Plan) -> str:

@@ -14,6 +14,7 @@ with the command that prints it (`vouch show SOURCE --content --lines A-B`).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from vouch.core import ids
@@ -28,13 +29,20 @@ MAX_CITED = 40  # cited lines shown at most; the rest are counted
 WHOLE_SOURCE = 5  # lines shown of a source cited without a locator (the rest: a marker)
 
 
-def cite(snap: Snapshot, item: str, *, context: int = CONTEXT) -> dict[str, Any]:
-    """One citation (an evidence or a source id) resolved to what it points at."""
+def cite(
+    snap: Snapshot,
+    item: str,
+    *,
+    context: int = CONTEXT,
+    made: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """One citation (an evidence or a source id) resolved to what it points at; `made`:
+    evidence a pending change would create, not in the snapshot yet."""
     out: dict[str, Any] = {"id": item}
     if ids.is_source_id(item):
         out.update(kind="source", source_id=item, locator=None, quote=None)
     else:
-        ev = snap.object("evidence", item)
+        ev = (made or {}).get(item) or snap.object("evidence", item)
         if ev is None:
             return {**out, "kind": "evidence", "problem": "no such evidence"}
         out.update(
