@@ -143,13 +143,16 @@ def write_files(root: Path, changes: dict[str, str | None]) -> dict[str, str | N
     return blobs
 
 
-def recommit(root: Path, ref: str, message: str, author: tuple[str, str]) -> tuple[str, str]:
-    """Replace the commit at `ref` by one with the same tree and parent, `message` and
-    `author` (name, email), built with plumbing as a proposer could: (old, new)."""
+def recommit(
+    root: Path, ref: str, message: str, author: tuple[str, str], tree: str | None = None
+) -> tuple[str, str]:
+    """Replace the commit at `ref` by one with the same parent (and tree, or `tree`),
+    `message` and `author` (name, email), built with plumbing as a proposer could:
+    (old, new)."""
     old = git(root, "rev-parse", ref).strip()
     env = {**os.environ, "GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1]}
     new = subprocess.run(
-        ["git", "commit-tree", f"{old}^{{tree}}", "-p", f"{old}^", "-m", message],
+        ["git", "commit-tree", tree or f"{old}^{{tree}}", "-p", f"{old}^", "-m", message],
         cwd=root,
         env=env,
         check=True,

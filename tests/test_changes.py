@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import pytest
 from conftest import git, hermetic
-from gate_support import BOB, call, show
+from gate_support import BOB, call, recommit, show
 
 from vouch.errors import GateRefused, ValidationFailed, VouchError
 from vouch.store.kb import KB, PROPOSAL_PREFIX
@@ -177,18 +177,8 @@ def _plumb(root: Path, ref: str, tree: str | None = None, message: str | None = 
     or message, as anyone with push access could."""
     old = git(root, "rev-parse", ref).strip()
     msg = message if message is not None else git(root, "log", "-1", "--format=%B", old)
-    author = git(root, "log", "-1", "--format=%an%n%ae", old).split("\n")
-    env = {**os.environ, "GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1]}
-    new = subprocess.run(
-        ["git", "commit-tree", tree or f"{old}^{{tree}}", "-p", f"{old}^", "-m", msg],
-        cwd=root,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    git(root, "update-ref", ref, new, old)
-    return new
+    name, email = git(root, "log", "-1", "--format=%an%n%ae", old).split("\n")[:2]
+    return recommit(root, ref, msg, (name, email), tree)[1]
 
 
 def test_a_change_branch_that_carries_a_file_is_refused(setup: Setup) -> None:

@@ -65,7 +65,6 @@ def search_bases(
     registered one), with `kb` on each hit and `bases` beside them."""
     from vouch.search import bases as places
     from vouch.search import query as queries
-    from vouch.store import kb_registry
 
     if request.cursor or request.include_pending or request.trace:
         raise UsageError(
@@ -74,16 +73,10 @@ def search_bases(
         )
     request = request._replace(query=queries.normalize(request.query))  # E004 before all
     warm = warm if warm is not None else {}
-    entries = kb_registry.named(list(names))
-    if not entries:
-        raise UsageError(
-            f"no knowledge bases are registered ({kb_registry.registry_path()})",
-            hint="a person adds one with `vouch kb add PATH`",
-        )
     found: list[Base] = []
     indexes: list[SearchIndex] = []
     answers: list[dict[str, Any]] = []
-    for base, index in places.opened_all([places.look(e) for e in entries], warm):
+    for base, index in places.registered_opened(names, warm):
         if index is not None and base.kb is not None:
             try:
                 answer = search(base.kb, _per_base(request, base.kb), warm=warm)

@@ -87,6 +87,23 @@ def look(entry: Entry) -> Base:
     return Base(entry.name, entry.path, "found", None, kb)
 
 
+def registered_opened(
+    names: Sequence[str], warm: dict[Any, Any]
+) -> list[tuple[Base, SearchIndex | None]]:
+    """The registered bases named (or all), each looked at and opened (`opened_all`);
+    UsageError when the registry holds none."""
+    from vouch.errors import UsageError
+    from vouch.store import kb_registry
+
+    entries = kb_registry.named(list(names))
+    if not entries:
+        raise UsageError(
+            f"no knowledge bases are registered ({kb_registry.registry_path()})",
+            hint="a person adds one with `vouch kb add PATH`",
+        )
+    return list(opened_all([look(e) for e in entries], warm))
+
+
 def opened_all(
     found: Sequence[Base], warm: dict[Any, Any]
 ) -> list[tuple[Base, SearchIndex | None]]:

@@ -34,19 +34,12 @@ def build_across(
 ) -> dict[str, Any]:
     from vouch.search import bases as places
     from vouch.search.context import build
-    from vouch.store import kb_registry
 
     warm = warm if warm is not None else {}
-    entries = kb_registry.named(list(names))
-    if not entries:
-        raise UsageError(
-            f"no knowledge bases are registered ({kb_registry.registry_path()})",
-            hint="a person adds one with `vouch kb add PATH`",
-        )
     found: list[Base] = []
     indexes: list[SearchIndex] = []
     packs: list[dict[str, Any]] = []
-    for base, index in places.opened_all([places.look(e) for e in entries], warm):
+    for base, index in places.registered_opened(names, warm):
         if index is not None and base.kb is not None:
             try:
                 pack = build(
