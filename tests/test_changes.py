@@ -395,3 +395,15 @@ def test_the_log_forgets_without_an_index_and_in_any_spelling(setup: Setup) -> N
     _decide(kb, made["proposal_id"])
     kept = [json.loads(line)["query"] for line in log.read_text().splitlines()]
     assert kept == ["deploy"]
+
+
+def test_an_old_bundle_does_not_bring_a_deleted_claim_back(setup: Setup, tmp_path: Path) -> None:
+    kb, claims = setup.kb, setup.claims
+    bundle = tmp_path / "before.tar.gz"
+    call(kb, "kb.export", {"out": str(bundle)}, actor="")
+    made = call(kb, "kb.delete", {"id": claims["shipping"], "reason": "vague"})
+    _decide(kb, made["proposal_id"])
+    check = call(kb, "kb.import_check", {"path": str(bundle)}, actor="")
+    assert claims["shipping"] in check["conflict"] and claims["shipping"] not in check["new"]
+    call(kb, "kb.import_apply", {"path": str(bundle)}, actor="")  # --on-conflict skip
+    assert kb.read(kb_kind("claim"), claims["shipping"]) is None

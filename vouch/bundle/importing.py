@@ -23,6 +23,7 @@ from vouch.bundle.reading import Limits
 from vouch.core.progress import Progress
 from vouch.errors import Conflict, UsageError, ValidationFailed
 from vouch.gate import seals
+from vouch.gate.changes import deleted_by_decisions
 from vouch.health.files import catalog
 from vouch.store.kb import KB
 
@@ -63,9 +64,14 @@ def plan(kb: KB, bundle: Bundle, commit: str | None) -> Plan:
     here, _ = committed_files(kb, commit) if commit else ({}, [])
     blob_id = kb.repo.blob_id
     out = Plan(here=here)
+    # an object a person's approved deletion removed here is not new: importing an old
+    # bundle must not bring it back unasked (it conflicts, as a different version would)
+    deleted = deleted_by_decisions(kb)
     for oid, (_, files) in sorted(objects_of(bundle.files).items()):
         present = [rel for rel in files if rel in here]
-        if not present:
+        if not present and oid in deleted:
+            out.conflict[oid] = files
+        elif not present:
             out.new[oid] = files
         elif all(here.get(rel) == blob_id(data) for rel, data in files.items()):
             out.identical.append(oid)

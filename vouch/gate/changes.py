@@ -32,6 +32,7 @@ from typing import Any
 from vouch.core import ids
 from vouch.errors import GateRefused
 from vouch.gate.records import Proposal
+from vouch.store.kb import KB
 
 CHANGE = "change"  # the proposal kind (Vouch-Kind)
 OPS = ("recite", "archive", "redact", "delete")
@@ -136,3 +137,24 @@ def of(proposal: Proposal) -> Change:
             hint="reject it, and propose the change again with vouch",
         )
     return Change(op, target, evidence, drop, also, unlink)
+
+
+def deleted_by_decisions(kb: KB) -> set[str]:
+    """The objects approved deletions removed: named in the `objects` of a
+    `proposal.approve` event whose `change` is `delete` (the audit log as it is here)."""
+    from vouch.store import audit
+
+    out: set[str] = set()
+    for path in audit.log_files(kb.dir):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        for line in data.split(b"\n"):
+            if b'"delete"' not in line:
+                continue
+            record = audit.parse_line(line)
+            body = record.get("data") if record else None
+            if isinstance(body, dict) and body.get("change") == "delete":
+                out.update(str(o) for o in body.get("objects") or [] if isinstance(o, str))
+    return out

@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
+from vouch.gate.changes import deleted_by_decisions
 from vouch.index import chunking, store
 from vouch.kinds import KINDS
 from vouch.store.kb import KB
@@ -67,27 +68,6 @@ def forgotten(kb: KB, conn: sqlite3.Connection, changed: Iterable[str]) -> set[s
             f"SELECT title, section, text, context FROM chunks WHERE doc_key IN ({marks})", part
         ):
             out |= words(" ".join(str(v or "") for v in row))
-    return out
-
-
-def deleted_by_decisions(kb: KB) -> set[str]:
-    """The objects approved deletions removed: named in the `objects` of a
-    `proposal.approve` event whose `change` is `delete` (the audit log as it is here)."""
-    from vouch.store import audit
-
-    out: set[str] = set()
-    for path in audit.log_files(kb.dir):
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        for line in data.split(b"\n"):
-            if b'"delete"' not in line:
-                continue
-            record = audit.parse_line(line)
-            body = record.get("data") if record else None
-            if isinstance(body, dict) and body.get("change") == "delete":
-                out.update(str(o) for o in body.get("objects") or [] if isinstance(o, str))
     return out
 
 

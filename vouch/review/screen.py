@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from vouch.errors import VouchError
-from vouch.gate import change_view, pending
+from vouch.gate import change_view, changes, pending
 from vouch.gate.changes import CHANGE
 from vouch.history.citations import cite
 from vouch.history.snapshot import Snapshot
@@ -103,11 +103,8 @@ def _forgotten(kb: KB, data: dict[str, Any]) -> dict[str, Any]:
         return data
     if now is not None and now.get("status") != "redacted":
         return data
-    if now is None:
-        from vouch.index.forgetting import deleted_by_decisions
-
-        if oid not in deleted_by_decisions(kb):
-            return data
+    if now is None and oid not in changes.deleted_by_decisions(kb):
+        return data
     hidden: dict[str, Any] = {"title": _HIDDEN, "rationale": "", "object": None, "diff": ""}
     if isinstance(record, dict) and record:
         hidden["decision"] = {k: v for k, v in record.items() if k != "blobs"}
