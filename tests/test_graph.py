@@ -544,7 +544,7 @@ def test_diff_markdown_embeds_what_the_range_adds(world: World, run_cli: Any) ->
         kb,
         "kb.propose_claim",
         {
-            "text": '"]; click n0 href "javascript:x"',
+            "text": '"]; click n0 href "javascript:x" [a](https://evil.example) <img src=x>',
             "evidence": [w["source"]],
             "entities": [w["api"]],
         },
@@ -553,6 +553,8 @@ def test_diff_markdown_embeds_what_the_range_adds(world: World, run_cli: Any) ->
     before = _refs_and_tree(kb.root)
     md = run_cli("diff", f"HEAD...{ref}", "--format", "markdown", cwd=kb.root)
     assert md.code == 0, md.err
+    # the list of claims added is inert markdown too: no live link, image or HTML
+    assert "](https" not in md.out and "<img" not in md.out
     block = re.search(r"^```mermaid\n(.*?)^```$", md.out, re.M | re.S)
     assert block is not None
     labels = _checked_mermaid(block.group(1))

@@ -394,3 +394,66 @@ def test_the_page_decides_as_the_cli_signed_when_the_branch_requires_it(
     assert decision == f"{CAROL[0]}|G|{CAROL[1]}", decision
     lint = run_cli("lint", "--since", base, "--json", cwd=kb.root).json()
     assert lint["errors"] == 0, lint["issues"]
+
+
+def test_a_proposal_the_page_never_showed_is_not_approved_from_a_form(
+    kb_with_sources: KB,
+) -> None:
+    """A form for a proposal nobody opened — its commit read from git, the session's
+    CSRF token from another page — decides nothing (the ninth outsider, A12)."""
+    kb = kb_with_sources
+    made = review_set(kb)
+    with running(kb) as server:
+        client = Client(server)
+        csrf, _ = _ready(kb, client, made["cited"])  # another proposal's page
+        never = made["claim"]
+        commit = git(kb.root, "rev-parse", PROPOSAL_PREFIX + never).strip()
+        before = state(kb)
+        client.post(f"/p/{never}/approve", [("csrf", csrf), ("commit", commit)])
+        assert state(kb) == before and not _approved(kb, never)
+
+
+def test_invisible_format_characters_are_written_out_in_the_page() -> None:
+    """A right-to-left override in a claim's text is shown as `\\u202e`, not obeyed: the
+    page cannot draw `$1000000` from the text `0000001$` (the ninth outsider, A14)."""
+    from vouch.servers.web.markup import escape
+
+    shown = escape("limit is \u202e0000001$\u202c per day; a\u200bb")
+    assert "\u202e" not in shown and "\u200b" not in shown
+    assert "\\u202e0000001$\\u202c" in shown and "a\\u200bb" in shown
+    assert escape("ok <b>") == "ok &lt;b&gt;"
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not Path("/proc/net/tcp").exists(),
+    reason="needs root (to connect as another user) and Linux's socket table",
+)
+def test_another_local_user_is_refused_even_with_the_cookie(kb_with_sources: KB) -> None:
+    """A browser hands the 127.0.0.1 session cookie to any port of 127.0.0.1, so another
+    user of the machine can obtain it (the ninth outsider, A22): a connection from
+    another user is refused before anything else, cookie, CSRF token and all."""
+    kb = kb_with_sources
+    made = review_set(kb)
+    pid = made["cited"]
+    with running(kb) as server:
+        client = Client(server)
+        csrf, commit = _ready(kb, client, pid)
+        cookie = client.cookie
+        port = server.server_address[1]
+        script = (
+            "import http.client, sys\n"
+            f"c = http.client.HTTPConnection('127.0.0.1', {port}, timeout=10)\n"
+            f"body = 'csrf={csrf}&commit={commit}'\n"
+            f"c.request('POST', '/p/{pid}/approve', body, {{'Host': '127.0.0.1:{port}', "
+            f"'Origin': 'http://127.0.0.1:{port}', 'Cookie': {cookie!r}, "
+            "'Content-Type': 'application/x-www-form-urlencoded'})\n"
+            "print(c.getresponse().status)\n"
+        )
+        before = state(kb)
+        done = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable,
+             "-I", "-c", script],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.stdout.strip() == "403", done.stderr
+        assert state(kb) == before and not _approved(kb, pid)

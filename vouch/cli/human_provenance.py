@@ -9,7 +9,7 @@ import click
 
 from vouch.cli.human_review import citation_head, comment_text, excerpt_lines
 from vouch.cli.oneline import screen
-from vouch.core.printable import md_code
+from vouch.core.printable import md_code, md_text
 
 
 def _short(sha: object) -> str:
@@ -274,8 +274,8 @@ def diff_markdown(d: dict[str, Any]) -> str:
             out.append("")
             for item in items[:200]:
                 note = _change_note(item)
-                text = str(item.get("title") or "").replace("\n", " ")
-                out.append(f"- `{item['id']}` {text}" + (f" — {note}" if note else ""))
+                text = md_text(item.get("title") or "")
+                out.append(f"- `{item['id']}` {text}" + (f" — {md_text(note)}" if note else ""))
             if len(items) > 200:
                 out.append(f"- … and {len(items) - 200} more")
             out.append("")

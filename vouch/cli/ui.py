@@ -43,10 +43,11 @@ def ui_cmd(ctx: CallContext, out: Output, idle_seconds: int, open_browser: bool)
     idle = f"after {idle_seconds} s without a request" if idle_seconds else "never when idle"
     click.echo(f"Review page for {server.review.reviewer}: {url}")
     click.echo(f"(the link works once; Ctrl-C stops the page; it stops {idle})")
-    if open_browser:
+    if open_browser:  # a browser command that stays in the foreground must not hold the page
+        import threading
         import webbrowser
 
-        webbrowser.open(url)
+        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
     try:
         app.serve(server, idle_seconds, on_idle=lambda: click.echo("stopped: idle", err=True))
     except KeyboardInterrupt:

@@ -30,6 +30,18 @@ def _shown(text: str, kept: str) -> str:
     return "".join(ch if ch.isprintable() or ch in kept else repr(ch)[1:-1] for ch in text)
 
 
+_MD_PUNCT = re.compile(r"([\\`*_\[\]()!#|~{}+\-.:@])")
+
+
+def md_text(text: object) -> str:
+    """`text` on one line as inert markdown prose: every character markdown (or a host's
+    extensions: mentions, autolinks) could act on is escaped, HTML written as entities —
+    so a claim's `[a](javascript:…)`, `![](tracker)` or `<img>` reads as what it is."""
+    line = " ".join(str(text).split())
+    line = line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_PUNCT.sub(r"\\\1", line)
+
+
 def md_code(text: object) -> str:
     """`text` on one line as a markdown code span: nothing in it is rendered (HTML,
     comments, mentions, links, emphasis), whatever backticks it holds."""

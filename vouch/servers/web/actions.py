@@ -62,8 +62,17 @@ def _one(form: dict[str, list[str]], name: str) -> str | None:
 
 
 def approve(ctx: CallContext, pid: str, form: dict[str, list[str]]) -> dict[str, Any]:
+    """kb.approve of the commit the form names, which a page must have shown (as
+    together: a form built for a proposal nobody opened decides nothing)."""
     reason = (_one(form, "reason") or "").strip() or None
-    params = {"proposal_id": pid, "expect": _commit(form), "reason": reason}
+    commit = _commit(form)
+    if shown_at(ctx, pid) != commit:
+        raise GateRefused(
+            f"proposal {pid} was not shown at {str(commit)[:12]}: a decision is about what "
+            "someone saw",
+            hint=f"open /p/{pid}, read it, then approve it",
+        )
+    params = {"proposal_id": pid, "expect": commit, "reason": reason}
     return dict(ops.invoke(ctx, "kb.approve", params))
 
 

@@ -23,7 +23,7 @@ from vouch.core import ids
 from vouch.errors import NotFound, VouchError
 from vouch.methods import registry as ops
 from vouch.methods.context import CallContext
-from vouch.servers.web import actions, layout, pages, proposal
+from vouch.servers.web import actions, layout, pages, peers, proposal
 from vouch.servers.web.guard import Guard, Refused, Session
 from vouch.servers.web.markup import Html
 
@@ -211,6 +211,9 @@ class Handler(BaseHTTPRequestHandler):
         review.last_seen = time.monotonic()
         nonce = secrets.token_urlsafe(16)
         try:
+            here = (str(self.server.server_address[0]), int(self.server.server_address[1]))
+            if not peers.same_user((str(self.client_address[0]), self.client_address[1]), here):
+                raise Refused(403, "this page answers only the user who started it")
             review.guard.check_origin(self.headers, writes=writes)
             path, _, raw_query = self.path.partition("?")
             found = _route(POSTS if writes else GETS, path)

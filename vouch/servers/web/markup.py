@@ -5,6 +5,7 @@ hostile input; escaping is the default, never a step to remember."""
 from __future__ import annotations
 
 import html
+import unicodedata
 from collections.abc import Iterable
 
 
@@ -15,10 +16,16 @@ class Html(str):
 
 
 def escape(value: object) -> Html:
-    """`value` as HTML: markup as is, anything else as text (quotes escaped too)."""
+    """`value` as HTML: markup as is, anything else as text (quotes escaped too), with
+    invisible format characters (bidirectional overrides, zero-width marks) written out
+    as `\\u202e`: a right-to-left override would otherwise draw `$1000000` from the text
+    `0000001$`, and a reviewer would approve what they did not read."""
     if isinstance(value, Html):
         return value
-    return Html(html.escape("" if value is None else str(value), quote=True))
+    text = "" if value is None else str(value)
+    if not text.isascii():
+        text = "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) == "Cf" else c for c in text)
+    return Html(html.escape(text, quote=True))
 
 
 def fill(template: str, *values: object) -> Html:
