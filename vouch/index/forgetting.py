@@ -22,7 +22,6 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
-from vouch.gate.changes import deleted_by_decisions
 from vouch.index import chunking, store
 from vouch.kinds import KINDS
 from vouch.store.kb import KB
@@ -58,6 +57,8 @@ def forgotten(kb: KB, conn: sqlite3.Connection, changed: Iterable[str]) -> set[s
         if found[0] == "claim" and _REDACTED.search(head):
             gone.append(chunking.doc_key(*found))
     if removed:
+        from vouch.gate.changes import deleted_by_decisions  # rare: a cold search never
+
         deleted = deleted_by_decisions(kb)
         gone += [key for oid, key in removed.items() if oid in deleted]
     if not gone:
