@@ -39,6 +39,9 @@ def test_a_proposal_page_names_look_alikes_and_an_object_page_explains(
         assert "Proposed by agent alice" in why.body and "Approved by agent bob" in why.body
         assert "<h2>Evidence (1)</h2>" in why.body and "<h2>Log</h2>" in why.body
         assert "vouch: approve claim" in why.body
+        # its graph, one step around: the source it cites, linked (issue 37 item 2)
+        graph = why.body.split("<h2>Graph</h2>", 1)[1].split("</ul>", 1)[0]
+        assert f'href="/o/{claim_id}"' in graph and "cites" in graph and "source:" in graph
         missing = client.get("/o/no-such-thing-1a2b3c4d")
         assert missing.status == 200 and "E101" in missing.body
 

@@ -9,6 +9,7 @@ that lets only this response's own inline style and script run.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import secrets
@@ -81,7 +82,10 @@ class Review:
                 log_ = ops.invoke(ctx, "kb.log", {"id": oid, "limit": 50})
             except VouchError as exc:
                 problem = _said(exc)
-            return pages.explain(why, log_, oid, problem)
+            graph = None
+            with contextlib.suppress(VouchError):
+                graph = ops.invoke(ctx, "kb.graph", {"id": oid, "depth": 1, "max_nodes": 60})
+            return pages.explain(why, log_, oid, problem, graph)
         if name == "search":
             form = {k: v[0] for k, v in query.items() if v and k in _SEARCH_FIELDS}
             if not form.get("q", "").strip():

@@ -132,9 +132,15 @@ def search(form: dict[str, str], answer: dict[str, Any] | None, problem: str | N
 
 
 def explain(
-    why: dict[str, Any] | None, log: dict[str, Any] | None, oid: str, problem: str | None
+    why: dict[str, Any] | None,
+    log: dict[str, Any] | None,
+    oid: str,
+    problem: str | None,
+    graph: dict[str, Any] | None = None,
 ) -> Page:
-    """An object's why (proposed, approved, evidence, changes) and its log."""
+    """An object's why (proposed, approved, evidence, changes), its neighbourhood (the
+    graph one step around it, as linked lines: the page draws nothing it would have to
+    fetch a library for) and its log."""
     parts = [fill("<h1>{}</h1>", (why or {}).get("title") or oid)]
     if problem:
         parts.append(fill('<p class="flash error">{}</p>', problem))
@@ -192,6 +198,20 @@ def explain(
         if evidence:
             parts.append(fill("<h2>Evidence ({})</h2>", len(evidence)))
             parts += [citation(n, c) for n, c in enumerate(evidence, 1)]
+    if graph and graph.get("edges"):
+        titles = {n["id"]: f"{n['kind']}: {n.get('title') or n['id']}" for n in graph["nodes"]}
+        lines = [
+            fill(
+                '<li>{} <span class="muted">— {} →</span> {}</li>',
+                object_link(e["from"], titles.get(e["from"])),
+                " ".join(str(x) for x in (e.get("kind"), e.get("locator")) if x),
+                object_link(e["to"], titles.get(e["to"])),
+            )
+            for e in graph["edges"]
+        ]
+        left = sum((graph.get("omitted") or {}).get("nodes", {}).values())
+        more = fill('<p class="muted">{} more not shown</p>', left) if left else ""
+        parts.append(fill('<h2>Graph</h2><ul class="plain">{}</ul>{}', join(lines), more))
     if log and log.get("commits"):
         items = [
             fill(
