@@ -90,10 +90,15 @@ def scrub(kb: KB, conn: sqlite3.Connection, candidates: set[str]) -> int:
     more, and the lint cache. Returns the lines dropped. Best effort (a log line another
     process appends meanwhile may be lost; the log is local usage, never knowledge)."""
     gone = {_plain(w) for w in candidates - still_indexed(conn, candidates)}
+    _drop_lint_cache(kb)
+    return _scrub_log(kb.dir / _LOG, gone) if gone else 0
+
+
+def _drop_lint_cache(kb: KB) -> None:
+    """The lint cache keeps what each file held: it goes (the next lint makes it anew)."""
     for cache in (kb.repo.common_dir / "vouch").glob("lint-*.cache"):
         with contextlib.suppress(OSError):
             cache.unlink()
-    return _scrub_log(kb.dir / _LOG, gone) if gone else 0
 
 
 def _scrub_log(path: Path, gone: set[str]) -> int:
@@ -137,11 +142,11 @@ def _plain(text: str) -> str:
     return "".join(c for c in text if unicodedata.category(c) != "Cf").lower()
 
 
-def scrub_decided(kb: KB, commit: str, conn: sqlite3.Connection | None) -> int:
-    """After an approved redaction or deletion (`commit`, its decision): the words of the
-    knowledge files it changed, as they were before, leave the search log and the lint
-    cache — whether or not this clone has an index. A word some knowledge still holds (the
-    index's, else the files') stays. Returns the log lines dropped."""
+def scrub_decided(kb: KB, commit: str) -> int:
+    """After an approved redaction or deletion (`commit`, its decision) in a clone with
+    no index (with one, its rebuild scrubs: `scrub`): the words of the knowledge files it
+    changed, as they were before, leave the search log and the lint cache. A word some
+    knowledge file still holds stays. Returns the log lines dropped."""
     repo = kb.repo
     parents = repo.commit_parents(commit)
     old, new = (repo.store.peel_tree(c) for c in (parents[0] if parents else "", commit))
@@ -156,15 +161,10 @@ def scrub_decided(kb: KB, commit: str, conn: sqlite3.Connection | None) -> int:
             lost |= words(repo.read_blob(blob).decode("utf-8", "replace"))
     if not lost:
         return 0
-    if conn is not None:
-        kept = still_indexed(conn, lost)
-    else:
-        kept = set()
-        for kind in ("claim", "page", "entity", "relation"):
-            for obj in kb.iter_objects(KINDS[kind]):
-                kept |= words(" ".join(str(v) for v in obj.values())) & lost
-    for cache in (repo.common_dir / "vouch").glob("lint-*.cache"):
-        with contextlib.suppress(OSError):
-            cache.unlink()
+    kept: set[str] = set()
+    for kind in ("claim", "page", "entity", "relation"):
+        for obj in kb.iter_objects(KINDS[kind]):
+            kept |= words(" ".join(str(v) for v in obj.values())) & lost
+    _drop_lint_cache(kb)
     gone = {_plain(w) for w in lost - kept}
     return _scrub_log(kb.dir / _LOG, gone) if gone else 0

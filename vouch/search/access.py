@@ -384,14 +384,15 @@ def open_index(
 
 def forget_decided(kb: KB, warm: dict[str, Any], commit: str) -> None:
     """An approved redaction or deletion (`commit`) just landed: the index, when one was
-    built, is brought up to date now (`vouch.index.forgetting` rebuilds it without the
-    words), and the search log and lint cache forget them whether or not there is an
-    index. Never an error: the next search does the same for the index."""
+    built, is brought up to date now — its rebuild without the words scrubs the search
+    log and the lint cache too (`vouch.index.forgetting`); without one (or one that
+    would not open) the log and the cache are scrubbed from the decision itself. Never an
+    error: the next search does the same for the index."""
     from vouch.index import forgetting, location
 
-    conn = None
     if (location.of(kb.dir).path / location.DB_NAME).is_file():
         with contextlib.suppress(VouchError, OSError, sqlite3.Error):
-            conn = open_index(kb, warm).index.conn
+            open_index(kb, warm)
+            return
     with contextlib.suppress(VouchError, OSError, sqlite3.Error):
-        forgetting.scrub_decided(kb, commit, conn)
+        forgetting.scrub_decided(kb, commit)
