@@ -201,11 +201,5 @@ def _naming(
         obj = branch.load(kind, oid)
         if obj is None:
             continue
-        for f in kind.fields:
-            if not f.ids or f.name == "id":
-                continue
-            value = obj.get(f.name)
-            held = value if isinstance(value, list) else [value]
-            if any(w in held for w in wanted):
-                out.append((obj, f.name, value))
+        out += [(obj, name, value) for name, value, _ in kind.naming(obj.obj, wanted)]
     return out

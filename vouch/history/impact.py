@@ -83,21 +83,15 @@ def _naming(kb: KB, wanted: list[str]) -> list[dict[str, Any]]:
             continue
         if obj is None or obj.get("id") in wanted:
             continue
-        for field in kind.fields:
-            if not field.ids or field.name == "id":
-                continue
-            value = obj.get(field.name)
-            held = value if isinstance(value, list) else [value]
-            named = [w for w in wanted if w in held]
-            if named:
-                out.append(
-                    {
-                        "kind": kind.name,
-                        "id": str(obj["id"]),
-                        "field": field.name,
-                        "status": obj.get("status"),
-                        "title": kind.title_of(obj),
-                        "named": named[0],
-                    }
-                )
+        for field, _, named in kind.naming(obj, wanted):
+            out.append(
+                {
+                    "kind": kind.name,
+                    "id": str(obj["id"]),
+                    "field": field,
+                    "status": obj.get("status"),
+                    "title": kind.title_of(obj),
+                    "named": named,
+                }
+            )
     return out

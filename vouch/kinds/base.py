@@ -9,7 +9,7 @@ the index: they are files and schemas.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from functools import cached_property
@@ -239,6 +239,21 @@ class Kind:
             return f"(a redacted {self.name} whose {REDACTED_HASH} does not end its id)"
         label = str(data.get(self.label_field) or "")
         return ids.object_id(label, self.identity_of(data), fallback=self.name)
+
+    def naming(self, obj: Mapping[str, Any], wanted: Iterable[str]) -> list[tuple[str, Any, str]]:
+        """(field, its value, the first of `wanted` it names) for each id field of `obj`
+        (its own `id` aside) naming one of `wanted`: what rests on those objects."""
+        wanted = list(wanted)
+        out = []
+        for f in self.fields:
+            if not f.ids or f.name == "id":
+                continue
+            value = obj.get(f.name)
+            held = value if isinstance(value, list) else [value]
+            named = [w for w in wanted if w in held]
+            if named:
+                out.append((f.name, value, named[0]))
+        return out
 
     def identity_of(self, data: Mapping[str, Any]) -> dict[str, Any]:
         """What the id's hash is taken of."""
