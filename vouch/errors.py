@@ -146,6 +146,13 @@ class SchemaTooNew(VouchError):
     code = "E112"
 
 
+class Redacted(VouchError):
+    """The bytes asked for were redacted by an approved decision: they are never
+    registered or cited again (`vouch redact <source-id>`)."""
+
+    code = "E113"
+
+
 class PermissionDenied(SystemFailure):
     code = "E204"
 

@@ -171,7 +171,11 @@ def _source_problems(
             f"{rel}: names id {parsed.data['id']!r} and hash {parsed.data['hash']!r}; "
             f"its directory names {sid}"
         )
-    if not any(f"{folder}/{name}" in files for name in source_kind.CONTENT_NAMES):
+    held = any(f"{folder}/{name}" in files for name in source_kind.CONTENT_NAMES)
+    if source_kind.is_redacted(parsed.data):  # a tombstone carries no bytes, ever
+        if held:
+            out.append(f"{rel}: a redacted source's tombstone with content beside it")
+    elif not held:
         out.append(f"{rel}: the source's content file is missing")
     return out
 

@@ -20,11 +20,14 @@ from vouch.bundle import integrity
 from vouch.bundle.archive import Bundle, first_problems, load
 from vouch.bundle.layout import committed_files
 from vouch.bundle.reading import Limits
+from vouch.core import ids
 from vouch.core.progress import Progress
-from vouch.errors import Conflict, UsageError, ValidationFailed
+from vouch.errors import Conflict, CorruptFile, UsageError, ValidationFailed
 from vouch.gate import seals
-from vouch.gate.changes import deleted_by_decisions
+from vouch.gate.changes import deleted_by_decisions, redacted_by_decisions
 from vouch.health.files import catalog
+from vouch.kinds import evidence as evidence_kind
+from vouch.kinds import source as source_kind
 from vouch.store.kb import KB
 
 ON_CONFLICT = ("skip", "overwrite", "fail")
@@ -67,9 +70,15 @@ def plan(kb: KB, bundle: Bundle, commit: str | None) -> Plan:
     # an object a person's approved deletion removed here is not new: importing an old
     # bundle must not bring it back unasked (it conflicts, as a different version would)
     deleted = deleted_by_decisions(kb)
-    for oid, (_, files) in sorted(objects_of(bundle.files).items()):
+    # nor are the bytes of a source a decision redacted here, or a quote of them
+    objects = objects_of(bundle.files)
+    redacted = _redacted(
+        kb, here, {_source_of(kind, oid, files) for kind, oid, files in _each(objects)}
+    )
+    for oid, (kind, files) in sorted(objects.items()):
         present = [rel for rel in files if rel in here]
-        if not present and oid in deleted:
+        unredacting = _source_of(kind, oid, files) in redacted and _words(kind, files)
+        if (not present and oid in deleted) or unredacting:
             out.conflict[oid] = files
         elif not present:
             out.new[oid] = files
@@ -89,7 +98,72 @@ def _broken(
     from vouch.gate.committed import settings_at
 
     settings = settings_at(kb, commit) if commit else kb.config
-    return integrity.problems(kb, found.here, landing, settings, bundle.parsed)
+    return [
+        *_unredacting(kb, found.here, landing),
+        *integrity.problems(kb, found.here, landing, settings, bundle.parsed),
+    ]
+
+
+def _unredacting(kb: KB, here: Mapping[str, str], landing: Mapping[str, bytes]) -> list[str]:
+    """The files of `landing` that would bring back what a redaction here removed (a
+    source's bytes or meta, an evidence quote or span hash of one): a bundle never does,
+    whichever `--on-conflict`."""
+    objects = objects_of(landing)
+    redacted = _redacted(kb, here, {_source_of(k, o, f) for k, o, f in _each(objects)})
+    out = []
+    for kind, oid, files in _each(objects):
+        if _source_of(kind, oid, files) in redacted and _words(kind, files):
+            out += [
+                f"{rel}: source {_source_of(kind, oid, files)[:12]}… was redacted here by "
+                "a decision; a bundle never brings its bytes back"
+                for rel in sorted(files)
+            ]
+    return out
+
+
+def _each(
+    objects: Mapping[str, tuple[str, dict[str, bytes]]],
+) -> list[tuple[str, str, dict[str, bytes]]]:
+    return [(kind, oid, files) for oid, (kind, files) in sorted(objects.items())]
+
+
+def _source_of(kind: str, oid: str, files: Mapping[str, bytes]) -> str:
+    """The source a bundle's source or evidence object is, or points into ("" else)."""
+    if kind == "source":
+        return oid
+    if kind != "evidence" or len(files) != 1:
+        return ""
+    data = next(iter(files.values()))
+    try:
+        found = evidence_kind.load(data.decode("utf-8"), where=oid)
+    except (CorruptFile, UnicodeDecodeError):
+        return ""  # the bundle check names it
+    return str(found.get("source_id") or "")
+
+
+def _words(kind: str, files: Mapping[str, bytes]) -> bool:
+    """Whether a source's or evidence's files hold anything of the source's words: any
+    source file but a tombstone, evidence with a quote or a span's hash."""
+    if kind == "source":
+        return not all(
+            rel.endswith("/meta.yaml") and source_kind.is_tombstone(data)
+            for rel, data in files.items()
+        )
+    return any(b"quote:" in data or b"hash:" in data for data in files.values())
+
+
+def _redacted(kb: KB, here: Mapping[str, str], sids: set[str]) -> set[str]:
+    """Those of `sids` a decision redacted here: a tombstone in `here`, or an approved
+    redaction the audit log names."""
+    sids = {s for s in sids if ids.is_source_id(s)}
+    if not sids:
+        return set()
+    decided = redacted_by_decisions(kb) & sids
+    for sid in sids - decided:
+        blob = here.get(source_kind.path_for(sid))
+        if blob and source_kind.is_tombstone(kb.repo.read_blob(blob)):
+            decided.add(sid)
+    return decided
 
 
 def _refusal(bundle: Bundle, broken: list[str], hint: str | None = None) -> ValidationFailed:

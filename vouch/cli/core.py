@@ -12,8 +12,9 @@ from vouch.cli import cli, human
 from vouch.cli.options import Output, kb_command
 from vouch.core import safeload
 from vouch.core.ids import check_id, is_source_id
-from vouch.errors import NotFound, UsageError
+from vouch.errors import NotFound, Redacted, UsageError
 from vouch.kinds import GATED, KINDS
+from vouch.kinds import source as source_kind
 from vouch.methods import registry as ops
 from vouch.methods.context import CallContext
 
@@ -176,6 +177,8 @@ def _show_turns(ctx: CallContext, out: Output, object_id: str, span: str) -> Non
             hint="`vouch list sources` lists them",
         )
     meta = ctx.kb.read(KINDS["source"], object_id)
+    if source_kind.is_redacted(meta):
+        raise Redacted(f"source {object_id} was redacted by a decision: its turns are gone")
     data = ctx.kb.source_content(object_id) if meta is not None else None
     if meta is None or data is None:
         raise NotFound(f"no source {object_id}", hint="`vouch list sources` lists them")

@@ -110,7 +110,8 @@ def proposal(data: dict[str, Any]) -> str:
     else:
         out += ["", kind.capitalize() + ":", *_object_lines(kind, obj)]
     citations = data.get("citations") or []
-    out += ["", f"Evidence ({len(citations)}):" if citations else "Evidence: none cited"]
+    if data.get("object_kind") != "source":  # a source is cited; it cites nothing
+        out += ["", f"Evidence ({len(citations)}):" if citations else "Evidence: none cited"]
     for n, c in enumerate(citations, 1):
         out.append(f"  [{n}] {citation_head(c)}")
         if c.get("quote"):

@@ -6,42 +6,18 @@ approved, on the commit it lands on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from vouch.core import ids
 from vouch.errors import ValidationFailed, VouchError
+from vouch.gate import source_redaction
+from vouch.gate.change_files import KNOWLEDGE, Plan, edit, naming
 from vouch.gate.changes import Change
 from vouch.gate.edits import Approved, Branch, retired
-from vouch.git.history import grep_paths
-from vouch.kinds import GATED, KINDS
 from vouch.kinds import claim as claim_kind
 from vouch.kinds import page as page_kind
 from vouch.kinds.base import REDACTED, REDACTED_HASH
 from vouch.store.kb import KB
 
 NOTICE = "[redacted]"  # a redacted claim's text
-KNOWLEDGE = tuple(KINDS[name] for name in GATED)
-
-
-@dataclass
-class Plan:
-    """The files a change writes (`.vouch/`-relative; None deletes), with what it reads."""
-
-    change: Change
-    files: dict[str, bytes | None] = field(default_factory=dict)
-    before: dict[str, bytes] = field(default_factory=dict)  # the edited files' bytes
-    edited: list[dict[str, str]] = field(default_factory=list)  # {kind, id, what}
-    evidence: str | None = None
-    unlinked: tuple[str, ...] = ()
-    made: list[str] = field(default_factory=list)  # evidence ids it creates
-    cited: str | None = None  # recite: the citation it adds
-
-    def touched(self) -> list[dict[str, str]]:
-        return list(self.edited)
-
-    def object_ids(self) -> list[str]:
-        return list(dict.fromkeys(e["id"] for e in self.edited))
 
 
 def plan(kb: KB, commit: str, change: Change, *, proposing: bool = False) -> Plan:
@@ -49,11 +25,14 @@ def plan(kb: KB, commit: str, change: Change, *, proposing: bool = False) -> Pla
     `proposing`: the objects a deletion unlinks are found, not checked against the ones
     its proposal recorded."""
     branch = Branch(kb, commit)
+    out = Plan(change)
+    if change.op == "redact" and ids.is_source_id(change.target):
+        source_redaction.plan(kb, branch, change.target, out)
+        return out
     knowledge = (claim_kind.KIND, page_kind.KIND) if change.op == "archive" else KNOWLEDGE
     if change.op in ("recite", "redact"):
         knowledge = (claim_kind.KIND,)
     target = branch.find(change.target, f"object to {change.op}", knowledge)
-    out = Plan(change)
     if change.op == "recite":
         _recite(branch, target, out)
     elif change.op == "archive":
@@ -63,14 +42,6 @@ def plan(kb: KB, commit: str, change: Change, *, proposing: bool = False) -> Pla
     else:
         _delete(kb, branch, target, out, proposing)
     return out
-
-
-def _edit(out: Plan, obj: Approved, changes: dict[str, Any], what: str) -> None:
-    if "updated_at" in obj.kind.field_names:
-        changes = {**changes, "updated_at": ids.now_iso()}
-    out.before[obj.path] = obj.text.encode()
-    out.files[obj.path] = obj.kind.edit(obj.text, changes, where=obj.path).encode()
-    out.edited.append({"kind": obj.kind.name, "id": obj.id, "what": what})
 
 
 def _refuse(problems: list[str]) -> None:
@@ -96,7 +67,7 @@ def _recite(branch: Branch, target: Approved, out: Plan) -> None:
     out.made = [cited] if made else []
     out.cited = cited
     out.evidence = change.evidence
-    _edit(out, target, {"evidence": [*kept, cited]}, f"cites {cited}")
+    edit(out, target, {"evidence": [*kept, cited]}, f"cites {cited}")
 
 
 def _archive(target: Approved, out: Plan) -> None:
@@ -108,7 +79,7 @@ def _archive(target: Approved, out: Plan) -> None:
         if target.status == "archived"
         else []
     )
-    _edit(out, target, {"status": "archived"}, "archived")
+    edit(out, target, {"status": "archived"}, "archived")
 
 
 def _redact(target: Approved, out: Plan) -> None:
@@ -149,7 +120,7 @@ def _delete(kb: KB, branch: Branch, target: Approved, out: Plan, proposing: bool
             problems.append(exc.message)
     _refuse(problems)
     unlink: dict[str, tuple[Approved, dict[str, list[str]]]] = {}
-    for ref in _naming(kb, branch, sorted(going)):
+    for ref in naming(kb, branch, sorted(going)):
         obj, field_name, value = ref
         if obj.id in going:
             continue
@@ -177,29 +148,5 @@ def _delete(kb: KB, branch: Branch, target: Approved, out: Plan, proposing: bool
         out.edited.append({"kind": obj.kind.name, "id": obj.id, "what": "deleted"})
     for oid in sorted(unlink):
         obj, fields = unlink[oid]
-        _edit(out, obj, {k: v for k, v in fields.items()}, "no longer names " + ", ".join(going))
+        edit(out, obj, {k: v for k, v in fields.items()}, "no longer names " + ", ".join(going))
     out.unlinked = tuple(sorted(unlink))
-
-
-def _naming(
-    kb: KB, branch: Branch, wanted: list[str]
-) -> list[tuple[Approved, str, str | list[str]]]:
-    """(object, field, value) for each knowledge object on the branch whose id field
-    names one of `wanted`."""
-    if branch.tip is None:
-        return []
-    by_dir = {kb.rel(k.directory) + "/": k for k in KNOWLEDGE}
-    out = []
-    for path in grep_paths(kb.repo, wanted, list(by_dir), rev=branch.tip):
-        top, _, name = path.rpartition("/")
-        kind = next((k for d, k in by_dir.items() if path.startswith(d)), None)
-        oid = name.removesuffix(kind.ext) if kind else ""
-        if kind is None or not ids.is_object_id(oid) or top + "/" + name != path:
-            continue
-        if path != kb.rel(kind.path_for(oid)):
-            continue
-        obj = branch.load(kind, oid)
-        if obj is None:
-            continue
-        out += [(obj, name, value) for name, value, _ in kind.naming(obj.obj, wanted)]
-    return out

@@ -12,6 +12,7 @@ from typing import Any
 from vouch.errors import GateRefused, VouchError
 from vouch.gate import change_plans, changes, records, verify
 from vouch.gate.records import Proposal
+from vouch.kinds import source as source_kind
 from vouch.store.kb import KB
 
 _DIFF_LINES = 400  # of the planned edit, shown
@@ -47,6 +48,8 @@ def shown(kb: KB, proposal_id: str, data: dict[str, Any]) -> dict[str, Any]:
         (k for k in change_plans.KNOWLEDGE if target and target.startswith(k.directory + "/")),
         None,
     )
+    if target is not None and target.startswith("sources/"):
+        kind = source_kind.KIND
     if target is not None and kind is not None:
         out["object"] = kind.load(plan.before[target].decode("utf-8"), where=target)
         out["object_kind"] = kind.name
@@ -79,6 +82,10 @@ def _diff(kb: KB, plan: change_plans.Plan) -> str:
         after = plan.files[rel]
         before = plan.before.get(rel)
         path = kb.rel(rel)
+        if after is None and before is not None and _is_content(rel):
+            # a source's bytes (perhaps binary, perhaps long): named, not printed
+            lines.append(f"deleted: {path} ({len(before)} bytes, the source's content)\n")
+            continue
         lines += difflib.unified_diff(
             (before or b"").decode("utf-8", "replace").splitlines(keepends=True),
             (after or b"").decode("utf-8", "replace").splitlines(keepends=True),
@@ -88,3 +95,8 @@ def _diff(kb: KB, plan: change_plans.Plan) -> str:
     if len(lines) > _DIFF_LINES:
         lines = [*lines[:_DIFF_LINES], f"... ({len(lines) - _DIFF_LINES} more lines)\n"]
     return "".join(lines)
+
+
+def _is_content(rel: str) -> bool:
+    parts = rel.split("/")
+    return len(parts) == 4 and parts[0] == "sources" and source_kind.is_content_name(parts[3])

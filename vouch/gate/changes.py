@@ -142,8 +142,20 @@ def of(proposal: Proposal) -> Change:
 def deleted_by_decisions(kb: KB) -> set[str]:
     """The objects approved deletions removed: named in the `objects` of a
     `proposal.approve` event whose `change` is `delete` (the audit log as it is here)."""
+    return decided(kb, "delete")
+
+
+def redacted_by_decisions(kb: KB) -> set[str]:
+    """The objects and sources approved redactions emptied (as `deleted_by_decisions`)."""
+    return decided(kb, "redact")
+
+
+def decided(kb: KB, op: str) -> set[str]:
+    """What approved changes of `op` touched: the `objects` of each `proposal.approve`
+    event whose `change` is `op`, read from the audit log as it is here."""
     from vouch.store import audit
 
+    needle = f'"{op}"'.encode()
     out: set[str] = set()
     for path in audit.log_files(kb.dir):
         try:
@@ -151,10 +163,10 @@ def deleted_by_decisions(kb: KB) -> set[str]:
         except OSError:
             continue
         for line in data.split(b"\n"):
-            if b'"delete"' not in line:
+            if needle not in line:
                 continue
             record = audit.parse_line(line)
             body = record.get("data") if record else None
-            if isinstance(body, dict) and body.get("change") == "delete":
+            if isinstance(body, dict) and body.get("change") == op:
                 out.update(str(o) for o in body.get("objects") or [] if isinstance(o, str))
     return out

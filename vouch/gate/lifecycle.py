@@ -295,6 +295,11 @@ def _check_current_source(branch: Branch, sid: str) -> None:
             [f"source {sid[:12]}… is not registered on {branch.name}"], what="citation"
         )
     meta = source_kind.load(data.decode("utf-8", "replace"), where=sid)
+    if source_kind.is_redacted(meta):
+        raise ValidationFailed(
+            [f"source {sid[:12]}… was redacted by a decision: it cannot be cited"],
+            what="citation",
+        )
     if meta.get("superseded_by"):
         raise ValidationFailed(
             [

@@ -14,7 +14,9 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from vouch.core import ids
+from vouch.errors import CorruptFile
 from vouch.kinds import KINDS, Obj
+from vouch.kinds import evidence as evidence_kind
 from vouch.kinds import source as source_kind
 from vouch.store.kb import KB
 
@@ -55,12 +57,30 @@ class BaseView:
 def _cited(view: BaseView, item: str, made: Collection[str]) -> str | None:
     """The problem with one citation, or None when it names an existing source/evidence."""
     if ids.is_source_id(item):
-        return None if view.exists("source", item) else f"source {item[:12]}… is not registered"
+        if not view.exists("source", item):
+            return f"source {item[:12]}… is not registered"
+        if source_kind.redacted_in(view.read, item):
+            return f"source {item[:12]}… was redacted by a decision: it cannot be cited"
+        return None
     if ids.is_object_id(item):
-        if item in made or view.exists("evidence", item):
+        if item in made:
             return None
-        return f"evidence {item} does not exist"
+        data = view.read(evidence_kind.path_for(item))
+        if data is None:
+            return f"evidence {item} does not exist"
+        if source_kind.redacted_in(view.read, _source_of(data, item)):
+            return f"evidence {item} cites a source a decision redacted: it cannot be cited"
+        return None
     return f"evidence item {item!r} is not a source id, evidence id or <source>:<locator>"
+
+
+def _source_of(data: bytes, item: str) -> str:
+    """The source id an evidence file points into ("" when it cannot be read)."""
+    try:
+        found = evidence_kind.load(data.decode("utf-8"), where=item)
+    except (CorruptFile, UnicodeDecodeError):
+        return ""  # not loadable: the check of its file names that
+    return str(found.get("source_id") or "")
 
 
 def linked(kind: str, obj: Obj) -> list[tuple[str, str, str | None]]:

@@ -126,6 +126,8 @@ def current_file_versions(
             data = (kb.dir / source_kind.path_for(sid)).read_bytes()
         except (OSError, ValueError):
             continue  # reported by verify.check_source
+        if b"redacted_at" in data and source_kind.is_redacted(_parsed(kb, sid)):
+            continue  # a tombstone: no bytes to hold a file to (`vouch redact`)
         locator = locator_in(data) if b"superseded_by" not in data else None
         if locator is None:
             meta = _parsed(kb, sid)

@@ -122,7 +122,7 @@ def everything(
     issues: list[Issue] = []
     claims: list[rules.Obj] = []
     records: list[rules.Obj] = []
-    for (kind, _), obj in k.objects.items():
+    for (kind, _), obj in list(k.objects.items()):  # a check may look one more up
         if obj is None:
             continue
         if kind == files.DECISION:

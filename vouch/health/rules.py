@@ -111,7 +111,23 @@ class Knowledge:
                 )
             folder = entry.rel.removesuffix("meta.yaml")
             content = folder + source_kind.CONTENT
-            if not any(folder + n in self.view.listing for n in source_kind.CONTENT_NAMES):
+            held = [
+                folder + n
+                for n in sorted(source_kind.CONTENT_NAMES)
+                if folder + n in self.view.listing
+            ]
+            if source_kind.is_redacted(data):  # a tombstone: its bytes must stay gone
+                for rel in held:
+                    self.issues.append(
+                        error(
+                            "redacted-content",
+                            "the source was redacted, yet a content file is back: "
+                            "delete it (`git rm`) and commit",
+                            id=entry.id,
+                            path=self.path(rel),
+                        )
+                    )
+            elif not held:
                 self.issues.append(
                     error(
                         "missing-content",
@@ -252,6 +268,17 @@ def check_object(k: Knowledge, kind: str, obj: Obj, *, require_citations: bool) 
                 )
             )
         cited("evidence", obj.get("evidence") or ())
+        redacted = _redacted_citations(k, obj.get("evidence") or ())
+        if redacted and obj.get("status") not in HIDDEN_STATUSES:
+            out.append(
+                warn(
+                    "cites-redacted",
+                    f"cites {', '.join(redacted)}, whose source a decision redacted: "
+                    "re-cite it (`vouch propose-change ID --op recite`) or redact/archive it",
+                    id=oid,
+                    path=where(),
+                )
+            )
         for field, ref_kind in (
             ("entities", "entity"),
             ("supersedes", "claim"),
@@ -289,6 +316,21 @@ def check_object(k: Knowledge, kind: str, obj: Obj, *, require_citations: bool) 
             version = obj.get(field)
             if version and not k.exists("source", version):
                 dangling(field, version, "source version")
+    return out
+
+
+def _redacted_citations(k: Knowledge, items: Iterable[str]) -> list[str]:
+    """The citations among `items` that point into a redacted source."""
+    out = []
+    for item in items:
+        if ids.is_source_id(item):
+            found = source_kind.is_redacted(k.get("source", item))
+        else:
+            evidence = k.get("evidence", item) if ids.is_object_id(item) else None
+            sid = str(evidence.get("source_id")) if evidence else ""
+            found = ids.is_source_id(sid) and source_kind.is_redacted(k.get("source", sid))
+        if found:
+            out.append(str(item)[:12] + "…" if ids.is_source_id(item) else str(item))
     return out
 
 

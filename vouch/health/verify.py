@@ -55,6 +55,20 @@ def _source_dirs(kb: KB) -> list[tuple[str, Path]]:
     return found
 
 
+def _tombstone(directory: Path) -> bool:
+    """Whether the directory's meta.yaml is a redacted source's tombstone."""
+    return source_kind.redacted_in(
+        lambda rel: _read_or_none(directory / rel.rsplit("/", 1)[-1]), directory.name
+    )
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
 def verify_sources(kb: KB, source_id: str | None = None) -> dict[str, Any]:
     if source_id is not None:
         if not ids.is_source_id(source_id):
@@ -91,8 +105,17 @@ def check_source(kb: KB, name: str, directory: Path) -> list[dict[str, Any]]:
     names = sorted(n for n in os.listdir(directory) if source_kind.is_content_name(n))
     content = directory / (names[0] if names else source_kind.CONTENT)
     digest, size = None, None
+    redacted = _tombstone(directory)
     try:
-        digest, size = _sha256(content)
+        if not redacted:
+            digest, size = _sha256(content)
+        elif names:  # redacted by a decision: no bytes, and none may come back
+            problem(
+                "redacted-content",
+                "the source was redacted, yet a content file is back: delete it "
+                "(`git rm`) and commit; `git log -- <path>` shows who added it",
+                f"{where}/{content.name}",
+            )
     except FileNotFoundError:
         problem("missing-content", "the content file is missing", f"{where}/{content.name}")
     except OSError as exc:

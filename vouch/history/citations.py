@@ -18,9 +18,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from vouch.core import ids
-from vouch.errors import UsageError
+from vouch.errors import Redacted, UsageError
 from vouch.history.snapshot import Snapshot
 from vouch.kinds import evidence as evidence_kind
+from vouch.kinds import source as source_kind
 from vouch.kinds.page import sections
 from vouch.kinds.source import path_of
 
@@ -63,6 +64,8 @@ def cite(
     )
     if meta.get("superseded_by"):
         out["source_superseded_by"] = meta["superseded_by"]
+    if source_kind.is_redacted(meta):  # a tombstone: the citation resolves, to nothing
+        return {**out, "redacted": True, "problem": "its source was redacted by a decision"}
     content = snap.source_content(sid)
     if content is None:
         return {**out, "problem": "its source's content is missing"}
@@ -214,6 +217,11 @@ def source_text(snap: Snapshot, source_id: str, lines: str | None = None) -> dic
     from vouch.errors import NotFound
 
     meta = snap.object("source", source_id)
+    if source_kind.is_redacted(meta):
+        raise Redacted(
+            f"source {source_id} was redacted by a decision: its bytes are gone",
+            hint="`vouch show " + source_id[:12] + "` shows what is left (its tombstone)",
+        )
     content = snap.source_content(source_id) if meta is not None else None
     if meta is None or content is None:
         raise NotFound(f"no source {source_id}", hint="`vouch list sources` lists them")

@@ -118,6 +118,7 @@ def _evidence(snap: Snapshot, item: str) -> dict[str, Any]:
         "excerpt",
         "omitted",
         "hidden",
+        "redacted",
         "problem",
     )
     return {k: found[k] for k in keep if found.get(k) is not None}

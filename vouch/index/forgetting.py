@@ -3,7 +3,7 @@
 An incremental refresh deletes a document's rows, but SQLite and FTS5 keep what they
 held in free pages and merged-away segments, and the term arrays (`instances`) keep its
 terms: the words a redaction removed could still be read out of `search.db`. So a
-refresh that finds a claim redacted, or an object removed by an approved deletion (its
+refresh that finds a claim or a source redacted, or an object removed by an approved deletion (its
 approval's audit event names it: `forgotten`), becomes a full rebuild into a new file,
 swapped over the old one; then the local search log loses every line whose query holds a
 word that was only in what went (`scrub`), and the lint cache, which keeps what each
@@ -28,6 +28,7 @@ from vouch.store.kb import KB
 
 _WORD = re.compile(r"\w{2,}")
 _REDACTED = re.compile(r"^status:\s*['\"]?redacted['\"]?\s*$", re.M)
+_TOMBSTONE = re.compile(r"^redacted_at:", re.M)  # a redacted source's meta.yaml
 _LOG = "searches.log.jsonl"
 
 
@@ -47,14 +48,22 @@ def forgotten(kb: KB, conn: sqlite3.Connection, changed: Iterable[str]) -> set[s
         if found is None:
             continue
         path = kb.dir / rel
+        tombstone = found[0] == "source" and rel.endswith("/meta.yaml")
         try:
-            head = path.read_text("utf-8", "replace")[:4096] if found[0] == "claim" else ""
+            head = (
+                path.read_text("utf-8", "replace")[:4096]
+                if found[0] == "claim" or tombstone
+                else ""
+            )
         except FileNotFoundError:
-            removed[found[1]] = chunking.doc_key(*found)
+            if found[0] != "source":  # a source's content goes only with its tombstone
+                removed[found[1]] = chunking.doc_key(*found)
             continue
         except OSError:
             continue
-        if found[0] == "claim" and _REDACTED.search(head):
+        if (found[0] == "claim" and _REDACTED.search(head)) or (
+            tombstone and _TOMBSTONE.search(head)
+        ):
             gone.append(chunking.doc_key(*found))
     if removed:
         from vouch.gate.changes import deleted_by_decisions  # rare: a cold search never

@@ -14,6 +14,12 @@ marks the old one `superseded_by` it, in the same commit (`vouch.sources`). Both
 content-addressed and verifiable; only the bytes' sha256 is the id, so these two
 fields are metadata like the title. A superseded version is hidden from search like a
 superseded claim (`status_of`).
+
+A source can be redacted by a decision (`vouch redact <source-id>`, a change proposal):
+its content file goes, its meta.yaml stays as a tombstone — the id, locator, hash and
+size, without title, tags or metadata, and `redacted_at` — so every citation of it still
+resolves, to "redacted" (`is_redacted`); the quotes of the evidence citing it go too.
+Bytes that hash to a redacted id are never registered again (`vouch.store.sources`).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from typing import Any
 
 from vouch.core import ids
 from vouch.errors import CorruptFile
-from vouch.kinds.base import SCOPES, Chunk, Field, Kind, Obj
+from vouch.kinds.base import REDACTED, SCOPES, Chunk, Field, Kind, Obj
 
 TYPES = (
     "file",
@@ -54,6 +60,7 @@ SCHEMA = (
     Field("created_at", "time", required=True),
     Field("supersedes", "str", ids=True),  # the version of this locator it replaced
     Field("superseded_by", "str", ids=True),  # the version that replaced it
+    Field("redacted_at", "time"),  # a decision removed its bytes: the tombstone's mark
 )
 
 KIND = Kind(
@@ -188,8 +195,34 @@ def path_of(obj: Obj | None, span: object = None) -> str | None:
 
 
 def status_of(obj: Obj) -> str:
-    """`superseded` for a replaced version (search hides it unless asked), else ""."""
+    """`redacted` for a tombstone, `superseded` for a replaced version (search hides
+    both unless asked), else ""."""
+    if is_redacted(obj):
+        return REDACTED
     return "superseded" if obj.get("superseded_by") else ""
+
+
+def is_redacted(obj: Obj | None) -> bool:
+    """Whether a source's meta is a tombstone: a decision removed its bytes."""
+    return bool(obj and obj.get("redacted_at"))
+
+
+def redacted_in(read: Callable[[str], bytes | None], source_id: str) -> bool:
+    """Whether the source's meta.yaml, read through `read` (a `.vouch/`-relative path ->
+    bytes or None), is a tombstone."""
+    data = read(path_for(source_id)) if ids.is_source_id(source_id) else None
+    return is_tombstone(data)
+
+
+def is_tombstone(meta: bytes | None) -> bool:
+    """Whether meta.yaml bytes are a redacted source's tombstone. Unreadable ones are not
+    (lint names them)."""
+    if meta is None or b"redacted_at" not in meta:
+        return False
+    try:
+        return is_redacted(load(meta.decode("utf-8"), where="meta.yaml"))
+    except (CorruptFile, UnicodeDecodeError):
+        return False
 
 
 def chunks(obj: Obj, content: Any = None) -> list[Chunk]:

@@ -40,7 +40,9 @@ def make(
     if not ids.is_source_id(source_id):
         errors.append(f"evidence source {source_id!r} is not a source id (sha256)")
     elif content is None:
-        errors.append(f"source {source_id[:12]}… is not registered")
+        errors.append(
+            f"source {source_id[:12]}… is not registered (or a decision redacted its bytes)"
+        )
     span: str | None = None
     if content is not None and not errors:
         text = content.decode("utf-8", "replace")

@@ -24,6 +24,7 @@ from vouch.errors import (
     InvalidPath,
     NotFound,
     OutsideRepository,
+    Redacted,
     SourceTooLarge,
     UsageError,
     from_os_error,
@@ -87,6 +88,13 @@ def register_many(
             shown = {"locator": meta["locator"], "title": meta.get("title")}
             if item.document_title:
                 shown["document_title"] = item.document_title
+            if committed and source.redacted_in(lambda rel: _at_head(kb, head, rel), sid):
+                raise Redacted(
+                    f"{item.locator or 'the input'}: these bytes are source {sid[:12]}…, "
+                    "which an approved decision redacted: vouch does not register them again",
+                    hint="remove the words from the file (or register a version without "
+                    "them); nothing was written",
+                )
             if committed or sid in new_ids:
                 results.append({"id": sid, "deduplicated": True, **shown})
             else:
@@ -120,6 +128,11 @@ def register_many(
                 progress=progress,
             )
     return results
+
+
+def _at_head(kb: KB, head: str | None, rel: str) -> bytes | None:
+    found = kb.repo.store.read(f"{head}:{kb.rel(rel)}") if head else None
+    return found[1] if found and found[0] == "blob" else None
 
 
 def _metadata(item: Intake) -> dict[str, Any] | None:

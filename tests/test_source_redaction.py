@@ -1,0 +1,253 @@
+"""Redacting a source (issue 38 item 1): `vouch redact <source-id>` is a change proposal
+a person approves; its bytes go, its meta.yaml stays as a tombstone so every citation
+resolves — to "redacted" — and the quotes of the evidence citing it go too. After the
+approval no store holds the words (HEAD, the index, the search log, the lint cache); the
+bytes are never registered, cited or imported again, and a plain commit that puts them
+back is named by lint and doctor."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+from conftest import git, hermetic
+from gate_support import BOB, call, show
+
+from vouch.errors import Redacted, ValidationFailed
+from vouch.history.citations import source_text
+from vouch.history.snapshot import Snapshot
+from vouch.kinds import KINDS
+from vouch.store.kb import KB
+
+TOKEN = "zumbrakeet42"  # only in the source's bytes and one evidence quote, past the
+# words the quoting evidence's id is made of (ids stay in the audit log: THREAT-MODEL §13)
+NOTES = [
+    "# Incident 7",
+    "",
+    "The deploy broke at noon.",
+    f"The root password was pasted into this chat by mistake, and it is {TOKEN}.",
+    "We rotated every key the same day.",
+    "",
+]
+
+
+class Setup(NamedTuple):
+    kb: KB
+    source: str
+    quoted: str  # evidence quoting the token
+    claim: str  # cites the span and the quoting evidence
+    other: str  # a claim citing another source
+
+
+def _approve(kb: KB, pid: str) -> dict[str, object]:
+    show(kb, pid)
+    return dict(call(kb, "kb.approve", {"proposal_id": pid}, actor=BOB))
+
+
+def _claim(kb: KB, text: str, evidence: list[str]) -> str:
+    made = call(kb, "kb.propose_claim", {"text": text, "evidence": evidence})
+    assert made["valid"], made
+    _approve(kb, made["proposal_id"])
+    return str(made["claim_id"])
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    from vouch.store.initkb import init_kb
+
+    with hermetic(tmp_path_factory, "source-redaction") as root:
+        (root / "README.md").write_text("a project\n")
+        git(root, "add", "README.md")
+        git(root, "commit", "-qm", "initial")
+        init_kb(root)
+        kb = KB.open(root)
+        notes = "\n".join(NOTES)
+        sid = call(
+            kb,
+            "kb.register_source",
+            {"content": notes, "locator": "chat/incident-7", "title": "Incident 7"},
+        )["id"]
+        plain = call(
+            kb, "kb.register_source", {"content": "Rotate keys every quarter.\n", "locator": "k"}
+        )["id"]
+        quoted = call(
+            kb,
+            "kb.register_evidence",
+            {"source_id": sid, "locator": "L4", "quote": NOTES[3]},
+        )["id"]
+        ids = {
+            "source": sid,
+            "quoted": quoted,
+            "claim": _claim(kb, "The deploy broke at noon", [f"{sid}:L3", quoted]),
+            "other": _claim(kb, "Keys rotate every quarter", [plain]),
+        }
+        shutil.rmtree(root / ".vouch" / "index", ignore_errors=True)  # it names its folder
+    return root, ids
+
+
+@pytest.fixture
+def setup(built: tuple[Path, dict[str, str]], tmp_path: Path) -> Setup:
+    template, ids = built
+    root = tmp_path / "repo"
+    shutil.copytree(template, root, symlinks=True)
+    git(root, "update-index", "-q", "--refresh")
+    return Setup(KB.open(root), ids["source"], ids["quoted"], ids["claim"], ids["other"])
+
+
+def _refs(root: Path) -> str:
+    return git(root, "for-each-ref", "--format=%(refname) %(objectname)")
+
+
+def _holding(root: Path, token: str) -> list[str]:
+    """Every file of the repository (work tree, .git but its object store) and every
+    object HEAD's tree reaches that holds `token`."""
+    found = [
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.is_file() and ".git/objects" not in p.as_posix() and token.encode() in p.read_bytes()
+    ]
+    grep = subprocess.run(
+        ["git", "grep", "-l", "-F", token, "HEAD"], cwd=root, capture_output=True, text=True
+    )
+    return sorted(found + grep.stdout.split())
+
+
+def _hits(kb: KB, query: str) -> list[object]:
+    found = call(kb, "kb.search", {"query": query})
+    return list(found["results"] if isinstance(found, dict) else found)
+
+
+def _errors(kb: KB) -> list[tuple[str, str]]:
+    lint = call(kb, "kb.lint")
+    return [(i["kind"], i.get("id") or "") for i in lint["issues"] if i["severity"] == "error"]
+
+
+def _redact(s: Setup) -> dict[str, object]:
+    made = call(s.kb, "kb.redact", {"id": s.source, "reason": "a password in a chat log"})
+    return _approve(s.kb, str(made["proposal_id"]))
+
+
+def test_a_redacted_source_leaves_no_byte_in_any_store(setup: Setup) -> None:
+    kb = setup.kb
+    assert _hits(kb, TOKEN)  # indexed (the source's chunk), and the query logged
+    call(kb, "kb.lint")  # the lint cache keeps what each file held
+    assert _holding(kb.root, TOKEN)
+    made = call(kb, "kb.redact", {"id": setup.source, "reason": "a password in a chat log"})
+    touched = sorted((t["kind"], t["what"]) for t in made["touches"])
+    assert touched == [
+        ("claim", "cites the evidence without the quote"),
+        ("evidence", "in place of a quoting one"),
+        ("evidence", "span hash removed"),
+        ("source", "redacted"),
+    ]
+    screen = call(kb, "kb.read_proposal", {"id": made["proposal_id"]})
+    assert screen["problems"] == [] and screen["object_kind"] == "source"
+    assert "the source's content" in screen["diff"]  # named, its bytes not printed
+    rests = [r["id"] for r in screen["impact"]["referenced_by"] if r["kind"] == "claim"]
+    assert rests == [setup.claim]  # the reviewer sees the claim resting on it
+    approved = _approve(kb, str(made["proposal_id"]))
+    assert approved["change"] == "redact"
+
+    held = _holding(kb.root, TOKEN)
+    assert held == []  # HEAD, the index, the log, the lint cache
+    assert _hits(kb, TOKEN) == []
+    assert setup.source not in {h["id"] for h in _hits(kb, "rotated every key")}  # type: ignore[index]
+    meta = kb.read(KINDS["source"], setup.source)
+    assert meta["redacted_at"] and meta["id"] == setup.source and "title" not in meta
+    assert kb.read(KINDS["evidence"], setup.quoted) is None  # its id was its quote's
+    cites = kb.read(KINDS["claim"], setup.claim)["evidence"]
+    assert len(cites) == 2 and setup.quoted not in cites
+    for eid in cites:
+        evidence = kb.read(KINDS["evidence"], eid)
+        assert evidence["source_id"] == setup.source and {"quote", "hash"}.isdisjoint(evidence)
+    # every citation still resolves — to "redacted"
+    why = call(kb, "kb.why", {"id": setup.claim})
+    assert [c.get("redacted") for c in why["evidence"]] == [True, True]
+    assert {c["problem"] for c in why["evidence"]} == {"its source was redacted by a decision"}
+    with pytest.raises(Redacted):  # `vouch show SOURCE --content`
+        source_text(Snapshot(kb), setup.source)
+    # and everything checks: the tombstone is no missing content, the evidence no forgery
+    assert call(kb, "kb.source_verify")["ok"]
+    assert _errors(kb) == []
+    lint = call(kb, "kb.lint")
+    assert [(i["kind"], i["id"]) for i in lint["issues"] if i["kind"] == "cites-redacted"] == [
+        ("cites-redacted", setup.claim)
+    ]
+    assert call(kb, "kb.doctor")["verdict"] != "broken"
+    assert _hits(kb, "Keys rotate every quarter")  # the rebuilt index answers
+
+
+def test_redacted_bytes_are_never_registered_again(setup: Setup) -> None:
+    kb = setup.kb
+    _redact(setup)
+    before = _refs(kb.root), git(kb.root, "status", "--porcelain")
+    with pytest.raises(Redacted, match="redacted"):
+        call(kb, "kb.register_source", {"content": "\n".join(NOTES), "locator": "again"})
+    assert (_refs(kb.root), git(kb.root, "status", "--porcelain")) == before
+    assert not list((kb.dir / "sources").rglob("content*"))[:0]  # (none of its files)
+    folder = kb.dir / "sources" / setup.source[:2] / setup.source
+    assert sorted(p.name for p in folder.iterdir()) == ["meta.yaml"]
+
+
+@pytest.mark.parametrize("cite", ["source", "pointer", "evidence"])
+def test_a_redacted_source_cannot_be_cited(setup: Setup, cite: str) -> None:
+    kb = setup.kb
+    _redact(setup)
+    plain = kb.read(KINDS["claim"], setup.claim)["evidence"][0]  # points into it, no quote
+    item = {"source": setup.source, "pointer": f"{setup.source}:L3", "evidence": plain}
+    made = call(kb, "kb.propose_claim", {"text": "Noon again", "evidence": [item[cite]]})
+    assert not made["valid"] and "redact" in " ".join(made["errors"]), made
+
+
+def test_a_plain_commit_that_restores_the_bytes_is_named(setup: Setup) -> None:
+    """`git checkout` of the old files and an ordinary commit put the words back: lint
+    names the content beside a tombstone; doctor names a source whose redaction the audit
+    log records but whose meta is no tombstone any more."""
+    kb = setup.kb
+    root = kb.root
+    _redact(setup)
+    folder = f".vouch/sources/{setup.source[:2]}/{setup.source}"
+    redaction = git(root, "rev-parse", "HEAD").strip()
+    content = git(root, "ls-tree", "--name-only", f"{redaction}^", folder + "/").split()
+    assert len(content) == 2  # meta.yaml and the content file, before
+    git(root, "checkout", f"{redaction}^", "--", next(p for p in content if "content" in p))
+    git(root, "commit", "-qm", "restore")
+    assert ("redacted-content", setup.source) in _errors(kb)
+    assert not call(kb, "kb.source_verify")["ok"]
+    git(root, "checkout", f"{redaction}^", "--", folder + "/meta.yaml")
+    git(root, "commit", "-qm", "restore the meta too")
+    doctor = call(kb, "kb.doctor")
+    assert ("unredacted", setup.source) in {(i["kind"], i.get("id")) for i in doctor["issues"]}
+
+
+def test_an_old_bundle_does_not_bring_redacted_bytes_back(setup: Setup, tmp_path: Path) -> None:
+    kb = setup.kb
+    bundle = tmp_path / "before.tar.gz"
+    call(kb, "kb.export", {"out": str(bundle)}, actor="")
+    _redact(setup)
+    before = _refs(kb.root)
+    with pytest.raises(ValidationFailed, match="never brings its bytes back"):
+        call(kb, "kb.import_apply", {"path": str(bundle), "on_conflict": "overwrite"}, actor="")
+    assert _refs(kb.root) == before
+    call(kb, "kb.import_apply", {"path": str(bundle)}, actor="")  # keeps ours
+    assert _holding(kb.root, TOKEN) == []
+
+
+def test_the_redacted_source_already_is_refused(setup: Setup) -> None:
+    _redact(setup)
+    with pytest.raises(ValidationFailed, match="already redacted"):
+        call(setup.kb, "kb.redact", {"id": setup.source, "reason": "again"})
+
+
+def test_a_redacted_source_cannot_be_cited_again_by_a_change(setup: Setup) -> None:
+    """A re-citation (a change proposal, or `vouch cite`) into the tombstone is refused."""
+    kb = setup.kb
+    _redact(setup)
+    before = _refs(kb.root)
+    for evidence in (setup.source, f"{setup.source}:L3"):
+        with pytest.raises(ValidationFailed, match="redacted"):
+            call(kb, "kb.propose_change", {"id": setup.other, "op": "recite", "evidence": evidence})
+    assert _refs(kb.root) == before
