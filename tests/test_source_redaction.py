@@ -7,14 +7,18 @@ back is named by lint and doctor."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 from conftest import git, hermetic
 from gate_support import BOB, call, show
+from warm_support import answered, vouch
 
 from vouch.errors import Redacted, ValidationFailed
 from vouch.history.citations import source_text
@@ -251,3 +255,37 @@ def test_a_redacted_source_cannot_be_cited_again_by_a_change(setup: Setup) -> No
         with pytest.raises(ValidationFailed, match="redacted"):
             call(kb, "kb.propose_change", {"id": setup.other, "op": "recite", "evidence": evidence})
     assert _refs(kb.root) == before
+
+
+def test_an_approval_ends_the_warm_process_that_held_the_words(setup: Setup) -> None:
+    """A running `vouch warm` process answered a search for the token (its memory holds
+    the words): `vouch approve` of the redaction ends it; the next search starts anew from
+    the rebuilt index and finds nothing."""
+    kb = setup.kb
+    root = kb.root
+    started = vouch("warm", "start", "--json", "--idle-seconds", "120", cwd=root)
+    assert started.returncode == 0, started.stderr
+    pid = int(json.loads(started.stdout)["pid"])
+    try:
+        found = vouch("search", TOKEN, "--json", cwd=root)
+        assert TOKEN in found.stdout and answered(kb) == 1  # the warm process answered
+        made = call(kb, "kb.redact", {"id": setup.source, "reason": "a password"})
+        show(kb, str(made["proposal_id"]))
+        approve = vouch("approve", str(made["proposal_id"]), "--as", BOB, cwd=root)
+        assert approve.returncode == 0, approve.stdout + approve.stderr
+        _gone(pid)
+        again = vouch("search", TOKEN, "--json", cwd=root)
+        assert again.returncode == 0 and json.loads(again.stdout)["results"] == []
+    finally:
+        vouch("warm", "stop", cwd=root)
+
+
+def _gone(pid: int) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"the warm process {pid} still runs")

@@ -282,6 +282,9 @@ def _approve(method: ops.Method, ctx: CallContext, out: Output, values: dict[str
     params["together"] = [*given[1:], *(params.get("together") or [])] or None
     result = ops.invoke(ctx, method.name, params)
     results = result.get("approved") or [result]
+    from vouch.servers.warm_stop import after_forgetting
+
+    after_forgetting(ctx.kb, results)  # a redaction's words leave a warm process's memory
     if out.json:
         out.emit(results if len(results) != 1 else results[0])
         return

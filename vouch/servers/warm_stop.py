@@ -26,10 +26,14 @@ import struct
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from vouch import forward
 from vouch.core import processes
 from vouch.errors import Conflict
+
+if TYPE_CHECKING:
+    from vouch.store.kb import KB
 
 WAIT_SECONDS = 2.0  # each step's wait: an answer after SIGCONT, an exit after a signal
 GONE_SECONDS = 10.0  # a process that answered `stop`: its socket gone within this
@@ -150,3 +154,18 @@ def _socket_gone(directory: Path, seconds: float) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+def after_forgetting(kb: KB, results: list[dict[str, Any]]) -> Stopped | None:
+    """Approvals that redacted or deleted (`results`, what kb.approve returned) end the
+    knowledge base's warm process, if one runs: its memory held the words (it starts
+    again, from the rebuilt index, on the next search). Never an error: a process that
+    cannot be stopped rebuilds its index at its next search anyway."""
+    from vouch.methods.gate import FORGETTING
+
+    if not any(r.get("change") in FORGETTING for r in results):
+        return None
+    try:
+        return stop(forward.warm_dir(kb.state_dir, kb.dir))
+    except (Conflict, OSError):
+        return None

@@ -73,7 +73,7 @@ def approve(ctx: CallContext, pid: str, form: dict[str, list[str]]) -> dict[str,
             hint=f"open /p/{pid}, read it, then approve it",
         )
     params = {"proposal_id": pid, "expect": commit, "reason": reason}
-    return dict(ops.invoke(ctx, "kb.approve", params))
+    return _forgetting(ctx, dict(ops.invoke(ctx, "kb.approve", params)))
 
 
 def reject(ctx: CallContext, pid: str, form: dict[str, list[str]]) -> dict[str, Any]:
@@ -116,7 +116,15 @@ def approve_together(ctx: CallContext, form: dict[str, list[str]]) -> dict[str, 
         wanted.append(pid)
     reason = (_one(form, "reason") or "").strip() or None
     params = {"proposal_id": wanted[-1], "together": wanted[:-1], "reason": reason}
-    return dict(ops.invoke(ctx, "kb.approve", params))
+    return _forgetting(ctx, dict(ops.invoke(ctx, "kb.approve", params)))
+
+
+def _forgetting(ctx: CallContext, result: dict[str, Any]) -> dict[str, Any]:
+    """A redaction or deletion approved here ends the warm process (its memory)."""
+    from vouch.servers.warm_stop import after_forgetting
+
+    after_forgetting(ctx.kb, result.get("approved") or [result])
+    return result
 
 
 def _moved(pid: str, shown: str, now: str) -> GateRefused:
