@@ -150,6 +150,44 @@ def test_a_redaction_leaves_no_word_in_any_store(setup: Setup) -> None:
     _clean(kb)
 
 
+def test_a_page_and_an_entity_are_redacted_like_a_claim(setup: Setup) -> None:
+    """A page's title and body, an entity's name, aliases and description: the words go,
+    the ids stay (what lists them still resolves), search hides them."""
+    kb = setup.kb
+    word = "glimmerquartz7"  # past the words each id is made of
+    entity = call(
+        kb,
+        "kb.propose_entity",
+        {"name": "Staging deploy key vault service", "type": "tool", "aliases": [word],
+         "description": f"holds {word}"},
+    )  # fmt: skip
+    _decide(kb, entity["proposal_id"])
+    page = call(
+        kb,
+        "kb.propose_page",
+        {"title": "Deploying with the staging key vault", "body": f"The key is {word}.",
+         "claims": [setup.claims["approver"]], "entities": [entity["entity_id"]]},
+    )  # fmt: skip
+    _decide(kb, page["proposal_id"])
+    assert _hits(kb, word)
+    for oid in (page["page_id"], entity["entity_id"]):
+        made = call(kb, "kb.redact", {"id": oid, "reason": "a key"})
+        assert [t["what"] for t in made["touches"]] == ["redacted"]
+        _decide(kb, made["proposal_id"])
+    assert _holding(kb.root, word) == []
+    assert _hits(kb, word) == []
+    found = {h["id"] for h in _hits(kb, "staging key vault service")}  # type: ignore[index]
+    assert not found & {page["page_id"], entity["entity_id"]}
+    now = kb.read(kb_kind("page"), page["page_id"])
+    assert now["status"] == "redacted" and now["title"] == now["body"] == "[redacted]"
+    assert now["claims"] == [setup.claims["approver"]]  # structure kept: ids, no words
+    gone = kb.read(kb_kind("entity"), entity["entity_id"])
+    assert gone["name"] == "[redacted]" and not gone.get("aliases") and "description" not in gone
+    with pytest.raises(ValidationFailed, match="already redacted"):
+        call(kb, "kb.redact", {"id": entity["entity_id"], "reason": "again"})
+    _clean(kb)
+
+
 def _hits(kb: KB, query: str) -> list[object]:
     found = call(kb, "kb.search", {"query": query})
     return list(found["results"] if isinstance(found, dict) else found)

@@ -14,7 +14,7 @@ from vouch.gate.changes import Change
 from vouch.gate.edits import Approved, Branch, retired
 from vouch.kinds import claim as claim_kind
 from vouch.kinds import page as page_kind
-from vouch.kinds.base import REDACTED, REDACTED_HASH
+from vouch.kinds.base import REDACTED, REDACTED_HASH, redacted
 from vouch.store.kb import KB
 
 NOTICE = "[redacted]"  # a redacted claim's text
@@ -30,8 +30,10 @@ def plan(kb: KB, commit: str, change: Change, *, proposing: bool = False) -> Pla
         source_redaction.plan(kb, branch, change.target, out)
         return out
     knowledge = (claim_kind.KIND, page_kind.KIND) if change.op == "archive" else KNOWLEDGE
-    if change.op in ("recite", "redact"):
+    if change.op == "recite":
         knowledge = (claim_kind.KIND,)
+    elif change.op == "redact":
+        knowledge = tuple(k for k in KNOWLEDGE if k.name in WORDS)
     target = branch.find(change.target, f"object to {change.op}", knowledge)
     if change.op == "recite":
         _recite(branch, target, out)
@@ -82,23 +84,31 @@ def _archive(target: Approved, out: Plan) -> None:
     edit(out, target, {"status": "archived"}, "archived")
 
 
+# what a redaction takes from each kind: its words become the notice, these lists and
+# fields go (a claim's citations and tags, a page's sources, an entity's aliases)
+WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "claim": (("text",), ("evidence", "tags")),
+    "page": (("title", "body"), ("sources", "tags")),
+    "entity": (("name",), ("aliases", "description", "tags")),
+}
+
+
 def _redact(target: Approved, out: Plan) -> None:
-    """The claim's words go: a new file (the old one's comments may hold them too) with
-    the notice for text, no citations or tags, and the digest its id was made from."""
-    _refuse([f"claim {target.id} is already redacted"] if target.status == REDACTED else [])
+    """The object's words go: a new file (the old one's comments may hold them too) with
+    the notice for its text, none of its citations or tags, and the digest its id was
+    made from (`redacted_hash`; status `redacted` where the kind has one)."""
     kind = target.kind
+    _refuse([f"{kind.name} {target.id} is already redacted"] if redacted(kind, target.obj) else [])
+    words, dropped = WORDS[kind.name]
     obj = dict(target.obj)
     digest = ids.sha256_hex(ids.canonical_json(kind.identity_of(obj)))
-    obj.update(
-        {
-            "text": NOTICE,
-            "status": REDACTED,
-            REDACTED_HASH: digest,
-            "evidence": [],
-            "tags": [],
-            "updated_at": ids.now_iso(),
-        }
-    )
+    obj.update({name: NOTICE for name in words})
+    obj.update({name: None for name in dropped})
+    obj[REDACTED_HASH] = digest
+    if "status" in kind.field_names:
+        obj["status"] = REDACTED
+    if "updated_at" in kind.field_names:
+        obj["updated_at"] = ids.now_iso()
     obj = {k: v for k, v in obj.items() if v not in (None, [])}
     out.before[target.path] = target.text.encode()
     out.files[target.path] = kind.dump(kind.normalize(obj)).encode()

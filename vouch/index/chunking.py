@@ -22,6 +22,7 @@ from vouch.core import headings
 from vouch.kinds import KINDS, Chunk, Obj, module_for
 from vouch.kinds import page as page_kind
 from vouch.kinds import source as source_kind
+from vouch.kinds.base import REDACTED, redacted
 
 # 2: relations carry their relation type as `type`; 3: invalid files are left out;
 # 4: sections of setext markdown, reStructuredText, AsciiDoc and man pages
@@ -110,7 +111,7 @@ def object_doc(kind: str, obj: Obj, path: str, labels: dict[str, str] | None = N
         path=path,
         title=k.title_of(obj),
         type=str(obj.get(k.type_field) or "") if k.type_field else "",
-        status=str(obj.get("status") or ""),
+        status=REDACTED if redacted(k, obj) else str(obj.get("status") or ""),
         format="markdown" if kind == "page" else "note",
         tags=tuple(obj.get("tags") or ()),
         chunks=chunks,

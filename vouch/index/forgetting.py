@@ -3,11 +3,12 @@
 An incremental refresh deletes a document's rows, but SQLite and FTS5 keep what they
 held in free pages and merged-away segments, and the term arrays (`instances`) keep its
 terms: the words a redaction removed could still be read out of `search.db`. So a
-refresh that finds a claim or a source redacted, or an object removed by an approved deletion (its
-approval's audit event names it: `forgotten`), becomes a full rebuild into a new file,
-swapped over the old one; then the local search log loses every line whose query holds a
-word that was only in what went (`scrub`), and the lint cache, which keeps what each
-file held, is dropped. Any other removal (a branch checked out) is an ordinary refresh.
+refresh that finds a claim, page, entity or source redacted, or an object removed by an
+approved deletion (its approval's audit event names it: `forgotten`), becomes a full
+rebuild into a new file, swapped over the old one; then the local search log loses every
+line whose query holds a word that was only in what went (`scrub`), and the lint cache,
+which keeps what each file held, is dropped. Any other removal (a branch checked out) is
+an ordinary refresh.
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ from vouch.kinds import KINDS
 from vouch.store.kb import KB
 
 _WORD = re.compile(r"\w{2,}")
-_REDACTED = re.compile(r"^status:\s*['\"]?redacted['\"]?\s*$", re.M)
+_REDACTED = re.compile(r"^redacted_hash:", re.M)  # a redacted claim, page or entity
 _TOMBSTONE = re.compile(r"^redacted_at:", re.M)  # a redacted source's meta.yaml
 _LOG = "searches.log.jsonl"
+_WORDED = ("claim", "page", "entity")  # the kinds a decision redacts
 
 
 def words(text: str) -> set[str]:
@@ -52,7 +54,7 @@ def forgotten(kb: KB, conn: sqlite3.Connection, changed: Iterable[str]) -> set[s
         try:
             head = (
                 path.read_text("utf-8", "replace")[:4096]
-                if found[0] == "claim" or tombstone
+                if found[0] in _WORDED or tombstone
                 else ""
             )
         except FileNotFoundError:
@@ -61,7 +63,7 @@ def forgotten(kb: KB, conn: sqlite3.Connection, changed: Iterable[str]) -> set[s
             continue
         except OSError:
             continue
-        if (found[0] == "claim" and _REDACTED.search(head)) or (
+        if (found[0] in _WORDED and _REDACTED.search(head)) or (
             tombstone and _TOMBSTONE.search(head)
         ):
             gone.append(chunking.doc_key(*found))

@@ -196,6 +196,14 @@ def _valid_id(value: str) -> bool:
     return ids.is_object_id(value) or ids.is_source_id(value) or ids.is_proposal_id(value)
 
 
+def redacted(kind: Kind, data: Mapping[str, Any]) -> bool:
+    """Whether a decision redacted the object: status `redacted`, or, for a kind without
+    a status (an entity), the `redacted_hash` it records."""
+    if "status" in kind.field_names:
+        return data.get("status") == REDACTED
+    return data.get(REDACTED_HASH) is not None
+
+
 @dataclass(frozen=True)
 class Kind:
     name: str  # claim
@@ -232,7 +240,7 @@ class Kind:
         lost its words: its id is the one it had, when the digest it records
         (`redacted_hash`, what that id was made from) ends it (`vouch.gate.change_plans`)."""
         digest = data.get(REDACTED_HASH)
-        if digest is not None and data.get("status") == REDACTED:
+        if digest is not None and redacted(self, data):
             held = str(data.get("id") or "")
             if isinstance(digest, str) and ids.is_sha256(digest) and held.endswith(digest[:8]):
                 return held

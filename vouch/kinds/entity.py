@@ -36,6 +36,7 @@ SCHEMA = (
     Field("approved_by", "str"),
     Field("created_at", "time", required=True),
     Field("updated_at", "time"),
+    Field("redacted_hash", "str"),  # a redacted entity: the digest its id was made from
 )
 
 KIND = Kind(

@@ -18,7 +18,7 @@ TYPES = (
     "report",
     "source-summary",
 )
-STATUSES = ("draft", "active", "stale", "archived")
+STATUSES = ("draft", "active", "stale", "archived", "redacted")
 
 SCHEMA = (
     Field("id", "str", required=True, ids=True),
@@ -35,6 +35,7 @@ SCHEMA = (
     Field("created_at", "time", required=True),
     Field("updated_at", "time"),
     Field("body", "str", default=""),
+    Field("redacted_hash", "str"),  # a redacted page: the digest its id was made from
 )
 
 KIND = Kind(

@@ -95,11 +95,12 @@ METHODS: tuple[Method, ...] = (
     Method(
         "kb.redact",
         "propose",
-        "Propose redacting an approved claim or a source: once a person approves, its "
+        "Propose redacting an approved claim, page or entity, or a source: once a person "
+        "approves, its "
         "words are gone from the branch, the index and the search log; its id stays so "
         "citations resolve (a source's to 'redacted': its bytes and the evidence quotes go).",
         f"{_HERE}redact",
-        (_target("the approved claim, or the source (sha256), to redact"), _REASON),
+        (_target("the approved claim, page or entity, or the source (sha256), to redact"), _REASON),
         writes=True,
         cli=Cli(args=("id",), emit=f"{_HUMAN}proposed"),
     ),

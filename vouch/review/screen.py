@@ -15,6 +15,7 @@ from vouch.gate.changes import CHANGE
 from vouch.history.citations import cite
 from vouch.history.snapshot import Snapshot
 from vouch.kinds import KINDS
+from vouch.kinds.base import redacted
 from vouch.store.kb import KB
 
 
@@ -101,7 +102,7 @@ def _forgotten(kb: KB, data: dict[str, Any]) -> dict[str, Any]:
         now = kb.read(kind, oid)
     except (VouchError, ValueError):
         return data
-    if now is not None and now.get("status") != "redacted":
+    if now is not None and not redacted(kind, now):
         return data
     if now is None and oid not in changes.deleted_by_decisions(kb):
         return data
