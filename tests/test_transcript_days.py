@@ -5,6 +5,7 @@ the same ranking."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -52,6 +53,14 @@ def test_each_turn_s_section_is_its_day() -> None:
     pieces, problem = chunking.transcript_pieces(CHAT.encode())
     assert problem is None
     assert [p["section"] for p in pieces] == ["8 May 2023"] * 2 + ["20 June 2023"] * 2 + [""] * 2
+    # a turn's own time (JSON Lines) gives its day, in UTC as written
+    log = "\n".join(
+        json.dumps({"speaker": who, "text": "hello there", "timestamp": when})
+        for who, when in (("a", "2024-03-01T23:59:00Z"), ("b", "2024-03-02T00:01:00Z"))
+    )
+    jsonl, problem = chunking.transcript_pieces(log.encode())
+    assert problem is None
+    assert [p["section"] for p in jsonl] == ["1 March 2024", "2 March 2024"]
     # the day is not part of the turn's text, its context or its vector
     for p in pieces:
         assert "2023" not in str(p["text"]) + str(p["context"]) + " ".join(p["window"])  # type: ignore[arg-type]
