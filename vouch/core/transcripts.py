@@ -112,6 +112,11 @@ class Turn:
         """`Speaker: text`, as the index and evidence read a turn."""
         return f"{self.speaker}: {self.text}"
 
+    @property
+    def day(self) -> str:
+        """The day the turn was said, in words (`8 May 2023`; "" without a time)."""
+        return day_in_words(self.time)
+
 
 @dataclass(frozen=True)
 class Transcript:
@@ -178,6 +183,33 @@ def parse_time(raw: object) -> str | None:
                     return f"{date}T{hour:02d}:{clock.group('m')}"
             return date
     return None
+
+
+_MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+
+def day_in_words(time: str | None) -> str:
+    """The day of an ISO date or date-time (`parse_time`'s) as a person writes it,
+    `8 May 2023`; "" for None or anything else. A question names a day in words ("on 8
+    May, 2023", "in June"), never as `2023-05-08`."""
+    m = _ISO.match(time or "")
+    if m is None or not _valid(m.group("date")):
+        return ""
+    year, month, day = (int(part) for part in m.group("date").split("-"))
+    return f"{day} {_MONTH_NAMES[month - 1]} {year}"
 
 
 def _valid(date: str) -> bool:

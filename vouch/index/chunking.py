@@ -322,7 +322,11 @@ def transcript_pieces(content: bytes) -> tuple[list[dict[str, object]], str | No
     same session (never across a session boundary) as its `context` column; the turn
     and its neighbours without speakers as the text of its vector (LoCoMo, measured in
     research/search-calibration-locomo.md: the neighbours are the strongest lever, and
-    speaker names only blur a window's vector)."""
+    speaker names only blur a window's vector). A turn's `section` is the day it was said
+    in words (`8 May 2023`, from its own time or its session's date; "" without one): a
+    question names a day that way ("what did Ann say on 8 May?", "in June 2023") and
+    only a session's header holds it (LoCoMo, one knowledge base, conversations 1-5:
+    R@10 78.4 → 80.5; bench/RESULTS.md, issue 35)."""
     from vouch.core.transcripts import TranscriptError, parse_content
 
     try:
@@ -340,6 +344,7 @@ def transcript_pieces(content: bytes) -> tuple[list[dict[str, object]], str | No
         pieces.append(
             {
                 "text": t.said,
+                "section": t.day,
                 "start_line": t.line,
                 "end_line": t.end_line,
                 "turn": t.number,

@@ -26,7 +26,7 @@ SCHEMA_VERSION = 8
 # The version of vouch/index/chunking.py's output: bump it whenever the chunks made of
 # the same files change; an index built with another rebuilds. Kept here, beside the
 # schema version, so opening an index to search does not import the chunker.
-CHUNKER_VERSION = "5"  # 5: a transcript is one chunk per turn
+CHUNKER_VERSION = "6"  # 5: a transcript is one chunk per turn; 6: a turn's section is its day
 IN_BATCH = 500  # values per `IN (...)`: well under SQLite's cap on bound parameters
 
 T = TypeVar("T")
