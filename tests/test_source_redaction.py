@@ -180,8 +180,36 @@ def test_a_redacted_source_leaves_no_byte_in_any_store(setup: Setup) -> None:
     assert [(i["kind"], i["id"]) for i in lint["issues"] if i["kind"] == "cites-redacted"] == [
         ("cites-redacted", setup.claim)
     ]
-    assert call(kb, "kb.doctor")["verdict"] != "broken"
+    doctor = call(kb, "kb.doctor")
+    assert [i for i in doctor["issues"] if i["severity"] == "error"] == [], doctor["issues"]
     assert _hits(kb, "Keys rotate every quarter")  # the rebuilt index answers
+
+
+def test_ci_passes_a_redaction_and_the_hook_refuses_a_forged_one(setup: Setup) -> None:
+    """`lint --since` (CI) passes the approval commit, which changes the source's folder
+    itself; a plain commit that marks a source redacted and deletes its bytes — no
+    decision — is refused by the staged lint (the pre-commit hook) and named by lint."""
+    kb = setup.kb
+    root = kb.root
+    base = git(root, "rev-parse", "HEAD").strip()
+    _redact(setup)
+    since = call(kb, "kb.lint", {"since": base})
+    assert [i for i in since["issues"] if i["severity"] == "error"] == [], since["issues"]
+    # the other source, "redacted" by hand
+    plain = next(
+        p.parent for p in (kb.dir / "sources").rglob("meta.yaml") if setup.source not in str(p)
+    )
+    for content in plain.glob("content*"):
+        git(root, "rm", "-q", str(content))
+    meta = plain / "meta.yaml"
+    meta.write_text(meta.read_text() + "redacted_at: '2026-01-01T00:00:00Z'\n")
+    git(root, "add", str(meta))
+    staged = call(kb, "kb.lint", {"staged": True})
+    assert ("unapproved-redaction", plain.name) in {
+        (i["kind"], i.get("id")) for i in staged["issues"] if i["severity"] == "error"
+    }
+    git(root, "commit", "-qm", "forge", "--no-verify")
+    assert ("unapproved-redaction", plain.name) in _errors(kb)
 
 
 def test_redacted_bytes_are_never_registered_again(setup: Setup) -> None:
@@ -222,9 +250,10 @@ def test_a_plain_commit_that_restores_the_bytes_is_named(setup: Setup) -> None:
     assert ("redacted-content", setup.source) in _errors(kb)
     assert not call(kb, "kb.source_verify")["ok"]
     git(root, "checkout", f"{redaction}^", "--", folder + "/meta.yaml")
-    git(root, "commit", "-qm", "restore the meta too")
-    doctor = call(kb, "kb.doctor")
-    assert ("unredacted", setup.source) in {(i["kind"], i.get("id")) for i in doctor["issues"]}
+    staged = call(kb, "kb.lint", {"staged": True})  # the pre-commit hook
+    assert ("unredacted", setup.source) in {(i["kind"], i.get("id")) for i in staged["issues"]}
+    git(root, "commit", "-qm", "restore the meta too", "--no-verify")
+    assert ("unredacted", setup.source) in _errors(kb)
 
 
 def test_an_old_bundle_does_not_bring_redacted_bytes_back(setup: Setup, tmp_path: Path) -> None:

@@ -66,6 +66,7 @@ def land(
             "reason": reason or "",
             **deciders.event_fields(who, self_approved),
             "change": change.op,
+            "target": change.target,
             "objects": plan.object_ids(),
             **({"made": plan.made} if plan.made else {}),  # evidence it creates
             **({seals.FIELD: sealed} if sealed else {}),

@@ -146,13 +146,16 @@ def deleted_by_decisions(kb: KB) -> set[str]:
 
 
 def redacted_by_decisions(kb: KB) -> set[str]:
-    """The objects and sources approved redactions emptied (as `deleted_by_decisions`)."""
-    return decided(kb, "redact")
+    """The objects and sources approved redactions emptied: each one's `target` (not the
+    objects it re-pointed), read as `deleted_by_decisions` reads."""
+    return decided(kb, "redact", targets=True)
 
 
-def decided(kb: KB, op: str) -> set[str]:
+def decided(kb: KB, op: str, *, targets: bool = False) -> set[str]:
     """What approved changes of `op` touched: the `objects` of each `proposal.approve`
-    event whose `change` is `op`, read from the audit log as it is here."""
+    event whose `change` is `op` (with `targets`, only the object each asked to change:
+    its `target`, the first of its objects before events named it), read from the audit
+    log as it is here."""
     from vouch.store import audit
 
     needle = f'"{op}"'.encode()
@@ -167,6 +170,11 @@ def decided(kb: KB, op: str) -> set[str]:
                 continue
             record = audit.parse_line(line)
             body = record.get("data") if record else None
-            if isinstance(body, dict) and body.get("change") == op:
-                out.update(str(o) for o in body.get("objects") or [] if isinstance(o, str))
+            if not isinstance(body, dict) or body.get("change") != op:
+                continue
+            named = [o for o in body.get("objects") or [] if isinstance(o, str)]
+            if targets:
+                target = body.get("target")
+                named = [target] if isinstance(target, str) else named[:1]
+            out.update(named)
     return out

@@ -29,7 +29,16 @@ from vouch.core import ids
 from vouch.core.config import Config
 from vouch.core.progress import Progress, each
 from vouch.gate.committed import settings_at
-from vouch.health import drift, files, leftovers, provenance, rules, sealed, tracked_state
+from vouch.health import (
+    drift,
+    files,
+    leftovers,
+    provenance,
+    redactions,
+    rules,
+    sealed,
+    tracked_state,
+)
 from vouch.health.file_versions import unverified_in_range
 from vouch.health.issues import Issue, counts, ordered, verdict, warn
 from vouch.kinds import KINDS
@@ -132,6 +141,9 @@ def everything(
         if kind == "claim":
             claims.append(obj)
     issues += rules.check_links(k, (str(c["id"]) for c in claims), complete=True)
+    decided = redactions.redacting(records)
+    loaded = [oid for (kind, oid), obj in list(k.objects.items()) if kind == "source" and obj]
+    issues += redactions.check_sources(k, [*loaded, *decided], decided)
     days = stale_days_of(settings, stale_days)
     if days:
         issues += rules.stale(k, claims, days)
@@ -215,6 +227,8 @@ def _changed(
                 linked += [str(i) for i in items] if isinstance(items, list) else []
             if isinstance(old.get("superseded_by"), str):
                 linked.append(old["superseded_by"])
+    sources = [e.id for e in present if e.kind == "source" and e.id is not None]
+    sources += [e.id for e in present if e.kind == files.DECISION and e.id is not None]
     if deleted:
         for path in grep_paths(kb.repo, deleted, [kb.rel(d) for d in _REFERRING], **grep):
             entry = files.catalog(path[len(start) :]) if path.startswith(start) else None
@@ -229,12 +243,27 @@ def _changed(
         issues += rules.check_object(k, str(entry.kind), obj, require_citations=require)
         if entry.kind == "claim":
             claims.append(obj)
+    issues += _redactions(k, sources, grep)
     focus = [str(c["id"]) for c in claims] + linked
     issues += rules.check_links(k, focus, complete=False)
     days = stale_days_of(settings, stale_days)
     if days:
         issues += rules.stale(k, claims, days)
     return issues
+
+
+def _redactions(k: rules.Knowledge, changed: list[str], grep: dict[str, Any]) -> list[Issue]:
+    """A changed source's tombstone against the decisions (`vouch.health.redactions`);
+    `changed`: the changed sources and decision records (a record naming a source)."""
+    sids = [i for i in changed if ids.is_source_id(i)]
+    for pid in (i for i in changed if ids.is_proposal_id(i)):
+        record = k.get(files.DECISION, pid)
+        if record is not None and ids.is_source_id(str(record.get("object_id"))):
+            sids.append(str(record["object_id"]))
+    if not sids:
+        return []
+    decided = redactions.decided_in(k, k.view.kb, sids, grep)
+    return redactions.check_sources(k, sids, decided)
 
 
 def _staged(kb: KB, stale_days: int | None) -> dict[str, Any]:

@@ -250,11 +250,17 @@ class _Checker:
                 )
             )
         self._who(commit, approver, signed, "decision")
+        # a change's approval writes its edit itself (`gate.change_landing`): approved
+        # objects it unlinks or re-points (sealed in its event), and for a redacted
+        # source that source's own folder; nothing a proposer put on a branch lands
+        change = commit.trailer("Vouch-Change") is not None
         for rel in commit.own:
             area = commit.area(rel)
             entry = catalog(rel)
             mine = entry is not None and entry.id in (object_id, pid)
             if area == "audit" or (mine and area in (*GATED, "decided")) or area == "evidence":
+                continue
+            if change and (area in GATED or (mine and area == "source")):
                 continue
             self._add(
                 error(
