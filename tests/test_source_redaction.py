@@ -20,7 +20,7 @@ from conftest import git, hermetic
 from gate_support import BOB, call, show
 from warm_support import answered, vouch
 
-from vouch.errors import Redacted, ValidationFailed
+from vouch.errors import NotFound, Redacted, ValidationFailed
 from vouch.history.citations import source_text
 from vouch.history.snapshot import Snapshot
 from vouch.kinds import KINDS
@@ -318,3 +318,23 @@ def _gone(pid: int) -> None:
             return
         time.sleep(0.02)
     raise AssertionError(f"the warm process {pid} still runs")
+
+
+def test_a_proposal_made_before_the_redaction_shows_none_of_its_words(setup: Setup) -> None:
+    """An open proposal citing the source, made before the redaction, still holds the old
+    tree: reading it (the default agent tool `kb.read_proposal`) shows no line, quote or
+    title of the source, and `vouch show` of an object only its base held finds nothing."""
+    kb = setup.kb
+    made = call(kb, "kb.propose_claim", {"text": "Noon was bad", "evidence": [setup.quoted]})
+    assert made["valid"], made
+    before = call(kb, "kb.read_proposal", {"id": made["proposal_id"]})
+    assert TOKEN in str(before["citations"])
+    _redact(setup)
+    after = call(kb, "kb.read_proposal", {"id": made["proposal_id"]})
+    assert TOKEN not in str(after) and "Incident 7" not in str(after["citations"])
+    assert [c.get("redacted") for c in after["citations"]] == [True]
+    from vouch.cli.core import find_object
+    from vouch.methods.context import CallContext
+
+    with pytest.raises(NotFound):
+        find_object(CallContext(kb_path=str(kb.root)), setup.quoted)

@@ -254,8 +254,13 @@ def find_pending_object(
     wanted = [(p, k) for p in proposals for k in kinds]
     paths = [kb.rel(KINDS[k].path_for(object_id)) for k in kinds]
     found = kb.repo.store.info_many([f"{p.commit}:{paths[kinds.index(k)]}" for p, k in wanted])
-    for (proposal, kind), info in zip(wanted, found, strict=True):
-        if info is None or info[1] != "blob":
+    # a proposal's tree holds its whole base: only what it adds is its own (an object
+    # deleted or redacted since was in every older proposal's base)
+    bases = kb.repo.store.info_many(
+        [f"{p.base_commit or p.commit + '^'}:{paths[kinds.index(k)]}" for p, k in wanted]
+    )
+    for (proposal, kind), info, base in zip(wanted, found, bases, strict=True):
+        if info is None or info[1] != "blob" or (base is not None and base[0] == info[0]):
             continue
         where = f"{proposal.id}:{paths[kinds.index(kind)]}"
         with contextlib.suppress(CorruptFile, UnicodeDecodeError):

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from vouch.core import ids
 from vouch.errors import VouchError
 from vouch.gate import change_view, changes, pending
 from vouch.gate.changes import CHANGE
 from vouch.history.citations import cite
 from vouch.history.snapshot import Snapshot
 from vouch.kinds import KINDS
+from vouch.kinds import source as source_kind
 from vouch.kinds.base import redacted
 from vouch.store.kb import KB
 
@@ -82,8 +84,30 @@ def _screen(kb: KB, proposal_id: str, record: bool) -> dict[str, Any]:
     kind = data.get("object_kind") or data.get("kind")  # a change: the changed object's
     if obj and kind in KINDS and commit:
         snap = Snapshot(kb, str(commit))
-        data["citations"] = [cite(snap, item) for item in cited_ids(str(kind), obj)]
+        data["citations"] = _unredacted(
+            kb, [cite(snap, item) for item in cited_ids(str(kind), obj)]
+        )
     return data
+
+
+_SHOWN_OF_REDACTED = ("id", "kind", "source_id", "locator", "cite_path")
+
+
+def _unredacted(kb: KB, citations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The citations as the checked-out branch allows them: one into a source a decision
+    has since redacted (a proposal made before the redaction still reads it as it was)
+    shows none of its words — no title, quote or lines."""
+    head = Snapshot(kb)
+    out = []
+    for c in citations:
+        sid = str(c.get("source_id") or "")
+        if ids.is_source_id(sid) and source_kind.is_redacted(head.object("source", sid)):
+            anchor = str(c.get("locator") or "").startswith("#")  # a heading's words
+            kept = ("id", "kind", "source_id") if anchor else _SHOWN_OF_REDACTED
+            c = {k: c[k] for k in kept if c.get(k) is not None}
+            c.update(redacted=True, problem="its source was redacted by a decision")
+        out.append(c)
+    return out
 
 
 _HIDDEN = "[redacted]"
