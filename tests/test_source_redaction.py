@@ -338,3 +338,73 @@ def test_a_proposal_made_before_the_redaction_shows_none_of_its_words(setup: Set
 
     with pytest.raises(NotFound):
         find_object(CallContext(kb_path=str(kb.root)), setup.quoted)
+
+
+def test_a_merge_that_brings_a_quote_back_is_named_and_redacting_again_removes_it(
+    setup: Setup,
+) -> None:
+    """A branch made before the redaction still holds the quoting evidence; merged with
+    git, it comes back into a tombstone's source: lint names it (`redacted-quote`), and
+    `vouch redact` of the source again removes what is left."""
+    kb = setup.kb
+    root = kb.root
+    _redact(setup)
+    rel = ".vouch/" + KINDS["evidence"].path_for(setup.quoted)
+    git(root, "checkout", "HEAD^", "--", rel)  # as the merge would
+    git(root, "commit", "-qm", "a merge's result", "--no-verify")
+    assert ("redacted-quote", setup.quoted) in _errors(kb)
+    again = call(kb, "kb.redact", {"id": setup.source, "reason": "what the merge brought back"})
+    assert {t["what"] for t in again["touches"]} == {"in place of a quoting one"}
+    _approve(kb, str(again["proposal_id"]))
+    assert _errors(kb) == [] and _holding(root, TOKEN) == []
+
+
+def test_a_heading_anchor_into_the_source_goes_with_it(setup: Setup) -> None:
+    kb = setup.kb
+    anchored = call(
+        kb, "kb.register_evidence", {"source_id": setup.source, "locator": "#incident-7"}
+    )["id"]
+    claim = _claim(kb, "There was an incident", [anchored])
+    _redact(setup)
+    [now] = kb.read(KINDS["claim"], claim)["evidence"]
+    assert now != anchored and kb.read(KINDS["evidence"], now)["locator"] == "#redacted"
+    assert "#incident-7" not in str(call(kb, "kb.why", {"id": claim}))
+    assert _errors(kb) == []
+
+
+def test_a_page_cannot_list_a_redacted_source(setup: Setup) -> None:
+    kb = setup.kb
+    _redact(setup)
+    made = call(kb, "kb.propose_page", {"title": "Incidents", "sources": [setup.source]})
+    assert not made["valid"] and "redacted" in " ".join(made["errors"]), made
+
+
+def test_a_re_citation_may_drop_a_cited_source(setup: Setup) -> None:
+    """A claim citing a source by its id is re-cited with `--drop <source-id>`: the
+    request's trailers carry the source id, and approve takes it."""
+    kb = setup.kb
+    plain = kb.read(KINDS["claim"], setup.other)["evidence"][0]
+    made = call(
+        kb,
+        "kb.propose_change",
+        {"id": setup.other, "op": "recite", "evidence": f"{plain}:L1", "drop": [plain]},
+    )
+    _approve(kb, str(made["proposal_id"]))
+    assert plain not in kb.read(KINDS["claim"], setup.other)["evidence"]
+
+
+def test_an_import_does_not_redact(setup: Setup, tmp_path: Path) -> None:
+    """A bundle made after a redaction, imported into a clone where the source is not
+    redacted: overwriting would leave a tombstone beside the bytes — refused; a person
+    proposes the redaction there."""
+    kb = setup.kb
+    other = tmp_path / "other"
+    shutil.copytree(kb.root, other, symlinks=True)
+    _redact(setup)
+    bundle = tmp_path / "after.tar.gz"
+    call(kb, "kb.export", {"out": str(bundle)}, actor="")
+    there = KB.open(other)
+    before = _refs(other)
+    with pytest.raises(ValidationFailed, match="an import does not redact"):
+        call(there, "kb.import_apply", {"path": str(bundle), "on_conflict": "overwrite"}, actor="")
+    assert _refs(other) == before

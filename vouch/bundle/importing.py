@@ -112,7 +112,13 @@ def _unredacting(kb: KB, here: Mapping[str, str], landing: Mapping[str, bytes]) 
     redacted = _redacted(kb, here, {_source_of(k, o, f) for k, o, f in _each(objects)})
     out = []
     for kind, oid, files in _each(objects):
-        if _source_of(kind, oid, files) in redacted and _words(kind, files):
+        if kind == "source" and oid not in redacted and _tombstone(files):
+            out.append(
+                f"{source_kind.path_for(oid)}: the bundle redacted source {oid[:12]}…, "
+                "and here it is not: an import does not redact — propose `vouch redact "
+                f"{oid}` here for a person to decide, or import with --on-conflict skip"
+            )
+        elif _source_of(kind, oid, files) in redacted and _words(kind, files):
             out += [
                 f"{rel}: source {_source_of(kind, oid, files)[:12]}… was redacted here by "
                 "a decision; a bundle never brings its bytes back"
@@ -139,6 +145,12 @@ def _source_of(kind: str, oid: str, files: Mapping[str, bytes]) -> str:
     except (CorruptFile, UnicodeDecodeError):
         return ""  # the bundle check names it
     return str(found.get("source_id") or "")
+
+
+def _tombstone(files: Mapping[str, bytes]) -> bool:
+    return any(
+        rel.endswith("/meta.yaml") and source_kind.is_tombstone(data) for rel, data in files.items()
+    )
 
 
 def _words(kind: str, files: Mapping[str, bytes]) -> bool:

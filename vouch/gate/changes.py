@@ -86,9 +86,11 @@ def is_change(proposal: Proposal) -> bool:
     return proposal.kind == CHANGE
 
 
-def _ids(value: str, what: str) -> tuple[str, ...]:
+def _ids(value: str, what: str, sources: bool = False) -> tuple[str, ...]:
+    """The ids a list trailer names (`sources`: a source id too, as a claim cites one)."""
     items = tuple(dict.fromkeys(v.strip() for v in value.split(_LIST_SEP) if v.strip()))
-    if len(items) > MAX_LISTED or not all(ids.is_object_id(i) for i in items):
+    named = all(ids.is_object_id(i) or (sources and ids.is_source_id(i)) for i in items)
+    if len(items) > MAX_LISTED or not named:
         raise GateRefused(
             f"its {what} trailer is not a list of object ids",
             hint="reject it, and propose the change again with vouch",
@@ -128,7 +130,7 @@ def of(proposal: Proposal) -> Change:
             f"proposal {proposal.id}: a re-citation names one new citation, nothing else does",
             hint="reject it, and propose the change again with vouch",
         )
-    drop = _ids(one("Vouch-Change-Drop"), "Vouch-Change-Drop")
+    drop = _ids(one("Vouch-Change-Drop"), "Vouch-Change-Drop", sources=True)
     also = _ids(one("Vouch-Change-Also"), "Vouch-Change-Also")
     unlink = _ids(one("Vouch-Change-Unlink"), "Vouch-Change-Unlink")
     if (drop and op != "recite") or ((also or unlink) and op != "delete"):

@@ -129,6 +129,11 @@ def check_references(
         if object_id in also:
             continue
         found = view.exists(ref_kind, object_id) if ref_kind else view.any_kind(object_id)
+        if found and ref_kind == "source" and source_kind.redacted_in(view.read, object_id):
+            errors.append(
+                f"{label} {object_id[:12]}… was redacted by a decision: it cannot be cited"
+            )
+            continue
         if found:
             continue
         if known is None:

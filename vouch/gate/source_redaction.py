@@ -54,20 +54,25 @@ def plan(kb: KB, branch: Branch, source_id: str, out: Plan) -> None:
         )
     text = data.decode("utf-8", "replace")
     meta = source_kind.load(text, where=f"{branch.name}:{kb.rel(meta_rel)}")
-    if source_kind.is_redacted(meta):
-        raise ValidationFailed([f"source {source_id} is already redacted"], what="change")
-    kept = {k: meta[k] for k in KEPT if meta.get(k) is not None}
-    kept["redacted_at"] = ids.now_iso()
-    out.before[meta_rel] = data
-    out.files[meta_rel] = source_kind.dump(source_kind.KIND.normalize(kept)).encode()
+    again = source_kind.is_redacted(meta)  # what a merge brought back since, if anything
+    if not again:
+        kept = {k: meta[k] for k in KEPT if meta.get(k) is not None}
+        kept["redacted_at"] = ids.now_iso()
+        out.before[meta_rel] = data
+        out.files[meta_rel] = source_kind.dump(source_kind.KIND.normalize(kept)).encode()
     folder = source_kind.directory_for(source_id)
     for name in sorted(source_kind.CONTENT_NAMES):
         held = branch.blob(f"{folder}/{name}")
         if held is not None:
             out.before[f"{folder}/{name}"] = held
             out.files[f"{folder}/{name}"] = None
-    out.edited.append({"kind": "source", "id": source_id, "what": "redacted"})
+    if not again:
+        out.edited.append({"kind": "source", "id": source_id, "what": "redacted"})
+    elif out.files:  # a content file a merge brought back beside the tombstone
+        out.edited.append({"kind": "source", "id": source_id, "what": "content removed"})
     _evidence(kb, branch, source_id, out)
+    if not out.files:
+        raise ValidationFailed([f"source {source_id} is already redacted"], what="change")
 
 
 def _evidence(kb: KB, branch: Branch, source_id: str, out: Plan) -> None:
@@ -78,7 +83,11 @@ def _evidence(kb: KB, branch: Branch, source_id: str, out: Plan) -> None:
     kind = evidence_kind.KIND
     renamed: dict[str, str] = {}
     for rel, obj, data in _citing(kb, branch, source_id):
-        if not obj.get("quote"):
+        anchor = str(obj.get("locator") or "")
+        anchored = anchor.startswith("#") and anchor != evidence_kind.REDACTED_ANCHOR
+        if not obj.get("quote") and not anchored:
+            if "hash" not in obj:
+                continue  # nothing of the source's words
             bare = {k: v for k, v in obj.items() if k != "hash"}
             out.before[rel] = data
             out.files[rel] = kind.dump(kind.normalize(bare)).encode()
@@ -86,9 +95,8 @@ def _evidence(kb: KB, branch: Branch, source_id: str, out: Plan) -> None:
                 {"kind": "evidence", "id": str(obj["id"]), "what": "span hash removed"}
             )
             continue
-        plain = kind.new(
-            source_id=source_id, locator=obj["locator"], created_at=obj.get("created_at")
-        )
+        locator = evidence_kind.REDACTED_ANCHOR if anchored else obj["locator"]
+        plain = kind.new(source_id=source_id, locator=locator, created_at=obj.get("created_at"))
         new_rel = kind.path_for(plain["id"])
         out.before[rel] = data
         out.files[rel] = None
@@ -98,6 +106,8 @@ def _evidence(kb: KB, branch: Branch, source_id: str, out: Plan) -> None:
         renamed[str(obj["id"])] = str(plain["id"])
         out.edited.append(
             {"kind": "evidence", "id": str(plain["id"]), "what": "in place of a quoting one"}
+            if not anchored
+            else {"kind": "evidence", "id": str(plain["id"]), "what": "in place of an anchored one"}
         )
     if not renamed:
         return

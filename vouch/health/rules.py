@@ -20,6 +20,7 @@ from vouch.health.issues import ERROR, WARN, Issue, error, issue, warn
 from vouch.kinds import KINDS
 from vouch.kinds import source as source_kind
 from vouch.kinds.claim import HIDDEN_STATUSES
+from vouch.kinds.evidence import REDACTED_ANCHOR
 
 if TYPE_CHECKING:
     from vouch.health.cache import LoadCache
@@ -309,14 +310,49 @@ def check_object(k: Knowledge, kind: str, obj: Obj, *, require_citations: bool) 
             for target in obj.get(field) or ():
                 if not k.exists(ref_kind, target):
                     dangling(field, target, ref_kind)
+        gone = [s for s in obj.get("sources") or () if source_kind.is_redacted(k.get("source", s))]
+        if gone and obj.get("status") not in HIDDEN_STATUSES:
+            out.append(
+                warn(
+                    "cites-redacted",
+                    f"lists source {', '.join(s[:12] + '…' for s in gone)}, which a "
+                    "decision redacted: propose the page without it, or redact the page",
+                    id=oid,
+                    path=where(),
+                )
+            )
     elif kind == "evidence" and not k.exists("source", obj["source_id"]):
         dangling("source_id", obj["source_id"], "source")
+    elif kind == "evidence" and _quotes_redacted(k, obj):
+        out.append(
+            error(
+                "redacted-quote",
+                f"quotes source {str(obj['source_id'])[:12]}…, which a decision redacted "
+                "(a merge of a branch made before the redaction brings such evidence "
+                "back): propose `vouch redact` of the source again — it removes what is "
+                "left",
+                id=oid,
+                path=where(),
+            )
+        )
     elif kind == "source":
         for field in ("supersedes", "superseded_by"):
             version = obj.get(field)
             if version and not k.exists("source", version):
                 dangling(field, version, "source version")
     return out
+
+
+def _quotes_redacted(k: Knowledge, evidence: Obj) -> bool:
+    """Whether evidence holds words (a quote, a span's hash, a heading's anchor) of a
+    source that is a tombstone."""
+    words = evidence.get("quote") or evidence.get("hash") or _anchor(evidence)
+    return bool(words) and source_kind.is_redacted(k.get("source", str(evidence["source_id"])))
+
+
+def _anchor(evidence: Obj) -> bool:
+    locator = str(evidence.get("locator") or "")
+    return locator.startswith("#") and locator != REDACTED_ANCHOR
 
 
 def _redacted_citations(k: Knowledge, items: Iterable[str]) -> list[str]:

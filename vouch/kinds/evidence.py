@@ -10,6 +10,7 @@ from vouch.kinds.base import Chunk, Field, Kind, Obj, collapse
 
 LINE_SPAN = re.compile(r"^L(\d+)(?:-L(\d+))?\Z")
 ANCHOR = re.compile(r"^#[\w.-]+\Z")
+REDACTED_ANCHOR = "#redacted"  # a heading's anchor into a redacted source, replaced
 TURN_SPAN = re.compile(r"^T(\d+)(?:-T(\d+))?\Z")  # turns of a transcript source (issue 19)
 
 SCHEMA = (
