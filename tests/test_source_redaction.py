@@ -20,7 +20,7 @@ from conftest import git, hermetic
 from gate_support import BOB, call, show
 from warm_support import answered, vouch
 
-from vouch.errors import NotFound, Redacted, ValidationFailed
+from vouch.errors import GateRefused, NotFound, Redacted, ValidationFailed
 from vouch.history.citations import source_text
 from vouch.history.snapshot import Snapshot
 from vouch.kinds import KINDS
@@ -408,3 +408,18 @@ def test_an_import_does_not_redact(setup: Setup, tmp_path: Path) -> None:
     with pytest.raises(ValidationFailed, match="an import does not redact"):
         call(there, "kb.import_apply", {"path": str(bundle), "on_conflict": "overwrite"}, actor="")
     assert _refs(other) == before
+
+
+def test_a_redaction_refuses_to_re_point_what_came_to_cite_it_since(setup: Setup) -> None:
+    """The claims a redaction re-points are named when it is proposed (the reviewer sees
+    them); one that came to cite the quoting evidence since is not edited unreviewed:
+    approve refuses, nothing written."""
+    kb = setup.kb
+    made = call(kb, "kb.redact", {"id": setup.source, "reason": "a password"})
+    assert made["change"]["unlink"] == [setup.claim]
+    _claim(kb, "The password leaked at noon", [setup.quoted])
+    show(kb, str(made["proposal_id"]))
+    before = _refs(kb.root), git(kb.root, "status", "--porcelain")
+    with pytest.raises(GateRefused, match="nobody reviewed"):
+        call(kb, "kb.approve", {"proposal_id": made["proposal_id"]}, actor=BOB)
+    assert (_refs(kb.root), git(kb.root, "status", "--porcelain")) == before

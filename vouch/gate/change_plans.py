@@ -28,6 +28,14 @@ def plan(kb: KB, commit: str, change: Change, *, proposing: bool = False) -> Pla
     out = Plan(change)
     if change.op == "redact" and ids.is_source_id(change.target):
         source_redaction.plan(kb, branch, change.target, out)
+        more = sorted(set(out.unlinked) - set(change.unlink))
+        if more and not proposing:
+            _refuse(
+                [
+                    f"since this redaction was proposed, {', '.join(more)} came to cite what "
+                    "it re-points: it would change objects nobody reviewed"
+                ]
+            )
         return out
     knowledge = (claim_kind.KIND, page_kind.KIND) if change.op == "archive" else KNOWLEDGE
     if change.op == "recite":

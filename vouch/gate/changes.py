@@ -47,7 +47,9 @@ class Change:
     evidence: str | None = None  # recite: the new citation
     drop: tuple[str, ...] = ()  # recite: the citations it replaces
     also: tuple[str, ...] = ()  # delete: objects deleted with it
-    unlink: tuple[str, ...] = ()  # delete: objects whose lists name it (recorded)
+    # delete: objects whose lists name it; a source's redaction: the objects it re-points
+    # to evidence without the quote (recorded when proposed: approve touches no more)
+    unlink: tuple[str, ...] = ()
 
     def trailers(self) -> dict[str, str | None]:
         return {
@@ -133,7 +135,9 @@ def of(proposal: Proposal) -> Change:
     drop = _ids(one("Vouch-Change-Drop"), "Vouch-Change-Drop", sources=True)
     also = _ids(one("Vouch-Change-Also"), "Vouch-Change-Also")
     unlink = _ids(one("Vouch-Change-Unlink"), "Vouch-Change-Unlink")
-    if (drop and op != "recite") or ((also or unlink) and op != "delete"):
+    repoints = op == "redact" and ids.is_source_id(target)  # re-points what cites it
+    listed = unlink and op != "delete" and not repoints
+    if (drop and op != "recite") or (also and op != "delete") or listed:
         raise GateRefused(
             f"proposal {proposal.id} names objects its {op} does not take",
             hint="reject it, and propose the change again with vouch",

@@ -121,6 +121,7 @@ def _evidence(kb: KB, branch: Branch, source_id: str, out: Plan) -> None:
     for oid in sorted(lists):
         citing, fields = lists[oid]
         edit(out, citing, dict(fields), "cites the evidence without the quote")
+    out.unlinked = tuple(sorted(lists))
 
 
 def _citing(kb: KB, branch: Branch, source_id: str) -> list[tuple[str, Obj, bytes]]:
