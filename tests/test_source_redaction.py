@@ -423,3 +423,20 @@ def test_a_redaction_refuses_to_re_point_what_came_to_cite_it_since(setup: Setup
     with pytest.raises(GateRefused, match="nobody reviewed"):
         call(kb, "kb.approve", {"proposal_id": made["proposal_id"]}, actor=BOB)
     assert (_refs(kb.root), git(kb.root, "status", "--porcelain")) == before
+
+
+def test_the_review_names_the_other_versions_of_the_file(setup: Setup) -> None:
+    """Redacting one version of a file leaves the others: the review screen names each
+    one that still holds its bytes, with the command that redacts it."""
+    kb = setup.kb
+    newer = call(
+        kb,
+        "kb.register_source",
+        {"content": "# Incident 7\n\nfixed\n", "locator": "chat/incident-7"},
+    )["id"]
+    made = call(kb, "kb.redact", {"id": newer, "reason": "the whole log"})
+    screen = call(kb, "kb.read_proposal", {"id": made["proposal_id"]})
+    assert [v["id"] for v in screen["other_versions"]] == [setup.source]
+    from vouch.cli.human_review import proposal as shown_to_person
+
+    assert f"vouch redact {setup.source}" in shown_to_person(screen)

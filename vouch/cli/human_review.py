@@ -36,8 +36,10 @@ def _object_lines(kind: str, obj: dict[str, Any]) -> list[str]:
     if facts:
         lines.append("  " + " · ".join(str(f) for f in facts))
     for key in ("tags", "entities", "aliases", "claims", "supersedes"):
-        if obj.get(key):
-            lines.append(f"  {key}: {', '.join(map(str, obj[key]))}")
+        value = obj.get(key)
+        if value:  # a list, or one id (a source's `supersedes`)
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+            lines.append(f"  {key}: {shown}")
     if kind == "page" and obj.get("body"):
         lines += ["", *("  " + ln for ln in str(obj["body"]).rstrip().split("\n"))]
     return lines
@@ -154,6 +156,10 @@ def _change_lines(data: dict[str, Any]) -> list[str]:
     if touches:
         out += ["", "Approve would write:"]
         out += [escaped(f"  {t['kind']} {t['id']}: {t['what']}") for t in touches]
+    others = data.get("other_versions") or []
+    if others:
+        out += ["", "Other versions of the same file keep their bytes (redact each too):"]
+        out += [escaped(f"  vouch redact {v['id']}  ({v.get('created_at') or ''})") for v in others]
     rests = (data.get("impact") or {}).get("referenced_by") or []
     if rests:
         out += ["", "Rests on it:"]

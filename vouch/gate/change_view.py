@@ -9,6 +9,7 @@ import contextlib
 import difflib
 from typing import Any
 
+from vouch.core import ids
 from vouch.errors import GateRefused, VouchError
 from vouch.gate import change_plans, changes, records, verify
 from vouch.gate.records import Proposal
@@ -48,11 +49,14 @@ def shown(kb: KB, proposal_id: str, data: dict[str, Any]) -> dict[str, Any]:
         (k for k in change_plans.KNOWLEDGE if target and target.startswith(k.directory + "/")),
         None,
     )
-    if target is not None and target.startswith("sources/"):
-        kind = source_kind.KIND
     if target is not None and kind is not None:
         out["object"] = kind.load(plan.before[target].decode("utf-8"), where=target)
         out["object_kind"] = kind.name
+    if ids.is_source_id(change.target):  # a redaction: the source's meta as it is now
+        meta = kb.read(source_kind.KIND, change.target)
+        if meta is not None:
+            out.update(object=meta, object_kind="source")
+            out["other_versions"] = _other_versions(kb, meta)
     if plan.cited is not None:  # the reviewer reads the new span, not only its pointer
         out["new_citation"] = _new_citation(kb, head, plan)
     with contextlib.suppress(VouchError):
@@ -60,6 +64,21 @@ def shown(kb: KB, proposal_id: str, data: dict[str, Any]) -> dict[str, Any]:
 
         out["impact"] = impact(kb, change.target)
     return out
+
+
+def _other_versions(kb: KB, meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """The other versions registered at a redacted source's locator that still hold their
+    bytes: each may hold the same words, and each is redacted on its own."""
+    from vouch.store.versions import versions_at
+
+    locator = str(meta.get("locator") or "")
+    if not locator or not source_kind.shown(locator):
+        return []
+    return [
+        {"id": v["id"], "created_at": v.get("created_at")}
+        for v in versions_at(kb, locator)
+        if v["id"] != meta.get("id") and not source_kind.is_redacted(v)
+    ]
 
 
 def _new_citation(kb: KB, head: str, plan: change_plans.Plan) -> dict[str, Any]:
