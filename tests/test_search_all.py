@@ -24,6 +24,7 @@ from test_warm_auto import auto_env, serving
 
 from vouch import autostart, forward
 from vouch.index.api import Index
+from vouch.kinds import KINDS
 from vouch.store import kb_registry
 from vouch.store.kb import KB
 
@@ -379,3 +380,31 @@ def test_a_server_sees_a_base_its_own_search_refreshed(
         assert rebuilt.returncode == 0
         again = server.result("kb.search", params)
         assert "The third note of the other base" in {h["text"] for h in again["results"]}
+
+
+def test_a_stale_base_serves_nothing_its_files_deleted_or_redacted_since(
+    request: pytest.FixtureRequest, tmp_path: Path, run_cli
+) -> None:
+    """Another base's index is never refreshed from here: a decision that reached it by
+    `git pull` (a deletion, a redaction) leaves its old index naming the words. A hit
+    whose object that base's files no longer hold, or hold redacted, is not served."""
+    base(request, tmp_path, "good", [SHARED])
+    other = base(
+        request,
+        tmp_path,
+        "other",
+        ["The vault token for deploys is zorbquill", "The deploy bucket is zorbquill too"],
+    )
+    found = across(run_cli, "zorbquill deploy", cwd=tmp_path)
+    ids = [h["id"] for h in found["results"] if h["kb"] == "other"]
+    assert len(ids) == 2
+    first, second = (other.dir / KINDS["claim"].path_for(i) for i in ids)
+    first.unlink()  # as a pulled deletion leaves it
+    text = second.read_text()
+    second.write_text(text.replace("status: working", "status: redacted"))  # as a redaction
+    git(other.root, "add", "-A")
+    git(other.root, "commit", "-qm", "pulled", "--no-verify")
+    again = across(run_cli, "zorbquill deploy", cwd=tmp_path)
+    assert {b["name"]: b["state"] for b in again["bases"]}["other"] == "stale"
+    assert not [h for h in again["results"] if h["kb"] == "other"]
+    assert "zorbquill" not in json.dumps(again["results"])

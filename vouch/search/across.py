@@ -94,7 +94,7 @@ def search_bases(
     ranked = rescore(request.query, request.mode, pool, indexes, warm)
     if request.threshold is not None:
         ranked = ranked.at_least(request.threshold - hits.SHOWN_HALF_STEP)
-    shown = ranked.fused(0, top)
+    shown = _present(searched, pool, ranked, top)
     results = []
     for fused in shown:
         item = pool[int(str(fused.key))]
@@ -119,6 +119,41 @@ def search_bases(
         "kbs": [b.name for b in searched],
         "bases": [b.report() for b in found],
     }
+
+
+def _present(searched: Sequence[Base], pool: Sequence[Pooled], ranked: Any, top: int) -> list[Any]:
+    """The first `top` of `ranked` whose object its base still holds as indexed: a stale
+    base's index (never refreshed from here) may name an object a decision since deleted
+    or redacted there (a `git pull` brought the decision, nothing rebuilt the index), and
+    such a hit is not served — its words are gone from that base's files."""
+    out: list[Any] = []
+    start = 0
+    while len(out) < top and start < len(ranked):
+        for fused in ranked.fused(start, start + top):
+            item = pool[int(str(fused.key))]
+            base = searched[item.base]
+            if base.state != "stale" or _held(base, item.hit):
+                out.append(fused)
+        start += top
+    return out[:top]
+
+
+def _held(base: Base, hit: dict[str, Any]) -> bool:
+    """Whether the base's work tree still holds the hit's object, not redacted."""
+    from vouch.kinds import KINDS
+    from vouch.kinds.base import redacted
+    from vouch.kinds.source import is_redacted
+
+    kind = KINDS.get(str(hit.get("kind")))
+    if kind is None or base.kb is None:
+        return True
+    try:
+        obj = base.kb.read(kind, str(hit.get("id")))
+    except (VouchError, ValueError):
+        return False
+    if obj is None:
+        return False
+    return not (is_redacted(obj) if kind.name == "source" else redacted(kind, obj))
 
 
 def rescore(
