@@ -8,6 +8,10 @@ over a generated knowledge base has something to discriminate on.
 
 from __future__ import annotations
 
+from vouch.core.transcripts import MONTH_NAMES
+
+MONTHS = MONTH_NAMES  # the generator writes dates as the index reads them
+
 FIRST_NAMES = (
     "Alice",
     "Bruno",
@@ -521,20 +525,6 @@ CONFIG_KEYS = (
     "queue_prefetch",
 )
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
-MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 DURATIONS = (
     "30 seconds",
     "two minutes",

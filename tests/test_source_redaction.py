@@ -8,17 +8,15 @@ back is named by lint and doctor."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 from conftest import git, hermetic
 from gate_support import BOB, call, show
-from warm_support import answered, vouch
+from warm_support import answered, vouch, wait_gone
 
 from vouch.errors import GateRefused, NotFound, Redacted, ValidationFailed
 from vouch.history.citations import source_text
@@ -302,22 +300,11 @@ def test_an_approval_ends_the_warm_process_that_held_the_words(setup: Setup) -> 
         show(kb, str(made["proposal_id"]))
         approve = vouch("approve", str(made["proposal_id"]), "--as", BOB, cwd=root)
         assert approve.returncode == 0, approve.stdout + approve.stderr
-        _gone(pid)
+        wait_gone(pid)
         again = vouch("search", TOKEN, "--json", cwd=root)
         assert again.returncode == 0 and json.loads(again.stdout)["results"] == []
     finally:
         vouch("warm", "stop", cwd=root)
-
-
-def _gone(pid: int) -> None:
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"the warm process {pid} still runs")
 
 
 def test_a_proposal_made_before_the_redaction_shows_none_of_its_words(setup: Setup) -> None:

@@ -27,6 +27,7 @@ from warm_support import (
     small_kb,
     status,
     vouch,
+    wait_gone,
 )
 
 from vouch import forward
@@ -161,7 +162,7 @@ def test_a_changed_configuration_is_obeyed_at_once(warm: KB) -> None:
 def test_a_killed_process_leaves_nothing_in_the_way(warm: KB) -> None:
     pid = status(warm)["pid"]
     os.kill(pid, signal.SIGKILL)
-    _wait_gone(pid)
+    wait_gone(pid)
     sock = place(warm) / forward.SOCKET_NAME
     assert stat.S_ISSOCK(os.lstat(sock).st_mode)  # left behind; it refuses connections
     alone = vouch("search", "rollback", "--json", cwd=warm.root, VOUCH_NO_WARM="1")
@@ -174,17 +175,6 @@ def test_a_killed_process_leaves_nothing_in_the_way(warm: KB) -> None:
     assert json.loads(again.stdout)["pid"] != pid
     assert vouch("search", "rollback", "--json", cwd=warm.root).stdout == alone.stdout
     assert answered(warm) == 1
-
-
-def _wait_gone(pid: int) -> None:
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"process {pid} still runs")
 
 
 def test_another_environment_runs_the_command_itself(warm: KB) -> None:
@@ -268,10 +258,10 @@ def test_start_stop_status_and_idle(small: KB) -> None:
     held = stopped.pop("auto_start_until")  # and no search starts one for an hour
     assert stopped == {"stopped": True, "kb": str(small.dir), "pid": shown["pid"], "how": "asked"}
     assert held > time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3590))
-    _wait_gone(shown["pid"])
+    wait_gone(shown["pid"])
 
     idle = vouch("warm", "start", "--json", "--idle-seconds", "1", cwd=small.root)
-    _wait_gone(json.loads(idle.stdout)["pid"])  # an idle second later it is gone
+    wait_gone(json.loads(idle.stdout)["pid"])  # an idle second later it is gone
     assert not (place(small) / forward.SOCKET_NAME).exists()  # and its socket
     assert status(small)["running"] is False
 

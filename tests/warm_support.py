@@ -119,3 +119,15 @@ def planted(
     thread = threading.Thread(target=answer, daemon=True)
     thread.start()
     return listener, thread
+
+
+def wait_gone(pid: int, seconds: float = 10) -> None:
+    """Until process `pid` has exited (AssertionError after `seconds`)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"process {pid} still runs")

@@ -185,7 +185,7 @@ def parse_time(raw: object) -> str | None:
     return None
 
 
-_MONTH_NAMES = (
+MONTH_NAMES = (
     "January",
     "February",
     "March",
@@ -209,7 +209,7 @@ def day_in_words(time: str | None) -> str:
     if m is None or not _valid(m.group("date")):
         return ""
     year, month, day = (int(part) for part in m.group("date").split("-"))
-    return f"{day} {_MONTH_NAMES[month - 1]} {year}"
+    return f"{day} {MONTH_NAMES[month - 1]} {year}"
 
 
 def _valid(date: str) -> bool:
