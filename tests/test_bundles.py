@@ -22,7 +22,17 @@ from typing import Any
 
 import pytest
 from conftest import _build_kb_with_sources, git, hermetic
-from gate_support import ALICE, BOB, PERSON, a_source, call, propose_claim, proposed, vouch_proc
+from gate_support import (
+    ALICE,
+    BOB,
+    PERSON,
+    a_source,
+    call,
+    propose_claim,
+    proposed,
+    vouch_forked,
+    vouch_proc,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -329,7 +339,7 @@ def test_an_import_killed_midway_is_finished_by_the_next_write(
     fresh: KB, exported: Path, step: str
 ) -> None:
     head = git(fresh.root, "rev-parse", "HEAD")
-    killed = vouch_proc(fresh.root, "import-apply", str(exported), env={"VOUCH_FAULT": step})
+    killed = vouch_forked(fresh.root, "import-apply", str(exported), env={"VOUCH_FAULT": step})
     assert killed.returncode == 86  # died on the spot, as if killed
     assert git(fresh.root, "rev-parse", "HEAD") == head
     again = vouch_proc(fresh.root, "import-apply", str(exported), "--json")

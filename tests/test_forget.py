@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from built_once import built_once
 from conftest import _build_kb_with_sources, git
-from gate_support import BOB, a_source, call, keypair, show, vouch_proc
+from gate_support import BOB, a_source, call, keypair, show, vouch_forked, vouch_proc
 
 from vouch.errors import GateRefused
 from vouch.methods import registry as ops
@@ -383,7 +383,7 @@ def test_a_kill_leaves_the_old_history_or_the_new_and_the_same_command_finishes(
     root = kb.root
     args = ["forget", made["claim"], "--purge-history", "--also", made["source"]]
     args += ["--token", CLAIM_TOKEN, "--token", TRANSCRIPT_TOKEN, "--confirm", confirm(made)]
-    killed = vouch_proc(root, *args, env={"VOUCH_FAULT": step, "VOUCH_NO_WARM": "1"})
+    killed = vouch_forked(root, *args, env={"VOUCH_FAULT": step, "VOUCH_NO_WARM": "1"})
     assert killed.returncode == 86, killed.stderr
     main = git(root, "rev-parse", "refs/heads/main").strip()
     blob_reachable = bool(reachable_holders(root, CLAIM_TOKEN))
