@@ -51,3 +51,17 @@ def built_once(
             shutil.move(str(made.parent), str(root.parent))
             done.write_text(json.dumps({"result": result}))
     return root, json.loads(done.read_text())["result"]
+
+
+def copied(template: Path, dest: Path) -> Path:
+    """A copy of the repository `template` at `dest` (without the search index, which
+    names its folder: the copy's first search builds its own), git's stat data caught up
+    with the copy's new inodes — as `vouch` would find the repository it was made in."""
+    from conftest import git
+
+    def no_index(folder: str, names: list[str]) -> list[str]:
+        return ["index"] if Path(folder).name == ".vouch" else []
+
+    shutil.copytree(template, dest, symlinks=True, ignore=no_index)
+    git(dest, "update-index", "-q", "--refresh")
+    return dest
