@@ -33,7 +33,7 @@ def built_once(
     factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Any]
 ) -> tuple[Path, Any]:
     """(the repository, what `build` returned): `build(root)` run in a new git repository
-    under a pinned identity (`conftest.hermetic`), once per session.
+    under a pinned identity and a home of its own (`conftest.hermetic`), once a session.
 
     What `build` returns is handed to every process, so it must be JSON-like (names,
     ids; paths as strings relative to the repository)."""
@@ -46,7 +46,11 @@ def built_once(
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
             shutil.rmtree(root.parent, ignore_errors=True)  # a build that failed midway
-            with hermetic(factory, f"build-{name}") as made:
+            with hermetic(factory, f"build-{name}") as made, pytest.MonkeyPatch.context() as mp:
+                home = Path(os.environ["HOME"])  # as conftest's per-test isolation sets them
+                mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+                mp.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+                mp.setenv("HF_HUB_OFFLINE", "1")
                 result = build(made)
             shutil.move(str(made.parent), str(root.parent))
             done.write_text(json.dumps({"result": result}))

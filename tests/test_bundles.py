@@ -12,16 +12,16 @@ import gzip
 import hashlib
 import io
 import json
-import os
 import re
 import shutil
 import tarfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import _build_kb_with_sources, git, hermetic
+from built_once import built_once
+from conftest import _build_kb_with_sources, git
 from gate_support import (
     ALICE,
     BOB,
@@ -96,17 +96,15 @@ def _fill(kb: KB) -> KB:
     return kb
 
 
+def _build_origin(root: Path) -> None:
+    _build_kb_with_sources(root)
+    _fill(KB.open(root))
+
+
 @pytest.fixture(scope="module")
-def built_origin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The origin knowledge base, built once for the module; tests get copies."""
-    with hermetic(tmp_path_factory, "origin") as root, pytest.MonkeyPatch.context() as mp:
-        home = Path(os.environ["HOME"])
-        mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-        mp.setenv("XDG_CACHE_HOME", str(home / ".cache"))
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        _build_kb_with_sources(root)
-        _fill(KB.open(root))
-        yield root
+def built_origin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The origin knowledge base, built once a session (`built_once`); tests get copies."""
+    return built_once(tmp_path_factory, "bundles-origin", _build_origin)[0]
 
 
 @pytest.fixture
