@@ -229,3 +229,48 @@ def keypair(folder: Path, name: str) -> Path:
             capture_output=True,
         )
     return key
+
+
+def vouch_forked(
+    root: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`vouch ARGS` in `root` as a forked child of this test process, with `env` added to
+    its environment: a real process that dies where VOUCH_FAULT says (`os._exit(86)`,
+    the kill stand-in), with its exit status, stdout and stderr as `vouch_proc` gives
+    them — without an interpreter start and vouch's imports (vouch is loaded here). For
+    the fault-injection tests; `vouch_proc` stays for what is about the console script's
+    own process (hooks, signals, servers)."""
+    import tempfile
+    import traceback
+
+    from vouch.cli import main
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into pytest
+            code = 70
+            try:
+                os.chdir(root)
+                os.environ.update(env or {})
+                os.dup2(out.fileno(), 1)
+                os.dup2(err.fileno(), 2)
+                sys.stdin = open(os.devnull)  # noqa: SIM115 — the child ends with os._exit
+                sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+                sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+                code = main(list(args))
+            except SystemExit as stop:
+                code = stop.code if isinstance(stop.code, int) else 1
+            except BaseException:  # as an interpreter would: the traceback, status 1
+                traceback.print_exc()
+                code = 1
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        out.seek(0)
+        err.seek(0)
+        returncode = os.waitstatus_to_exitcode(status)
+        return subprocess.CompletedProcess(
+            ["vouch", *args], returncode, out.read().decode(), err.read().decode()
+        )

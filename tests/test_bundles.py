@@ -12,17 +12,27 @@ import gzip
 import hashlib
 import io
 import json
-import os
 import re
 import shutil
 import tarfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import _build_kb_with_sources, git, hermetic
-from gate_support import ALICE, BOB, PERSON, a_source, call, propose_claim, proposed, vouch_proc
+from built_once import built_once
+from conftest import _build_kb_with_sources, git
+from gate_support import (
+    ALICE,
+    BOB,
+    PERSON,
+    a_source,
+    call,
+    propose_claim,
+    proposed,
+    vouch_forked,
+    vouch_proc,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -86,17 +96,15 @@ def _fill(kb: KB) -> KB:
     return kb
 
 
+def _build_origin(root: Path) -> None:
+    _build_kb_with_sources(root)
+    _fill(KB.open(root))
+
+
 @pytest.fixture(scope="module")
-def built_origin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The origin knowledge base, built once for the module; tests get copies."""
-    with hermetic(tmp_path_factory, "origin") as root, pytest.MonkeyPatch.context() as mp:
-        home = Path(os.environ["HOME"])
-        mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-        mp.setenv("XDG_CACHE_HOME", str(home / ".cache"))
-        mp.setenv("HF_HUB_OFFLINE", "1")
-        _build_kb_with_sources(root)
-        _fill(KB.open(root))
-        yield root
+def built_origin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The origin knowledge base, built once a session (`built_once`); tests get copies."""
+    return built_once(tmp_path_factory, "bundles-origin", _build_origin)[0]
 
 
 @pytest.fixture
@@ -329,7 +337,7 @@ def test_an_import_killed_midway_is_finished_by_the_next_write(
     fresh: KB, exported: Path, step: str
 ) -> None:
     head = git(fresh.root, "rev-parse", "HEAD")
-    killed = vouch_proc(fresh.root, "import-apply", str(exported), env={"VOUCH_FAULT": step})
+    killed = vouch_forked(fresh.root, "import-apply", str(exported), env={"VOUCH_FAULT": step})
     assert killed.returncode == 86  # died on the spot, as if killed
     assert git(fresh.root, "rev-parse", "HEAD") == head
     again = vouch_proc(fresh.root, "import-apply", str(exported), "--json")

@@ -24,12 +24,12 @@ import subprocess
 import sys
 import tarfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, hermetic
+from built_once import built_once
+from conftest import git
 from gate_support import ALICE, BOB, call, propose_claim
 from gate_support import proposed as propose_shown
 
@@ -147,14 +147,16 @@ def _build(root: Path) -> KB:
     return kb
 
 
+def _build_and_export(root: Path) -> None:
+    bundle.export(_build(root), root.parent / "hostile.tar.gz")
+
+
 @pytest.fixture(scope="module")
-def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
-    """(the origin's .vouch/, its export): built once; tests copy, never change them."""
-    with hermetic(tmp_path_factory, "hostile") as root:
-        kb = _build(root)
-        out = root.parent / "hostile.tar.gz"
-        bundle.export(kb, out)
-        yield kb.dir, out
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the origin's .vouch/, its export): built once a session; tests copy, never change
+    them."""
+    root, _ = built_once(tmp_path_factory, "bundles-hostile", _build_and_export)
+    return root / ".vouch", root.parent / "hostile.tar.gz"
 
 
 @pytest.fixture

@@ -9,13 +9,13 @@ or the lint cache."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from conftest import git, hermetic
+from built_once import built_once, copied
+from conftest import git
 from gate_support import BOB, call, recommit, show
 
 from vouch.errors import GateRefused, ValidationFailed, VouchError
@@ -63,26 +63,27 @@ def _build(kb: KB) -> tuple[dict[str, str], str]:
     return claims, sid
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], str]:
+def _built(root: Path) -> tuple[dict[str, str], str]:
     from vouch.store.initkb import init_kb
 
-    with hermetic(tmp_path_factory, "changes") as root:
-        (root / "README.md").write_text("a project\n")
-        git(root, "add", "README.md")
-        git(root, "commit", "-qm", "initial")
-        init_kb(root)
-        claims, sid = _build(KB.open(root))
-        shutil.rmtree(root / ".vouch" / "index", ignore_errors=True)  # it names its folder
+    (root / "README.md").write_text("a project\n")
+    git(root, "add", "README.md")
+    git(root, "commit", "-qm", "initial")
+    init_kb(root)
+    return _build(KB.open(root))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], str]:
+    """The repository `_build` makes, once a session (`built_once`); each test gets a copy."""
+    root, (claims, sid) = built_once(tmp_path_factory, "changes", _built)
     return root, claims, sid
 
 
 @pytest.fixture
 def setup(built: tuple[Path, dict[str, str], str], tmp_path: Path) -> Setup:
     template, claims, sid = built
-    root = tmp_path / "repo"
-    shutil.copytree(template, root, symlinks=True)
-    git(root, "update-index", "-q", "--refresh")
+    root = copied(template, tmp_path / "repo")
     return Setup(KB.open(root), dict(claims), sid)
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git
+from built_once import built_once, copied
+from conftest import _build_kb_with_sources, git
 from gate_support import ALICE, BOB, a_source, call, proposed
 from servers_support import JsonlServer, kb_state
 
@@ -48,9 +49,9 @@ def approved(kb: KB, method: str, params: dict[str, Any]) -> str:
     return str(next(v for k, v in result.items() if k.endswith("_id") and k != "proposal_id"))
 
 
-@pytest.fixture
-def ctx_kb(kb_with_sources: KB) -> dict[str, Any]:
-    kb = kb_with_sources
+def _build(root: Path) -> dict[str, Any]:
+    _build_kb_with_sources(root)
+    kb = KB.open(root)
     src = a_source(kb)
     ev = call(
         kb, "kb.register_evidence", {"source_id": src, "locator": "L4", "quote": "green CI run"}
@@ -62,7 +63,6 @@ def ctx_kb(kb_with_sources: KB) -> dict[str, Any]:
     )
     postgres = approved(kb, "kb.propose_entity", {"name": "Postgres", "type": "system"})
     ids = {
-        "kb": kb,
         "src": src,
         "ev": ev,
         "billing": billing,
@@ -106,6 +106,13 @@ def ctx_kb(kb_with_sources: KB) -> dict[str, Any]:
         },
     )
     return ids
+
+
+@pytest.fixture
+def ctx_kb(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> dict[str, Any]:
+    """The knowledge base `_build` makes, built once a session; each test gets a copy."""
+    template, ids = built_once(tmp_path_factory, "context", _build)
+    return {**ids, "kb": KB.open(copied(template, tmp_path / "repo"))}
 
 
 def pack(kb: KB, task: str, **params: Any) -> dict[str, Any]:

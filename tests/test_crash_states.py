@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
-from gate_support import BOB, branches, head, propose_claim, vouch_proc
+from gate_support import BOB, branches, head, propose_claim, vouch_forked
 
 from vouch.gate import records
 from vouch.kinds import claim
@@ -65,7 +65,7 @@ def test_a_killed_approval_then_an_ordinary_commit_takes_all_or_nothing(
     text = f"Killed at {step}, then {how}"
     base = head(kb.root)
     pid = propose_claim(kb, text)
-    killed = vouch_proc(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: step})
+    killed = vouch_forked(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: step})
     assert killed.returncode == 86, killed.stderr
     _user(kb.root, how)
     held = _on_branch(kb, pid, text)
@@ -105,7 +105,7 @@ def test_the_hook_refuses_a_commit_of_half_a_landing(kb_with_sources: KB, run_cl
     text = "Half committed"
     pid = propose_claim(kb, text)
     assert run_cli("hooks", "install", cwd=kb.root).code == 0
-    killed = vouch_proc(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: "staged"})
+    killed = vouch_forked(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: "staged"})
     assert killed.returncode == 86, killed.stderr
     before = head(kb.root)
     log = f".vouch/{audit.LOG_NAME}"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import BOB, a_source, call, propose_claim, vouch_proc
+from gate_support import BOB, a_source, call, propose_claim, vouch_forked
 
 from vouch.store import landing
 from vouch.store.kb import KB
@@ -199,7 +199,7 @@ def test_the_new_files_of_an_interrupted_write_are_not_called_strays(
     doctor names the interrupted write, not the claim as a stray to remove."""
     kb = kb_with_sources
     pid = propose_claim(kb, "Written, then killed")
-    killed = vouch_proc(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: "objects"})
+    killed = vouch_forked(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: "objects"})
     assert killed.returncode == 86, killed.stderr
     assert git(kb.root, "ls-files", "--others", "--", ".vouch/claims").strip()
     report = run_cli("doctor", "--json", cwd=kb.root).json()

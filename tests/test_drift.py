@@ -6,12 +6,12 @@ a range's changes touch."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from conftest import git, hermetic
+from built_once import built_once, copied
+from conftest import git
 from gate_support import BOB, call, show
 
 from vouch.kinds import claim as claim_kind
@@ -38,27 +38,27 @@ def _approved(kb: KB, text: str, cite: str) -> str:
     return str(result["claim_id"])
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], str]:
-    """The repository `_build` makes, once for the module; each test gets a copy."""
+def _built(root: Path) -> tuple[dict[str, str], str]:
     from vouch.store.initkb import init_kb
 
-    with hermetic(tmp_path_factory, "drift") as root:
-        (root / "README.md").write_text("a project\n")
-        git(root, "add", "README.md")
-        git(root, "commit", "-qm", "initial")
-        init_kb(root)
-        claims, base = _build(KB.open(root))
-        shutil.rmtree(root / ".vouch" / "index", ignore_errors=True)  # it names its folder
+    (root / "README.md").write_text("a project\n")
+    git(root, "add", "README.md")
+    git(root, "commit", "-qm", "initial")
+    init_kb(root)
+    return _build(KB.open(root))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], str]:
+    """The repository `_build` makes, once a session (`built_once`); each test gets a copy."""
+    root, (claims, base) = built_once(tmp_path_factory, "drift", _built)
     return root, claims, base
 
 
 @pytest.fixture
 def setup(built: tuple[Path, dict[str, str], str], tmp_path: Path) -> Setup:
     template, claims, base = built
-    root = tmp_path / "repo"
-    shutil.copytree(template, root, symlinks=True)
-    git(root, "update-index", "-q", "--refresh")
+    root = copied(template, tmp_path / "repo")
     return Setup(KB.open(root), dict(claims), base)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -19,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git
-from gate_support import BOB, a_source, call, keypair, show, vouch_proc
+from built_once import built_once
+from conftest import _build_kb_with_sources, git
+from gate_support import BOB, a_source, call, keypair, show, vouch_forked, vouch_proc
 
 from vouch.errors import GateRefused
 from vouch.methods import registry as ops
@@ -155,12 +157,25 @@ def files_holding(folder: Path, token: str) -> list[str]:
     return out
 
 
+def _build_story(root: Path) -> dict[str, Any]:
+    _build_kb_with_sources(root)
+    made = build(KB.open(root))
+    shutil.rmtree(root / ".vouch" / "index", ignore_errors=True)  # it names its folder
+    return made
+
+
 @pytest.fixture
-def built(kb_with_sources: KB, run_cli: Any, tmp_path: Path) -> tuple[KB, dict[str, Any], Path]:
-    """The story, searched for the token (the search log and the index hold it), anchored,
-    and cloned before the purge; the clone is this repository's remote `mirror`."""
-    kb = kb_with_sources
-    made = build(kb)
+def built(
+    tmp_path_factory: pytest.TempPathFactory, run_cli: Any, tmp_path: Path
+) -> tuple[KB, dict[str, Any], Path]:
+    """The story (built once a session, copied), searched for the token (the search log
+    and the index hold it), anchored, and cloned before the purge; the clone is this
+    repository's remote `mirror`."""
+    story, made = built_once(tmp_path_factory, "forget-story", _build_story)
+    root = tmp_path / "repo"
+    shutil.copytree(story, root, symlinks=True)
+    git(root, "update-index", "-q", "--refresh")  # new inodes: git's stat data catches up
+    kb = KB.open(root)
     assert run_cli("search", CLAIM_TOKEN, "--json", cwd=kb.root).code == 0
     assert run_cli("audit", "anchor", cwd=kb.root).code == 0
     clone = tmp_path / "clone"
@@ -368,7 +383,7 @@ def test_a_kill_leaves_the_old_history_or_the_new_and_the_same_command_finishes(
     root = kb.root
     args = ["forget", made["claim"], "--purge-history", "--also", made["source"]]
     args += ["--token", CLAIM_TOKEN, "--token", TRANSCRIPT_TOKEN, "--confirm", confirm(made)]
-    killed = vouch_proc(root, *args, env={"VOUCH_FAULT": step, "VOUCH_NO_WARM": "1"})
+    killed = vouch_forked(root, *args, env={"VOUCH_FAULT": step, "VOUCH_NO_WARM": "1"})
     assert killed.returncode == 86, killed.stderr
     main = git(root, "rev-parse", "refs/heads/main").strip()
     blob_reachable = bool(reachable_holders(root, CLAIM_TOKEN))

@@ -16,6 +16,7 @@ from gate_support import (
     make_user_mess,
     propose_claim,
     user_state,
+    vouch_forked,
     vouch_proc,
 )
 
@@ -102,7 +103,7 @@ def test_approve_killed_at_each_step_is_before_or_after(
     pid = propose_claim(kb, f"Crash test claim {step}")
     make_user_mess(kb.root)
     user_before, head_before = user_state(kb.root), head(kb.root)
-    proc = vouch_proc(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: step})
+    proc = vouch_forked(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: step})
     assert isinstance(proc, subprocess.CompletedProcess)
     assert proc.returncode == 86, proc.stderr  # died on the spot
     state = _state(kb, pid)
@@ -134,7 +135,7 @@ def test_approve_killed_at_each_step_is_before_or_after(
 def test_reject_killed_midway_is_before_or_after(kb_with_sources: KB, step: str) -> None:
     kb = kb_with_sources
     pid = propose_claim(kb, f"Rejected crash {step}")
-    proc = vouch_proc(
+    proc = vouch_forked(
         kb.root, "reject", pid, "--reason", "no", "--as", BOB, env={landing.FAULT_ENV: step}
     )
     assert isinstance(proc, subprocess.CompletedProcess) and proc.returncode == 86
@@ -157,7 +158,7 @@ def test_reject_killed_midway_is_before_or_after(kb_with_sources: KB, step: str)
 def test_recovery_leaves_edits_made_after_the_crash(kb_with_sources: KB, run_cli) -> None:
     kb = kb_with_sources
     pid = propose_claim(kb, "Recovered claim")
-    proc = vouch_proc(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: "refs"})
+    proc = vouch_forked(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: "refs"})
     assert isinstance(proc, subprocess.CompletedProcess) and proc.returncode == 86
     log = kb.dir / "audit.log.jsonl"
     log.write_text(log.read_text() + "my own line\n")  # edited before any recovery

@@ -1,16 +1,18 @@
-"""Kills at random points of a write, each followed by an ordinary `git commit`.
+"""Kills at every point of a write, each followed by an ordinary `git commit`.
 
 A forked child runs the real command with a line tracer over the write path (the gate's
-decisions, the landing, the git layer) and SIGKILLs itself at the Nth line, N drawn at
-random over a whole run. The user then does what users do — `git commit` — and runs
-the command again. Nothing may be lost: the approval (or the source) ends up on the
-branch exactly once, with its decision record and audit events, the work tree clean.
+decisions, the landing, the git layer) and SIGKILLs itself right after one of the
+things it does to the file system (`kill_points`: one undisturbed run lists them — the
+write lock, each temporary file, each rename, the landing journal, the index, the refs —
+and each round kills after the next). The user then does what users do — `git commit` —
+and runs the command again. Nothing may be lost: the approval (or the source) ends up
+on the branch exactly once, with its decision record and audit events, the work tree
+clean.
 """
 
 from __future__ import annotations
 
 import os
-import random
 import signal
 import sys
 from collections.abc import Callable
@@ -21,6 +23,7 @@ from typing import Any
 import pytest
 from conftest import git
 from gate_support import BOB, PERSON, branches, propose_claim, vouch_proc
+from kill_points import kill_points, run_killed_after
 
 import vouch
 from vouch.cli import main
@@ -111,62 +114,103 @@ def _approval_intact(kb: KB, pid: str, text: str) -> list[str]:
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_approve_killed_at_random_points_loses_nothing(kb_with_sources: KB, run_cli) -> None:
+def test_approve_killed_at_every_point_loses_nothing(kb_with_sources: KB, run_cli) -> None:
     kb = kb_with_sources
-    rng = random.Random(20261123)
-    # one undisturbed run measures how many traced lines an approval executes
-    pid = propose_claim(kb, "Measured approval")
-    total = _run_killed_at(kb.root, ["approve", pid, "--as", BOB], None)
-    assert total > 100 and not _approval_intact(kb, pid, "Measured approval")
+    # undisturbed runs: the first makes the folders approvals write in, the second lists
+    # what an approval does to the file system
+    # (named as the rounds' claims are: the file names it writes have the same shape)
+    for text in ("Approval under fire 1000", "Approval under fire 1001"):
+        pid = propose_claim(kb, text)
+        points = kill_points(kb.root, ["approve", pid, "--as", BOB], WRITE_PATH)
+        assert not _approval_intact(kb, pid, text)
+    assert len(points) > 10
+    assert "git update-ref" in points  # the refs move last: the whole landing is walked
     lost = []
-    kills = 0
-    for n in range(60):
+    for n, point in enumerate(points):
         text = f"Approval under fire {n}"
         pid = propose_claim(kb, text)
-        line = rng.randint(1, total)
-        if _run_killed_at(kb.root, ["approve", pid, "--as", BOB], line) == 0:
-            kills += 1
+        killed = run_killed_after(kb.root, ["approve", pid, "--as", BOB], point, WRITE_PATH)
+        assert killed.get("killed") == point, (point, killed)
         _user_commits(kb.root)
         res = run_cli("approve", pid, "--as", BOB, cwd=kb.root)
         assert res.code in (0, 1) and "Traceback" not in res.err, res.err
         assert res.code == 0 or "already approved" in res.err, res.err
         problems = _approval_intact(kb, pid, text)
         if problems:
-            lost.append((n, line, problems))
-    assert kills >= 50
+            lost.append((n, point, killed["at"], problems))
     assert lost == []
     assert provenance.verify(kb)["ok"], provenance.verify(kb)["issues"]
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_source_add_killed_at_random_points_loses_nothing(kb: KB, run_cli) -> None:
-    rng = random.Random(7)
-    (kb.root / "measure.txt").write_text("measure\n")
-    total = _run_killed_at(kb.root, ["source", "add", "measure.txt"], None)
-    assert total > 50
-    git(kb.root, "add", "measure.txt")
+def _sources_measured(kb: KB) -> list[str]:
+    """Two undisturbed `source add` runs (the first makes .vouch/sources), committed: the
+    kill points of the second."""
+    for name in ("first.txt", "measure.txt"):
+        (kb.root / name).write_text(f"{name}\n")
+        points = kill_points(kb.root, ["source", "add", name], WRITE_PATH)
+    git(kb.root, "add", "first.txt", "measure.txt")
     git(kb.root, "commit", "-qm", "measure")
-    for n in range(25):
-        name = f"doc{n}.txt"
-        (kb.root / name).write_text(f"document {n}\n")
-        git(kb.root, "add", name)
-        git(kb.root, "commit", "-qm", f"add {name}")
-        _run_killed_at(kb.root, ["source", "add", name], rng.randint(1, total))
-        _user_commits(kb.root)
-        res = run_cli("source", "add", name, "--json", cwd=kb.root)
-        assert res.code == 0, res.err
-        sid = res.json()["id"]
-        tree = git(kb.root, "ls-tree", "-r", "--name-only", "HEAD", "--", ".vouch/sources")
-        assert f"{sid}/meta.yaml" in tree and f"{sid}/content.txt" in tree, n
-        assert kb.read(source.KIND, sid) is not None
-        assert git(kb.root, "status", "--porcelain", "--untracked-files=all") == "", n
+    return points
+
+
+def _source_add_killed(kb: KB, run_cli, n: int, point: str) -> None:
+    """A committed document; `source add` of it killed at `point`; the user's commit;
+    `source add` again: the source is on the branch, the work tree clean."""
+    name = f"doc{n}.txt"
+    (kb.root / name).write_text(f"document {n}\n")
+    git(kb.root, "add", name)
+    git(kb.root, "commit", "-qm", f"add {name}")
+    killed = run_killed_after(kb.root, ["source", "add", name], point, WRITE_PATH)
+    assert killed.get("killed") == point, (point, killed)
+    _user_commits(kb.root)
+    res = run_cli("source", "add", name, "--json", cwd=kb.root)
+    assert res.code == 0, res.err
+    sid = res.json()["id"]
+    tree = git(kb.root, "ls-tree", "-r", "--name-only", "HEAD", "--", ".vouch/sources")
+    assert f"{sid}/meta.yaml" in tree and f"{sid}/content.txt" in tree, (n, point)
+    assert kb.read(source.KIND, sid) is not None
+    assert git(kb.root, "status", "--porcelain", "--untracked-files=all") == "", (n, point)
+
+
+# Found by the kill points (no random line of the test before them reached these), not
+# mended in vouch yet: `source add` killed after it wrote the index — the source's files
+# and its audit event staged — and before its ref moved; then the user's `git commit`
+# (which takes the staged landing), then `source add` again. The provenance check then
+# reports the user's commit (audit-outside-vouch: it changes the audit log), and until
+# the audit log's new copy is renamed into the work tree, the work tree's
+# .vouch/audit.log.jsonl stays without the event the branch has (a later `git commit
+# -a` would drop it). Strict xfail: mended, they pass, and this list must shrink.
+SOURCE_ADD_GAPS = (
+    "os.rename .git/index.lock",
+    "os.remove .git/vouch/git-locks.N.json",
+    "os.rename .git/vouch/.audit.log.jsonl.H.tmp",
+    "os.remove .git/vouch/.audit.log.jsonl.H.tmp",
+    "git update-ref",
+)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_source_add_killed_at_every_point_loses_nothing(kb: KB, run_cli) -> None:
+    points = _sources_measured(kb)
+    assert len(points) > 5 and set(SOURCE_ADD_GAPS) <= set(points)
+    for n, point in enumerate(p for p in points if p not in SOURCE_ADD_GAPS):
+        _source_add_killed(kb, run_cli, n, point)
     registered = [e for e in audit.query(kb.dir, event="source.register")]
-    assert len({tuple(e["object_ids"]) for e in registered}) == 26
+    assert len({tuple(e["object_ids"]) for e in registered}) == n + 3  # with the measured
     assert provenance.verify(kb)["ok"], provenance.verify(kb)["issues"]
     # a source a killed `source add` staged and the person then committed is registered
     # (its audit event came in the same commit); one added by hand is not
     lint = run_cli("lint", "--json", cwd=kb.root).json()
     assert [i for i in lint["issues"] if i["kind"] == "not-registered"] == [], lint["issues"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.xfail(strict=True, reason="SOURCE_ADD_GAPS: found by the kill points, not mended")
+@pytest.mark.parametrize("point", SOURCE_ADD_GAPS)
+def test_source_add_killed_after_its_index_is_written(kb: KB, run_cli, point: str) -> None:
+    assert point in _sources_measured(kb)
+    _source_add_killed(kb, run_cli, 0, point)
+    assert provenance.verify(kb)["ok"], provenance.verify(kb)["issues"]
 
 
 def test_a_killed_source_add_then_git_commit_is_registered(kb: KB, run_cli) -> None:
@@ -190,11 +234,8 @@ def test_a_killed_source_add_then_git_commit_is_registered(kb: KB, run_cli) -> N
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 @pytest.mark.parametrize("verb", ["reject", "propose-claim"])
-def test_reject_and_propose_killed_at_random_points(
-    kb_with_sources: KB, run_cli, verb: str
-) -> None:
+def test_reject_and_propose_killed_at_every_point(kb_with_sources: KB, run_cli, verb: str) -> None:
     kb = kb_with_sources
-    rng = random.Random(verb)
     sid = run_cli("list", "sources", "--json", cwd=kb.root).json()["items"][0]["id"]
 
     def args(n: int, pid: str) -> list[str]:
@@ -202,11 +243,13 @@ def test_reject_and_propose_killed_at_random_points(
             return ["reject", pid, "--reason", "not now", "--as", BOB]
         return ["propose-claim", "--text", f"Proposed under fire {n}", "--source", sid]
 
-    total = _run_killed_at(kb.root, args(-1, propose_claim(kb, "measure")), None)
-    assert total > 50
-    for n in range(20):
+    for n in (-2, -1):  # the first makes the folders, the second is measured
+        points = kill_points(kb.root, args(n, propose_claim(kb, f"measure {n}")), WRITE_PATH)
+    assert len(points) > 5
+    for n, point in enumerate(points):
         pid = propose_claim(kb, f"Rejected under fire {n}") if verb == "reject" else ""
-        _run_killed_at(kb.root, args(n, pid), rng.randint(1, total))
+        killed = run_killed_after(kb.root, args(n, pid), point, WRITE_PATH)
+        assert killed.get("killed") == point, (point, killed)
         _user_commits(kb.root)
         res = run_cli(*args(n, pid), "--json", cwd=kb.root)
         if verb == "reject":
@@ -219,7 +262,7 @@ def test_reject_and_propose_killed_at_random_points(
     if verb == "propose-claim":  # each claim is pending exactly once
         pending = run_cli("pending", "--limit", "100", "--json", cwd=kb.root).json()
         titles = [p["title"] for p in pending if p["title"].startswith("Proposed under")]
-        assert len(titles) == len(set(titles)) == 21  # with the measuring run
+        assert len(titles) == len(set(titles)) == len(points) + 2  # with the measuring runs
     assert provenance.verify(kb)["ok"], provenance.verify(kb)["issues"]
 
 

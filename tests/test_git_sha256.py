@@ -20,7 +20,7 @@ from gate_support import (
     propose_claim,
     proposed,
     user_state,
-    vouch_proc,
+    vouch_forked,
 )
 
 from vouch.git import Repo
@@ -150,7 +150,7 @@ def test_an_approve_killed_midway_is_finished_by_the_next_write(
     pid = propose_claim(kb, f"Crash claim {step}")
     make_user_mess(root)
     before = user_state(root)
-    proc = vouch_proc(root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: step})
+    proc = vouch_forked(root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: step})
     assert isinstance(proc, subprocess.CompletedProcess)
     assert proc.returncode == 86, proc.stderr  # died on the spot
     # the next write, of anything, finishes the landing first (it used to fail with
@@ -170,7 +170,7 @@ def test_an_approve_killed_midway_is_finished_by_the_next_write(
 def test_a_reject_killed_at_staged_is_finished(algo_kb: KB) -> None:
     kb, root = algo_kb, algo_kb.root
     pid = propose_claim(kb, "Rejected in a crash")
-    proc = vouch_proc(
+    proc = vouch_forked(
         root, "reject", pid, "--reason", "no", "--as", BOB, env={landing.FAULT_ENV: "staged"}
     )
     assert isinstance(proc, subprocess.CompletedProcess) and proc.returncode == 86

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from conftest import git, hermetic
+from built_once import built_once, copied
+from conftest import git
 from gate_support import BOB, a_source, branches, call, show
 
 from vouch.errors import InvalidId, NotFound
@@ -93,22 +94,19 @@ class Hostile(NamedTuple):
 
 
 def _built(tmp_path_factory: pytest.TempPathFactory, name: str, make: Any) -> tuple[Path, Any]:
-    """A knowledge base with the example sources and what `make` adds, built once for
-    the module (approvals take a while); each test gets a copy."""
+    """A knowledge base with the example sources and what `make` adds, built once a
+    session (approvals take a while; `built_once`); each test gets a copy."""
     from conftest import _build_kb_with_sources
 
-    with hermetic(tmp_path_factory, name) as root:
+    def build(root: Path) -> Any:
         _build_kb_with_sources(root)
-        made = make(KB.open(root))
-        shutil.rmtree(root / ".vouch" / "index", ignore_errors=True)  # it names its folder
-    return root, made
+        return make(KB.open(root))
+
+    return built_once(tmp_path_factory, name, build)
 
 
 def _copy(template: Path, tmp_path: Path) -> KB:
-    root = tmp_path / "repo"
-    shutil.copytree(template, root, symlinks=True)
-    git(root, "update-index", "-q", "--refresh")
-    return KB.open(root)
+    return KB.open(copied(template, tmp_path / "repo"))
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import git
-from gate_support import BOB, a_source, call, propose_claim, proposed, vouch_proc
+from gate_support import BOB, a_source, call, propose_claim, proposed, vouch_forked
 
 from vouch.core import yamlio
 from vouch.gate import seals
@@ -187,7 +187,7 @@ def test_a_vouch_write_cut_short_then_committed_passes_the_installed_hook(
     """A promote killed after it staged its files: the user's `git commit` runs the hook,
     whose check sees the promote's own audit event beside the claim and lets it through."""
     root, cid = hooked.root, the_claim(hooked)
-    killed = vouch_proc(root, "promote", cid, "--as", BOB, env={"VOUCH_FAULT": "staged"})
+    killed = vouch_forked(root, "promote", cid, "--as", BOB, env={"VOUCH_FAULT": "staged"})
     assert isinstance(killed, subprocess.CompletedProcess) and killed.returncode == 86
     done = commit(root, message="commit what vouch left")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import git
-from gate_support import BOB, branches, head, propose_claim, vouch_proc
+from gate_support import BOB, branches, head, propose_claim, vouch_forked
 
 from vouch.gate import records
 from vouch.kinds import claim
@@ -30,7 +30,7 @@ def test_init_says_it_finished_an_interrupted_approval(
     kb = kb_with_sources
     text = f"Approved, killed at {step}"
     pid = propose_claim(kb, text)
-    killed = vouch_proc(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: step})
+    killed = vouch_forked(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: step})
     assert killed.returncode == 86, killed.stderr
     assert journal.exists(kb)
 
@@ -52,7 +52,7 @@ def test_init_says_it_finished_an_interrupted_approval(
 def test_init_reports_the_recovery_in_json(kb_with_sources: KB, run_cli) -> None:
     kb = kb_with_sources
     pid = propose_claim(kb, "Approved, killed, reported as JSON")
-    killed = vouch_proc(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: "staged"})
+    killed = vouch_forked(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: "staged"})
     assert killed.returncode == 86, killed.stderr
     found = run_cli("init", "--json", cwd=kb.root).json()
     assert found["created"] is False
@@ -69,7 +69,7 @@ def test_init_reports_the_recovery_in_json(kb_with_sources: KB, run_cli) -> None
 
 def test_init_says_it_finished_an_interrupted_source_add(kb: KB, run_cli) -> None:
     (kb.root / "notes.md").write_text("some notes\n")
-    killed = vouch_proc(kb.root, "source", "add", "notes.md", env={landing.FAULT_ENV: "staged"})
+    killed = vouch_forked(kb.root, "source", "add", "notes.md", env={landing.FAULT_ENV: "staged"})
     assert killed.returncode == 86, killed.stderr
     res = run_cli("init", cwd=kb.root)
     assert res.code == 0 and "nothing changed" not in res.out
@@ -83,7 +83,7 @@ def test_init_says_it_undid_a_landing_the_branch_moved_past(kb_with_sources: KB,
     proposal stays open for the approval to be run again)."""
     kb = kb_with_sources
     pid = propose_claim(kb, "Approved, then the branch moved")
-    killed = vouch_proc(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: "staged"})
+    killed = vouch_forked(kb.root, "approve", pid, "--as", BOB, env={landing.FAULT_ENV: "staged"})
     assert killed.returncode == 86, killed.stderr
     (kb.root / "mine.txt").write_text("mine\n")
     git(kb.root, "add", "mine.txt")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import _copy_template, _template, git, hermetic
-from gate_support import ALICE, BOB, call, head, propose_claim, proposed, vouch_proc
+from gate_support import ALICE, BOB, call, head, propose_claim, proposed, vouch_forked, vouch_proc
 
 from vouch.core import ids
 from vouch.errors import Conflict, GateRefused, InvalidId, NotFound, ValidationFailed
@@ -621,7 +621,7 @@ def test_a_lifecycle_change_killed_mid_landing_is_finished_or_undone(
     kb_with_sources: KB, claims: list[str], step: str, lands: bool
 ) -> None:
     kb = kb_with_sources
-    killed = vouch_proc(kb.root, "supersede", claims[0], claims[1], env={"VOUCH_FAULT": step})
+    killed = vouch_forked(kb.root, "supersede", claims[0], claims[1], env={"VOUCH_FAULT": step})
     assert killed.returncode == 86, killed.stderr
     after = vouch_proc(kb.root, "archive", claims[3])  # the next write recovers first
     assert after.returncode == 0, after.stderr
@@ -643,7 +643,7 @@ def test_a_killed_landing_is_undone_when_the_user_committed_other_work(
     leaving knowledge staged that no decision recorded (a later `git commit -a` would
     have committed it)."""
     kb = kb_with_sources
-    killed = vouch_proc(kb.root, "supersede", claims[0], claims[1], env={"VOUCH_FAULT": "staged"})
+    killed = vouch_forked(kb.root, "supersede", claims[0], claims[1], env={"VOUCH_FAULT": "staged"})
     assert killed.returncode == 86, killed.stderr
     assert git(kb.root, "status", "--porcelain", "--", ".vouch")  # landed, not committed
     (kb.root / "notes.txt").write_text("my own work\n")
@@ -674,7 +674,7 @@ def test_recovery_leaves_another_checked_out_branch_alone(
     files into that branch's work tree or index."""
     kb = kb_with_sources
     main_branch = git(kb.root, "rev-parse", "--abbrev-ref", "HEAD").strip()
-    killed = vouch_proc(kb.root, "supersede", claims[0], claims[1], env={"VOUCH_FAULT": "refs"})
+    killed = vouch_forked(kb.root, "supersede", claims[0], claims[1], env={"VOUCH_FAULT": "refs"})
     assert killed.returncode == 86, killed.stderr
     git(kb.root, "checkout", "-q", "-b", "other", "HEAD~1")
     assert git(kb.root, "status", "--porcelain", "--", ".vouch") == ""

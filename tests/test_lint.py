@@ -18,6 +18,7 @@ from gate_support import (
     propose_claim,
     proposed,
     proposer_key,
+    vouch_forked,
     vouch_proc,
 )
 
@@ -333,7 +334,7 @@ def test_staged_edit_that_breaks_a_contradiction_checks_the_other_side(
 
 def test_a_vouch_write_cut_short_then_committed_passes_the_hook(reviewed: KB) -> None:
     pid = propose_claim(reviewed, "Committed by the user after a crash")
-    killed = vouch_proc(reviewed.root, "approve", pid, "--as", BOB, env={"VOUCH_FAULT": "staged"})
+    killed = vouch_forked(reviewed.root, "approve", pid, "--as", BOB, env={"VOUCH_FAULT": "staged"})
     assert isinstance(killed, subprocess.CompletedProcess) and killed.returncode == 86
     checked = vouch_proc(reviewed.root, "lint", "--staged", "--json", "--stale-days", "0")
     assert isinstance(checked, subprocess.CompletedProcess)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
-from gate_support import BOB, head, propose_claim, vouch_proc
+from gate_support import BOB, head, propose_claim, vouch_forked, vouch_proc
 
 from vouch.kinds import claim
 from vouch.store import journal, state
@@ -272,7 +272,7 @@ def test_a_journal_from_another_clone_is_not_executed(
     not execute it; A's own next write still finishes A's landing."""
     a = kb_with_sources
     pid = propose_claim(a, "Approved in clone A")
-    killed = vouch_proc(a.root, "approve", pid, "--as", BOB, env={"VOUCH_FAULT": "staged"})
+    killed = vouch_forked(a.root, "approve", pid, "--as", BOB, env={"VOUCH_FAULT": "staged"})
     assert killed.returncode == 86, killed.stderr
     b_root = tmp_path / "b"
     git(tmp_path, "clone", "-q", "--shared", str(a.root), str(b_root))
@@ -347,7 +347,7 @@ def test_worktrees_share_the_write_lock_and_keep_their_own_journal(
     assert res.code == 1 and "E106" in res.err and "write.lock" in res.err, res.err
     # an approval in the main work tree killed before its refs moved: its journal waits
     pid = propose_claim(kb, "Approved in the main work tree")
-    killed = vouch_proc(kb.root, "approve", pid, "--as", BOB, env={"VOUCH_FAULT": "staged"})
+    killed = vouch_forked(kb.root, "approve", pid, "--as", BOB, env={"VOUCH_FAULT": "staged"})
     assert killed.returncode == 86, killed.stderr
     assert journal.exists(kb) and not journal.exists(side)
     res = run_cli("source", "add", "doc.md", cwd=other)

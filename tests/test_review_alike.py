@@ -6,10 +6,12 @@ contradiction) stays, unrelated claims drop out — with vectors, and lexical-on
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git
+from built_once import built_once, copied
+from conftest import _build_kb, git
 from gate_support import BOB, call, proposed
 
 from vouch.store.kb import KB
@@ -30,9 +32,9 @@ APPROVED = {
 }
 
 
-@pytest.fixture
-def library(kb: KB) -> dict[str, Any]:
-    """Four approved claims, each citing its line of the notes."""
+def _build_library(root: Path) -> dict[str, Any]:
+    _build_kb(root)
+    kb = KB.open(root)
     (kb.root / "notes.md").write_text(DOC)
     source = str(call(kb, "kb.register_source_from_path", {"path": "notes.md"})["id"])
     ids = {}
@@ -40,7 +42,15 @@ def library(kb: KB) -> dict[str, Any]:
         made = proposed(kb, "kb.propose_claim", {"text": text, "evidence": [f"{source}:L{line}"]})
         call(kb, "kb.approve", {"proposal_id": made["proposal_id"]}, actor=BOB)
         ids[name] = made["claim_id"]
-    return {"kb": kb, "source": source, "ids": ids}
+    return {"source": source, "ids": ids}
+
+
+@pytest.fixture
+def library(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> dict[str, Any]:
+    """Four approved claims, each citing its line of the notes (built once a session,
+    `built_once`; each test gets a copy)."""
+    template, made = built_once(tmp_path_factory, "review-alike", _build_library)
+    return {"kb": KB.open(copied(template, tmp_path / "repo")), **made}
 
 
 def screen(library: dict[str, Any], text: str, line: int = 3) -> dict[str, Any]:
