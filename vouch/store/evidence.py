@@ -20,8 +20,9 @@ from vouch.core import ids
 from vouch.errors import ValidationFailed
 from vouch.kinds import evidence as evidence_kind
 from vouch.kinds.base import Obj, collapse
-from vouch.store import state, writer
+from vouch.store import writer
 from vouch.store.kb import KB
+from vouch.store.recovery import gate_lock
 
 POINTER = re.compile(r"^([0-9a-f]{64}):(\S.*)\Z")
 
@@ -104,7 +105,7 @@ def register_evidence(
     if obj is None:
         raise ValidationFailed(errors, what="evidence")
     rel = evidence_kind.path_for(obj["id"])
-    with state.write_lock(kb):
+    with gate_lock(kb):  # a killed landing finished before HEAD is read (`sources`)
         if kb.repo.tree_entry("HEAD", kb.rel(rel)):  # None too before the first commit
             return {"id": obj["id"], "deduplicated": True}
         writer.commit_direct(

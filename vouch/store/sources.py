@@ -30,8 +30,9 @@ from vouch.errors import (
     from_os_error,
 )
 from vouch.kinds import source
-from vouch.store import state, turns, writer
+from vouch.store import turns, writer
 from vouch.store.kb import KB
+from vouch.store.recovery import gate_lock
 from vouch.store.versions import Versions, versions_at
 
 _SKIP_DIRS = {".git", ".vouch", "__pycache__", "node_modules", ".venv"}
@@ -65,7 +66,10 @@ def register_many(
             raise _too_large(Path(item.locator or "-"), limit, len(item.content))
     # every transcript is read before anything is written: one bad line, no commit
     metadata = [_metadata(item) for item in items]
-    with state.write_lock(kb):
+    # the lock, then a landing a killed vouch left finished (`recovery`) — before HEAD is
+    # read: a person's `git commit` may have taken that landing's staged files, and what
+    # is committed is deduplicated here, never written (so never recovered) again
+    with gate_lock(kb):
         head = kb.repo.resolve("HEAD")
         versions = Versions(kb, head, {i.locator or "-" for i in items})
         pairs = list(zip(items, metadata, strict=True))
