@@ -284,7 +284,10 @@ def test_a_redacted_source_cannot_be_cited_again_by_a_change(setup: Setup) -> No
     assert _refs(kb.root) == before
 
 
-def test_an_approval_ends_the_warm_process_that_held_the_words(setup: Setup) -> None:
+@pytest.mark.parametrize("transport", ["cli", "jsonl"])
+def test_an_approval_ends_the_warm_process_that_held_the_words(
+    setup: Setup, transport: str
+) -> None:
     """A running `vouch warm` process answered a search for the token (its memory holds
     the words): `vouch approve` of the redaction ends it; the next search starts anew from
     the rebuilt index and finds nothing."""
@@ -298,8 +301,19 @@ def test_an_approval_ends_the_warm_process_that_held_the_words(setup: Setup) -> 
         assert TOKEN in found.stdout and answered(kb) == 1  # the warm process answered
         made = call(kb, "kb.redact", {"id": setup.source, "reason": "a password"})
         show(kb, str(made["proposal_id"]))
-        approve = vouch("approve", str(made["proposal_id"]), "--as", BOB, cwd=root)
-        assert approve.returncode == 0, approve.stdout + approve.stderr
+        if transport == "cli":
+            approve = vouch("approve", str(made["proposal_id"]), "--as", BOB, cwd=root)
+            assert approve.returncode == 0, approve.stdout + approve.stderr
+        else:
+            from gate_support import ctx as context_of
+
+            from vouch.servers.jsonl import handle_line
+
+            line = json.dumps(
+                {"id": 1, "method": "kb.approve", "params": {"proposal_id": made["proposal_id"]}}
+            )
+            answer = handle_line(context_of(kb, BOB), line.encode())
+            assert answer["ok"], answer
         wait_gone(pid)
         again = vouch("search", TOKEN, "--json", cwd=root)
         assert again.returncode == 0 and json.loads(again.stdout)["results"] == []

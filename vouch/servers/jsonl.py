@@ -133,6 +133,10 @@ def handle_line(ctx: CallContext, line: bytes) -> dict[str, Any]:
         else:
             log.debug("%s refused: %s", method, body["message"])
         return {"id": request_id, "ok": False, "error": body}
+    if method == "kb.approve" and isinstance(result, dict):
+        from vouch.servers.warm_stop import after_forgetting
+
+        after_forgetting(ctx.kb, result.get("approved") or [result])  # its memory held them
     return {"id": request_id, "ok": True, "result": result}
 
 

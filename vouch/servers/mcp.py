@@ -101,6 +101,10 @@ def call(ctx: CallContext, name: str, arguments: dict[str, Any] | None) -> types
     method = _method_for_tool(ctx, name)
     try:
         result = ops.invoke(ctx, method.name, arguments or {})
+        if method.name == "kb.approve" and isinstance(result, dict):
+            from vouch.servers.warm_stop import after_forgetting
+
+            after_forgetting(ctx.kb, result.get("approved") or [result])  # as jsonl
         text = _text(result)
     except (Exception, SystemExit) as exc:  # a failed call for the model; serving goes on
         body = error_body(exc)
