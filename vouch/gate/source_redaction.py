@@ -50,7 +50,7 @@ def plan(kb: KB, branch: Branch, source_id: str, out: Plan) -> None:
     if data is None:
         raise NotFound(
             f"source {source_id} is not registered on {branch.name}",
-            hint="`vouch source list` names the registered sources",
+            hint="`vouch list sources` names the registered sources",
         )
     text = data.decode("utf-8", "replace")
     meta = source_kind.load(text, where=f"{branch.name}:{kb.rel(meta_rel)}")
