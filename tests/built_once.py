@@ -69,3 +69,18 @@ def copied(template: Path, dest: Path) -> Path:
     shutil.copytree(template, dest, symlinks=True, ignore=no_index)
     git(dest, "update-index", "-q", "--refresh")
     return dest
+
+
+def started(root: Path) -> Any:
+    """The knowledge base of a new repository at `root` (a `built_once` build starts
+    here): a first commit of a README, then `vouch init`."""
+    from conftest import git
+
+    from vouch.store.initkb import init_kb
+    from vouch.store.kb import KB
+
+    (root / "README.md").write_text("a project\n")
+    git(root, "add", "README.md")
+    git(root, "commit", "-qm", "initial")
+    init_kb(root)
+    return KB.open(root)

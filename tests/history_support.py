@@ -62,13 +62,9 @@ def build(root: Path) -> Story:
     """main: a source, claims c1 (a span, a rationale, a session), c2 (a quote), c4, a
     page; branch `feature`: c3 approved there, c1 superseded by c3, c4 archived, a
     section of the page edited by hand; then `git merge --no-ff feature` into main."""
-    from vouch.store.initkb import init_kb
+    from built_once import started
 
-    (root / "README.md").write_text("a project\n")
-    git(root, "add", "README.md")
-    git(root, "commit", "-qm", "initial")
-    init_kb(root)
-    kb = KB.open(root)
+    kb = started(root)
     (root / "runbook.md").write_text(RUNBOOK)
     sid = call(kb, "kb.register_source_from_path", {"path": "runbook.md"})["id"]
     story = Story(root, kb, sid)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from built_once import built_once, copied
+from built_once import built_once, copied, started
 from conftest import git
 from gate_support import BOB, call, show
 
@@ -39,13 +39,7 @@ def _approved(kb: KB, text: str, cite: str) -> str:
 
 
 def _built(root: Path) -> tuple[dict[str, str], str]:
-    from vouch.store.initkb import init_kb
-
-    (root / "README.md").write_text("a project\n")
-    git(root, "add", "README.md")
-    git(root, "commit", "-qm", "initial")
-    init_kb(root)
-    return _build(KB.open(root))
+    return _build(started(root))
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from conftest import git, hermetic
+from built_once import built_once, copied, started
+from conftest import git
 from gate_support import BOB, call, show
 from warm_support import answered, vouch, wait_gone
 
@@ -56,46 +57,37 @@ def _claim(kb: KB, text: str, evidence: list[str]) -> str:
     return str(made["claim_id"])
 
 
+def _built(root: Path) -> dict[str, str]:
+    kb = started(root)
+    sid = call(
+        kb,
+        "kb.register_source",
+        {"content": "\n".join(NOTES), "locator": "chat/incident-7", "title": "Incident 7"},
+    )["id"]
+    plain = call(
+        kb, "kb.register_source", {"content": "Rotate keys every quarter.\n", "locator": "k"}
+    )["id"]
+    quoted = call(
+        kb, "kb.register_evidence", {"source_id": sid, "locator": "L4", "quote": NOTES[3]}
+    )["id"]
+    return {
+        "source": sid,
+        "quoted": quoted,
+        "claim": _claim(kb, "The deploy broke at noon", [f"{sid}:L3", quoted]),
+        "other": _claim(kb, "Keys rotate every quarter", [plain]),
+    }
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    from vouch.store.initkb import init_kb
-
-    with hermetic(tmp_path_factory, "source-redaction") as root:
-        (root / "README.md").write_text("a project\n")
-        git(root, "add", "README.md")
-        git(root, "commit", "-qm", "initial")
-        init_kb(root)
-        kb = KB.open(root)
-        notes = "\n".join(NOTES)
-        sid = call(
-            kb,
-            "kb.register_source",
-            {"content": notes, "locator": "chat/incident-7", "title": "Incident 7"},
-        )["id"]
-        plain = call(
-            kb, "kb.register_source", {"content": "Rotate keys every quarter.\n", "locator": "k"}
-        )["id"]
-        quoted = call(
-            kb,
-            "kb.register_evidence",
-            {"source_id": sid, "locator": "L4", "quote": NOTES[3]},
-        )["id"]
-        ids = {
-            "source": sid,
-            "quoted": quoted,
-            "claim": _claim(kb, "The deploy broke at noon", [f"{sid}:L3", quoted]),
-            "other": _claim(kb, "Keys rotate every quarter", [plain]),
-        }
-        shutil.rmtree(root / ".vouch" / "index", ignore_errors=True)  # it names its folder
-    return root, ids
+    """The repository `_built` makes, once a session (`built_once`); each test a copy."""
+    return built_once(tmp_path_factory, "source-redaction", _built)
 
 
 @pytest.fixture
 def setup(built: tuple[Path, dict[str, str]], tmp_path: Path) -> Setup:
     template, ids = built
-    root = tmp_path / "repo"
-    shutil.copytree(template, root, symlinks=True)
-    git(root, "update-index", "-q", "--refresh")
+    root = copied(template, tmp_path / "repo")
     return Setup(KB.open(root), ids["source"], ids["quoted"], ids["claim"], ids["other"])
 
 
