@@ -67,10 +67,7 @@ class Branch:
         return self.branch.removeprefix("refs/heads/")
 
     def blob(self, rel: str) -> bytes | None:
-        if self.tip is None:
-            return None
-        found = self.kb.repo.store.read(f"{self.tip}:{self.kb.rel(rel)}")
-        return found[1] if found and found[0] == "blob" else None
+        return self.kb.committed(self.tip, rel)
 
     def load(self, kind: Kind, object_id: str) -> Approved | None:
         rel = kind.path_for(object_id)

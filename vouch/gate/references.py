@@ -48,10 +48,7 @@ class BaseView:
         return next((k for k in ENDPOINT_KINDS if self.exists(k, object_id)), None)
 
     def read(self, rel: str) -> bytes | None:
-        if self.commit is None:
-            return None
-        found = self.kb.repo.store.read(f"{self.commit}:{self.kb.rel(rel)}")
-        return found[1] if found and found[0] == "blob" else None
+        return self.kb.committed(self.commit, rel)
 
 
 def _cited(view: BaseView, item: str, made: Collection[str]) -> str | None:

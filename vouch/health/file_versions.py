@@ -99,17 +99,12 @@ def unverified_in_range(kb: KB, head: str, changes: Iterable[Change]) -> list[Is
     out: list[Issue] = []
     for version in versions:
         committed = history.get(version.path) or set()
-        content = source_kind.read_content(lambda p: _blob(kb, head, p), version.id)
+        content = source_kind.read_content(lambda p: kb.committed(head, p), version.id)
         if committed and (content is None or kb.repo.blob_id(content) not in committed):
             against = f"none of the committed versions of {version.path} has these bytes"
             found = _issue(kb, version, against)
             out.append(error(found["kind"], found["detail"], id=found["id"], path=found["path"]))
     return out
-
-
-def _blob(kb: KB, commit: str, inner: str) -> bytes | None:
-    found = kb.repo.store.read(f"{commit}:{kb.rel(inner)}")
-    return found[1] if found is not None and found[0] == "blob" else None
 
 
 def current_file_versions(

@@ -23,8 +23,7 @@ class Snapshot:
                 return (self.kb.dir / rel).read_bytes()
             except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
                 return None
-        found = self.kb.repo.store.read(f"{self.commit}:{self.kb.rel(rel)}")
-        return found[1] if found and found[0] == "blob" else None
+        return self.kb.committed(self.commit, rel)
 
     def object(self, kind: str, object_id: str) -> Obj | None:
         """The object, or None when absent or unreadable (history shows what it can)."""

@@ -66,6 +66,14 @@ class KB:
         return (self.dir / inner).relative_to(self.root).as_posix()
 
     # -- reading objects ------------------------------------------------------------
+    def committed(self, commit: str | None, inner: str) -> bytes | None:
+        """The bytes of a `.vouch/`-relative file as `commit` holds it; None when it holds
+        no such file (or there is no commit)."""
+        if commit is None:
+            return None
+        found = self.repo.store.read(f"{commit}:{self.rel(inner)}")
+        return found[1] if found and found[0] == "blob" else None
+
     def path_of(self, kind: Kind, object_id: str) -> Path:
         return self.dir / path_for(kind, object_id)
 

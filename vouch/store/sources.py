@@ -92,7 +92,7 @@ def register_many(
             shown = {"locator": meta["locator"], "title": meta.get("title")}
             if item.document_title:
                 shown["document_title"] = item.document_title
-            if committed and source.redacted_in(lambda rel: _at_head(kb, head, rel), sid):
+            if committed and source.redacted_in(lambda rel: kb.committed(head, rel), sid):
                 raise Redacted(
                     f"{item.locator or 'the input'}: these bytes are source {sid[:12]}…, "
                     "which an approved decision redacted: vouch does not register them again",
@@ -132,11 +132,6 @@ def register_many(
                 progress=progress,
             )
     return results
-
-
-def _at_head(kb: KB, head: str | None, rel: str) -> bytes | None:
-    found = kb.repo.store.read(f"{head}:{kb.rel(rel)}") if head else None
-    return found[1] if found and found[0] == "blob" else None
 
 
 def _metadata(item: Intake) -> dict[str, Any] | None:
