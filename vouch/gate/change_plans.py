@@ -28,15 +28,23 @@ def plan(kb: KB, commit: str, change: Change, *, proposing: bool = False) -> Pla
     out = Plan(change)
     if change.op == "redact" and ids.is_source_id(change.target):
         source_redaction.plan(kb, branch, change.target, out)
-        more = sorted(set(out.unlinked) - set(change.unlink))
-        if more and not proposing:
-            _refuse(
-                [
-                    f"since this redaction was proposed, {', '.join(more)} came to cite what "
-                    "it re-points: it would change objects nobody reviewed"
-                ]
-            )
-        return out
+    else:
+        _object(kb, branch, change, out)
+    # a deletion unlinks, a source's redaction re-points, the objects that name it: the
+    # ones its proposal recorded (the reviewer saw them), never one that came since
+    more = sorted(set(out.unlinked) - set(change.unlink))
+    if more and not proposing:
+        _refuse(
+            [
+                f"since this {change.op} was proposed, {', '.join(more)} came to name "
+                f"{change.target}: it would change objects nobody reviewed"
+            ]
+        )
+    return out
+
+
+def _object(kb: KB, branch: Branch, change: Change, out: Plan) -> None:
+    """The plan of a change of an approved claim, page, entity or relation."""
     knowledge = (claim_kind.KIND, page_kind.KIND) if change.op == "archive" else KNOWLEDGE
     if change.op == "recite":
         knowledge = (claim_kind.KIND,)
@@ -50,8 +58,7 @@ def plan(kb: KB, commit: str, change: Change, *, proposing: bool = False) -> Pla
     elif change.op == "redact":
         _redact(target, out)
     else:
-        _delete(kb, branch, target, out, proposing)
-    return out
+        _delete(kb, branch, target, out)
 
 
 def _refuse(problems: list[str]) -> None:
@@ -124,7 +131,7 @@ def _redact(target: Approved, out: Plan) -> None:
 
 
 # -- delete ----------------------------------------------------------------------------------
-def _delete(kb: KB, branch: Branch, target: Approved, out: Plan, proposing: bool) -> None:
+def _delete(kb: KB, branch: Branch, target: Approved, out: Plan) -> None:
     """The target's file goes, and each object in `also`; every other object naming one
     of them in a list is unlinked; one that names it where it cannot do without it (a
     relation's end, a claim's replacement) must be in `also`."""
@@ -152,14 +159,6 @@ def _delete(kb: KB, branch: Branch, target: Approved, out: Plan, proposing: bool
                 f"delete it too (--also {obj.id}) or change it first"
             )
     _refuse(problems)
-    more = sorted(set(unlink) - set(change.unlink))
-    if more and not proposing:
-        _refuse(
-            [
-                f"since this deletion was proposed, {', '.join(more)} came to name what it "
-                "deletes: it would change objects nobody reviewed"
-            ]
-        )
     for obj in going.values():
         out.before[obj.path] = obj.text.encode()
         out.files[obj.path] = None
