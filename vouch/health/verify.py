@@ -55,20 +55,6 @@ def _source_dirs(kb: KB) -> list[tuple[str, Path]]:
     return found
 
 
-def _tombstone(directory: Path) -> bool:
-    """Whether the directory's meta.yaml is a redacted source's tombstone."""
-    return source_kind.redacted_in(
-        lambda rel: _read_or_none(directory / rel.rsplit("/", 1)[-1]), directory.name
-    )
-
-
-def _read_or_none(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
 def verify_sources(kb: KB, source_id: str | None = None) -> dict[str, Any]:
     if source_id is not None:
         if not ids.is_source_id(source_id):
@@ -105,7 +91,11 @@ def check_source(kb: KB, name: str, directory: Path) -> list[dict[str, Any]]:
     names = sorted(n for n in os.listdir(directory) if source_kind.is_content_name(n))
     content = directory / (names[0] if names else source_kind.CONTENT)
     digest, size = None, None
-    redacted = _tombstone(directory)
+    try:
+        raw: bytes | None = (directory / "meta.yaml").read_bytes()
+    except FileNotFoundError:
+        raw = None
+    redacted = source_kind.is_tombstone(raw)
     try:
         if not redacted:
             digest, size = _sha256(content)
@@ -127,11 +117,6 @@ def check_source(kb: KB, name: str, directory: Path) -> list[dict[str, Any]]:
             "changed after they were registered",
             f"{where}/{content.name}",
         )
-    meta_path = directory / "meta.yaml"
-    try:
-        raw: bytes | None = meta_path.read_bytes()
-    except FileNotFoundError:
-        raw = None
     if raw is None:
         problem("missing-meta", "meta.yaml is missing", f"{where}/meta.yaml")
         return out
