@@ -198,10 +198,11 @@ def _valid_id(value: str) -> bool:
 
 def redacted(kind: Kind, data: Mapping[str, Any]) -> bool:
     """Whether a decision redacted the object: status `redacted`, or, for a kind without
-    a status (an entity), the `redacted_hash` it records."""
+    a status, the `redacted_hash` it records (an entity) or its tombstone's `redacted_at`
+    (a source)."""
     if "status" in kind.field_names:
         return data.get("status") == REDACTED
-    return data.get(REDACTED_HASH) is not None
+    return data.get(REDACTED_HASH) is not None or bool(data.get("redacted_at"))
 
 
 @dataclass(frozen=True)

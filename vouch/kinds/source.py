@@ -29,7 +29,7 @@ from typing import Any
 
 from vouch.core import ids
 from vouch.errors import CorruptFile
-from vouch.kinds.base import REDACTED, SCOPES, Chunk, Field, Kind, Obj
+from vouch.kinds.base import REDACTED, SCOPES, Chunk, Field, Kind, Obj, redacted
 
 TYPES = (
     "file",
@@ -204,7 +204,7 @@ def status_of(obj: Obj) -> str:
 
 def is_redacted(obj: Obj | None) -> bool:
     """Whether a source's meta is a tombstone: a decision removed its bytes."""
-    return bool(obj and obj.get("redacted_at"))
+    return obj is not None and redacted(KIND, obj)
 
 
 def redacted_in(read: Callable[[str], bytes | None], source_id: str) -> bool:

@@ -142,7 +142,6 @@ def _held(base: Base, hit: dict[str, Any]) -> bool:
     """Whether the base's work tree still holds the hit's object, not redacted."""
     from vouch.kinds import KINDS
     from vouch.kinds.base import redacted
-    from vouch.kinds.source import is_redacted
 
     kind = KINDS.get(str(hit.get("kind")))
     if kind is None or base.kb is None:
@@ -153,7 +152,7 @@ def _held(base: Base, hit: dict[str, Any]) -> bool:
         return False
     if obj is None:
         return False
-    return not (is_redacted(obj) if kind.name == "source" else redacted(kind, obj))
+    return not redacted(kind, obj)
 
 
 def rescore(
